@@ -1,0 +1,40 @@
+"""vault-cortex: long-term memory for people and AI agents, kept as an Obsidian-style markdown vault."""
+
+from vault_cortex.cortex import Cortex, Doctor, Hit, Recall, Verify
+from vault_cortex.errors import (
+    ConfigError,
+    IndexUnavailable,
+    InvalidRequest,
+    ModelUnavailable,
+    NoteNotFound,
+    NoteParseError,
+    UnsafePath,
+    VaultCortexError,
+    VaultExists,
+    VaultNotFound,
+    WriteConflict,
+)
+from vault_cortex.sync import SyncReport
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ConfigError",
+    "Cortex",
+    "Doctor",
+    "Hit",
+    "IndexUnavailable",
+    "InvalidRequest",
+    "ModelUnavailable",
+    "NoteNotFound",
+    "NoteParseError",
+    "Recall",
+    "SyncReport",
+    "UnsafePath",
+    "VaultCortexError",
+    "VaultExists",
+    "VaultNotFound",
+    "Verify",
+    "WriteConflict",
+    "__version__",
+]

@@ -1,0 +1,214 @@
+"""The `vault-cortex` command: a thin adapter over `Cortex`."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import msgspec
+
+from vault_cortex.cortex import Cortex, Doctor, Recall
+from vault_cortex.errors import VaultCortexError
+from vault_cortex.sync import SyncReport
+from vault_cortex.vault import init_vault
+
+log = logging.getLogger("vault_cortex")
+
+
+class ProgressBar:
+    """A one-line progress bar on stderr when it is a terminal; a line per quarter otherwise."""
+
+    def __init__(self, stream: object = None) -> None:
+        self.stream = stream or sys.stderr
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.started = time.perf_counter()
+        self.last_quarter = -1
+        self.drawn = False
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        if total <= 0:
+            return
+        frac = done / total
+        elapsed = time.perf_counter() - self.started
+        rate = done / elapsed if elapsed > 0 else 0.0
+        if self.tty:
+            width = 30
+            filled = int(frac * width)
+            bar = "█" * filled + "·" * (width - filled)
+            eta = f", {int((total - done) / rate)}s left" if rate and done < total else ""
+            self._write(f"\r{phase} [{bar}] {done}/{total} notes ({rate:.0f}/s{eta})")
+            self.drawn = True
+            if done >= total:
+                self._write("\n")
+        else:
+            quarter = int(frac * 4)
+            if quarter != self.last_quarter:
+                self.last_quarter = quarter
+                self._write(f"{phase}: {done}/{total} notes\n")
+
+    def _write(self, text: str) -> None:
+        self.stream.write(text)  # type: ignore[attr-defined]
+        self.stream.flush()  # type: ignore[attr-defined]
+
+
+def _vault_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--vault", default=os.environ.get("VAULT_CORTEX_VAULT", "."),
+                   help="the vault folder (default: $VAULT_CORTEX_VAULT or the current folder)")
+
+
+def _print_sync(report: SyncReport) -> None:
+    print(
+        f"synced {report.notes} notes in {report.seconds:.2f}s: {report.added} added, {report.updated} updated, "
+        f"{report.renamed} renamed, {report.deleted} deleted, {report.unchanged} unchanged"
+    )
+    print(
+        f"  chunks: {report.chunks_embedded} embedded, {report.chunks_cached} from cache; "
+        f"noise blocks left out: {report.noise_blocks}; skipped files: {report.skipped}; "
+        f"parse problems: {report.problems}"
+    )
+    if report.skipped or report.problems:
+        print("  run `vault-cortex doctor` to see the skipped files and problems")
+
+
+def _print_recall(result: Recall) -> None:
+    if not result.hits:
+        print(f"nothing found for {result.query!r}")
+        return
+    for n, hit in enumerate(result.hits, 1):
+        where = f" › {hit.heading}" if hit.heading else ""
+        print(f"{n:>2}. {hit.score:.3f}  {hit.path}{where}  [{hit.region}]")
+        print(f"    dense {hit.dense:.2f} · lexical {hit.lexical:.2f}")
+        print(f"    {hit.snippet}")
+    print(f"({len(result.hits)} results in {result.took_ms:.0f} ms)")
+
+
+def _print_doctor(d: Doctor) -> None:
+    def section(title: str, rows: Sequence[str]) -> None:
+        print(f"{title}: {len(rows)}")
+        for row in rows[:200]:
+            print(f"  {row}")
+        if len(rows) > 200:
+            print(f"  … and {len(rows) - 200} more")
+
+    section("parse problems", [f"{p}: {why}" for p, why in d.problems])
+    section("skipped files", [f"{s.path}: {s.reason}" for s in d.skipped])
+    section("dangling links", [f"{ln.src}:{ln.line} → [[{ln.target}]] ({ln.rel})" for ln in d.dangling])
+    section("ambiguous links", [
+        f"{ln.src}:{ln.line} → [[{ln.target}]] chose {ln.dst}, also {', '.join(ln.ambiguous)}"
+        for ln in d.ambiguous])
+    section("index/file drift", d.drift)
+    if d.drift:
+        print("run `vault-cortex sync` to bring the index up to date")
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    dest = Path(args.dir).expanduser()
+    init_vault(dest)
+    print(f"created a vault at {dest}")
+    print(f"next: vault-cortex sync --vault {dest}")
+    return 0
+
+
+def cmd_sync(args: argparse.Namespace) -> int:
+    with Cortex.open(args.vault) as cx:
+        report = cx.sync(progress=None if args.quiet else ProgressBar())
+    if args.json:
+        print(msgspec.json.encode(report).decode())
+    else:
+        _print_sync(report)
+    return 0
+
+
+def cmd_recall(args: argparse.Namespace) -> int:
+    with Cortex.open(args.vault) as cx:
+        if not args.no_sync:
+            cx.sync()
+        result = cx.recall(args.query, k=args.k)
+    if args.json:
+        print(msgspec.json.encode(result).decode())
+    else:
+        _print_recall(result)
+    return 0
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    with Cortex.open(args.vault) as cx:
+        report = cx.doctor()
+    if args.json:
+        print(msgspec.json.encode(report).decode())
+    else:
+        _print_doctor(report)
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    with Cortex.open(args.vault) as cx:
+        result = cx.verify()
+    if args.json:
+        print(msgspec.json.encode(result).decode())
+    elif result.ok:
+        print(f"ok: a rebuild from the files matches the live index ({result.seconds:.1f}s)")
+    else:
+        print(f"the live index differs from a rebuild ({len(result.differences)} differences):")
+        for line in result.differences:
+            print(f"  {line}")
+        print("delete .cortex/index/index.db and run `vault-cortex sync` to rebuild (the cache is kept)")
+    return 0 if result.ok else 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="vault-cortex", description=__doc__)
+    parser.add_argument("-v", "--verbose", action="store_true", help="log more (never note bodies)")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def add(name: str, fn: Callable[[argparse.Namespace], int], help: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help, description=help)
+        p.set_defaults(fn=fn)
+        return p
+
+    p = add("init", cmd_init, "create a vault from the starter template (never overwrites)")
+    p.add_argument("dir", help="the folder to create")
+
+    p = add("sync", cmd_sync, "bring the index up to date with the files")
+    _vault_arg(p)
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+
+    p = add("recall", cmd_recall, "find the notes that answer a query")
+    _vault_arg(p)
+    p.add_argument("query")
+    p.add_argument("-k", "--k", type=int, default=None, help="how many notes (default: recall.k)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--no-sync", action="store_true", help="skip the incremental sync before recalling")
+
+    p = add("doctor", cmd_doctor, "list parse problems, skipped files, dangling/ambiguous links, drift")
+    _vault_arg(p)
+    p.add_argument("--json", action="store_true")
+
+    p = add("verify", cmd_verify, "rebuild the index in a temporary folder and compare it with the live one")
+    _vault_arg(p)
+    p.add_argument("--json", action="store_true")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return int(args.fn(args))
+    except VaultCortexError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

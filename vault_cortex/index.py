@@ -1,0 +1,377 @@
+"""The derived index in SQLite (WAL): files, notes, chunks, links, tags, aliases, FTS5, skipped files.
+
+Everything here can be rebuilt from the vault; deleting `.cortex/index/` loses nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from vault_cortex.chunk import Chunk
+from vault_cortex.errors import IndexUnavailable
+from vault_cortex.links import Dangling, Resolver
+from vault_cortex.note import Note
+from vault_cortex.vault import Skipped
+
+SCHEMA_VERSION = "1"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files(
+    path TEXT PRIMARY KEY, fs_path TEXT NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL,
+    hash TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS notes(
+    id INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL, title TEXT NOT NULL, region TEXT NOT NULL,
+    importance REAL, created TEXT, project TEXT, layer TEXT, pinned INTEGER NOT NULL DEFAULT 0,
+    frontmatter TEXT NOT NULL, problems TEXT NOT NULL, noise INTEGER NOT NULL DEFAULT 0,
+    mtime_ns INTEGER NOT NULL, hash TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS chunks(
+    id INTEGER PRIMARY KEY AUTOINCREMENT, note_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
+    ord INTEGER NOT NULL, heading TEXT NOT NULL, text TEXT NOT NULL, start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL, tokens INTEGER NOT NULL, hash TEXT NOT NULL, embed_text TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS chunks_note ON chunks(note_id, ord);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+    title, heading, text, tokenize = 'porter unicode61 remove_diacritics 2');
+CREATE TABLE IF NOT EXISTS links(
+    note_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE, target TEXT NOT NULL,
+    subpath TEXT NOT NULL, display TEXT, kind TEXT NOT NULL, rel TEXT NOT NULL, line INTEGER NOT NULL,
+    dst_path TEXT, ambiguous TEXT);
+CREATE INDEX IF NOT EXISTS links_note ON links(note_id);
+CREATE INDEX IF NOT EXISTS links_dst ON links(dst_path);
+CREATE TABLE IF NOT EXISTS tags(note_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE, tag TEXT);
+CREATE INDEX IF NOT EXISTS tags_tag ON tags(tag);
+CREATE TABLE IF NOT EXISTS aliases(
+    note_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE, alias TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS skipped(path TEXT PRIMARY KEY, reason TEXT NOT NULL);
+"""
+
+# Words too common to help BM25; a query made only of them falls back to all its words.
+_STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before being below
+    between both but by can could did do does doing down during each few for from further had has have
+    having he her here hers herself him himself his how i if in into is it its itself just me more most my
+    myself no nor not now of off on once only or other our ours ourselves out over own same she should so
+    some such than that the their theirs them themselves then there these they this those through to too
+    under until up very was we were what when where which while who whom why will with would you your
+    yours yourself yourselves ever""".split()
+)
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+class NoteRow(msgspec.Struct, frozen=True, kw_only=True):
+    id: int
+    path: str
+    title: str
+    region: str
+    importance: float | None
+    created: str | None
+    project: str | None
+    layer: str | None
+    pinned: bool
+    mtime_ns: int
+
+
+class ChunkRow(msgspec.Struct, frozen=True, kw_only=True):
+    id: int
+    note_id: int
+    ord: int
+    heading: str
+    text: str
+    start_line: int
+    end_line: int
+    tokens: int
+
+
+class LinkRow(msgspec.Struct, frozen=True, kw_only=True):
+    src: str
+    target: str
+    subpath: str
+    kind: str
+    rel: str
+    line: int
+    dst: str | None
+    ambiguous: tuple[str, ...]
+
+
+class FileState(msgspec.Struct, frozen=True, kw_only=True):
+    fs_path: str
+    size: int
+    mtime_ns: int
+    hash: str
+
+
+def fts_query(query: str) -> str:
+    """An FTS5 MATCH expression: the query's words OR-ed, stopwords dropped, each quoted."""
+    words = [w.lower() for w in _WORD.findall(query)]
+    kept = [w for w in words if w not in _STOPWORDS] or words
+    unique = list(dict.fromkeys(kept))
+    return " OR ".join('"' + w.replace('"', '""') + '"' for w in unique)
+
+
+class IndexDB:
+    """One SQLite connection to `index.db`; the owner serialises writers."""
+
+    def __init__(self, path: Path, *, readonly: bool = False) -> None:
+        self.path = path
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA synchronous=NORMAL")
+            self.conn.execute("PRAGMA foreign_keys=ON")
+            self.conn.execute("PRAGMA busy_timeout=5000")
+            self.conn.executescript(_SCHEMA)
+        except sqlite3.Error as exc:
+            raise IndexUnavailable(f"cannot open the index at {path}: {exc}") from exc
+        self._local = threading.local()
+        self._readers: list[sqlite3.Connection] = []
+        version = self.get_meta("schema")
+        if version is None:
+            self.set_meta("schema", SCHEMA_VERSION)
+        elif version != SCHEMA_VERSION:
+            raise IndexUnavailable(
+                f"the index at {path.parent} has schema {version}, this version needs {SCHEMA_VERSION}: "
+                "delete the folder and run `vault-cortex sync` to rebuild it"
+            )
+
+    def _r(self) -> sqlite3.Connection:
+        """This thread's read connection (WAL lets readers run while a sync writes)."""
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            conn.execute("PRAGMA busy_timeout=5000")
+            conn.execute("PRAGMA query_only=1")
+            self._local.conn = conn
+            self._readers.append(conn)
+        return conn
+
+    def close(self) -> None:
+        for conn in self._readers:
+            conn.close()
+        self._readers.clear()
+        self.conn.close()
+
+    # -- meta --------------------------------------------------------------------------------------
+    def get_meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    # -- writes (call inside `with db.write():`) ------------------------------------------------------
+    @contextmanager
+    def write(self) -> Iterator[None]:
+        """One write transaction: committed whole or rolled back whole."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    def file_states(self) -> dict[str, FileState]:
+        rows = self.conn.execute("SELECT path, fs_path, size, mtime_ns, hash FROM files")
+        return {p: FileState(fs_path=f, size=s, mtime_ns=m, hash=h) for p, f, s, m, h in rows}
+
+    def set_file(self, path: str, state: FileState) -> None:
+        self.conn.execute(
+            "INSERT OR REPLACE INTO files(path, fs_path, size, mtime_ns, hash) VALUES (?, ?, ?, ?, ?)",
+            (path, state.fs_path, state.size, state.mtime_ns, state.hash),
+        )
+
+    def delete_note(self, path: str) -> list[int]:
+        """Remove a note and everything derived from it; returns the removed chunk ids."""
+        row = self.conn.execute("SELECT id FROM notes WHERE path = ?", (path,)).fetchone()
+        self.conn.execute("DELETE FROM files WHERE path = ?", (path,))
+        if row is None:
+            return []
+        ids = [r[0] for r in self.conn.execute("SELECT id FROM chunks WHERE note_id = ?", (row[0],))]
+        self.conn.executemany("DELETE FROM chunks_fts WHERE rowid = ?", [(i,) for i in ids])
+        self.conn.execute("DELETE FROM notes WHERE id = ?", (row[0],))
+        return ids
+
+    def insert_note(self, note: Note, region: str, state: FileState, chunks: Sequence[Chunk],
+                    noise: int) -> list[int]:
+        """Insert a parsed note with its chunks, tags, aliases and raw links; returns the new chunk ids."""
+        cur = self.conn.execute(
+            "INSERT INTO notes(path, title, region, importance, created, project, layer, pinned, "
+            "frontmatter, problems, noise, mtime_ns, hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (note.path, note.title, region, note.importance, note.created, note.project, note.layer,
+             int(note.pinned), json.dumps(note.frontmatter, default=str, ensure_ascii=False),
+             json.dumps(list(note.problems)), noise, state.mtime_ns, state.hash),
+        )
+        note_id = cur.lastrowid
+        assert note_id is not None
+        ids: list[int] = []
+        heading_of = [" > ".join(c.heading_path) for c in chunks]
+        for chunk, heading in zip(chunks, heading_of, strict=True):
+            c = self.conn.execute(
+                "INSERT INTO chunks(note_id, ord, heading, text, start_line, end_line, tokens, hash, embed_text) "
+                "VALUES (?,?,?,?,?,?,?,?,?)",
+                (note_id, chunk.ord, heading, chunk.text, chunk.start_line, chunk.end_line, chunk.tokens,
+                 chunk.hash, chunk.embed_text),
+            )
+            assert c.lastrowid is not None
+            ids.append(c.lastrowid)
+        self.conn.executemany(
+            "INSERT INTO chunks_fts(rowid, title, heading, text) VALUES (?,?,?,?)",
+            [(i, note.title, h, c.text) for i, h, c in zip(ids, heading_of, chunks, strict=True)],
+        )
+        self.conn.executemany("INSERT INTO tags(note_id, tag) VALUES (?,?)", [(note_id, t) for t in note.tags])
+        self.conn.executemany(
+            "INSERT INTO aliases(note_id, alias) VALUES (?,?)", [(note_id, a) for a in note.aliases]
+        )
+        self.conn.executemany(
+            "INSERT INTO links(note_id, target, subpath, display, kind, rel, line) VALUES (?,?,?,?,?,?,?)",
+            [(note_id, ln.target, ln.subpath, ln.display, ln.kind, ln.rel, ln.line) for ln in note.links],
+        )
+        self.set_file(note.path, state)
+        return ids
+
+    def resolve_links(self, resolver: Resolver, only_paths: Iterable[str] | None = None) -> None:
+        """Fill in each link's destination (or leave it dangling), for all notes or just some."""
+        sql = "SELECT l.rowid, l.target, n.path FROM links l JOIN notes n ON n.id = l.note_id"
+        rows: list[tuple[int, str, str]]
+        if only_paths is None:
+            rows = self.conn.execute(sql).fetchall()
+        else:
+            rows = []
+            for p in only_paths:
+                rows += self.conn.execute(sql + " WHERE n.path = ?", (p,)).fetchall()
+        updates = []
+        for rowid, target, src in rows:
+            res = resolver.resolve(target, src)
+            if isinstance(res, Dangling):
+                updates.append((None, None, rowid))
+            else:
+                updates.append((res.path, json.dumps(list(res.ambiguous)) if res.ambiguous else None, rowid))
+        self.conn.executemany("UPDATE links SET dst_path = ?, ambiguous = ? WHERE rowid = ?", updates)
+
+    def set_skipped(self, skipped: Iterable[Skipped]) -> None:
+        self.conn.execute("DELETE FROM skipped")
+        self.conn.executemany("INSERT OR REPLACE INTO skipped(path, reason) VALUES (?, ?)",
+                              [(s.path, s.reason) for s in skipped])
+
+    # -- reads -------------------------------------------------------------------------------------
+    def counts(self) -> dict[str, int]:
+        q = self._r().execute
+        return {
+            "notes": q("SELECT count(*) FROM notes").fetchone()[0],
+            "chunks": q("SELECT count(*) FROM chunks").fetchone()[0],
+            "links": q("SELECT count(*) FROM links").fetchone()[0],
+            "dangling": q("SELECT count(*) FROM links WHERE dst_path IS NULL").fetchone()[0],
+            "skipped": q("SELECT count(*) FROM skipped").fetchone()[0],
+            "noise": q("SELECT coalesce(sum(noise), 0) FROM notes").fetchone()[0],
+        }
+
+    def note_paths(self) -> list[str]:
+        return [r[0] for r in self._r().execute("SELECT path FROM notes ORDER BY path")]
+
+    def notes_by_id(self, ids: Iterable[int]) -> dict[int, NoteRow]:
+        out: dict[int, NoteRow] = {}
+        id_list = list(ids)
+        for start in range(0, len(id_list), 500):
+            part = id_list[start:start + 500]
+            rows = self._r().execute(
+                "SELECT id, path, title, region, importance, created, project, layer, pinned, mtime_ns "
+                f"FROM notes WHERE id IN ({','.join('?' * len(part))})", part)
+            for r in rows:
+                out[r[0]] = NoteRow(id=r[0], path=r[1], title=r[2], region=r[3], importance=r[4],
+                                    created=r[5], project=r[6], layer=r[7], pinned=bool(r[8]), mtime_ns=r[9])
+        return out
+
+    def all_notes(self) -> list[NoteRow]:
+        ids = [r[0] for r in self._r().execute("SELECT id FROM notes")]
+        return list(self.notes_by_id(ids).values())
+
+    def chunks_by_id(self, ids: Iterable[int]) -> dict[int, ChunkRow]:
+        out: dict[int, ChunkRow] = {}
+        id_list = list(ids)
+        for start in range(0, len(id_list), 500):
+            part = id_list[start:start + 500]
+            rows = self._r().execute(
+                "SELECT id, note_id, ord, heading, text, start_line, end_line, tokens FROM chunks "
+                f"WHERE id IN ({','.join('?' * len(part))})", part)
+            for r in rows:
+                out[r[0]] = ChunkRow(id=r[0], note_id=r[1], ord=r[2], heading=r[3], text=r[4],
+                                     start_line=r[5], end_line=r[6], tokens=r[7])
+        return out
+
+    def chunk_hashes(self) -> dict[int, str]:
+        return dict(self._r().execute("SELECT id, hash FROM chunks").fetchall())
+
+    def embed_texts(self, hashes: Sequence[str]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for start in range(0, len(hashes), 500):
+            part = list(hashes[start:start + 500])
+            out.update(self._r().execute(
+                f"SELECT hash, embed_text FROM chunks WHERE hash IN ({','.join('?' * len(part))})", part))
+        return out
+
+    def lexical(self, query: str, limit: int, only: Sequence[int] | None = None) -> dict[int, float]:
+        """BM25 scores (higher is better) of the best `limit` chunks, or of the given chunk ids."""
+        match = fts_query(query)
+        if not match:
+            return {}
+        sql = "SELECT rowid, -bm25(chunks_fts, 2.0, 1.0, 1.0) FROM chunks_fts WHERE chunks_fts MATCH ?"
+        args: list[Any] = [match]
+        if only is not None:
+            if not only:
+                return {}
+            sql += f" AND rowid IN ({','.join('?' * len(only))})"
+            args += list(only)
+        sql += " ORDER BY bm25(chunks_fts, 2.0, 1.0, 1.0) LIMIT ?"
+        args.append(limit if only is None else len(only))
+        try:
+            return {int(r): float(s) for r, s in self._r().execute(sql, args)}
+        except sqlite3.OperationalError:
+            return {}
+
+    def links(self, *, dangling_only: bool = False) -> list[LinkRow]:
+        sql = ("SELECT n.path, l.target, l.subpath, l.kind, l.rel, l.line, l.dst_path, l.ambiguous "
+               "FROM links l JOIN notes n ON n.id = l.note_id")
+        if dangling_only:
+            sql += " WHERE l.dst_path IS NULL"
+        return [
+            LinkRow(src=r[0], target=r[1], subpath=r[2], kind=r[3], rel=r[4], line=r[5], dst=r[6],
+                    ambiguous=tuple(json.loads(r[7])) if r[7] else ())
+            for r in self._r().execute(sql + " ORDER BY n.path, l.line")
+        ]
+
+    def skipped(self) -> list[Skipped]:
+        return [Skipped(path=p, reason=r) for p, r in self._r().execute("SELECT path, reason FROM skipped ORDER BY path")]
+
+    def problems(self) -> list[tuple[str, str]]:
+        out = []
+        for path, problems in self._r().execute("SELECT path, problems FROM notes ORDER BY path"):
+            out += [(path, p) for p in json.loads(problems)]
+        return out
+
+    def snapshot(self) -> dict[str, Any]:
+        """A comparable picture of the whole index (for `verify`): notes, chunks, links, tags, aliases."""
+        q = self._r().execute
+        return {
+            "notes": q("SELECT path, title, region, importance, created, project, layer, pinned, frontmatter, "
+                       "problems, noise, hash FROM notes ORDER BY path").fetchall(),
+            "chunks": q("SELECT n.path, c.ord, c.heading, c.text, c.start_line, c.end_line, c.tokens, c.hash "
+                        "FROM chunks c JOIN notes n ON n.id = c.note_id ORDER BY n.path, c.ord").fetchall(),
+            "links": q("SELECT n.path, l.target, l.subpath, l.display, l.kind, l.rel, l.line, l.dst_path, "
+                       "l.ambiguous FROM links l JOIN notes n ON n.id = l.note_id "
+                       "ORDER BY n.path, l.line, l.target, l.rel, l.kind, l.subpath").fetchall(),
+            "tags": q("SELECT n.path, t.tag FROM tags t JOIN notes n ON n.id = t.note_id "
+                      "ORDER BY n.path, t.tag").fetchall(),
+            "aliases": q("SELECT n.path, a.alias FROM aliases a JOIN notes n ON n.id = a.note_id "
+                         "ORDER BY n.path, a.alias").fetchall(),
+            "skipped": q("SELECT path, reason FROM skipped ORDER BY path").fetchall(),
+        }

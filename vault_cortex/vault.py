@@ -1,0 +1,201 @@
+"""File IO on the vault: walking it, reading notes, atomic writes, and creating a vault from the template."""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import logging
+import os
+import shutil
+import stat
+import tempfile
+import unicodedata
+from collections.abc import Iterator
+from importlib import resources
+from pathlib import Path
+
+import msgspec
+
+from vault_cortex.config import IndexSettings
+from vault_cortex.errors import UnsafePath, VaultExists, WriteConflict
+
+log = logging.getLogger(__name__)
+
+ARCHIVE = "archive"
+
+
+class VaultFile(msgspec.Struct, frozen=True, kw_only=True):
+    """A file found by the walk: its vault path (NFC, '/'), its name on disk, size and mtime."""
+
+    path: str
+    fs_path: str
+    size: int
+    mtime_ns: int
+
+
+class Skipped(msgspec.Struct, frozen=True, kw_only=True):
+    """A file the index leaves out, and why."""
+
+    path: str
+    reason: str
+
+
+class Walk(msgspec.Struct, frozen=True, kw_only=True):
+    notes: tuple[VaultFile, ...]
+    attachments: tuple[str, ...]  # every other file's vault path, for link resolution
+    skipped: tuple[Skipped, ...]
+
+
+def nfc(path: str) -> str:
+    return unicodedata.normalize("NFC", path)
+
+
+def content_hash(data: bytes) -> str:
+    """The hash that confirms a file changed (and that a write is refused on when it differs)."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def _excluded(rel: str, patterns: list[str]) -> bool:
+    return any(fnmatch.fnmatch(rel, p) or fnmatch.fnmatch(rel + "/", p) for p in patterns)
+
+
+def walk(root: Path, settings: IndexSettings) -> Walk:
+    """Every note and attachment under root, skipping dot-folders, excluded globs and unsafe symlinks."""
+    root_real = root.resolve()
+    notes: dict[str, VaultFile] = {}
+    attachments: list[str] = []
+    skipped: list[Skipped] = []
+    max_bytes = int(settings.max_file_mb * 1024 * 1024)
+    seen_dirs = {str(root_real)}
+    for rel_fs, st, problem in _scan(root, root_real, "", seen_dirs, settings):
+        rel = nfc(rel_fs)
+        if problem:
+            skipped.append(Skipped(path=rel, reason=problem))
+            continue
+        if not rel.lower().endswith(".md"):
+            attachments.append(rel)
+            continue
+        if st.st_size > max_bytes:
+            skipped.append(
+                Skipped(path=rel, reason=f"too large: {st.st_size / 1e6:.1f} MB > index.max_file_mb")
+            )
+            continue
+        if rel in notes:
+            skipped.append(Skipped(path=rel, reason="another file has the same name once NFC-normalised"))
+            continue
+        notes[rel] = VaultFile(path=rel, fs_path=rel_fs, size=st.st_size, mtime_ns=st.st_mtime_ns)
+    return Walk(
+        notes=tuple(sorted(notes.values(), key=lambda f: f.path)),
+        attachments=tuple(sorted(attachments)),
+        skipped=tuple(sorted(skipped, key=lambda s: s.path)),
+    )
+
+
+def _scan(
+    root: Path, root_real: Path, prefix: str, seen: set[str], settings: IndexSettings
+) -> Iterator[tuple[str, os.stat_result, str]]:
+    try:
+        entries = sorted(os.scandir(root / prefix if prefix else root), key=lambda e: e.name)
+    except OSError as exc:
+        yield prefix or ".", os.stat_result((0,) * 10), f"cannot list folder: {exc.strerror}"
+        return
+    for entry in entries:
+        rel = f"{prefix}{entry.name}"
+        if entry.name.startswith("."):
+            continue
+        if not prefix and entry.name == ARCHIVE and not settings.include_archive:
+            continue
+        if _excluded(nfc(rel), settings.exclude):
+            continue
+        try:
+            st = entry.stat(follow_symlinks=True)
+        except OSError as exc:
+            reason = "symlink loop" if exc.errno == 40 else f"cannot read: {exc.strerror or exc}"
+            if entry.is_symlink() and not os.path.exists(entry.path):
+                reason = "broken symlink" if exc.errno != 40 else "symlink loop"
+            yield rel, os.stat_result((0,) * 10), reason
+            continue
+        if entry.is_symlink():
+            real = Path(os.path.realpath(entry.path))
+            if not real.is_relative_to(root_real):
+                yield rel, st, "symlink points outside the vault"
+                continue
+        if stat.S_ISDIR(st.st_mode):
+            real_dir = os.path.realpath(entry.path)
+            if real_dir in seen:
+                yield rel, st, "symlink loop (folder already visited)"
+                continue
+            seen.add(real_dir)
+            yield from _scan(root, root_real, rel + "/", seen, settings)
+        elif stat.S_ISREG(st.st_mode):
+            yield rel, st, ""
+
+
+def note_path(root: Path, rel: str) -> Path:
+    """The file for a vault-relative note path, refusing anything that is not a note inside the vault."""
+    if not rel or "\x00" in rel or rel.startswith(("/", "\\")) or (len(rel) > 1 and rel[1] == ":"):
+        raise UnsafePath(f"not a vault-relative path: {rel!r}")
+    parts = rel.replace("\\", "/").split("/")
+    if any(p in ("", ".", "..") for p in parts) or any(p.startswith(".") for p in parts):
+        raise UnsafePath(f"path must be relative, without '..' or dot-folders: {rel!r}")
+    if not rel.lower().endswith(".md"):
+        raise UnsafePath(f"only .md notes can be read or written: {rel!r}")
+    root_real = root.resolve()
+    target = (root / "/".join(parts)).resolve()
+    if not target.is_relative_to(root_real):
+        raise UnsafePath(f"path resolves outside the vault: {rel!r}")
+    return root / "/".join(parts)
+
+
+def atomic_write(path: Path, data: bytes, expected_hash: str | None) -> None:
+    """Write via a temp file in the same folder, fsync and rename; refuse if the file changed underneath.
+
+    expected_hash is the content hash the caller read (None = the file must not exist yet).
+    """
+    current = path.read_bytes() if path.exists() else None
+    if expected_hash is None and current is not None:
+        raise WriteConflict(f"{path.name} already exists")
+    if expected_hash is not None and (current is None or content_hash(current) != expected_hash):
+        raise WriteConflict(f"{path.name} changed on disk since it was read; the write was refused")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if current is not None:
+            os.chmod(tmp, stat.S_IMODE(path.stat().st_mode))
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def template_dir() -> Path:
+    """The starter vault shipped with the package."""
+    return Path(str(resources.files("vault_cortex.template")))
+
+
+def is_vault(path: Path) -> bool:
+    return (path / ".cortex").is_dir()
+
+
+def init_vault(dest: Path) -> None:
+    """Copy the starter vault to dest; refuse if dest already holds anything."""
+    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+        what = "a vault" if is_vault(dest) else "files"
+        raise VaultExists(f"{dest} already holds {what}; init never overwrites (choose an empty folder)")
+    src = template_dir()
+    shutil.copytree(
+        src,
+        dest,
+        dirs_exist_ok=True,
+        ignore=shutil.ignore_patterns("__init__.py", "__pycache__"),
+    )
+    log.info("created vault %s from the template", dest)

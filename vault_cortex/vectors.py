@@ -1,0 +1,122 @@
+"""Chunk vectors: a usearch index (cosine, f16) keyed by chunk id, and the embedding cache in SQLite."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+from usearch.index import Index
+
+from vault_cortex.errors import IndexUnavailable
+
+Vector = npt.NDArray[np.float32]
+
+
+class EmbeddingCache:
+    """Vectors keyed by (model id, chunk hash), so a rebuild of the index re-embeds nothing."""
+
+    def __init__(self, path: Path, *, readonly: bool = False) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        uri = f"file:{path}?mode=ro" if readonly else f"file:{path}"
+        try:
+            self.conn = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
+            self.conn.execute("PRAGMA busy_timeout=5000")
+            if not readonly:
+                self.conn.execute("PRAGMA journal_mode=WAL")
+                self.conn.execute(
+                    "CREATE TABLE IF NOT EXISTS cache(model TEXT NOT NULL, hash TEXT NOT NULL, "
+                    "vec BLOB NOT NULL, PRIMARY KEY(model, hash)) WITHOUT ROWID"
+                )
+        except sqlite3.Error as exc:
+            raise IndexUnavailable(f"cannot open the embedding cache at {path}: {exc}") from exc
+
+    def get_many(self, model: str, hashes: Iterable[str]) -> dict[str, Vector]:
+        out: dict[str, Vector] = {}
+        wanted = list(dict.fromkeys(hashes))
+        for start in range(0, len(wanted), 500):
+            part = wanted[start:start + 500]
+            rows = self.conn.execute(
+                f"SELECT hash, vec FROM cache WHERE model = ? AND hash IN ({','.join('?' * len(part))})",
+                [model, *part],
+            )
+            for h, blob in rows:
+                out[h] = np.frombuffer(blob, dtype=np.float32)
+        return out
+
+    def put_many(self, model: str, vectors: Mapping[str, Vector]) -> None:
+        self.conn.execute("BEGIN IMMEDIATE")
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO cache(model, hash, vec) VALUES (?, ?, ?)",
+            [(model, h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in vectors.items()],
+        )
+        self.conn.execute("COMMIT")
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+class Vectors:
+    """The usearch index of chunk vectors; added with one thread (usearch #735 loses vectors otherwise)."""
+
+    def __init__(self, path: Path, dim: int) -> None:
+        self.path = path
+        self.dim = dim
+        self.index = Index(ndim=dim, metric="cos", dtype="f16")
+        self.problem = ""  # why a saved file was not usable (it is rebuilt from the cache)
+        if path.exists():
+            try:
+                loaded = Index.restore(str(path), view=False)
+            except Exception as exc:  # noqa: BLE001 - a corrupt derived file is rebuilt, not fatal
+                loaded = None
+                self.problem = f"vector file unreadable, rebuilt: {exc}"
+            if loaded is not None and loaded.ndim == dim:
+                self.index = loaded
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def keys(self) -> set[int]:
+        return {int(k) for k in np.asarray(self.index.keys)}
+
+    def add(self, ids: Sequence[int], vectors: Vector) -> None:
+        if len(ids):
+            self.index.add(np.asarray(ids, dtype=np.uint64), np.asarray(vectors, dtype=np.float32), threads=1)
+
+    def remove(self, ids: Iterable[int]) -> None:
+        keys = [i for i in ids]
+        if keys:
+            self.index.remove(np.asarray(keys, dtype=np.uint64))
+
+    def search(self, query: Vector, count: int) -> dict[int, float]:
+        """Cosine similarity of the `count` nearest chunks."""
+        if len(self.index) == 0 or count <= 0:
+            return {}
+        matches = self.index.search(np.asarray(query, dtype=np.float32), min(count, len(self.index)))
+        return {int(k): 1.0 - float(d) for k, d in zip(matches.keys, matches.distances, strict=True)}
+
+    def similarity(self, query: Vector, ids: Sequence[int]) -> dict[int, float]:
+        """Exact cosine similarity of the query to the given chunks (those present)."""
+        if not ids:
+            return {}
+        got = self.index.get(np.asarray(ids, dtype=np.uint64), dtype=np.float32)
+        out: dict[int, float] = {}
+        for i, vec in zip(ids, got, strict=True):
+            if vec is not None:
+                norm = float(np.linalg.norm(vec)) or 1.0
+                out[int(i)] = float(np.dot(vec, query)) / norm
+        return out
+
+    def get(self, ids: Sequence[int]) -> dict[int, Vector]:
+        if not ids:
+            return {}
+        got = self.index.get(np.asarray(ids, dtype=np.uint64), dtype=np.float32)
+        return {int(i): v for i, v in zip(ids, got, strict=True) if v is not None}
+
+    def save(self) -> None:
+        tmp = self.path.with_suffix(".tmp")
+        self.index.save(str(tmp))
+        os.replace(tmp, self.path)
