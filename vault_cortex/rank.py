@@ -97,3 +97,101 @@ def snippet(text: str, query: str, width: int = 240) -> str:
         cut = piece.rfind(" ")
         piece = (piece[:cut] if cut > width // 2 else piece) + "…"
     return ("…" if start > 0 else "") + piece
+
+
+# -- signals and modes ---------------------------------------------------------------------------------
+
+DAY = 86400.0
+RECENCY_HALF_LIFE_DAYS = 30.0
+
+DEFAULT_MODES: dict[str, dict[str, float]] = {
+    "balanced": {"relevance": 0.55, "region": 0.05, "importance": 0.1, "coactivation": 0.05, "graph": 0.15,
+                 "recency": 0.1, "resonance": 0.0},
+    "focus": {"relevance": 0.85, "region": 0.0, "importance": 0.05, "coactivation": 0.0, "graph": 0.05,
+              "recency": 0.05, "resonance": 0.0},
+    "explore": {"relevance": 0.35, "region": 0.05, "importance": 0.05, "coactivation": 0.15, "graph": 0.35,
+                "recency": 0.05, "resonance": 0.0},
+    "identity": {"relevance": 0.35, "region": 0.2, "importance": 0.1, "coactivation": 0.0, "graph": 0.1,
+                 "recency": 0.0, "resonance": 0.25},
+    "recent": {"relevance": 0.4, "region": 0.0, "importance": 0.05, "coactivation": 0.05, "graph": 0.05,
+               "recency": 0.45, "resonance": 0.0},
+}
+
+
+class NoteFacts(msgspec.Struct, frozen=True, kw_only=True):
+    """What ranking needs to know about a note besides its relevance."""
+
+    path: str
+    region: str
+    importance: float | None  # the `importance:` property, None when unset
+    created: float | None  # epoch seconds of `created:`, None when unset or unparsable
+    mtime: float  # epoch seconds of the file's last change
+    last_access: float | None = None  # from the activity log
+    access_count: int = 0
+
+
+class RegionFacts(msgspec.Struct, frozen=True, kw_only=True):
+    weight: float
+    half_life_days: float  # 0 = no decay
+    warm: bool
+
+
+def effective_importance(facts: NoteFacts, region: RegionFacts, now: float) -> float:
+    """Importance (0.5 when unset) halved every half-life since the last access; no decay when half-life is 0."""
+    base = 0.5 if facts.importance is None else min(1.0, max(0.0, facts.importance))
+    if region.half_life_days <= 0:
+        return base
+    since = max(t for t in (facts.last_access, facts.created, facts.mtime) if t is not None)
+    days = max(0.0, (now - since) / DAY)
+    return base * 0.5 ** (days / region.half_life_days)
+
+
+def recency(facts: NoteFacts, now: float) -> float:
+    """1 for a note made or used today, halving every 30 days."""
+    since = max(t for t in (facts.last_access, facts.created, facts.mtime) if t is not None)
+    return float(0.5 ** (max(0.0, (now - since) / DAY) / RECENCY_HALF_LIFE_DAYS))
+
+
+def coactivation(path: str, top: list[str], pairs: Mapping[tuple[str, str], int]) -> float:
+    """How often this note was retrieved together with the current top results, saturating in [0, 1)."""
+    total = 0
+    for other in top:
+        if other != path:
+            total += pairs.get((path, other) if path < other else (other, path), 0)
+    return total / (total + 3.0)
+
+
+def weighted(signals: Mapping[str, float], weights: Mapping[str, float]) -> float:
+    """The mode-weighted sum of signals, divided by the total weight so the score stays in [0, 1]."""
+    total = sum(w for w in weights.values() if w > 0)
+    if total <= 0:
+        return signals.get("relevance", 0.0)
+    return sum(weights.get(k, 0.0) * v for k, v in signals.items() if weights.get(k, 0.0) > 0) / total
+
+
+_PHRASES = {
+    "relevance": "matches the query",
+    "region": "from a weighted region",
+    "importance": "important",
+    "coactivation": "often recalled with these results",
+    "graph": "linked to the top results",
+    "recency": "recent",
+    "resonance": "touches a resonant concept",
+}
+
+
+def reason(signals: Mapping[str, float], weights: Mapping[str, float], *, dense: float, lexical: float) -> str:
+    """A one-line human reason: the signals that contributed most, with their values."""
+    contrib = sorted(
+        ((weights.get(k, 0.0) * v, k) for k, v in signals.items() if weights.get(k, 0.0) > 0 and v > 0.05),
+        reverse=True,
+    )
+    parts = []
+    for _, key in contrib[:3]:
+        value = signals[key]
+        if key == "relevance":
+            how = "words and meaning" if dense > 0.3 and lexical > 0.3 else ("words" if lexical >= dense else "meaning")
+            parts.append(f"matches the query by {how} ({value:.2f})")
+        else:
+            parts.append(f"{_PHRASES[key]} ({value:.2f})")
+    return "; ".join(parts) if parts else "weak match"
