@@ -19,11 +19,25 @@ CONFIG_PATH = ".cortex/config.toml"
 SIGNALS = ("relevance", "region", "importance", "coactivation", "graph", "recency", "resonance")
 
 
+DEFAULT_MODES: dict[str, dict[str, float]] = {
+    "balanced": {"relevance": 0.55, "region": 0.05, "importance": 0.1, "coactivation": 0.05, "graph": 0.15,
+                 "recency": 0.1, "resonance": 0.0},
+    "focus": {"relevance": 0.85, "region": 0.0, "importance": 0.05, "coactivation": 0.0, "graph": 0.05,
+              "recency": 0.05, "resonance": 0.0},
+    "explore": {"relevance": 0.35, "region": 0.05, "importance": 0.05, "coactivation": 0.15, "graph": 0.35,
+                "recency": 0.05, "resonance": 0.0},
+    "identity": {"relevance": 0.35, "region": 0.2, "importance": 0.1, "coactivation": 0.0, "graph": 0.1,
+                 "recency": 0.0, "resonance": 0.25},
+    "recent": {"relevance": 0.4, "region": 0.0, "importance": 0.05, "coactivation": 0.05, "graph": 0.05,
+               "recency": 0.45, "resonance": 0.0},
+}
+
+
 class Region(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """One region (cortex) of the vault: its ranking weight, decay and resonance setting."""
 
     weight: float = 0.5
-    half_life_days: float = 0.0  # 0 = never decays (identity regions)
+    half_life_days: float = 90.0  # 0 = never decays (identity regions)
     identity: bool = False
     resonance: str = "cold"  # "warm" or "cold"
     cap: int = 6  # at most this many items of the region in one packed context
@@ -31,8 +45,8 @@ class Region(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
 
 def _default_regions() -> dict[str, Region]:
     return {
-        "soul": Region(weight=1.0, identity=True, resonance="warm", cap=3),
-        "personality": Region(weight=0.9, identity=True, resonance="warm", cap=3),
+        "soul": Region(weight=1.0, half_life_days=0, identity=True, resonance="warm", cap=3),
+        "personality": Region(weight=0.9, half_life_days=0, identity=True, resonance="warm", cap=3),
         "artistic": Region(weight=0.6, half_life_days=180, resonance="warm"),
         "linguistic": Region(weight=0.6, half_life_days=180),
         "scientific": Region(weight=0.7, half_life_days=180),
@@ -52,7 +66,8 @@ class Regions(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
 
 
 class IndexSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    exclude: list[str] = msgspec.field(default_factory=lambda: ["node_modules/**", "_templates/**"])
+    exclude: list[str] = msgspec.field(
+        default_factory=lambda: ["node_modules/**", "**/node_modules/**", "_templates/**"])
     include_archive: bool = False
     max_file_mb: float = 8.0  # larger notes are skipped with a reason
     chunk_tokens: int = 256  # the model's window; chunks are split to fit it
@@ -79,7 +94,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     index: IndexSettings = msgspec.field(default_factory=IndexSettings)
     embedding: EmbeddingSettings = msgspec.field(default_factory=EmbeddingSettings)
     recall: RecallSettings = msgspec.field(default_factory=RecallSettings)
-    modes: dict[str, dict[str, float]] = msgspec.field(default_factory=dict)
+    modes: dict[str, dict[str, float]] = msgspec.field(default_factory=lambda: {k: dict(v) for k, v in DEFAULT_MODES.items()})
     relations: list[str] = msgspec.field(default_factory=list)  # extra relation types beyond the built-ins
     extra: dict[str, Any] = msgspec.field(default_factory=dict)  # sections later features own
 
@@ -88,46 +103,84 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
         return self.regions.defs.get(name, Region())
 
 
-# Environment variables that override a setting: VAULT_CORTEX_<SECTION>_<KEY>.
+# Environment variables that override a setting: VAULT_CORTEX_<SECTION>_<KEY>, e.g. VAULT_CORTEX_EMBEDDING_THREADS.
 _ENV_PREFIX = "VAULT_CORTEX_"
+_ENV_SECTIONS = ("index", "embedding", "recall", "server", "hooks", "sleep", "habits", "resonance", "curiosity")
+_ENV_IGNORED = ("TOKEN", "VAULT")  # read by the adapters, not settings
+
+def _table(raw: Any, where: str) -> dict[str, Any]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{where} in {CONFIG_PATH} must be a table, not {type(raw).__name__}")
+    return dict(raw)
 
 
 def parse_settings(raw: Mapping[str, Any], env: Mapping[str, str] | None = None) -> Settings:
     """Settings from a parsed config.toml mapping and environment overrides; raises ConfigError."""
-    data: dict[str, Any] = {k: (dict(v) if isinstance(v, dict) else v) for k, v in raw.items()}
-    regions = dict(data.pop("regions", {}) or {})
-    region_defs = {k: v for k, v in regions.items() if isinstance(v, dict)}
-    region_top = {k: v for k, v in regions.items() if not isinstance(v, dict)}
-    if region_defs:
-        region_top["defs"] = region_defs
-    if region_top:
-        data["regions"] = region_top
-    known = {f for f in Settings.__struct_fields__}
-    extra = {k: data.pop(k) for k in list(data) if k not in known}
-    data.setdefault("extra", {}).update(extra)
+    data: dict[str, Any] = {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in raw.items()}
     for key, value in (env or {}).items():
-        if not key.startswith(_ENV_PREFIX) or key == _ENV_PREFIX + "TOKEN":
+        if not key.startswith(_ENV_PREFIX) or key[len(_ENV_PREFIX):] in _ENV_IGNORED:
             continue
         section, _, name = key[len(_ENV_PREFIX):].lower().partition("_")
-        if section in ("index", "embedding", "recall") and name:
-            data.setdefault(section, {})[name] = _env_value(value)
+        if section not in _ENV_SECTIONS or not name:
+            continue  # not a setting (e.g. VAULT_CORTEX_LOG for the adapters)
+        data.setdefault(section, {})[name] = value  # a string; converted to the field's type below
+    data["regions"] = _regions(_table(data.get("regions"), "[regions]"))
+    data["modes"] = _modes(_table(data.get("modes"), "[modes]"))
+    known = set(Settings.__struct_fields__)
+    extra = {k: data.pop(k) for k in list(data) if k not in known}
+    data.setdefault("extra", {}).update(extra)
     try:
         settings = msgspec.convert(data, Settings, strict=False)
     except msgspec.ValidationError as exc:
-        raise ConfigError(f"invalid {CONFIG_PATH}: {exc}") from exc
+        source = "the environment or " + CONFIG_PATH if env and any(k.startswith(_ENV_PREFIX) for k in env) else CONFIG_PATH
+        raise ConfigError(f"invalid setting in {source}: {exc}") from exc
     _check(settings)
     return settings
 
 
-def _env_value(value: str) -> Any:
-    try:
-        return tomllib.loads(f"v = {value}")["v"]
-    except tomllib.TOMLDecodeError:
-        return value
+def _regions(table: dict[str, Any]) -> dict[str, Any]:
+    """User region tables merged field by field over the built-in ones."""
+    defaults = _default_regions()
+    tables = {k: _table(v, f"[regions.{k}]") for k, v in table.items() if isinstance(v, Mapping)}
+    top = {k: v for k, v in table.items() if not isinstance(v, Mapping)}
+    order = top.get("order", Regions().order)
+    if not isinstance(order, list) or not all(isinstance(x, str) for x in order):
+        raise ConfigError("regions.order must be a list of region names")
+    if len(set(order)) != len(order):
+        raise ConfigError("regions.order names a region twice")
+    stray = sorted(set(tables) - set(order))
+    if stray:
+        raise ConfigError(f"[regions.{stray[0]}] is not in regions.order; add it there to use it")
+    defs = {}
+    for name in order:
+        base = msgspec.to_builtins(defaults.get(name, Region()))
+        defs[name] = {**base, **tables.get(name, {})}
+    return {**top, "defs": defs}
+
+
+def _modes(table: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """Built-in modes, replaced or added to by the user's [modes.<name>] tables."""
+    modes = {k: dict(v) for k, v in DEFAULT_MODES.items()}
+    for name, weights in table.items():
+        weights = _table(weights, f"[modes.{name}]")
+        unknown = sorted(set(weights) - set(SIGNALS))
+        if unknown:
+            raise ConfigError(f"modes.{name} names unknown signals {unknown}; known: {', '.join(SIGNALS)}")
+        for signal, w in weights.items():
+            if isinstance(w, bool) or not isinstance(w, int | float) or not 0 <= w <= 1:
+                raise ConfigError(f"modes.{name}.{signal} must be a number between 0 and 1, not {w!r}")
+        if not any(weights.values()):
+            raise ConfigError(f"modes.{name} gives every signal weight 0")
+        modes[name] = {s: float(weights.get(s, 0.0)) for s in SIGNALS}
+    return modes
 
 
 def _check(settings: Settings) -> None:
     order = settings.regions.order
+    if not order:
+        raise ConfigError("regions.order is empty")
     if settings.regions.default not in order:
         raise ConfigError(f"regions.default {settings.regions.default!r} is not in regions.order")
     for name, region in settings.regions.defs.items():
@@ -135,14 +188,27 @@ def _check(settings: Settings) -> None:
             raise ConfigError(f"regions.{name}.resonance must be 'warm' or 'cold', not {region.resonance!r}")
         if region.half_life_days < 0:
             raise ConfigError(f"regions.{name}.half_life_days must be >= 0")
-    for mode, weights in settings.modes.items():
-        unknown = set(weights) - set(SIGNALS)
-        if unknown:
-            raise ConfigError(f"modes.{mode} names unknown signals {sorted(unknown)}; known: {list(SIGNALS)}")
-    if not 1 <= settings.embedding.batch_size <= 64:
+        if not 0 <= region.weight <= 1:
+            raise ConfigError(f"regions.{name}.weight must be between 0 and 1")
+        if region.cap < 1:
+            raise ConfigError(f"regions.{name}.cap must be at least 1")
+    emb, rec, idx = settings.embedding, settings.recall, settings.index
+    if not 1 <= emb.batch_size <= 64:
         raise ConfigError("embedding.batch_size must be between 1 and 64")
-    if not 16 <= settings.index.chunk_tokens <= 512:
+    if emb.threads < 1:
+        raise ConfigError("embedding.threads must be at least 1")
+    if not 16 <= idx.chunk_tokens <= 512:
         raise ConfigError("index.chunk_tokens must be between 16 and 512")
+    if idx.max_file_mb <= 0:
+        raise ConfigError("index.max_file_mb must be positive")
+    if not 1 <= rec.k <= rec.max_k:
+        raise ConfigError(f"recall.k must be between 1 and recall.max_k ({rec.max_k})")
+    if rec.candidates < rec.k:
+        raise ConfigError("recall.candidates must be at least recall.k")
+    if rec.dense_weight < 0 or rec.lexical_weight < 0 or rec.dense_weight + rec.lexical_weight == 0:
+        raise ConfigError("recall.dense_weight and recall.lexical_weight must be >= 0 and not both 0")
+    if rec.budget_tokens < 50 or rec.max_query_chars < 1:
+        raise ConfigError("recall.budget_tokens must be at least 50 and recall.max_query_chars at least 1")
 
 
 def load_settings(vault: Path, env: Mapping[str, str] | None = None) -> Settings:

@@ -6,12 +6,16 @@ Pure: the resolver is built from vault-relative paths and never touches the disk
 from __future__ import annotations
 
 import posixpath
+import re
 import unicodedata
 from collections.abc import Iterable
 
 import msgspec
 
-__all__ = ["Dangling", "Resolved", "Resolver", "parse_linktext"]
+__all__ = ["WIKILINK", "Dangling", "Resolved", "Resolver", "parse_linktext"]
+
+# `[[inner]]` on one line; a single `[` or `]` may occur inside, `[[` may not (then the inner one wins).
+WIKILINK = re.compile(r"\[\[((?:[^\[\]\n]++|\[(?!\[)|\](?!\]))*+)\]\]")
 
 
 class Resolved(msgspec.Struct, frozen=True, kw_only=True):

@@ -104,20 +104,6 @@ def snippet(text: str, query: str, width: int = 240) -> str:
 DAY = 86400.0
 RECENCY_HALF_LIFE_DAYS = 30.0
 
-DEFAULT_MODES: dict[str, dict[str, float]] = {
-    "balanced": {"relevance": 0.55, "region": 0.05, "importance": 0.1, "coactivation": 0.05, "graph": 0.15,
-                 "recency": 0.1, "resonance": 0.0},
-    "focus": {"relevance": 0.85, "region": 0.0, "importance": 0.05, "coactivation": 0.0, "graph": 0.05,
-              "recency": 0.05, "resonance": 0.0},
-    "explore": {"relevance": 0.35, "region": 0.05, "importance": 0.05, "coactivation": 0.15, "graph": 0.35,
-                "recency": 0.05, "resonance": 0.0},
-    "identity": {"relevance": 0.35, "region": 0.2, "importance": 0.1, "coactivation": 0.0, "graph": 0.1,
-                 "recency": 0.0, "resonance": 0.25},
-    "recent": {"relevance": 0.4, "region": 0.0, "importance": 0.05, "coactivation": 0.05, "graph": 0.05,
-               "recency": 0.45, "resonance": 0.0},
-}
-
-
 class NoteFacts(msgspec.Struct, frozen=True, kw_only=True):
     """What ranking needs to know about a note besides its relevance."""
 

@@ -1,0 +1,246 @@
+"""The append-only activity log `.cortex/activity/YYYY-MM.jsonl` and its replay into access statistics.
+
+One self-contained JSON line per event. Git merges the files with `merge=union`, so two clones that both
+appended keep every line of both; replay is a commutative fold (counts and maxima), so the order of lines,
+and therefore of a union merge, never changes the numbers.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections import Counter
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated
+
+import msgspec
+
+log = logging.getLogger(__name__)
+
+ACTIVITY_DIR = ".cortex/activity"
+CO_RETRIEVAL_TOP = 5  # pairs are counted among each recall's first results only: at most 10 pairs a recall
+
+# Timestamps must carry a zone: naive ones cannot be compared with the rest, so such a line is malformed.
+Timestamp = Annotated[datetime, msgspec.Meta(tz=True)]
+
+
+class _Base(msgspec.Struct, frozen=True, kw_only=True, tag_field="event", omit_defaults=True):
+    """Fields every event has; `event` (the tag) names its kind. Unknown fields are ignored on read."""
+
+    ts: Timestamp  # UTC, whole seconds on write: "2026-11-30T01:02:03Z"
+    client: str  # "cli", "http", "mcp", "plugin", "hook", ...
+
+
+class RecallEvent(_Base, frozen=True, kw_only=True, tag="recall"):
+    """A recall and the paths it returned, best first."""
+
+    query: str
+    mode: str
+    paths: tuple[str, ...]
+
+
+class OpenEvent(_Base, frozen=True, kw_only=True, tag="open"):
+    """A note opened or read in full."""
+
+    path: str
+
+
+class TouchEvent(_Base, frozen=True, kw_only=True, tag="touch"):
+    """A resonance concept touched, optionally by a note."""
+
+    concept: str
+    path: str | None = None
+
+
+class FeedbackEvent(_Base, frozen=True, kw_only=True, tag="feedback"):
+    """A judgement that a recalled note was (or was not) useful."""
+
+    path: str
+    useful: bool
+    query: str | None = None
+
+
+Event = RecallEvent | OpenEvent | TouchEvent | FeedbackEvent
+KINDS = frozenset({"recall", "open", "touch", "feedback"})
+
+
+class _Kind(msgspec.Struct):
+    """Just the tag of a line, to tell a newer client's event kind from a broken line."""
+
+    event: str
+
+
+class PathActivity(msgspec.Struct, frozen=True, kw_only=True):
+    """What the log says about one note."""
+
+    access_count: int  # recalls that returned it + opens + useful feedback
+    last_access: datetime | None  # latest of those, UTC; None when only negative feedback exists
+    recalled: int = 0
+    opened: int = 0
+    useful: int = 0
+    not_useful: int = 0
+
+
+class ConceptActivity(msgspec.Struct, frozen=True, kw_only=True):
+    """How often and how lately a resonance concept was touched."""
+
+    touches: int
+    last_touch: datetime
+
+
+class Activity(msgspec.Struct, frozen=True, kw_only=True):
+    """Everything replayed from the log; keys are sorted so equal logs give identical values."""
+
+    paths: dict[str, PathActivity] = msgspec.field(default_factory=dict)
+    co_retrieved: dict[str, dict[str, int]] = msgspec.field(default_factory=dict)  # [a][b] with a < b
+    concepts: dict[str, ConceptActivity] = msgspec.field(default_factory=dict)
+    events: int = 0
+
+    def co_count(self, a: str, b: str) -> int:
+        """How many recalls returned both notes among their top results."""
+        lo, hi = (a, b) if a < b else (b, a)
+        return self.co_retrieved.get(lo, {}).get(hi, 0)
+
+    def pairs(self) -> list[tuple[str, str, int]]:
+        """Every co-retrieved pair as (a, b, count) with a < b, sorted."""
+        return [(a, b, n) for a, row in self.co_retrieved.items() for b, n in row.items()]
+
+
+def stamp(now: datetime) -> datetime:
+    """`now` in UTC, truncated to whole seconds, as the log stores it; a naive datetime is a bug."""
+    if now.tzinfo is None or now.utcoffset() is None:
+        raise ValueError("activity timestamps must be timezone-aware")
+    return now.astimezone(UTC).replace(microsecond=0)
+
+
+def month_file(vault_root: Path, ts: datetime) -> Path:
+    """The log file an event with this timestamp belongs to."""
+    return vault_root / ACTIVITY_DIR / f"{stamp(ts):%Y-%m}.jsonl"
+
+
+_encoder = msgspec.json.Encoder()
+_decoder = msgspec.json.Decoder(Event)
+
+
+def encode(event: Event) -> bytes:
+    """One log line, newline included, with the timestamp normalised to UTC seconds."""
+    event = msgspec.structs.replace(event, ts=stamp(event.ts))
+    return _encoder.encode(event) + b"\n"
+
+
+def append(vault_root: Path, event: Event) -> None:
+    """Append one event as a single O_APPEND write, so concurrent writers never interleave lines."""
+    path = month_file(vault_root, event.ts)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = encode(event)
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags, 0o644)
+    try:
+        written = os.write(fd, data)
+    finally:
+        os.close(fd)
+    if written != len(data):
+        raise OSError(f"short write to {path}: {written} of {len(data)} bytes")
+
+
+def decode_lines(data: bytes) -> tuple[list[Event], int]:
+    """Events of one file's bytes in line order, and the count of malformed lines (skipped)."""
+    events: list[Event] = []
+    bad = 0
+    for line in data.split(b"\n"):
+        if not line.strip():
+            continue
+        try:
+            events.append(_decoder.decode(line))
+        except msgspec.DecodeError:
+            try:
+                kind = msgspec.json.decode(line, type=_Kind).event
+            except msgspec.DecodeError:
+                kind = ""
+            if kind and kind not in KINDS:
+                continue  # a kind a newer version writes: not ours to judge
+            bad += 1
+    return events, bad
+
+
+def read_events(vault_root: Path) -> tuple[list[Event], int]:
+    """All events, in file-name then line order, and how many malformed lines were skipped."""
+    folder = vault_root / ACTIVITY_DIR
+    if not folder.is_dir():
+        return [], 0
+    events: list[Event] = []
+    bad = 0
+    for path in sorted(folder.glob("*.jsonl")):
+        got, skipped = decode_lines(path.read_bytes())
+        if skipped:
+            log.warning("skipped %d malformed activity line(s) in %s", skipped, path.name)
+        events += got
+        bad += skipped
+    return events, bad
+
+
+def _pairs(paths: Iterable[str]) -> Iterable[tuple[str, str]]:
+    """Unordered pairs (a < b) of distinct paths."""
+    unique = sorted(set(paths))
+    for i, a in enumerate(unique):
+        for b in unique[i + 1:]:
+            yield a, b
+
+
+def replay(events: Iterable[Event], *, top: int = CO_RETRIEVAL_TOP) -> Activity:
+    """Fold events into per-note, per-pair and per-concept numbers; any order of the same events agrees."""
+    access: Counter[str] = Counter()
+    recalled: Counter[str] = Counter()
+    opened: Counter[str] = Counter()
+    useful: Counter[str] = Counter()
+    not_useful: Counter[str] = Counter()
+    last: dict[str, datetime] = {}
+    pairs: Counter[tuple[str, str]] = Counter()
+    touches: Counter[str] = Counter()
+    last_touch: dict[str, datetime] = {}
+    count = 0
+
+    def accessed(path: str, ts: datetime) -> None:
+        access[path] += 1
+        if path not in last or ts > last[path]:
+            last[path] = ts
+
+    for event in events:
+        count += 1
+        ts = event.ts.astimezone(UTC)  # one representation per instant, whatever offset was written
+        if isinstance(event, RecallEvent):
+            returned = list(dict.fromkeys(event.paths))  # a path listed twice is one access
+            for path in returned:
+                recalled[path] += 1
+                accessed(path, ts)
+            pairs.update(_pairs(returned[:top]))
+        elif isinstance(event, OpenEvent):
+            opened[event.path] += 1
+            accessed(event.path, ts)
+        elif isinstance(event, FeedbackEvent):
+            if event.useful:
+                useful[event.path] += 1
+                accessed(event.path, ts)
+            else:
+                not_useful[event.path] += 1
+        else:
+            touches[event.concept] += 1
+            if event.concept not in last_touch or ts > last_touch[event.concept]:
+                last_touch[event.concept] = ts
+
+    every = sorted(set(access) | set(not_useful))
+    nested: dict[str, dict[str, int]] = {}
+    for (a, b), n in sorted(pairs.items()):
+        nested.setdefault(a, {})[b] = n
+    return Activity(
+        paths={
+            p: PathActivity(access_count=access[p], last_access=last.get(p), recalled=recalled[p],
+                            opened=opened[p], useful=useful[p], not_useful=not_useful[p])
+            for p in every
+        },
+        co_retrieved=nested,
+        concepts={c: ConceptActivity(touches=touches[c], last_touch=last_touch[c]) for c in sorted(touches)},
+        events=count,
+    )

@@ -1,0 +1,383 @@
+"""Frontmatter: find the block, load it as YAML 1.2 (or JSON), and read tags, aliases and typed properties.
+
+Pure. Values stay what the user typed: dates are strings, `yes` is a string, `012` is the integer 12.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import json
+import math
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import msgspec
+import yaml
+
+from vault_cortex.links import WIKILINK, parse_linktext
+
+try:
+    from yaml import CSafeLoader as _BaseLoader
+except ImportError:  # PyYAML built without libyaml
+    from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
+
+__all__ = [
+    "TAG_CHAR",
+    "Typed",
+    "is_tag",
+    "load_frontmatter",
+    "property_links",
+    "read_aliases",
+    "read_tags",
+    "split_frontmatter",
+    "typed_fields",
+]
+
+# One character of a tag: anything but whitespace, control characters and punctuation, except `_ - /`.
+TAG_CHAR = (
+    r"[^\s\x00-\x1f\x7f!-,.:-@\[-^`{-~¡§«¶·»¿×÷\u2000-\u206f\u2e00-\u2e7f\u3000-\u3003"
+    r"\u3008-\u3011\u3014-\u301f\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65]"
+)
+_TAG = re.compile(TAG_CHAR + "+")
+_DIGITS = re.compile(r"[0-9]+")
+_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
+_SPLIT_TAGS = re.compile(r"[,\s]+")
+
+
+def is_tag(text: str) -> bool:
+    """Whether `text` (without '#') is a valid tag: tag characters only, not all digits."""
+    return _TAG.fullmatch(text) is not None and _DIGITS.fullmatch(text) is None
+
+
+def split_frontmatter(text: str) -> tuple[str | None, str, int, list[str]]:
+    """(frontmatter text or None, body, 1-based body line, problems); an unclosed `---` is body."""
+    if not text.startswith("---"):
+        return None, text, 1, []
+    newline = text.find("\n")
+    if (text if newline < 0 else text[:newline]).rstrip() != "---":
+        return None, text, 1, []
+    close = _CLOSE.search(text, newline + 1)
+    if close is None:
+        return None, text, 1, ["frontmatter '---' on line 1 is never closed; read as body"]
+    raw = text[newline + 1 : close.start()]
+    return raw, text[close.end() + 1 :], raw.count("\n") + 3, []
+
+
+class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
+    """PyYAML's safe loader with the YAML 1.2 core schema: no `yes` booleans, octals or timestamps."""
+
+    yaml_implicit_resolvers: dict[str, list[tuple[str, re.Pattern[str]]]] = {}
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.duplicates: list[str] = []
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        seen: set[str] = set()
+        for key, _ in node.value:
+            if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
+                if key.value in seen:
+                    self.duplicates.append(key.value)
+                seen.add(key.value)
+        return super().construct_mapping(node, deep=deep)
+
+
+def _core_resolver(tag: str, pattern: str, first: str) -> None:
+    _Loader.add_implicit_resolver(tag, re.compile(pattern), list(first))
+
+
+_core_resolver("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", "~nN")
+_Loader.add_implicit_resolver("tag:yaml.org,2002:null", re.compile(r"^$"), [""])
+_core_resolver("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF")
+_core_resolver("tag:yaml.org,2002:int", r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", "-+0123456789")
+_core_resolver(
+    "tag:yaml.org,2002:float",
+    r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
+    "-+.0123456789",
+)
+_core_resolver("tag:yaml.org,2002:merge", r"^<<$", "<")
+
+
+def _construct_int(loader: _Loader, node: Any) -> int:
+    text = str(loader.construct_scalar(node)).replace("_", "")
+    if text[:2] in ("0o", "0x"):
+        return int(text[2:], 8 if text[1] == "o" else 16)
+    return int(text, 10)
+
+
+def _construct_float(loader: _Loader, node: Any) -> float:
+    text = str(loader.construct_scalar(node)).lower()
+    if text.endswith(".inf"):
+        return -math.inf if text.startswith("-") else math.inf
+    return math.nan if text == ".nan" else float(text)
+
+
+def _construct_str(loader: _Loader, node: Any) -> str:
+    return str(loader.construct_scalar(node))
+
+
+_Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+_Loader.add_constructor("tag:yaml.org,2002:float", _construct_float)
+_Loader.add_constructor("tag:yaml.org,2002:timestamp", _construct_str)
+
+
+def load_frontmatter(raw: str) -> tuple[dict[str, Any], list[str]]:
+    """Parse frontmatter text into plain JSON-like values; never raises, reports problems instead."""
+    if not raw.strip():
+        return {}, []
+    problems: list[str] = []
+    data: Any = None
+    loaded = False
+    if raw.lstrip().startswith("{"):  # JSON properties, inside the `---` fences
+        try:
+            data, loaded = json.loads(raw), True
+        except ValueError:
+            pass
+    if not loaded:
+        loader = _Loader(raw)
+        try:
+            data = loader.get_single_data()
+        except Exception as exc:  # any loader failure is bad input, never a crash
+            return {}, [f"malformed YAML frontmatter: {_reason(exc)}"]
+        finally:
+            loader.dispose()
+        problems += [f"duplicate frontmatter key {k!r}; the last value is used" for k in loader.duplicates]
+    if data is None:
+        return {}, problems
+    if not isinstance(data, dict):
+        return {}, [*problems, f"frontmatter is a {type(data).__name__}, not a mapping; ignored"]
+    try:
+        return _plain(data, {}, set()), problems
+    except RecursionError:
+        return {}, [*problems, "frontmatter nests too deeply; ignored"]
+
+
+def _reason(exc: Exception) -> str:
+    problem = getattr(exc, "problem", None) or (str(exc).splitlines() or [type(exc).__name__])[0]
+    mark = getattr(exc, "problem_mark", None)
+    return f"{problem} (frontmatter line {mark.line + 1})" if mark is not None else str(problem)
+
+
+def _plain(value: Any, memo: dict[int, Any], active: set[int]) -> Any:
+    """Convert loader output to dict/list/str/int/float/bool/None, sharing aliases, cutting cycles."""
+    if value is None or isinstance(value, str | bool | int | float):
+        return value
+    ident = id(value)
+    if ident in memo:
+        return memo[ident]
+    if ident in active:  # a recursive YAML alias
+        return None
+    active.add(ident)
+    out: Any
+    if isinstance(value, dict):
+        out = {_key(k): _plain(v, memo, active) for k, v in value.items()}
+    elif isinstance(value, set | frozenset):
+        out = [_plain(v, memo, active) for v in sorted(value, key=str)]
+    elif isinstance(value, list | tuple):
+        out = [_plain(v, memo, active) for v in value]
+    elif isinstance(value, dt.date):
+        out = value.isoformat()
+    elif isinstance(value, bytes):
+        out = base64.b64encode(value).decode("ascii")
+    else:
+        out = str(value)
+    active.discard(ident)
+    memo[ident] = out
+    return out
+
+
+def _key(key: Any) -> str:
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    return "null" if key is None else str(key)
+
+
+def _get(fm: dict[str, Any], name: str) -> Any:
+    """A property by name, matching the key case-insensitively as Obsidian does."""
+    if name in fm:
+        return fm[name]
+    return next((v for k, v in fm.items() if k.lower() == name), None)
+
+
+def read_tags(value: Any) -> tuple[list[str], list[str]]:
+    """Tags from the `tags` property: a list, a string, or comma/space-separated; '#' dropped, lower-cased."""
+    items = _SPLIT_TAGS.split(value) if isinstance(value, str) else _items(value)
+    tags: list[str] = []
+    problems: list[str] = []
+    for item in items:
+        if item is None or item == "":
+            continue
+        text = str(item).strip() if isinstance(item, str | int | float) else None
+        if text is not None and text.startswith("#"):
+            text = text[1:]
+        if text is None or isinstance(item, bool) or not is_tag(text):
+            problems.append(f"tags: {item!r} is not a valid tag; ignored")
+        elif text.lower() not in tags:
+            tags.append(text.lower())
+    return tags, problems
+
+
+def read_aliases(value: Any) -> tuple[list[str], list[str]]:
+    """Aliases from the `aliases` property: a list or one plain string; case kept."""
+    aliases: list[str] = []
+    problems: list[str] = []
+    for item in _items(value):
+        if isinstance(item, dict | list):
+            problems.append(f"aliases: {item!r} is not text; ignored")
+            continue
+        text = "" if item is None else _text(item).strip()
+        if text and text not in aliases:
+            aliases.append(text)
+    return aliases, problems
+
+
+def _items(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    return list(value) if isinstance(value, list) else [value]
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+class Typed(msgspec.Struct, frozen=True, kw_only=True):
+    """The properties vault-cortex gives a meaning to."""
+
+    cortex: str | None = None
+    importance: float | None = None
+    created: str | None = None
+    project: str | None = None
+    layer: str | None = None
+    pinned: bool = False
+
+
+def typed_fields(fm: dict[str, Any]) -> tuple[Typed, list[str]]:
+    """Read cortex, importance, created, project, layer and pinned; bad values become problems."""
+    problems: list[str] = []
+
+    def text(name: str) -> str | None:
+        value = _get(fm, name)
+        if isinstance(value, list) and value:
+            if len(value) > 1:
+                problems.append(f"{name}: has {len(value)} values; the first is used")
+            value = value[0]
+        if value is None or value == "":
+            return None
+        if isinstance(value, dict | list):
+            problems.append(f"{name}: {value!r} is not text; ignored")
+            return None
+        return _text(value).strip()
+
+    project = text("project")
+    if project and (m := WIKILINK.fullmatch(project)):
+        project = parse_linktext(m.group(1))[0] or project
+    return Typed(
+        cortex=text("cortex"),
+        importance=_importance(_get(fm, "importance"), problems),
+        created=text("created"),
+        project=project,
+        layer=text("layer"),
+        pinned=_pinned(_get(fm, "pinned"), problems),
+    ), problems
+
+
+def _importance(value: Any, problems: list[str]) -> float | None:
+    if value is None:
+        return None
+    number: float | None = None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        number = float(value)
+    elif isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            number = None
+    if number is None or math.isnan(number):
+        problems.append(f"importance: {value!r} is not a number; ignored")
+        return None
+    clamped = min(1.0, max(0.0, number))
+    if clamped != number:
+        problems.append(f"importance: {value!r} is outside [0, 1]; clamped to {clamped:g}")
+    return clamped
+
+
+def _pinned(value: Any, problems: list[str]) -> bool:
+    if value is None or isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    problems.append(f"pinned: {value!r} is not true or false; read as false")
+    return False
+
+
+def property_links(
+    fm: dict[str, Any], raw: str, relation_types: frozenset[str]
+) -> tuple[list[tuple[str, str, str | None, str, int]], list[str]]:
+    """Links in property values as (target, subpath, display, rel, file line of the key), and problems."""
+    found: list[tuple[str, str, str | None, str, int]] = []
+    problems: list[str] = []
+    if "[[" not in raw:
+        return found, problems
+    lines = _key_lines(raw)
+    for key, value in fm.items():
+        name = key.strip().lower()
+        at = _line_of(lines, key, 0)
+        if name == "relations" and isinstance(value, dict):
+            for rel_key, rel_value in value.items():
+                rel = "_".join(rel_key.lower().split()) or "links_to"
+                found += _links_in(rel_value, rel, _line_of(lines, rel_key, at) or at)
+                problems += _unquoted(f"relations.{rel_key}", rel_value)
+            continue
+        rel = name if name in relation_types else "links_to"
+        found += _links_in(value, rel, at)
+        problems += _unquoted(key, value)
+    return found, problems
+
+
+def _links_in(value: Any, rel: str, line: int) -> list[tuple[str, str, str | None, str, int]]:
+    out = []
+    for text in _strings(value):
+        if "[[" in text:
+            for m in WIKILINK.finditer(text):
+                target, subpath, display = parse_linktext(m.group(1))
+                if target or subpath:
+                    out.append((target, subpath, display, rel, line))
+    return out
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
+def _unquoted(key: str, value: Any) -> list[str]:
+    """An unquoted `[[X]]` in YAML is a nested list, not a link; say so rather than drop it silently."""
+    if isinstance(value, list) and value and all(
+        isinstance(v, list) and len(v) == 1 and isinstance(v[0], str) for v in value
+    ):
+        return [f"{key}: unquoted [[link]] is a nested YAML list, not a link; write \"[[...]]\""]
+    return []
+
+
+_KEY = re.compile(r"^[ \t]*(?:- +)?([\"']?)([^\s\"'#:][^\n]*?)\1[ \t]*:(?:[ \t]|$)", re.MULTILINE)
+
+
+def _key_lines(raw: str) -> list[tuple[str, int]]:
+    """Every `key:` in the frontmatter text with its file line (the text starts on line 2)."""
+    return [(m[2], raw.count("\n", 0, m.start()) + 2) for m in _KEY.finditer(raw)]
+
+
+def _line_of(lines: list[tuple[str, int]], key: str, after: int) -> int:
+    """File line of the first `key:` after line `after` (best effort: 1, the fence, when not found)."""
+    return next((line for name, line in lines if line > after and name == key), 1 if after == 0 else 0)
