@@ -6,6 +6,7 @@ Pure. Values stay what the user typed: dates are strings, `yes` is a string, `01
 from __future__ import annotations
 
 import base64
+import contextlib
 import datetime as dt
 import json
 import math
@@ -21,11 +22,12 @@ from vault_cortex.links import WIKILINK, parse_linktext
 try:
     from yaml import CSafeLoader as _BaseLoader
 except ImportError:  # PyYAML built without libyaml
-    from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
+    from yaml import SafeLoader as _BaseLoader
 
 __all__ = [
     "TAG_CHAR",
     "Typed",
+    "get_property",
     "is_tag",
     "load_frontmatter",
     "property_links",
@@ -41,14 +43,14 @@ TAG_CHAR = (
     r"\u3008-\u3011\u3014-\u301f\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65]"
 )
 _TAG = re.compile(TAG_CHAR + "+")
-_DIGITS = re.compile(r"[0-9]+")
+_NOT_A_TAG = re.compile(r"[0-9]+|[-_/]+")  # at least one non-digit, and more than punctuation
 _CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
 _SPLIT_TAGS = re.compile(r"[,\s]+")
 
 
 def is_tag(text: str) -> bool:
-    """Whether `text` (without '#') is a valid tag: tag characters only, not all digits."""
-    return _TAG.fullmatch(text) is not None and _DIGITS.fullmatch(text) is None
+    """Whether `text` (without '#') is a valid tag: tag characters only, not all digits or dashes."""
+    return _TAG.fullmatch(text) is not None and _NOT_A_TAG.fullmatch(text) is None
 
 
 def split_frontmatter(text: str) -> tuple[str | None, str, int, list[str]]:
@@ -58,14 +60,14 @@ def split_frontmatter(text: str) -> tuple[str | None, str, int, list[str]]:
     newline = text.find("\n")
     if (text if newline < 0 else text[:newline]).rstrip() != "---":
         return None, text, 1, []
-    close = _CLOSE.search(text, newline + 1)
+    close = _CLOSE.search(text, newline + 1) if newline >= 0 else None
     if close is None:
         return None, text, 1, ["frontmatter '---' on line 1 is never closed; read as body"]
     raw = text[newline + 1 : close.start()]
     return raw, text[close.end() + 1 :], raw.count("\n") + 3, []
 
 
-class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
+class _Loader(_BaseLoader):  # type: ignore[misc]
     """PyYAML's safe loader with the YAML 1.2 core schema: no `yes` booleans, octals or timestamps."""
 
     yaml_implicit_resolvers: dict[str, list[tuple[str, re.Pattern[str]]]] = {}
@@ -131,10 +133,8 @@ def load_frontmatter(raw: str) -> tuple[dict[str, Any], list[str]]:
     data: Any = None
     loaded = False
     if raw.lstrip().startswith("{"):  # JSON properties, inside the `---` fences
-        try:
+        with contextlib.suppress(ValueError):
             data, loaded = json.loads(raw), True
-        except ValueError:
-            pass
     if not loaded:
         loader = _Loader(raw)
         try:
@@ -157,7 +157,7 @@ def load_frontmatter(raw: str) -> tuple[dict[str, Any], list[str]]:
 def _reason(exc: Exception) -> str:
     problem = getattr(exc, "problem", None) or (str(exc).splitlines() or [type(exc).__name__])[0]
     mark = getattr(exc, "problem_mark", None)
-    return f"{problem} (frontmatter line {mark.line + 1})" if mark is not None else str(problem)
+    return f"{problem} (line {mark.line + 2})" if mark is not None else str(problem)  # file line
 
 
 def _plain(value: Any, memo: dict[int, Any], active: set[int]) -> Any:
@@ -194,7 +194,7 @@ def _key(key: Any) -> str:
     return "null" if key is None else str(key)
 
 
-def _get(fm: dict[str, Any], name: str) -> Any:
+def get_property(fm: dict[str, Any], name: str) -> Any:
     """A property by name, matching the key case-insensitively as Obsidian does."""
     if name in fm:
         return fm[name]
@@ -261,7 +261,7 @@ def typed_fields(fm: dict[str, Any]) -> tuple[Typed, list[str]]:
     problems: list[str] = []
 
     def text(name: str) -> str | None:
-        value = _get(fm, name)
+        value = get_property(fm, name)
         if isinstance(value, list) and value:
             if len(value) > 1:
                 problems.append(f"{name}: has {len(value)} values; the first is used")
@@ -278,11 +278,11 @@ def typed_fields(fm: dict[str, Any]) -> tuple[Typed, list[str]]:
         project = parse_linktext(m.group(1))[0] or project
     return Typed(
         cortex=text("cortex"),
-        importance=_importance(_get(fm, "importance"), problems),
+        importance=_importance(get_property(fm, "importance"), problems),
         created=text("created"),
         project=project,
         layer=text("layer"),
-        pinned=_pinned(_get(fm, "pinned"), problems),
+        pinned=_pinned(get_property(fm, "pinned"), problems),
     ), problems
 
 
@@ -363,10 +363,12 @@ def _strings(value: Any) -> Iterator[str]:
 
 def _unquoted(key: str, value: Any) -> list[str]:
     """An unquoted `[[X]]` in YAML is a nested list, not a link; say so rather than drop it silently."""
-    if isinstance(value, list) and value and all(
-        isinstance(v, list) and len(v) == 1 and isinstance(v[0], str) for v in value
+    if (
+        isinstance(value, list)
+        and value
+        and all(isinstance(v, list) and len(v) == 1 and isinstance(v[0], str) for v in value)
     ):
-        return [f"{key}: unquoted [[link]] is a nested YAML list, not a link; write \"[[...]]\""]
+        return [f'{key}: unquoted [[link]] is a nested YAML list, not a link; write "[[...]]"']
     return []
 
 

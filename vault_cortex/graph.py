@@ -36,6 +36,8 @@ class EdgeWeights(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
 
 
 class Edge(msgspec.Struct, frozen=True, kw_only=True):
+    """One typed edge; a repeated (src, dst, rel) is kept once, at its highest weight."""
+
     src: str
     dst: str
     rel: str  # links_to, embeds, supports, derived_from, co_retrieved, follows, project, ...
@@ -43,6 +45,8 @@ class Edge(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Hub(msgspec.Struct, frozen=True, kw_only=True):
+    """A note with far more links than the vault's typical note."""
+
     path: str
     degree: int  # distinct linked notes, either direction
 
@@ -119,16 +123,16 @@ class Graph:
         self.edges: tuple[Edge, ...] = tuple(
             Edge(src=s, dst=d, rel=r, weight=v) for (s, d, r), v in sorted(best.items())
         )
-        self._build_walk(best)
+        self._build_walk()
         self._build_links(linked)
 
-    def _build_walk(self, best: Mapping[tuple[str, str, str], float]) -> None:
+    def _build_walk(self) -> None:
         """Random-walk transition entries: one undirected pair keeps its strongest edge's weight."""
         pair_weight: dict[tuple[int, int], float] = {}
-        for (s, d, _), v in best.items():
-            i, j = self.index[s], self.index[d]
+        for e in self.edges:  # sorted, so float sums do not depend on the order links arrived in
+            i, j = self.index[e.src], self.index[e.dst]
             key = (i, j) if i < j else (j, i)
-            pair_weight[key] = max(pair_weight.get(key, 0.0), v)
+            pair_weight[key] = max(pair_weight.get(key, 0.0), e.weight)
         n = len(self.names)
         m = len(pair_weight)
         src = np.empty(2 * m, dtype=np.int64)

@@ -9,13 +9,22 @@ import posixpath
 import re
 import unicodedata
 from collections.abc import Iterable
+from urllib.parse import unquote
 
 import msgspec
 
-__all__ = ["WIKILINK", "Dangling", "Resolved", "Resolver", "parse_linktext"]
+__all__ = ["MARKDOWN_LINK", "WIKILINK", "Dangling", "Resolved", "Resolver", "parse_destination", "parse_linktext"]
 
 # `[[inner]]` on one line; a single `[` or `]` may occur inside, `[[` may not (then the inner one wins).
 WIKILINK = re.compile(r"\[\[((?:[^\[\]\n]++|\[(?!\[)|\](?!\]))*+)\]\]")
+# `[text](destination "title")`, CommonMark-style: group 1 the text, group 2 the destination.
+MARKDOWN_LINK = re.compile(
+    r"\[((?:[^\[\]\n\\]++|\\.|\[[^\[\]\n]*+\])*+)\]"
+    r"\([ \t]*(<[^<>\n]*+>|(?:[^\s()<>\\]++|\\.|\((?:[^\s()\\]|\\.)*+\))*+)"
+    r"(?:[ \t]+(?:\"[^\"\n]*+\"|'[^'\n]*+'|\([^()\n]*+\)))?[ \t]*\)"
+)
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:|//")  # http:, mailto:, obsidian:, //host
+_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 
 
 class Resolved(msgspec.Struct, frozen=True, kw_only=True):
@@ -39,6 +48,19 @@ def parse_linktext(inner: str) -> tuple[str, str, str | None]:
     path, hash_, subpath = linktext.partition("#")
     shown = display.strip() if bar else ""
     return path.strip(), subpath.strip() if hash_ else "", shown or None
+
+
+def parse_destination(dest: str) -> tuple[str, str] | None:
+    """A markdown link destination as URL-decoded (target, subpath); None for an external URL."""
+    if dest.startswith("<"):
+        dest = dest[1:-1]
+    if "\\" in dest:
+        dest = _ESCAPE.sub(r"\1", dest)
+    if not dest or _SCHEME.match(dest):
+        return None
+    path, _, subpath = dest.partition("#")
+    target, subpath = unquote(path).strip(), unquote(subpath).strip()
+    return (target, subpath) if target or subpath else None
 
 
 def _nfc(text: str) -> str:

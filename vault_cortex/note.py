@@ -10,12 +10,12 @@ import re
 import unicodedata
 from bisect import bisect_right
 from typing import Any
-from urllib.parse import unquote
 
 import msgspec
 
 from vault_cortex.frontmatter import (
     TAG_CHAR,
+    get_property,
     is_tag,
     load_frontmatter,
     property_links,
@@ -24,12 +24,12 @@ from vault_cortex.frontmatter import (
     split_frontmatter,
     typed_fields,
 )
-from vault_cortex.links import WIKILINK, parse_linktext
+from vault_cortex.links import MARKDOWN_LINK, WIKILINK, parse_destination, parse_linktext
 
 __all__ = ["RELATION_TYPES", "Heading", "Note", "RawLink", "decode", "is_binary", "parse_note"]
 
 RELATION_TYPES = frozenset(
-    {
+    [
         "supports",
         "contradicts",
         "leads_to",
@@ -42,7 +42,7 @@ RELATION_TYPES = frozenset(
         "co_retrieved",
         "follows",
         "answered_by",
-    }
+    ]
 )
 
 
@@ -134,9 +134,9 @@ def parse_note(path: str, text: str, relation_types: frozenset[str] = RELATION_T
         links += [RawLink(target=t, subpath=s, display=d, kind="property", rel=r, line=n) for t, s, d, r, n in prop]
     typed, found = typed_fields(fm)
     problems += found
-    tags, found = read_tags(_prop(fm, "tags"))
+    tags, found = read_tags(get_property(fm, "tags"))
     problems += found
-    aliases, found = read_aliases(_prop(fm, "aliases"))
+    aliases, found = read_aliases(get_property(fm, "aliases"))
     problems += found
     scan = _Scan(body, body_line)
     links += scan.links
@@ -152,20 +152,9 @@ def parse_note(path: str, text: str, relation_types: frozenset[str] = RELATION_T
         headings=tuple(scan.headings),
         block_ids=tuple(dict.fromkeys(scan.block_ids)),
         links=tuple(links),
-        cortex=typed.cortex,
-        importance=typed.importance,
-        created=typed.created,
-        project=typed.project,
-        layer=typed.layer,
-        pinned=typed.pinned,
+        **msgspec.structs.asdict(typed),
         problems=tuple(problems),
     )
-
-
-def _prop(fm: dict[str, Any], name: str) -> Any:
-    if name in fm:
-        return fm[name]
-    return next((v for k, v in fm.items() if k.lower() == name), None)
 
 
 # Block structure (CommonMark, simplified to what decides code, headings and paragraphs).
@@ -178,16 +167,9 @@ _LIST_ITEM = re.compile(r"[ \t]*(?:[-*+]|[0-9]{1,9}[.)])(?:[ \t]|$)")
 
 # Inline syntax.
 _BACKTICKS = re.compile(r"`+")
-_MD_LINK = re.compile(
-    r"\[((?:[^\[\]\n\\]++|\\.|\[[^\[\]\n]*+\])*+)\]"
-    r"\([ \t]*(<[^<>\n]*+>|(?:[^\s()<>\\]++|\\.|\((?:[^\s()\\]|\\.)*+\))*+)"
-    r"(?:[ \t]+(?:\"[^\"\n]*+\"|'[^'\n]*+'|\([^()\n]*+\)))?[ \t]*\)"
-)
-_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:|//")
-_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 _TAG = re.compile(r"#(" + TAG_CHAR + "+)")  # only where the '#' follows whitespace or starts the text
 _BLOCK_ID = re.compile(r"\^([A-Za-z0-9-]+)[ \t]*$", re.MULTILINE)  # only after a space or alone
-_FIELD_KEY = r"(?P<key>[^\s:`\[\]()>#][^:\n`\[\]()]*?)[ \t]*::"
+_FIELD_KEY = r"(?P<key>[^\s:`\[\]()>#][^:\n`\[\]()]*?)[ \t]*::(?=[ \t]|$)"  # `std::vector` is no field
 _FIELD_LINE = re.compile(
     r"[ \t]*(?:>[ \t]*)*(?:(?:[-*+]|[0-9]{1,9}[.)])[ \t]+(?:\[.\][ \t]+)?)?" + _FIELD_KEY + r"(?P<value>[^\n]*)"
 )
@@ -228,6 +210,7 @@ class _Scan:
                 continue
             stripped = line.lstrip(" \t")
             if not stripped.lstrip("> \t"):
+                out[i] = ""  # so a blank line is always "\n\n" for the inline pass
                 prev_blank, open_para, para = True, False, -1
                 continue
             lead = line[: len(line) - len(stripped)]
@@ -236,12 +219,12 @@ class _Scan:
             if prev_blank and in_list and indent < 2 and not _LIST_ITEM.match(line):
                 in_list = False
             prev_blank = False
-            if first in "`~>" and (indent <= 3 or in_list) and (m := _FENCE.match(line)):
-                if not (m[1][0] == "`" and "`" in m[2]):
-                    fence = (m[1][0], len(m[1]))
-                    out[i] = ""
-                    open_para, para = False, -1
-                    continue
+            m = _FENCE.match(line) if first in "`~>" and (indent <= 3 or in_list) else None
+            if m and not (m[1][0] == "`" and "`" in m[2]):  # a backtick fence's info has no backtick
+                fence = (m[1][0], len(m[1]))
+                out[i] = ""
+                open_para, para = False, -1
+                continue
             if indent >= 4 and not open_para and not in_list:
                 out[i] = ""  # indented code
                 continue
@@ -302,11 +285,11 @@ class _Scan:
             text = _mask(text, masks)
         if "](" in text:
             masks = []
-            for m in _MD_LINK.finditer(text):
+            for m in MARKDOWN_LINK.finditer(text):
                 self._markdown(m, text)
                 masks.append((m.end(1), m.end()))
                 if "](" in m[1]:  # an image inside the link text: [![alt](img.png)](Note.md)
-                    for inner in _MD_LINK.finditer(text, m.start(1), m.end(1)):
+                    for inner in MARKDOWN_LINK.finditer(text, m.start(1), m.end(1)):
                         self._markdown(inner, text)
             text = _mask(text, masks)
         self._found.sort(key=lambda item: item[0])
@@ -324,18 +307,11 @@ class _Scan:
 
     def _markdown(self, m: re.Match[str], text: str) -> None:
         start = m.start()
-        if _escaped(text, start):
-            return
-        embed = start > 0 and text[start - 1] == "!" and not _escaped(text, start - 1)
-        dest = m[2][1:-1] if m[2].startswith("<") else m[2]
-        if "\\" in dest:
-            dest = _ESCAPE.sub(r"\1", dest)
-        if not dest or _SCHEME.match(dest):
-            return  # external: http:, mailto:, obsidian:, //host
-        path, _, sub = dest.partition("#")
-        target, subpath = unquote(path).strip(), unquote(sub).strip()
-        if target or subpath:
-            self._link(start - embed, target, subpath, m[1].strip() or None, "embed" if embed else "markdown")
+        parsed = None if _escaped(text, start) else parse_destination(m[2])
+        if parsed is not None:  # None: escaped, or an external URL
+            embed = start > 0 and text[start - 1] == "!" and not _escaped(text, start - 1)
+            kind = "embed" if embed else "markdown"
+            self._link(start - embed, parsed[0], parsed[1], m[1].strip() or None, kind)
 
 
 def _fields(text: str) -> list[tuple[int, int, str]]:

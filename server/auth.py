@@ -1,0 +1,97 @@
+"""Who may call the API: the bearer token (every route but `health`), loopback binds, and CORS for Obsidian."""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Any
+
+import msgspec
+from litestar.connection import ASGIConnection
+from litestar.datastructures import Headers, MutableScopeHeaders
+from litestar.exceptions import NotAuthorizedException
+from litestar.handlers.base import BaseRouteHandler
+from litestar.types import ASGIApp, Message, Receive, Scope, Send
+
+from server.errors import ErrorBody
+from server.bearer import token_matches
+
+PUBLIC = "public"  # route opt flag: no token needed
+
+# The Obsidian desktop app, Obsidian mobile on iOS (Capacitor) and on Android.
+CORS_ORIGINS = ("app://obsidian.md", "capacitor://localhost", "http://localhost")
+CORS_METHODS = "GET, POST, PUT, OPTIONS"
+CORS_HEADERS = "authorization, content-type, if-match"
+
+
+def token_guard(token: str) -> Any:
+    """A Litestar guard that refuses requests without the token, except on routes marked `opt={"public": True}`."""
+
+    def guard(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler) -> None:
+        if handler.opt.get(PUBLIC):
+            return
+        if not token_matches(connection.headers.get("authorization"), token):
+            raise NotAuthorizedException("missing or wrong bearer token (see .cortex/token in the vault)")
+
+    return guard
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def cors_middleware(app: ASGIApp) -> ASGIApp:
+    """CORS for the Obsidian origins only; a preflight from any other origin gets a 403 in the error shape."""
+
+    async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+        headers = Headers.from_scope(scope)
+        origin = headers.get("origin")
+        if origin is None:
+            await app(scope, receive, send)
+            return
+        allowed = origin in CORS_ORIGINS
+        if scope["method"] == "OPTIONS" and "access-control-request-method" in headers:
+            await _preflight(send, origin, allowed)
+            return
+        if not allowed:
+            await app(scope, receive, send)
+            return
+
+        async def send_with_cors(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                out = MutableScopeHeaders.from_message(message)
+                out["Access-Control-Allow-Origin"] = origin
+                out["Access-Control-Expose-Headers"] = "ETag, Location"
+                out.add("Vary", "Origin")
+            await send(message)
+
+        await app(scope, receive, send_with_cors)
+
+    return middleware
+
+
+async def _preflight(send: Send, origin: str, allowed: bool) -> None:
+    if allowed:
+        status, body = 204, b""
+        headers = [
+            (b"access-control-allow-origin", origin.encode()),
+            (b"access-control-allow-methods", CORS_METHODS.encode()),
+            (b"access-control-allow-headers", CORS_HEADERS.encode()),
+            (b"access-control-max-age", b"600"),
+            (b"vary", b"Origin"),
+        ]
+    else:
+        status = 403
+        body = msgspec.json.encode(ErrorBody(error="Forbidden", detail=f"CORS: origin {origin!r} is not allowed",
+                                             status=status))
+        headers = [(b"content-type", b"application/json"), (b"vary", b"Origin")]
+    headers.append((b"content-length", str(len(body)).encode()))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

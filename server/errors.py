@@ -1,0 +1,67 @@
+"""One JSON error shape for every error the HTTP API returns: `{"error": ..., "detail": ..., "status": ...}`."""
+
+from __future__ import annotations
+
+import logging
+from http import HTTPStatus
+from typing import Any
+
+import msgspec
+from litestar import MediaType, Request, Response
+from litestar.exceptions import HTTPException, ValidationException
+
+from vault_cortex.errors import VaultCortexError
+
+log = logging.getLogger(__name__)
+
+
+class ErrorBody(msgspec.Struct, frozen=True, kw_only=True):
+    """What every error response carries: the error's name, a readable detail and the HTTP status."""
+
+    error: str
+    detail: str
+    status: int
+
+
+def status_name(status: int) -> str:
+    """`404` → `NotFound`: the HTTP reason phrase as one CamelCase word."""
+    try:
+        phrase = HTTPStatus(status).phrase
+    except ValueError:
+        return "Error"
+    return "".join(word.capitalize() if word.islower() else word for word in phrase.replace("-", " ").split())
+
+
+def error_body(exc: BaseException) -> ErrorBody:
+    """Map any exception to the error shape; unexpected ones become a 500 without internals."""
+    if isinstance(exc, VaultCortexError):
+        return ErrorBody(error=type(exc).__name__, detail=str(exc), status=exc.status)
+    if isinstance(exc, ValidationException):
+        return ErrorBody(error="ValidationError", detail=_validation_detail(exc), status=exc.status_code)
+    if isinstance(exc, HTTPException):
+        return ErrorBody(error=status_name(exc.status_code), detail=exc.detail, status=exc.status_code)
+    return ErrorBody(error="InternalServerError", detail="unexpected error; see the server log", status=500)
+
+
+def _validation_detail(exc: ValidationException) -> str:
+    problems = []
+    for item in exc.extra if isinstance(exc.extra, list) else []:
+        if isinstance(item, dict):
+            where = " ".join(str(item[k]) for k in ("key", "source") if item.get(k))
+            problems.append(f"{where}: {item.get('message', '')}" if where else str(item.get("message", "")))
+    return f"{exc.detail}: {'; '.join(problems)}" if problems else exc.detail
+
+
+def json_error(body: ErrorBody, headers: dict[str, str] | None = None) -> Response[ErrorBody]:
+    return Response(content=body, status_code=body.status, media_type=MediaType.JSON, headers=headers)
+
+
+def handle_exception(request: Request[Any, Any, Any], exc: Exception) -> Response[ErrorBody]:
+    """The app's one exception handler (registered for `Exception`, so Litestar's 404/405/400s come here too)."""
+    body = error_body(exc)
+    if body.status >= 500:
+        log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
+    headers = dict(exc.headers or {}) if isinstance(exc, HTTPException) else {}
+    if body.status == 401:
+        headers["WWW-Authenticate"] = 'Bearer realm="vault-cortex"'
+    return json_error(body, headers or None)

@@ -1,0 +1,208 @@
+"""The HTTP routes under /v1: thin handlers over the facade (sync calls run in a worker thread)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+from urllib.parse import quote
+
+import msgspec
+from litestar import Response, Router, get, post, put
+from litestar.params import Parameter
+from msgspec import Meta
+
+from server.auth import PUBLIC
+from server.hooks import HOOK_EVENTS, run_hook
+from server.watch import Watcher, WatchStatus
+from vault_cortex import __version__
+from vault_cortex.cortex import Context, Cortex, NoteDoc, Recall
+from vault_cortex.errors import InvalidRequest, NoteNotFound
+from vault_cortex.graph import GraphHealth
+from vault_cortex.vault import Skipped
+
+MAX_QUERY_CHARS = 10_000  # a hard cap; the vault's recall.max_query_chars (checked by the facade) is lower
+MAX_K = 1000
+MAX_PATH_CHARS = 1024
+
+QueryText = Annotated[str, Meta(min_length=1, max_length=MAX_QUERY_CHARS)]
+K = Annotated[int, Meta(ge=1, le=MAX_K)]
+Budget = Annotated[int, Meta(ge=0, le=100_000)]
+NotePath = Annotated[str, Meta(min_length=1, max_length=MAX_PATH_CHARS)]
+
+
+class _Body(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    pass
+
+
+class RecallBody(_Body):
+    query: QueryText
+    k: K | None = None
+    mode: str | None = None
+    budget_tokens: Budget | None = None
+    regions: list[str] | None = None
+    include_archive: bool = False
+
+
+class ContextBody(_Body):
+    task: Annotated[str, Meta(max_length=MAX_QUERY_CHARS)] | None = None
+    project: str | None = None
+    active_note: NotePath | None = None
+    recent: list[NotePath] | None = None
+    budget_tokens: Budget | None = None
+    mode: str | None = None
+
+
+class RememberBody(_Body):
+    text: Annotated[str, Meta(min_length=1)]
+    title: str | None = None
+    region: str | None = None
+    tags: list[str] | None = None
+    importance: Annotated[float, Meta(ge=0.0, le=1.0)] | None = None
+    project: str | None = None
+    relations: dict[str, list[str]] | None = None
+
+
+class NoteBody(_Body):
+    content: str
+
+
+class LinkBody(_Body):
+    src: NotePath
+    rel: Annotated[str, Meta(min_length=1, max_length=64)]
+    dst: NotePath
+
+
+class Health(msgspec.Struct, frozen=True, kw_only=True):
+    ok: bool
+    version: str
+
+
+class Status(msgspec.Struct, frozen=True, kw_only=True):
+    """The index (counts, model, last sync), the watcher (index lag) and the files the index left out."""
+
+    index: dict[str, Any]
+    watch: WatchStatus | None
+    skipped: list[Skipped]
+
+
+def etag_header(doc: NoteDoc) -> dict[str, str]:
+    return {"ETag": f'"{doc.etag}"'}
+
+
+def parse_if_match(value: str | None) -> str | None:
+    """The ETag in an If-Match header (None when absent); `*` is refused: send the ETag you read."""
+    if value is None:
+        return None
+    value = value.strip()
+    if value == "*" or "," in value:
+        raise InvalidRequest("If-Match must be the one ETag returned when the note was read, not '*' or a list")
+    if value.startswith("W/"):
+        raise InvalidRequest("If-Match needs the strong ETag returned when the note was read")
+    return value.strip('"')
+
+
+@get("/health", opt={PUBLIC: True}, sync_to_thread=False)
+def health() -> Health:
+    """Liveness, without a token: the hooks use it to find a running server."""
+    return Health(ok=True, version=__version__)
+
+
+@get("/status", sync_to_thread=True)
+def status(cx: Cortex, watcher: Watcher | None) -> Status:
+    """Counts, model, last sync, index lag and the files the index skipped, with why."""
+    return Status(index=cx.status(), watch=watcher.status() if watcher else None, skipped=cx.db.skipped())
+
+
+@get("/recall", sync_to_thread=True)
+def recall_get(
+    cx: Cortex,
+    q: Annotated[str, Parameter(min_length=1, max_length=MAX_QUERY_CHARS, description="The query.")],
+    k: Annotated[int | None, Parameter(ge=1, le=MAX_K)] = None,
+    mode: str | None = None,
+    budget_tokens: Annotated[int | None, Parameter(ge=0, le=100_000)] = None,
+    regions: list[str] | None = None,
+    include_archive: bool = False,
+) -> Recall:
+    """Notes that answer a query, best first, each with the reason it was chosen."""
+    return cx.recall(q, k=k, mode=mode, budget_tokens=budget_tokens, regions=regions,
+                     include_archive=include_archive)
+
+
+@post("/recall", status_code=200, sync_to_thread=True)
+def recall_post(cx: Cortex, data: RecallBody) -> Recall:
+    """The same as GET /v1/recall, for long queries and lists in a JSON body."""
+    return cx.recall(data.query, k=data.k, mode=data.mode, budget_tokens=data.budget_tokens,
+                     regions=data.regions, include_archive=data.include_archive)
+
+
+@post("/context", status_code=200, sync_to_thread=True)
+def context(cx: Cortex, data: ContextBody) -> Context:
+    """A token-budgeted context block for a task (markdown plus the items, grouped by region)."""
+    return cx.context(task=data.task, project=data.project, active_note=data.active_note, recent=data.recent,
+                      budget_tokens=data.budget_tokens, mode=data.mode)
+
+
+@get("/related", sync_to_thread=True)
+def related(
+    cx: Cortex,
+    path: Annotated[str, Parameter(min_length=1, max_length=MAX_PATH_CHARS)],
+    k: Annotated[int | None, Parameter(ge=1, le=MAX_K)] = None,
+    mode: str | None = None,
+) -> Recall:
+    """Memories related to a note, from its content, leaving out the note and the notes it already links."""
+    return cx.related(path, k=k, mode=mode)
+
+
+@get("/notes", sync_to_thread=True)
+def read_note(cx: Cortex, path: Annotated[str, Parameter(min_length=1, max_length=MAX_PATH_CHARS)],
+              ) -> Response[NoteDoc]:
+    """A note's text, with its ETag (also in the ETag header) for a later PUT with If-Match."""
+    doc = cx.read_note(path)
+    return Response(doc, headers=etag_header(doc))
+
+
+@put("/notes", sync_to_thread=True)
+def write_note(
+    cx: Cortex,
+    path: Annotated[str, Parameter(min_length=1, max_length=MAX_PATH_CHARS)],
+    data: NoteBody,
+    if_match: Annotated[str | None, Parameter(header="If-Match")] = None,
+) -> Response[NoteDoc]:
+    """Replace a note whose ETag still matches If-Match (409 if it changed); without If-Match, create it
+    (409 if it exists). Never overwrites what it has not seen."""
+    doc = cx.write_note(path, data.content, parse_if_match(if_match))
+    return Response(doc, headers=etag_header(doc))
+
+
+@post("/notes", status_code=201, sync_to_thread=True)
+def remember(cx: Cortex, data: RememberBody) -> Response[NoteDoc]:
+    """Save a new memory as a note (path chosen from the title and region); 201 with its ETag and Location."""
+    doc = cx.remember(data.text, title=data.title, region=data.region, tags=data.tags, importance=data.importance,
+                      project=data.project, relations=data.relations)
+    return Response(doc, status_code=201,
+                    headers={**etag_header(doc), "Location": f"/v1/notes?path={quote(doc.path, safe='/')}"})
+
+
+@post("/links", status_code=200, sync_to_thread=True)
+def link(cx: Cortex, data: LinkBody) -> Response[NoteDoc]:
+    """Add a typed relation from one note to another (a minimal edit of the source note's frontmatter)."""
+    doc = cx.link(data.src, data.rel, data.dst)
+    return Response(doc, headers=etag_header(doc))
+
+
+@get("/graph/health", sync_to_thread=True)
+def graph_health(cx: Cortex) -> GraphHealth:
+    """Hubs, islands, bridges, articulation points and dangling links of the note graph."""
+    return cx.graph_health()
+
+
+@post("/hooks/{event:str}", status_code=200, sync_to_thread=True)
+def hook(cx: Cortex, event: str, data: dict[str, Any]) -> dict[str, Any]:
+    """Claude Code hook I/O: the hook's input object in, its output object out (`{}` = nothing to add).
+    `event` is session-start, prompt or tool; `vault-cortex hook EVENT` posts here when the server runs."""
+    if event not in HOOK_EVENTS:
+        raise NoteNotFound(f"no hook {event!r}; hooks: {', '.join(HOOK_EVENTS)}")
+    return run_hook(cx, event, data)
+
+
+v1 = Router(path="/v1", route_handlers=[health, status, recall_get, recall_post, context, related, read_note,
+                                        write_note, remember, link, graph_health, hook])

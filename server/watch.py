@@ -1,0 +1,128 @@
+"""Keep the index in step with the files: one sync at start, then one per burst of saves, moves or deletes."""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from pathlib import Path
+from typing import Any, Protocol
+
+import anyio
+import msgspec
+from watchfiles import Change, awatch
+
+from vault_cortex.sync import SyncReport
+
+log = logging.getLogger(__name__)
+
+STEP_MS = 50  # watchfiles' poll step: a save is reported about this long after it lands
+
+
+class Syncable(Protocol):
+    root: Path
+
+    def sync(self, progress: Any = None) -> SyncReport: ...
+
+
+class WatchStatus(msgspec.Struct, frozen=True, kw_only=True):
+    """What the watcher is doing: whether changes wait for a sync, and how long the oldest has waited."""
+
+    watching: bool
+    pending: bool
+    lag_ms: float  # how long the oldest change not yet in the index has waited (0 when up to date)
+    syncs: int
+    last_sync_at: str | None  # ISO time the last sync finished
+    last_report: SyncReport | None
+    last_error: str | None
+
+
+def in_dot_folder(root: str, path: str) -> bool:
+    """Whether a changed path lies in (or is) a dot-file or dot-folder of the vault: .cortex, .obsidian, .git…"""
+    rel = os.path.relpath(path, root)
+    return rel == "." or rel.startswith("..") or any(part.startswith(".") for part in rel.split(os.sep))
+
+
+class Watcher:
+    """Runs `cortex.sync()` at start and after each burst of file changes outside dot-folders.
+
+    `debounce_ms` is the longest a burst is gathered before a sync; a single save syncs after about
+    STEP_MS. Changes that land during a sync trigger one more. Syncs never overlap.
+    """
+
+    def __init__(self, cortex: Syncable, *, debounce_ms: int = 300) -> None:
+        self.cortex = cortex
+        self.debounce_ms = max(debounce_ms, STEP_MS)
+        self.root = str(cortex.root)
+        self._watching = False
+        self._pending_since: float | None = time.monotonic()  # the start-up sync is owed
+        self._wake = anyio.Event()
+        self._wake.set()
+        self._idle = anyio.Event()
+        self._syncs = 0
+        self._last_sync_at: str | None = None
+        self._last_report: SyncReport | None = None
+        self._last_error: str | None = None
+
+    def _keep(self, change: Change, path: str) -> bool:
+        return not in_dot_folder(self.root, path)
+
+    def status(self) -> WatchStatus:
+        pending = self._pending_since
+        return WatchStatus(
+            watching=self._watching,
+            pending=pending is not None,
+            lag_ms=round((time.monotonic() - pending) * 1000, 1) if pending is not None else 0.0,
+            syncs=self._syncs,
+            last_sync_at=self._last_sync_at,
+            last_report=self._last_report,
+            last_error=self._last_error,
+        )
+
+    async def wait_idle(self) -> None:
+        """Return once no change waits for a sync (for tests and the benchmark)."""
+        while self._pending_since is not None:
+            await self._idle.wait()
+
+    async def run(self) -> None:
+        """Watch and sync until cancelled."""
+        async with anyio.create_task_group() as tg:
+            # Started first so that the watch is in place before the start-up sync walks the vault.
+            tg.start_soon(self._watch)
+            tg.start_soon(self._sync_loop)
+
+    async def _watch(self) -> None:
+        self._watching = True
+        try:
+            async for changes in awatch(self.root, watch_filter=self._keep, debounce=self.debounce_ms,
+                                        step=STEP_MS, recursive=True):
+                log.debug("%d file changes", len(changes))
+                if self._pending_since is None:
+                    self._pending_since = time.monotonic()
+                self._wake.set()
+        finally:
+            self._watching = False
+
+    async def _sync_loop(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake = anyio.Event()
+            started = time.monotonic()
+            try:
+                report = await anyio.to_thread.run_sync(self.cortex.sync)
+            except Exception as exc:  # noqa: BLE001 - keep watching; the next change retries
+                log.exception("sync failed")
+                self._last_error = f"{type(exc).__name__}: {exc}"
+            else:
+                self._syncs += 1
+                self._last_report = report
+                self._last_error = None
+                self._last_sync_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+                log.info("synced: %d added, %d updated, %d renamed, %d deleted in %.2fs", report.added,
+                         report.updated, report.renamed, report.deleted, report.seconds)
+            if self._wake.is_set():  # changes arrived during the sync: count their wait from its start
+                self._pending_since = started
+            else:
+                self._pending_since = None
+                self._idle.set()
+                self._idle = anyio.Event()
