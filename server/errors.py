@@ -47,7 +47,7 @@ def _validation_detail(exc: ValidationException) -> str:
     problems = []
     for item in exc.extra if isinstance(exc.extra, list) else []:
         if isinstance(item, dict):
-            where = " ".join(str(item[k]) for k in ("key", "source") if item.get(k))
+            where = " ".join(str(getattr(item[k], "value", item[k])) for k in ("key", "source") if item.get(k))
             problems.append(f"{where}: {item.get('message', '')}" if where else str(item.get("message", "")))
     return f"{exc.detail}: {'; '.join(problems)}" if problems else exc.detail
 

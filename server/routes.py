@@ -7,6 +7,7 @@ from urllib.parse import quote
 
 import msgspec
 from litestar import Response, Router, get, post, put
+from litestar.exceptions import NotFoundException
 from litestar.params import Parameter
 from msgspec import Meta
 
@@ -14,9 +15,10 @@ from server.auth import PUBLIC
 from server.hooks import HOOK_EVENTS, run_hook
 from server.watch import Watcher, WatchStatus
 from vault_cortex import __version__
-from vault_cortex.cortex import Context, Cortex, NoteDoc, Recall
-from vault_cortex.errors import InvalidRequest, NoteNotFound
+from vault_cortex.cortex import Context, Cortex, NoteDoc
+from vault_cortex.errors import InvalidRequest
 from vault_cortex.graph import GraphHealth
+from vault_cortex.recall import Recall
 from vault_cortex.vault import Skipped
 
 MAX_QUERY_CHARS = 10_000  # a hard cap; the vault's recall.max_query_chars (checked by the facade) is lower
@@ -168,9 +170,10 @@ def write_note(
     if_match: Annotated[str | None, Parameter(header="If-Match")] = None,
 ) -> Response[NoteDoc]:
     """Replace a note whose ETag still matches If-Match (409 if it changed); without If-Match, create it
-    (409 if it exists). Never overwrites what it has not seen."""
-    doc = cx.write_note(path, data.content, parse_if_match(if_match))
-    return Response(doc, headers=etag_header(doc))
+    (201; 409 if it exists). Never overwrites what the caller has not seen."""
+    expected = parse_if_match(if_match)
+    doc = cx.write_note(path, data.content, expected)
+    return Response(doc, status_code=201 if expected is None else 200, headers=etag_header(doc))
 
 
 @post("/notes", status_code=201, sync_to_thread=True)
@@ -200,8 +203,8 @@ def hook(cx: Cortex, event: str, data: dict[str, Any]) -> dict[str, Any]:
     """Claude Code hook I/O: the hook's input object in, its output object out (`{}` = nothing to add).
     `event` is session-start, prompt or tool; `vault-cortex hook EVENT` posts here when the server runs."""
     if event not in HOOK_EVENTS:
-        raise NoteNotFound(f"no hook {event!r}; hooks: {', '.join(HOOK_EVENTS)}")
-    return run_hook(cx, event, data)
+        raise NotFoundException(f"no hook {event!r}; hooks: {', '.join(HOOK_EVENTS)}")
+    return run_hook(lambda: cx, event, data)
 
 
 v1 = Router(path="/v1", route_handlers=[health, status, recall_get, recall_post, context, related, read_note,

@@ -1,6 +1,6 @@
 """vault-cortex: long-term memory for people and AI agents, kept as an Obsidian-style markdown vault."""
 
-from vault_cortex.cortex import Cortex, Doctor, Hit, Recall, Verify
+from vault_cortex.cortex import Cortex, Doctor, NoteDoc, Verify
 from vault_cortex.errors import (
     ConfigError,
     IndexUnavailable,
@@ -14,6 +14,7 @@ from vault_cortex.errors import (
     VaultNotFound,
     WriteConflict,
 )
+from vault_cortex.recall import Hit, Recall
 from vault_cortex.sync import SyncReport
 
 __version__ = "0.1.0"
@@ -27,6 +28,7 @@ __all__ = [
     "InvalidRequest",
     "ModelUnavailable",
     "NoteNotFound",
+    "NoteDoc",
     "NoteParseError",
     "Recall",
     "SyncReport",

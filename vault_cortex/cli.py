@@ -82,9 +82,9 @@ def _print_recall(result: Recall) -> None:
     for n, hit in enumerate(result.hits, 1):
         where = f" › {hit.heading}" if hit.heading else ""
         print(f"{n:>2}. {hit.score:.3f}  {hit.path}{where}  [{hit.region}]")
-        print(f"    dense {hit.dense:.2f} · lexical {hit.lexical:.2f}")
+        print(f"    why: {hit.reason}")
         print(f"    {hit.snippet}")
-    print(f"({len(result.hits)} results in {result.took_ms:.0f} ms)")
+    print(f"({len(result.hits)} results, mode {result.mode}, {result.took_ms:.0f} ms)")
 
 
 def _print_doctor(d: Doctor) -> None:
@@ -128,9 +128,12 @@ def cmd_recall(args: argparse.Namespace) -> int:
     with Cortex.open(args.vault) as cx:
         if not args.no_sync:
             cx.sync()
-        result = cx.recall(args.query, k=args.k)
+        result = cx.recall(args.query, k=args.k, mode=args.mode, budget_tokens=args.budget,
+                           include_archive=args.include_archive, client="cli")
     if args.json:
         print(msgspec.json.encode(result).decode())
+    elif result.context is not None:
+        print(result.context.markdown, end="")
     else:
         _print_recall(result)
     return 0
@@ -188,6 +191,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("query")
     p.add_argument("-k", "--k", type=int, default=None, help="how many notes (default: recall.k)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--mode", default=None, help="a ranking mode from config.toml (default: balanced)")
+    p.add_argument("--budget", type=int, default=None, metavar="TOKENS",
+                   help="print the token-budgeted context block (markdown) instead of the list")
+    p.add_argument("--include-archive", action="store_true", help="also search notes in archive/")
     p.add_argument("--no-sync", action="store_true", help="skip the incremental sync before recalling")
 
     p = add("doctor", cmd_doctor, "list parse problems, skipped files, dangling/ambiguous links, drift")

@@ -68,7 +68,7 @@ class Regions(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
 class IndexSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     exclude: list[str] = msgspec.field(
         default_factory=lambda: ["node_modules/**", "**/node_modules/**", "_templates/**"])
-    include_archive: bool = False
+    include_archive: bool = False  # show archived notes in recall (they are always indexed)
     max_file_mb: float = 8.0  # larger notes are skipped with a reason
     chunk_tokens: int = 256  # the model's window; chunks are split to fit it
 

@@ -4,48 +4,38 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 
 import msgspec
+import numpy as np
 
+from vault_cortex.activity import Event, OpenEvent, RecallEvent
+from vault_cortex.activity import append as append_event
 from vault_cortex.config import Settings, load_settings
+from vault_cortex.context import Context, build_context
+from vault_cortex.edit import add_relation, note_filename, render_new_note
 from vault_cortex.embed import Embedder, load_embedder
 from vault_cortex.errors import InvalidRequest, NoteNotFound, VaultNotFound
+from vault_cortex.graph import Graph, GraphHealth, health
 from vault_cortex.index import IndexDB, LinkRow
-from vault_cortex.rank import best_per_note, fuse, snippet
+from vault_cortex.pack import Candidate, Packed, pack
+from vault_cortex.recall import Concept, Recall, Scored, rank, to_candidate, to_hit
 from vault_cortex.sync import Progress, SyncReport, reconcile_vectors, sync
-from vault_cortex.vault import Skipped, atomic_write, content_hash, note_path, walk
-from vault_cortex.vectors import EmbeddingCache, Vectors
+from vault_cortex.vault import ARCHIVE, Skipped, atomic_write, content_hash, note_path, walk
+from vault_cortex.vectors import EmbeddingCache, Vector, Vectors
 
 log = logging.getLogger(__name__)
 
 INDEX_DIR = ".cortex/index"
-
-
-class Hit(msgspec.Struct, frozen=True, kw_only=True):
-    """One recalled note: its best chunk, score and the two components of relevance."""
-
-    path: str
-    title: str
-    region: str
-    score: float
-    dense: float
-    lexical: float
-    heading: str
-    snippet: str
-    line: int
-
-
-class Recall(msgspec.Struct, frozen=True, kw_only=True):
-    query: str
-    hits: list[Hit]
-    took_ms: float
+RESONANCE_DIR = "resonance"
 
 
 class Doctor(msgspec.Struct, frozen=True, kw_only=True):
@@ -86,6 +76,9 @@ class Cortex:
         self.index_dir = index_dir or root / INDEX_DIR
         self.index_dir.mkdir(parents=True, exist_ok=True)
         self._embedder = embedder
+        self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+        self._graph: tuple[str, Graph] | None = None
+        self._concept_cache: list[Concept] | None = None
         self._embedder_lock = threading.Lock()
         self._write_lock = threading.RLock()
         self._vector_lock = threading.RLock()
@@ -168,30 +161,188 @@ class Cortex:
         }
 
     # -- recall --------------------------------------------------------------------------------------
-    def recall(self, query: str, *, k: int | None = None) -> Recall:
-        """Notes for a query: dense and BM25 candidates fused, each note's best chunk, best first."""
+    def recall(self, query: str, *, k: int | None = None, mode: str | None = None,
+               budget_tokens: int | None = None, regions: list[str] | None = None,
+               include_archive: bool = False, client: str = "api", log_activity: bool = True) -> Recall:
+        """Notes for a query, ranked by the mode's signals; with a budget, also the packed context."""
         started = time.perf_counter()
         query = self._check_query(query)
         k = self._check_k(k)
-        rs = self.settings.recall
+        mode_name, weights = self.mode(mode)
+        self._check_regions(regions)
         qvec = self.embedder.embed([query])[0]
+        exclude = frozenset() if include_archive or self.settings.index.include_archive else self.archived()
+        top = self.ranked(query, qvec, weights, regions=regions, exclude=exclude)[:k]
+        packed = self.pack(top, budget_tokens) if budget_tokens is not None else None
+        hits = [to_hit(s, query) for s in top]
+        if log_activity:
+            self.log(RecallEvent(ts=self._now(), client=client, query=query, mode=mode_name,
+                                 paths=tuple(h.path for h in hits)))
+        return Recall(query=query, mode=mode_name, hits=hits, context=packed,
+                      took_ms=round((time.perf_counter() - started) * 1000, 2))
+
+    def ranked(self, query: str, qvec: Vector, weights: dict[str, float], *, regions: list[str] | None = None,
+               exclude: frozenset[str] = frozenset()) -> list[Scored]:
+        """Every candidate for a query, scored by the given signal weights, best first."""
         with self._vector_lock:
-            dense = self.vectors.search(qvec, rs.candidates)
-            lexical = self.db.lexical(query, rs.candidates)
-            dense.update(self.vectors.similarity(qvec, [i for i in lexical if i not in dense]))
-        lexical.update(self.db.lexical(query, rs.candidates, only=[i for i in dense if i not in lexical]))
-        fused = fuse(dense, lexical, rs.dense_weight, rs.lexical_weight)
-        chunks = self.db.chunks_by_id(f.chunk_id for f in fused)
-        best = best_per_note(fused, {i: c.note_id for i, c in chunks.items()})[:k]
-        notes = self.db.notes_by_id(chunks[f.chunk_id].note_id for f in best)
-        hits = []
-        for f in best:
-            chunk = chunks[f.chunk_id]
-            note = notes[chunk.note_id]
-            hits.append(Hit(path=note.path, title=note.title, region=note.region, score=round(f.relevance, 4),
-                            dense=round(f.dense, 4), lexical=round(f.lexical, 4), heading=chunk.heading,
-                            snippet=snippet(chunk.text, query), line=chunk.start_line))
-        return Recall(query=query, hits=hits, took_ms=round((time.perf_counter() - started) * 1000, 2))
+            return rank(query=query, qvec=qvec, db=self.db, vectors=self.vectors, graph=self.graph(),
+                        concepts=self._concepts(), settings=self.settings, weights=weights,
+                        now=self._now().timestamp(), regions=regions, exclude=exclude)
+
+    def similarity(self, qvec: Vector, paths: Sequence[str]) -> dict[str, float]:
+        """Best cosine similarity between a query vector and any chunk of each note."""
+        ids = self.db.note_ids(paths)
+        chunks = self.db.chunks_of(ids.values())
+        with self._vector_lock:
+            return {path: max(self.vectors.similarity(qvec, [c.id for c in chunks.get(i, [])]).values(), default=0.0)
+                    for path, i in ids.items()}
+
+    def related(self, path: str, *, k: int | None = None, mode: str | None = None, client: str = "api") -> Recall:
+        """Notes related to a note by its content, leaving out itself and the notes it already links to."""
+        started = time.perf_counter()
+        note_path(self.root, path)
+        k = self._check_k(k)
+        mode_name, weights = self.mode(mode)
+        ids = self.db.note_ids([path])
+        if path not in ids:
+            raise NoteNotFound(f"no indexed note at {path!r} (is it saved and synced?)")
+        chunks = self.db.chunks_of([ids[path]])[ids[path]]
+        with self._vector_lock:
+            vecs = list(self.vectors.get([c.id for c in chunks]).values())
+        if not vecs:
+            return Recall(query=path, mode=mode_name, hits=[], took_ms=0.0)
+        qvec = np.mean(np.stack(vecs), axis=0).astype(np.float32)
+        qvec /= float(np.linalg.norm(qvec)) or 1.0
+        text = " ".join([path.rsplit("/", 1)[-1].removesuffix(".md"), *(c.text for c in chunks)])[:2000]
+        linked = {ln.dst for ln in self.db.links() if ln.src == path and ln.dst}
+        exclude = frozenset({path, *linked}) | self.archived()
+        top = self.ranked(text, qvec, weights, exclude=exclude)[:k]
+        hits = [to_hit(s, text) for s in top]
+        self.log(OpenEvent(ts=self._now(), client=client, path=path))
+        return Recall(query=path, mode=mode_name, hits=hits, took_ms=round((time.perf_counter() - started) * 1000, 2))
+
+    def context(self, *, task: str | None = None, project: str | None = None, active_note: str | None = None,
+                recent: list[str] | None = None, budget_tokens: int | None = None, mode: str | None = None,
+                client: str = "api") -> Context:
+        """Session-start context: pinned notes, habits and open questions that match, the handoff, then recall."""
+        return build_context(self, task=task, project=project, active_note=active_note, recent=recent,
+                             budget_tokens=budget_tokens, mode=mode, client=client)
+
+    # -- writes ---------------------------------------------------------------------------------------
+    def remember(self, text: str, *, title: str | None = None, region: str | None = None,
+                 tags: list[str] | None = None, importance: float | None = None, project: str | None = None,
+                 relations: dict[str, list[str]] | None = None, client: str = "api") -> NoteDoc:
+        """Write a new memory note (atomically, never over an existing file) and index it at once."""
+        if not text or not text.strip():
+            raise InvalidRequest("nothing to remember: the text is empty")
+        region = region or self.settings.regions.default
+        if region not in self.settings.regions.order:
+            raise InvalidRequest(f"unknown region {region!r}; regions: {', '.join(self.settings.regions.order)}")
+        if importance is not None and not 0 <= importance <= 1:
+            raise InvalidRequest("importance must be between 0 and 1")
+        title = (title or _title_from(text)).strip()
+        stem = note_filename(title)
+        props: dict[str, object] = {"cortex": region}
+        if importance is not None:
+            props["importance"] = importance
+        props["created"] = self._now().astimezone().strftime("%Y-%m-%dT%H:%M")
+        if tags:
+            props["tags"] = [t.lstrip("#") for t in tags]
+        if project:
+            props["project"] = project
+        content = render_new_note(title=None, body=text.strip() + "\n", properties=props)
+        for rel, targets in (relations or {}).items():
+            _check_rel(rel)
+            for target in targets:
+                content = add_relation(content, rel, target.removeprefix("[[").removesuffix("]]"))
+        with self._write_lock:
+            for n in range(1, 1000):
+                rel_path = f"{region}/{stem}{'' if n == 1 else f' {n}'}.md"
+                if not (self.root / rel_path).exists():
+                    break
+            doc = self.write_note(rel_path, content, None)
+        return doc
+
+    def link(self, src: str, rel: str, dst: str) -> NoteDoc:
+        """Add a typed relation `rel` from note src to dst, as one minimal frontmatter change."""
+        _check_rel(rel)
+        target = dst.removeprefix("[[").removesuffix("]]").removesuffix(".md")
+        if not target.strip():
+            raise InvalidRequest("the link target is empty")
+        with self._write_lock:
+            doc = self.read_note(src)
+            new = add_relation(doc.content, rel, target)
+            if new == doc.content:
+                return doc
+            return self.write_note(src, new, doc.etag)
+
+    def pack(self, scored: list[Scored], budget_tokens: int, extra: Sequence[Candidate] = (),
+              section_order: Sequence[str] = ()) -> Packed:
+        if not 50 <= budget_tokens <= 100_000:
+            raise InvalidRequest(f"budget_tokens must be between 50 and 100000, not {budget_tokens}")
+        chunks = self.db.chunks_of({s.note.id for s in scored})
+        candidates = [*extra, *(to_candidate(s, chunks.get(s.note.id, [])) for s in scored)]
+        order = self.settings.regions.order
+        caps = {name: self.settings.region(name).cap for name in order}
+        return pack(candidates, budget_tokens=budget_tokens, region_order=order, caps=caps,
+                    count_tokens=self.embedder.count_tokens, vault_name=self.root.name,
+                    section_order=section_order)
+
+    def mode(self, mode: str | None) -> tuple[str, dict[str, float]]:
+        name = mode or "balanced"
+        if name not in self.settings.modes:
+            raise InvalidRequest(f"unknown mode {name!r}; modes: {', '.join(sorted(self.settings.modes))}")
+        return name, self.settings.modes[name]
+
+    def _check_regions(self, regions: list[str] | None) -> None:
+        unknown = sorted(set(regions or ()) - set(self.settings.regions.order))
+        if unknown:
+            raise InvalidRequest(f"unknown region {unknown[0]!r}; regions: {', '.join(self.settings.regions.order)}")
+
+    def archived(self) -> frozenset[str]:
+        return frozenset(p for p in self.db.note_paths() if p.startswith(ARCHIVE + "/"))
+
+    def _now(self) -> datetime:
+        return self.clock()
+
+    def graph(self) -> Graph:
+        """The note graph (links, relations, projects, co-retrieval), rebuilt when the index changed."""
+        generation = self.db.get_meta("generation") or "0"
+        cached = self._graph
+        if cached is None or cached[0] != generation:
+            notes = self.db.all_notes()
+            graph = Graph([n.path for n in notes], self.db.edges(),
+                          projects={n.path: n.project for n in notes}, co_retrieved=self.db.co_retrieval())
+            self._graph = cached = (generation, graph)
+            self._concept_cache = None
+        return cached[1]
+
+    def _concepts(self) -> list[Concept]:
+        if self._concept_cache is None:
+            by_path: dict[str, set[str]] = {}
+            for path, title, name in self.db.aliases_of(RESONANCE_DIR + "/"):
+                by_path.setdefault(path, {title.lower()}).add(name.lower())
+            concepts = []
+            for path, names in sorted(by_path.items()):
+                fm = self.db.frontmatter(path) or {}
+                weight = fm.get("weight", 0.5)
+                w = float(weight) if isinstance(weight, int | float) and not isinstance(weight, bool) else 0.5
+                concepts.append(Concept(path=path, names=tuple(sorted(n for n in names if len(n) > 2)),
+                                        weight=min(1.0, max(0.0, w))))
+            self._concept_cache = concepts
+        return self._concept_cache
+
+    def graph_health(self) -> GraphHealth:
+        """Hubs, islands, bridges, articulation points and dangling links of the vault's link graph."""
+        dangling = [(ln.src, ln.target) for ln in self.db.links(dangling_only=True)]
+        return health(self.graph(), dangling)
+
+    def log(self, event: Event) -> None:
+        """Append to the activity log; a failure to log never fails the caller's request."""
+        try:
+            append_event(self.root, event)
+        except OSError as exc:
+            log.warning("could not append to the activity log: %s", exc)
 
     def _check_query(self, query: str) -> str:
         query = (query or "").strip()
@@ -273,6 +424,20 @@ class Cortex:
             shutil.rmtree(tmp, ignore_errors=True)
         return Verify(ok=not differences, differences=differences,
                       seconds=round(time.perf_counter() - started, 2))
+
+
+def _title_from(text: str) -> str:
+    """A title from the first line of a memory's text, cut at a word boundary."""
+    first = next((line.strip(" #-*>\t") for line in text.strip().splitlines() if line.strip()), "memory")
+    if len(first) <= 60:
+        return first
+    cut = first[:60].rfind(" ")
+    return first[: cut if cut > 20 else 60]
+
+
+def _check_rel(rel: str) -> None:
+    if not re.fullmatch(r"[a-z][a-z0-9_]{0,39}", rel or ""):
+        raise InvalidRequest(f"a relation type is lower-case letters, digits and _ (e.g. supports), not {rel!r}")
 
 
 def _compare(live: dict[str, list[tuple[object, ...]]], rebuilt: dict[str, list[tuple[object, ...]]]) -> list[str]:

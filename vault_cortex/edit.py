@@ -28,6 +28,8 @@ _CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.M)
 _WORDS = {"~", "null", "true", "false", "yes", "no", "on", "off", "=", "<<"}
 _NUMBERISH = re.compile(r"[-+]?(?:\.(?:inf|nan)|\.?[0-9][0-9a-z_.:+-]*)", re.I)
 _DATEISH = re.compile(r"\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[-+]\d\d:\d\d)?)?")
+_QUOTED = {'"': re.compile(r'"(?:[^"\\]|\\.)*"', re.S), "'": re.compile(r"'(?:[^']|'')*'")}
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
 _BAD_NAME = re.compile(r'%%|[#|^:\[\]/\\?*<>"\x00-\x1f\x7f-\x9f\u2028\u2029]')
 _RESERVED = {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(1, 10)), *(f"LPT{i}" for i in range(1, 10))}
 
@@ -72,23 +74,21 @@ def get_frontmatter_span(text: str) -> tuple[int, int] | None:
 def set_property(text: str, key: str, value: Value) -> str:
     """Set (or, with None, remove) a top-level property, touching only its own line(s)."""
     fm = _parse(text)
-    off, dash = _item_style(fm, fm.data)
-    top = _indent(fm.data)
-    _set(fm, fm.data, key, value, len(fm.lines), top, top + " " * off + dash)
+    _set(fm, fm.data, key, value, len(fm.lines), *_top(fm))
     return _finish(fm, text)
 
 
 def add_to_list(text: str, key: str, item: str) -> str:
     """Append an item to a top-level list property (creating it) in its existing style; no-op if present."""
     fm = _parse(text)
-    off, dash = _item_style(fm, fm.data)
-    top = _indent(fm.data)
-    _add(fm, fm.data, key, item, len(fm.lines), top, top + " " * off + dash)
+    _add(fm, fm.data, key, item, len(fm.lines), *_top(fm))
     return _finish(fm, text)
 
 
 def add_relation(text: str, rel: str, target: str) -> str:
     """Add `"[[target]]"` under `relations:` → `<rel>:`, creating either as needed; no-op if already there."""
+    if not target.strip("[] "):
+        raise InvalidRequest("a relation needs a target note")
     link = target if target.startswith("[[") and target.endswith("]]") else f"[[{target}]]"
     fm = _parse(text)
     data = fm.data
@@ -120,7 +120,8 @@ def render_new_note(*, title: str | None, body: str, properties: Mapping[str, ob
         if value is not None:
             lines += _render_entry(_render_key(key) + ":", value, "  - ", None)
     body = body.replace("\r\n", "\n").replace("\r", "\n")
-    if title and not body.startswith("# "):
+    if title and title.strip() and not body.startswith("# "):
+        title = " ".join(title.split())
         body = f"# {title}\n\n{body}" if body.strip() else f"# {title}\n"
     if body and not body.endswith("\n"):
         body += "\n"
@@ -142,9 +143,6 @@ def note_filename(title: str) -> str:
     if name.split(".")[0].upper() in _RESERVED:
         name += "_"
     return name or "untitled"
-
-
-# --- parsing and locating -------------------------------------------------------------------------------
 
 
 def _parse(text: str) -> _Fm:
@@ -219,18 +217,8 @@ def _key_end(content: str, col: int) -> int:
 
 def _quote_end(s: str, i: int) -> int:
     """Index of the quote closing the scalar opened at s[i] (len(s) when it runs past the end)."""
-    q, j = s[i], i + 1
-    while j < len(s):
-        if s[j] == "\\" and q == '"':
-            j += 2
-            continue
-        if s[j] == q:
-            if q == "'" and s[j + 1 : j + 2] == "'":
-                j += 2
-                continue
-            return j
-        j += 1
-    return len(s)
+    found = _QUOTED[s[i]].match(s, i)
+    return found.end() - 1 if found else len(s)
 
 
 def _split_comment(s: str) -> tuple[str, str]:
@@ -284,6 +272,12 @@ def _indent(m: CommentedMap) -> str:
     return " " * m.lc.key(next(iter(m)))[1] if m else ""
 
 
+def _top(fm: _Fm) -> tuple[str, str]:
+    """Indentation of top-level keys, and the prefix of a new top-level block list item."""
+    off, dash = _item_style(fm, fm.data)
+    return _indent(fm.data), _indent(fm.data) + " " * off + dash
+
+
 def _item_style(fm: _Fm, m: CommentedMap) -> tuple[int, str]:
     """(dash offset from its key, dash and spacing) of the file's first block list; (2, '- ') if none."""
     for mp in [m, *(v for v in m.values() if isinstance(v, CommentedMap))]:
@@ -300,9 +294,6 @@ def _map_unit(m: CommentedMap) -> int:
         if isinstance(v, CommentedMap) and v and not v.fa.flow_style():
             return max(1, int(v.lc.key(next(iter(v)))[1]) - int(m.lc.key(k)[1]))
     return 2
-
-
-# --- edits ----------------------------------------------------------------------------------------------
 
 
 def _set(
@@ -398,9 +389,6 @@ def _same(old: object, new: object) -> bool:
     return isinstance(old, str) == isinstance(new, str) and _kind(old) == _kind(new) and old == new
 
 
-# --- rendering ------------------------------------------------------------------------------------------
-
-
 def _render_entry(
     head: str, value: object, prefix: str, style: str | None, gap: str = " ", comment: str = "", quote: str = ""
 ) -> list[str]:
@@ -455,7 +443,7 @@ def _scalar(v: object, flow: bool = False, quote: str = "") -> str:
 def _plain_ok(s: str, flow: bool) -> bool:
     if not s or s != s.strip() or not s.isprintable() or s[0] in "-?:,[]{}#&*!|>'\"%@`":
         return False
-    if ": " in s or " #" in s or s.endswith(":") or (flow and any(c in s for c in ",[]{}:#")):
+    if ": " in s or " #" in s or s.endswith(":") or (flow and any(c in s for c in ",[]{}:#?")):
         return False
     if s.lower() in _WORDS:
         return False
@@ -469,25 +457,15 @@ def _plain_ok(s: str, flow: bool) -> bool:
 
 
 def _double(s: str) -> str:
-    out = []
-    for c in s:
-        if c in '"\\':
-            out.append("\\" + c)
-        elif c.isprintable() or c == " ":
-            out.append(c)
-        else:
-            n = ord(c)
-            out.append(f"\\x{n:02x}" if n < 0x100 else f"\\u{n:04x}" if n < 0x10000 else f"\\U{n:08x}")
-    return '"' + "".join(out) + '"'
+    return '"' + "".join(_ESCAPES.get(c) or (c if c.isprintable() else _hex(ord(c))) for c in s) + '"'
+
+
+def _hex(n: int) -> str:
+    return f"\\x{n:02x}" if n < 0x100 else f"\\u{n:04x}" if n < 0x10000 else f"\\U{n:08x}"
 
 
 def _float(f: float) -> str:
-    if f != f:
-        return ".nan"
-    if f in (float("inf"), float("-inf")):
-        return ".inf" if f > 0 else "-.inf"
     r = repr(f)
-    if "e" in r and "." not in r:  # YAML 1.1 (PyYAML) reads '1e-05' as a string
-        mantissa, exp = r.split("e")
-        r = f"{mantissa}.0e{exp}"
-    return r
+    if r in ("nan", "inf", "-inf"):
+        return r.replace("n", ".n", 1).replace("i", ".i")
+    return r.replace("e", ".0e") if "e" in r and "." not in r else r  # PyYAML reads '1e-05' as a string

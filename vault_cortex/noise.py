@@ -73,7 +73,8 @@ _FRAME = re.compile(
         r"^\s*at (?:async )?(?:new )?(?:\S+ )?\(?[^\s()]+:\d+(?::\d+)?\)?\s*$",  # JavaScript, Rust
         r"^\s*at .+ \((?:<anonymous>|native|index \d+)\)\s*$",
         r"^\s+at .+ in \S+:line \d+\s*$",  # C#
-        r"^\s+\S+\.go:\d+(?: \+0x[0-9a-f]+)?\s*$",  # Go
+        r"^\s+\S+\.go:\d+(?: \+0x[0-9a-f]+)?\s*$",  # Go: a file line under each function line
+        r"^[\w.*/()\[\]-]+\(.*\)\s*$",  # a Go function line; frames only count when the file lines follow
         r"^\s*\.\.\. \d+ (?:more|common frames omitted)\s*$",
         r"^(?:Caused by|Suppressed): ",
     ))
@@ -86,9 +87,9 @@ _PY_TRACE = re.compile(r"^\s*Traceback \(most recent call last\):\s*$")
 _PY_CHAIN = re.compile(
     r"^\s*(?:During handling of the above exception|The above exception was the direct cause)"
 )
+_PY_FILE = re.compile(r'^\s*File "[^"<][^"]*", line \d+')  # a real file: not <stdin>, not a doctest
 _PY_RAISED = re.compile(r"^[A-Za-z_][\w.]*(?::.*)?$")
 _JSON_START = re.compile(r"^\s*[\[{]\s*(?:$|[\"{\d-]|\[\s*(?:$|[\"{\[\d-]))")
-_PROSE_WORD = re.compile(r"^[\"'(]?[A-Za-z][A-Za-z'’-]*[.,;:!?)\"']*$")
 
 
 class Noise(msgspec.Struct, frozen=True, kw_only=True):
@@ -196,7 +197,7 @@ def _python_traces(lines: Sequence[str], mark: _Mark) -> None:
             if t is None or not _PY_TRACE.match(lines[t]):
                 break
             i, j = t, t + 1
-        if j - start >= 2:
+        if any(_PY_FILE.match(lines[k]) for k in range(start, j)):  # REPL and doctest examples stay
             mark(start, j - 1, "stack_trace")
         i = max(j, start + 1)
 
@@ -210,8 +211,11 @@ def _frame_runs(lines: Sequence[str], mark: _Mark) -> None:
         frames = sum(1 for k in range(i, j) if lines[k].lstrip().startswith("at ") or ".go:" in lines[k])
         if frames >= 2:
             start = i
-            while start > 0 and start > i - 2 and _EXCEPTION.match(lines[start - 1].strip()):
-                start -= 1  # the exception line; for Go, the panic line above the goroutine line
+            for _ in range(2):  # the exception line; for Go, the panic line above the goroutine line
+                above = _previous_text(lines, start)
+                if above is None or start - above > 2 or not _EXCEPTION.match(lines[above].strip()):
+                    break
+                start = above
             mark(start, j - 1, "stack_trace")
         i = max(j, i + 1)
 
@@ -222,9 +226,9 @@ def _fenced_blocks(lines: Sequence[str], blocks: Sequence[Fence], mark: _Mark) -
         if f.info in _JSON_TAGS and len(body) > JSON_LINES:
             mark(f.start, f.end, "json_dump")
         elif f.info in _OUTPUT_TAGS and len(body) > OUTPUT_LINES:
-            logs = f.info in ("log", "logs") and _share(body, _LOG) > 0.5
+            logs = f.info in ("log", "logs") and _share(body, _LOG.match) > 0.5
             mark(f.start, f.end, "log" if logs else "tool_output")
-        elif f.info in _TEXT_TAGS and len(body) > OUTPUT_LINES and _share(body, None) < 0.5:
+        elif f.info in _TEXT_TAGS and len(body) > OUTPUT_LINES and _share(body, _looks_output) >= 0.5:
             mark(f.start, f.end, "tool_output")
 
 
@@ -314,24 +318,40 @@ def _family(line: str) -> NoiseKind | None:
         return None  # a markdown table row
     if _LOG.match(line):
         return "log"
+    if line.startswith("{") and line.rstrip().endswith("}") and _is_json(line):
+        return "json_dump"  # JSON lines: an event log or an API trace
     if _OUTPUT.match(line):
         return "tool_output"
     return None
 
 
-def _share(body: Sequence[str], pattern: re.Pattern[str] | None) -> float:
-    """Share of lines matching `pattern`, or (pattern None) that read as prose."""
-    hits = sum(1 for line in body if (pattern.match(line) if pattern else _is_prose(line)))
-    return hits / len(body) if body else 0.0
+def _share(body: Sequence[str], test: Callable[[str], object]) -> float:
+    """Share of lines passing `test`."""
+    return sum(1 for line in body if test(line)) / len(body) if body else 0.0
 
 
-def _is_prose(line: str) -> bool:
-    words = line.split()
-    return len(words) >= 4 and sum(1 for w in words if _PROSE_WORD.match(w)) >= 0.8 * len(words)
+def _looks_output(line: str) -> bool:
+    """A line of program output rather than prose or a diagram: a known pattern, or dense with numbers."""
+    if _family(line) is not None or _FRAME.match(line) or _PROMPT.match(line):
+        return True
+    visible = [c for c in line if not c.isspace()]
+    return len(visible) >= 12 and sum(c.isdigit() for c in visible) >= 0.25 * len(visible)
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _indent(line: str) -> int:
     return len(line) - len(line.lstrip()) if line.strip() else 0
+
+
+def _previous_text(lines: Sequence[str], start: int) -> int | None:
+    return next((k for k in range(start - 1, -1, -1) if lines[k].strip()), None)
 
 
 def _next_text(lines: Sequence[str], start: int) -> int | None:

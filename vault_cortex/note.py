@@ -141,6 +141,7 @@ def parse_note(path: str, text: str, relation_types: frozenset[str] = RELATION_T
     scan = _Scan(body, body_line)
     links += scan.links
     tags += [t for t in dict.fromkeys(scan.tags) if t not in tags]
+    tags = list(dict.fromkeys(t if t.isascii() else unicodedata.normalize("NFC", t) for t in tags))
     return Note(
         path=path,
         title=title,
@@ -322,11 +323,10 @@ def _fields(text: str) -> list[tuple[int, int, str]]:
         start = text.rfind("\n", 0, pos) + 1
         end = text.find("\n", pos)
         end = len(text) if end < 0 else end
+        closing = _closings(text, start, end)
         for m in _FIELD_OPEN.finditer(text, start, end):  # bracketed ones first: they nest
-            close = _closing(text, m.start(), m.end())
-            rel = _rel(m["key"])
-            if close > 0 and rel:
-                spans.append((m.end(), close, rel))
+            if m.start() in closing and (rel := _rel(m["key"])):
+                spans.append((m.end(), closing[m.start()], rel))
         line = _FIELD_LINE.match(text, start, end)
         if line and (rel := _rel(line["key"])):
             spans.append((line.start("value"), line.end("value"), rel))
@@ -339,22 +339,19 @@ def _rel(key: str) -> str:
     return "_".join(key.strip().strip("*_").lower().split())
 
 
-def _closing(text: str, open_at: int, pos: int) -> int:
-    """Index of the bracket closing the one at `open_at` on the same line, or -1."""
-    opener = text[open_at]
-    closer = "]" if opener == "[" else ")"
-    depth = 1
-    for i in range(pos, len(text)):
+def _closings(text: str, start: int, end: int) -> dict[int, int]:
+    """For each `[` or `(` in text[start:end], the index of the bracket that closes it."""
+    found: dict[int, int] = {}
+    stacks: dict[str, list[int]] = {"[": [], "(": []}
+    for i in range(start, end):
         c = text[i]
-        if c == "\n":
-            return -1
-        if c == opener:
-            depth += 1
-        elif c == closer:
-            depth -= 1
-            if depth == 0:
-                return i
-    return -1
+        if c in "[(":
+            stacks[c].append(i)
+        elif c in "])":
+            stack = stacks["[" if c == "]" else "("]
+            if stack:
+                found[stack.pop()] = i
+    return found
 
 
 def _escaped(text: str, pos: int) -> bool:

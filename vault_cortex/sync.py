@@ -10,6 +10,7 @@ from pathlib import Path
 import msgspec
 import numpy as np
 
+from vault_cortex.activity import ACTIVITY_DIR, read_events, replay
 from vault_cortex.chunk import Chunked, chunk_note
 from vault_cortex.config import Settings
 from vault_cortex.embed import Embedder
@@ -42,6 +43,18 @@ class SyncReport(msgspec.Struct, frozen=True, kw_only=True):
     problems: int
     seconds: float
     embed_seconds: float
+
+
+def activity_signature(root: Path) -> str:
+    """Names, sizes and mtimes of the activity log's files: a change means the log must be replayed."""
+    folder = root / ACTIVITY_DIR
+    if not folder.is_dir():
+        return ""
+    parts = []
+    for f in sorted(folder.glob("*.jsonl")):
+        st = f.stat()
+        parts.append(f"{f.name}:{st.st_size}:{st.st_mtime_ns}")
+    return "|".join(parts)
 
 
 def region_of(note: Note, settings: Settings) -> tuple[str, str | None]:
@@ -141,10 +154,20 @@ def sync(
             progress("index", min(start + BATCH_NOTES, total), total)
 
     paths_changed = bool(gone) or added > 0
+    log_signature = activity_signature(root)
+    replay_log = log_signature != db.get_meta("activity")
     with db.write():
         resolver = Resolver([f.path for f in walked.notes] + list(walked.attachments))
         db.resolve_links(resolver, None if paths_changed else [f.path for f, _, _ in todo])
         db.set_skipped(skipped)
+        if replay_log:
+            events, bad = read_events(root)
+            db.set_activity(replay(events))
+            db.set_meta("activity", log_signature)
+            if bad:
+                log.warning("the activity log has %d malformed lines (skipped)", bad)
+        if todo or gone or replay_log:
+            db.set_meta("generation", str(int(db.get_meta("generation") or 0) + 1))
         db.set_meta("last_sync", time.strftime("%Y-%m-%dT%H:%M:%S%z"))
 
     vectors.remove(removed_ids)

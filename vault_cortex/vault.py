@@ -103,8 +103,6 @@ def _scan(
         rel = f"{prefix}{entry.name}"
         if entry.name.startswith("."):
             continue
-        if not prefix and entry.name == ARCHIVE and not settings.include_archive:
-            continue
         if _excluded(nfc(rel), settings.exclude):
             continue
         try:

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
-from usearch.index import Index
+import onnxruntime  # noqa: F401  # must be loaded before usearch: the other order segfaults (clashing native libs)
+from usearch.index import Index  # noqa: I001
 
 from vault_cortex.errors import IndexUnavailable
 

@@ -112,13 +112,27 @@ def prepare(data: Path, work: Path, embedder: Embedder) -> list[tuple[Cortex, li
     return setups
 
 
-def with_recall(cx: Cortex, **changes: float) -> Cortex:
-    """The same vault and index with some recall settings changed."""
+def with_recall(cx: Cortex, modes: dict[str, dict[str, float]] | None = None, **changes: float) -> Cortex:
+    """The same vault and index with some recall settings (or mode weights) changed."""
     settings = msgspec.structs.replace(cx.settings, recall=msgspec.structs.replace(cx.settings.recall, **changes))
+    if modes:
+        settings = msgspec.structs.replace(settings, modes={**settings.modes, **modes})
     clone = Cortex.__new__(Cortex)
     clone.__dict__.update(cx.__dict__)
     clone.settings = settings
     return clone
+
+
+def packed_recall(setups: list[tuple[Cortex, list[tuple[str, set[str]]]]], budget: int) -> float:
+    """Share of evidence turns that made it into a packed context of `budget` tokens."""
+    total, n = 0.0, 0
+    for cx, questions in setups:
+        for q, evidence in questions:
+            ctx = cx.recall(q, k=50, budget_tokens=budget, log_activity=False).context
+            got = {item.path for item in ctx.items} if ctx else set()
+            total += len(evidence & got) / len(evidence)
+            n += 1
+    return total / max(1, n)
 
 
 def run_all(setups: list[tuple[Cortex, list[tuple[str, set[str]]]]], k: int = 10,
@@ -127,7 +141,10 @@ def run_all(setups: list[tuple[Cortex, list[tuple[str, set[str]]]]], k: int = 10
     total = dict.fromkeys(KS, 0.0)
     n = 0
     for cx, questions in setups:
-        res = evaluate(questions, lambda q, cx=cx: [h.path for h in cx.recall(q, k=k, **recall_kwargs).hits])
+        def ask(q: str, cx: Cortex = cx) -> list[str]:
+            return [h.path for h in cx.recall(q, k=k, log_activity=False, **recall_kwargs).hits]
+
+        res = evaluate(questions, ask)
         for kk in KS:
             total[kk] += res[kk] * len(questions)
         n += len(questions)
@@ -151,12 +168,30 @@ def main(argv: list[str] | None = None) -> int:
     base = [(cx, q) for cx, q in setups]
     print(row("BM25 only", run_all([(with_recall(cx, dense_weight=0.0, lexical_weight=1.0), q) for cx, q in base])))
     print(row("dense only", run_all([(with_recall(cx, dense_weight=1.0, lexical_weight=0.0), q) for cx, q in base])))
+    relevance_only = {"focus_only": {"relevance": 1.0}}
+    print(row("fusion only (relevance)", run_all(
+        [(with_recall(cx, modes=relevance_only), q) for cx, q in base], mode="focus_only")))
     print(row("vault-cortex (default)", run_all(base)))
+    modes = sorted(setups[0][0].settings.modes)
+    for mode in modes:
+        print(row(f"  mode {mode}", run_all(base, mode=mode)))
+    default = setups[0][0].settings.modes["balanced"]
+    print("ablation (balanced without one signal):")
+    for signal in [s for s, w in default.items() if w > 0 and s != "relevance"]:
+        ablated = {"ablated": {**default, signal: 0.0}}
+        res = run_all([(with_recall(cx, modes=ablated), q) for cx, q in base], mode="ablated")
+        print(row(f"  - {signal}", res))
+    print("recall within a packed context (default mode):")
+    for budget in (512, 1000, 2000):
+        print(f"  {budget:>5} tokens: {packed_recall(base, budget):.3f}")
     if args.sweep:
         for wd in (0.3, 0.4, 0.5, 0.6, 0.7):
             res = run_all([(with_recall(cx, dense_weight=wd, lexical_weight=1 - wd), q) for cx, q in base])
             print(row(f"  fusion dense={wd:.1f}", res))
-    print("reference (DESIGN.md): BM25 R@10 0.520, dense 0.431, RRF 0.552; target R@10 >= 0.60")
+        for g in (0.05, 0.1, 0.2, 0.25, 0.3):
+            mode = {"g": {**default, "graph": g}}
+            print(row(f"  graph weight {g:.2f}", run_all([(with_recall(cx, modes=mode), q) for cx, q in base], mode="g")))
+    print("reference (DESIGN.md): BM25 R@10 0.520, dense 0.431, RRF 0.552; targets R@10 >= 0.60 (fusion), >= 0.68 (full)")
     print(f"({statistics.fmean([len(q) for _, q in setups]):.0f} questions per conversation; "
           f"{time.perf_counter() - started:.0f}s)")
     return 0

@@ -1,0 +1,91 @@
+"""The app factory: the /v1 routes, MCP at /mcp, token, CORS, limits and the watcher in one Litestar app."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+
+import anyio
+from litestar import Litestar
+from litestar.di import Provide
+from litestar.handlers import asgi
+from litestar.openapi import OpenAPIConfig
+from litestar.openapi.plugins import JsonRenderPlugin
+from litestar.openapi.spec import Components, SecurityScheme
+from litestar.types import Receive, Scope, Send
+from mcp.server.transport_security import TransportSecuritySettings
+
+from server.auth import CORS_ORIGINS, cors_middleware, token_guard
+from server.errors import handle_exception
+from server.mcp_tools import build_mcp
+from server.routes import v1
+from server.watch import Watcher
+from vault_cortex import __version__
+from vault_cortex.cortex import Cortex
+
+MAX_BODY_BYTES = 1 << 20  # 1 MiB: a note, a query or a hook input; larger bodies get a 413
+LOOPBACK_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*")
+
+
+def create_app(
+    cx: Cortex,
+    *,
+    token: str,
+    watcher: Watcher | None = None,
+    allowed_hosts: Sequence[str] | None = LOOPBACK_HOSTS,
+    max_body_bytes: int = MAX_BODY_BYTES,
+) -> Litestar:
+    """A new app serving `cx` (build one per server: the MCP session manager can run only once).
+
+    allowed_hosts: Host header values MCP accepts (`name:*` = any port), against DNS rebinding; None turns
+    the check off (a non-loopback bind, where the token alone guards).
+    """
+    mcp = build_mcp(cx)
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=allowed_hosts is not None,
+        allowed_hosts=list(allowed_hosts or ()),
+        allowed_origins=[*CORS_ORIGINS, "http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+    )
+    mcp_app = mcp.streamable_http_app(streamable_http_path="/", transport_security=security,
+                                      max_request_body_size=max_body_bytes)
+
+    @asgi("/mcp", is_mount=True, copy_scope=True)
+    async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
+        """MCP over streamable HTTP (same bearer token as the routes)."""
+        await mcp_app(scope, receive, send)  # type: ignore[arg-type]
+
+    @asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        async with mcp.session_manager.run(), anyio.create_task_group() as tg:
+            if watcher is not None:
+                tg.start_soon(watcher.run)
+            try:
+                yield
+            finally:
+                tg.cancel_scope.cancel()
+
+    def provide_cortex() -> Cortex:
+        return cx
+
+    def provide_watcher() -> Watcher | None:
+        return watcher
+
+    return Litestar(
+        route_handlers=[v1, mcp_endpoint],
+        dependencies={"cx": Provide(provide_cortex, sync_to_thread=False),
+                      "watcher": Provide(provide_watcher, sync_to_thread=False)},
+        guards=[token_guard(token)],
+        middleware=[cors_middleware],
+        exception_handlers={Exception: handle_exception},
+        lifespan=[lifespan],
+        request_max_body_size=max_body_bytes,
+        openapi_config=OpenAPIConfig(
+            title="vault-cortex", version=__version__, path="/schema",
+            description="Long-term memory kept as an Obsidian-style markdown vault. Every route but "
+                        "/v1/health needs `Authorization: Bearer <token>` (the vault's .cortex/token).",
+            render_plugins=[JsonRenderPlugin(path=["/", "/openapi.json"])],
+            components=Components(security_schemes={"bearer": SecurityScheme(type="http", scheme="bearer")}),
+            security=[{"bearer": []}],
+        ),
+        logging_config=None,
+    )

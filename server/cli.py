@@ -1,0 +1,162 @@
+"""The `vault-cortex` command: the library's commands plus `serve`, `mcp` (stdio) and `hook`."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from server import hooks
+
+log = logging.getLogger("server")
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8765
+
+
+def _hook_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("event", metavar="EVENT", help=f"one of: {', '.join(hooks.HOOK_EVENTS)}")
+    p.add_argument("--vault", default=None, help=f"the vault folder (default: ${hooks.VAULT_ENV})")
+    p.add_argument("--url", default=None,
+                   help=f"the server's URL (default: ${hooks.URL_ENV}, else the vault's [server] host and port)")
+
+
+def _vault_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--vault", default=os.environ.get(hooks.VAULT_ENV, "."),
+                   help=f"the vault folder (default: ${hooks.VAULT_ENV} or the current folder)")
+
+
+def prepare_vault(root: Path) -> bool:
+    """Create the vault from the template if the folder is missing or empty; True if it was created."""
+    from vault_cortex.errors import VaultNotFound
+    from vault_cortex.vault import init_vault, is_vault
+
+    if not root.exists() or (root.is_dir() and not any(root.iterdir())):
+        init_vault(root)
+        return True
+    if not is_vault(root):
+        raise VaultNotFound(f"{root} holds files but is not a vault (no .cortex/): serve an empty folder to "
+                            f"start a new vault, or create {root / '.cortex'} to serve an existing Obsidian vault")
+    return False
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from server.app import LOOPBACK_HOSTS, create_app
+    from server.auth import is_loopback
+    from server.bearer import TOKEN_FILE, load_or_create_token
+    from server.watch import Watcher
+    from vault_cortex.cortex import Cortex
+
+    root = Path(args.vault).expanduser()
+    if prepare_vault(root):
+        print(f"created a vault at {root} from the template", file=sys.stderr)
+    with Cortex.open(root) as cx:
+        settings = cx.settings.extra.get("server", {})
+        host = str(args.host or settings.get("host") or DEFAULT_HOST)
+        port = int(args.port or settings.get("port") or DEFAULT_PORT)
+        allowed_hosts: Sequence[str] | None = LOOPBACK_HOSTS
+        if not is_loopback(host):
+            if not args.allow_remote:
+                print(f"error: refusing to bind {host}, which other machines can reach; the API serves your "
+                      "notes. Pass --allow-remote if you mean it.", file=sys.stderr)
+                return 2
+            log.warning("binding %s: other machines can reach the API (the bearer token still guards it)", host)
+            allowed_hosts = None if host in ("0.0.0.0", "::") else [*LOOPBACK_HOSTS, f"{host}:*"]
+        token = load_or_create_token(cx.root, os.environ)
+        watcher = Watcher(cx, debounce_ms=int(settings.get("debounce_ms", 300)))
+        app = create_app(cx, token=token, watcher=watcher, allowed_hosts=allowed_hosts)
+        where = f"[{host}]" if ":" in host else host
+        print(f"serving {cx.root} at http://{where}:{port}/v1 and /mcp; token in {cx.root / TOKEN_FILE}",
+              file=sys.stderr)
+        uvicorn.run(app, host=host, port=port, ws="none", lifespan="on",
+                    log_level="info" if args.verbose else "warning")
+    return 0
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    import anyio
+
+    from server.mcp_tools import build_mcp
+    from server.watch import Watcher
+    from vault_cortex.cortex import Cortex
+    from vault_cortex.errors import VaultNotFound
+    from vault_cortex.vault import is_vault
+
+    root = Path(args.vault).expanduser()
+    if not is_vault(root):
+        raise VaultNotFound(f"no vault at {root}: run `vault-cortex init {root}` or `vault-cortex serve` first")
+    with Cortex.open(root) as cx:
+        mcp = build_mcp(cx)
+        watcher = Watcher(cx, debounce_ms=int(cx.settings.extra.get("server", {}).get("debounce_ms", 300)))
+
+        async def serve() -> None:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(watcher.run)  # stdout carries MCP messages only: the watcher logs to stderr
+                await mcp.run_stdio_async()
+                tg.cancel_scope.cancel()
+
+        anyio.run(serve)
+    return 0
+
+
+def cmd_hook(args: argparse.Namespace) -> int:
+    return hooks.main(args.event, args.vault, args.url)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from vault_cortex.cli import SUBCOMMANDS_ATTR
+    from vault_cortex.cli import build_parser as library_parser
+
+    parser = library_parser()
+    sub: argparse._SubParsersAction[argparse.ArgumentParser] = getattr(parser, SUBCOMMANDS_ATTR)
+
+    p = sub.add_parser("serve", help="serve the vault over HTTP and MCP, re-indexing on every save",
+                       description="Create the vault if the folder is missing or empty, sync, then serve the "
+                                   "HTTP API (/v1) and MCP (/mcp) while watching the files.")
+    _vault_arg(p)
+    p.add_argument("--host", default=None, help=f"address to bind (default: [server] host, else {DEFAULT_HOST})")
+    p.add_argument("--port", type=int, default=None, help=f"port (default: [server] port, else {DEFAULT_PORT})")
+    p.add_argument("--allow-remote", action="store_true",
+                   help="allow binding an address other machines can reach")
+    p.set_defaults(fn=cmd_serve)
+
+    p = sub.add_parser("mcp", help="serve MCP over stdio (for agents that launch their tools)",
+                       description="Serve the MCP tools over stdin/stdout, syncing and watching the vault.")
+    _vault_arg(p)
+    p.set_defaults(fn=cmd_mcp)
+
+    p = sub.add_parser("hook", help="Claude Code hook: session-start, prompt or tool (JSON on stdin/stdout)",
+                       description="Run a Claude Code hook: read its JSON input on stdin, print its output. "
+                                   "Always exits 0, printing valid JSON or nothing.")
+    _hook_args(p)
+    p.set_defaults(fn=cmd_hook)
+    return parser
+
+
+def _hook_fast(argv: Sequence[str]) -> int:
+    """`vault-cortex hook ...` without importing the library (it loads numpy and ONNX) until it must."""
+    p = argparse.ArgumentParser(prog="vault-cortex hook", add_help=True)
+    _hook_args(p)
+    try:
+        args = p.parse_args(argv)
+    except SystemExit:  # argparse exits 2 on a usage error, which would block the prompt: a hook exits 0
+        return 0
+    return hooks.main(args.event, args.vault, args.url)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["hook"]:
+        return _hook_fast(args[1:])
+    from vault_cortex.cli import run
+
+    return run(build_parser(), args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

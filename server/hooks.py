@@ -1,0 +1,306 @@
+"""Claude Code hooks: session-start context, prompt-time recall (each memory once per session), tool habits.
+
+`vault-cortex hook EVENT` reads the hook's JSON input on stdin and prints its output. It posts to the running
+server when `/v1/health` answers within HEALTH_TIMEOUT, and otherwise opens the vault itself; the same
+`run_hook` does the work either way. It never blocks the agent: it always exits 0 and prints valid JSON or
+nothing. This module imports only the standard library at load time, so a hook costs little when the
+server runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import re
+import sys
+import time
+import tomllib
+import urllib.request
+from collections.abc import Callable, Mapping
+from contextlib import ExitStack
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from server.bearer import read_token
+
+if TYPE_CHECKING:
+    from vault_cortex.cortex import Cortex
+
+log = logging.getLogger(__name__)
+
+HOOK_EVENTS = ("session-start", "prompt", "tool")
+EVENT_NAMES = {"session-start": "SessionStart", "prompt": "UserPromptSubmit", "tool": "PreToolUse"}
+VAULT_ENV = "VAULT_CORTEX_VAULT"
+URL_ENV = "VAULT_CORTEX_URL"
+STATE_DIR = ".cortex/hooks"
+MAX_CONTEXT_CHARS = 8000  # Claude Code keeps about 10,000 characters of hook context whole
+MAX_INPUT_BYTES = 1 << 20
+MIN_PROMPT_CHARS = 12  # "yes", "go on": nothing worth a recall
+HEALTH_TIMEOUT = 0.3
+ROUTE_TIMEOUT = {"session-start": 30.0, "prompt": 10.0, "tool": 5.0}
+STATE_TTL_SECONDS = 7 * 86400
+DEFAULT_HOOKS = {"prompt_threshold": 0.5, "prompt_budget_tokens": 400, "session_budget_tokens": 1500}
+
+OpenCortex = Callable[[], "Cortex"]
+
+
+# -- the work, shared by the server route and the direct path ----------------------------------------------
+def run_hook(open_cx: OpenCortex, event: str, payload: Mapping[str, Any]) -> dict[str, Any]:
+    """The hook's output object for its input; `{}` when there is nothing to add."""
+    text = _HANDLERS[event](open_cx, payload)
+    if not text:
+        return {}
+    return {"hookSpecificOutput": {"hookEventName": EVENT_NAMES[event], "additionalContext": clip(text)}}
+
+
+def hook_settings(cx: Cortex) -> dict[str, float]:
+    raw = cx.settings.extra.get("hooks", {})
+    out = dict(DEFAULT_HOOKS)
+    for key in out:
+        value = raw.get(key) if isinstance(raw, dict) else None
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            out[key] = float(value)
+    return out
+
+
+def _session_start(open_cx: OpenCortex, payload: Mapping[str, Any]) -> str | None:
+    cx = open_cx()
+    settings = hook_settings(cx)
+    state = SessionState(cx.root, str(payload.get("session_id") or ""))
+    if payload.get("source") != "resume":  # a new, cleared or compacted conversation has none of them any more
+        state.reset()
+    project = Path(str(payload.get("cwd") or "")).name or None  # the project folder the agent works in
+    ctx = cx.context(project=project, budget_tokens=int(settings["session_budget_tokens"]), client="hook")
+    state.add(_paths(msgspec_builtins(ctx)))
+    return str(ctx.markdown).strip() or None
+
+
+def _prompt(open_cx: OpenCortex, payload: Mapping[str, Any]) -> str | None:
+    prompt = str(payload.get("prompt") or "").strip()
+    if len(prompt) < MIN_PROMPT_CHARS:
+        return None
+    cx = open_cx()
+    settings = hook_settings(cx)
+    result = msgspec_builtins(cx.recall(prompt[: cx.settings.recall.max_query_chars], client="hook"))
+    state = SessionState(cx.root, str(payload.get("session_id") or ""))
+    budget = int(settings["prompt_budget_tokens"]) - cx.embedder.count_tokens(PROMPT_HEADER)
+    chosen: list[dict[str, Any]] = []
+    for hit in _items(result):
+        if float(hit.get("score", 0.0)) < settings["prompt_threshold"] or hit["path"] in state:
+            continue
+        cost = cx.embedder.count_tokens(render_memory(hit))
+        if cost <= budget:
+            budget -= cost
+            chosen.append(hit)
+    if not chosen:
+        return None
+    state.add(str(h["path"]) for h in chosen)
+    return "\n".join([PROMPT_HEADER, *map(render_memory, chosen)])
+
+
+def _tool(open_cx: OpenCortex, payload: Mapping[str, Any]) -> str | None:
+    """Habits whose `tool_patterns` match the tool call. Habits come later: nothing to add until then."""
+    return None
+
+
+_HANDLERS: dict[str, Callable[[OpenCortex, Mapping[str, Any]], str | None]] = {
+    "session-start": _session_start, "prompt": _prompt, "tool": _tool,
+}
+
+
+def msgspec_builtins(value: Any) -> Any:
+    import msgspec
+
+    return msgspec.to_builtins(value)
+
+
+def _items(result: Any) -> list[dict[str, Any]]:
+    """The hits of a Recall (as builtins), best first."""
+    if not isinstance(result, dict):
+        return []
+    items = result.get("hits", [])
+    return [i for i in items if isinstance(i, dict) and isinstance(i.get("path"), str)]
+
+
+def _paths(value: Any) -> set[str]:
+    """Every note path named in a (nested) result."""
+    found: set[str] = set()
+    if isinstance(value, dict):
+        if isinstance(value.get("path"), str):
+            found.add(value["path"])
+        for v in value.values():
+            found |= _paths(v)
+    elif isinstance(value, list):
+        for v in value:
+            found |= _paths(v)
+    return found
+
+
+PROMPT_HEADER = ("Memories from the vault (vault-cortex) that may bear on this prompt, best first; each is shown "
+                 "once per session. Scores rank them; they do not prove relevance.")
+
+
+def render_memory(item: Mapping[str, Any]) -> str:
+    """One recalled note as a short markdown block: where it is, why it was chosen, the passage."""
+    where = f" › {item['heading']}" if item.get("heading") else ""
+    reason = f"; {item['reason']}" if item.get("reason") else ""
+    text = str(item.get("snippet") or item.get("text") or "").strip()
+    return f"\n## {item['path']}{where}\n({item.get('region', '')}, score {float(item['score']):.2f}{reason})\n{text}"
+
+
+def clip(text: str, limit: int = MAX_CONTEXT_CHARS) -> str:
+    """Cut at a line boundary to stay well under what Claude Code keeps whole."""
+    if len(text) <= limit:
+        return text
+    marker = "\n… (cut to fit the hook's size limit)"
+    cut = text.rfind("\n", 0, limit - len(marker))
+    return text[: cut if cut > 0 else limit - len(marker)] + marker
+
+
+class SessionState:
+    """The memory paths already injected into one agent session, in `.cortex/hooks/<session>.json`."""
+
+    def __init__(self, root: Path, session_id: str) -> None:
+        self.dir = root / STATE_DIR
+        name = session_id if re.fullmatch(r"[A-Za-z0-9_-]{1,128}", session_id) else (
+            hashlib.sha256(session_id.encode()).hexdigest()[:32])
+        self.path = self.dir / f"{name}.json"
+        self.enabled = bool(session_id)
+        self.paths: set[str] = set()
+        if self.enabled:
+            try:
+                data = json.loads(self.path.read_text(encoding="utf-8"))
+                self.paths = {p for p in data.get("injected", []) if isinstance(p, str)}
+            except (OSError, ValueError, AttributeError):
+                pass
+
+    def __contains__(self, path: object) -> bool:
+        return path in self.paths
+
+    def reset(self) -> None:
+        self.paths = set()
+        if self.enabled:
+            self.path.unlink(missing_ok=True)
+
+    def add(self, paths: Any) -> None:
+        new = set(paths) - self.paths
+        if not self.enabled or not new:
+            return
+        self.paths |= new
+        self.dir.mkdir(parents=True, exist_ok=True)
+        ignore = self.dir / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text("# per-session hook state: never versioned\n*\n", encoding="utf-8")
+        tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"injected": sorted(self.paths), "updated": time.time()}), encoding="utf-8")
+        os.replace(tmp, self.path)
+        self._forget_old()
+
+    def _forget_old(self) -> None:
+        cutoff = time.time() - STATE_TTL_SECONDS
+        for old in self.dir.glob("*.json"):
+            try:
+                if old.stat().st_mtime < cutoff:
+                    old.unlink()
+            except OSError:
+                pass
+
+
+# -- the command: stdin → server or vault → stdout ---------------------------------------------------------
+def main(event: str, vault: str | None, url: str | None, *, stdin: IO[str] | None = None,
+         stdout: IO[str] | None = None, env: Mapping[str, str] | None = None) -> int:
+    """Run one hook; always returns 0 and writes valid JSON or nothing."""
+    stdin = stdin or sys.stdin
+    stdout = stdout or sys.stdout
+    env = os.environ if env is None else env
+    try:
+        payload = read_payload(stdin)
+        out = dispatch(event, payload, vault or env.get(VAULT_ENV), url or env.get(URL_ENV), env)
+        if out:
+            stdout.write(json.dumps(out) + "\n")
+            stdout.flush()
+    except Exception as exc:  # noqa: BLE001 - a hook must never block the agent
+        print(f"vault-cortex hook {event}: {type(exc).__name__}: {exc}", file=sys.stderr)
+    return 0
+
+
+def read_payload(stdin: IO[str]) -> dict[str, Any]:
+    if stdin.isatty():
+        return {}
+    raw = stdin.read(MAX_INPUT_BYTES + 1)
+    if len(raw) > MAX_INPUT_BYTES:
+        raise ValueError("hook input larger than 1 MiB")
+    data = json.loads(raw) if raw.strip() else {}
+    if not isinstance(data, dict):
+        raise ValueError("hook input is not a JSON object")
+    return data
+
+
+def dispatch(event: str, payload: dict[str, Any], vault: str | None, url: str | None,
+             env: Mapping[str, str]) -> dict[str, Any]:
+    if event not in HOOK_EVENTS:
+        raise ValueError(f"unknown hook {event!r}")
+    if not vault:
+        raise ValueError(f"no vault: pass --vault or set ${VAULT_ENV}")
+    root = Path(vault).expanduser()
+    if not (root / ".cortex").is_dir():
+        raise ValueError(f"{root} is not a vault (no .cortex/)")
+    base = (url or server_url(root)).rstrip("/")
+    token = read_token(root, env)
+    if token and server_answers(base):
+        try:
+            return post_hook(base, token, event, payload)
+        except Exception as exc:  # noqa: BLE001 - fall back to the vault itself
+            log.warning("server at %s failed (%s); opening the vault directly", base, exc)
+    return run_direct(root, event, payload)
+
+
+def server_url(root: Path) -> str:
+    """The URL the vault's `[server]` settings give (the hooks read only these two keys)."""
+    host, port = "127.0.0.1", 8765
+    try:
+        with (root / ".cortex" / "config.toml").open("rb") as fh:
+            server = tomllib.load(fh).get("server", {})
+        host = str(server.get("host", host))
+        port = int(server.get("port", port))
+    except (OSError, ValueError, tomllib.TOMLDecodeError):
+        pass
+    if host in ("0.0.0.0", "::", ""):
+        host = "127.0.0.1"
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def server_answers(base: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{base}/v1/health", timeout=HEALTH_TIMEOUT) as resp:
+            return bool(resp.status == 200 and json.loads(resp.read()).get("ok"))
+    except (OSError, ValueError):
+        return False
+
+
+def post_hook(base: str, token: str, event: str, payload: dict[str, Any]) -> dict[str, Any]:
+    req = urllib.request.Request(
+        f"{base}/v1/hooks/{event}", data=json.dumps(payload).encode(), method="POST",
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=ROUTE_TIMEOUT[event]) as resp:
+        out = json.loads(resp.read())
+    if not isinstance(out, dict):
+        raise ValueError("the server's hook output is not a JSON object")
+    return out
+
+
+def run_direct(root: Path, event: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """Open the vault in this process (only if the hook needs it) and run the hook."""
+    with ExitStack() as stack:
+        opened: list[Cortex] = []
+
+        def open_cx() -> Cortex:
+            if not opened:
+                from vault_cortex.cortex import Cortex
+
+                opened.append(stack.enter_context(Cortex.open(root)))
+            return opened[0]
+
+        return run_hook(open_cx, event, payload)

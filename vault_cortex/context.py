@@ -1,0 +1,158 @@
+"""Session-start context: pinned identity notes, matching habits and open questions, the handoff, and recall,
+packed into one token budget."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+import numpy as np
+
+from vault_cortex.activity import RecallEvent
+from vault_cortex.pack import Candidate, Packed, Piece
+from vault_cortex.recall import Scored
+
+if TYPE_CHECKING:
+    from vault_cortex.cortex import Cortex
+
+HABITS_DIR = "habits"
+CURIOSITIES_DIR = "curiosities"
+HANDOFF = "HANDOFF.md"
+SECTIONS = ("Pinned", "Habits", "Open questions", "Handoff")
+MAX_PINNED = 4
+
+
+class Context(msgspec.Struct, frozen=True, kw_only=True):
+    """What an agent or a person should know at the start of a task, within one budget."""
+
+    task: str | None
+    project: str | None
+    mode: str
+    markdown: str
+    nudge: str  # one line: how many questions are open, and which match the task
+    open_questions: int
+    matching_questions: list[str]
+    context: Packed
+    took_ms: float
+
+
+def query_text(cx: Cortex, task: str | None, project: str | None, active_note: str | None,
+               recent: Sequence[str] | None) -> str:
+    """The text recall runs on: the task, the project, the active note's head and the recent notes' titles."""
+    parts = [p for p in (task, project) if p]
+    if active_note:
+        doc = cx.read_note(active_note)
+        parts.append(doc.path.rsplit("/", 1)[-1].removesuffix(".md"))
+        parts.append(_strip_frontmatter(doc.content)[:600])
+    parts += [r.rsplit("/", 1)[-1].removesuffix(".md") for r in (recent or [])]
+    return "\n".join(parts).strip()
+
+
+def _strip_frontmatter(text: str) -> str:
+    m = re.match(r"\ufeff?---\r?\n.*?\r?\n(?:---|\.\.\.)\r?\n", text, re.S)
+    return text[m.end():] if m else text
+
+
+def habit_matches(cx: Cortex, text: str, qvec: np.ndarray[Any, Any], threshold: float) -> list[tuple[str, float]]:
+    """Habits whose trigger words appear in the text or whose content is close to it, strongest first."""
+    paths = [p for p in cx.db.note_paths() if p.startswith(HABITS_DIR + "/")]
+    sims = cx.similarity(qvec, paths)
+    lowered = text.lower()
+    out = []
+    for path in paths:
+        fm = cx.db.frontmatter(path) or {}
+        triggers = fm.get("triggers") or []
+        triggers = [triggers] if isinstance(triggers, str) else triggers
+        hit = any(isinstance(t, str) and t.strip() and re.search(rf"\b{re.escape(t.lower())}", lowered)
+                  for t in triggers)
+        weight = fm.get("weight", 0.5)
+        weight = float(weight) if isinstance(weight, int | float) and not isinstance(weight, bool) else 0.5
+        if hit or sims.get(path, 0.0) >= threshold:
+            out.append((path, (1.0 if hit else sims[path]) * (0.5 + 0.5 * min(1.0, weight))))
+    return sorted(out, key=lambda x: (-x[1], x[0]))
+
+
+def open_questions(cx: Cortex, qvec: np.ndarray[Any, Any] | None, threshold: float) -> tuple[list[str], list[str]]:
+    """All open curiosities, and those close to the query."""
+    paths = [p for p in cx.db.note_paths() if p.startswith(CURIOSITIES_DIR + "/")]
+    open_ = [p for p in paths if str((cx.db.frontmatter(p) or {}).get("status", "open")).lower() == "open"]
+    if qvec is None:
+        return open_, []
+    sims = cx.similarity(qvec, open_)
+    matching = sorted((p for p in open_ if sims.get(p, 0.0) >= threshold), key=lambda p: (-sims[p], p))
+    return open_, matching
+
+
+def special(cx: Cortex, path: str, section: str, score: float, why: str) -> Candidate | None:
+    """A whole-note candidate for one of the fixed sections (pinned, habits, questions, handoff)."""
+    ids = cx.db.note_ids([path])
+    if path not in ids:
+        return None
+    chunks = cx.db.chunks_of([ids[path]])[ids[path]]
+    if not chunks:
+        return None
+    note = cx.db.notes_by_id([ids[path]])[ids[path]]
+    first, rest = chunks[0], chunks[1:]
+    return Candidate(
+        path=path, title=note.title, region=note.region, score=score, signals={}, reason=why,
+        heading=first.heading, line=first.start_line, chunk_text=first.text, chunk_tokens=first.tokens,
+        neighbours=tuple(Piece(text=c.text, tokens=c.tokens, heading=c.heading, line=c.start_line) for c in rest),
+        section=section,
+    )
+
+
+def pinned(cx: Cortex) -> list[str]:
+    """Identity-region notes marked `pinned: true`, else the most important ones, at most a few."""
+    identity = {name for name in cx.settings.regions.order if cx.settings.region(name).identity}
+    notes = [n for n in cx.db.all_notes() if n.region in identity]
+    chosen = [n for n in notes if n.pinned] or sorted(notes, key=lambda n: (-(n.importance or 0.5), n.path))
+    return [n.path for n in sorted(chosen, key=lambda n: (-(n.importance or 0.5), n.path))[:MAX_PINNED]]
+
+
+def build_context(cx: Cortex, *, task: str | None, project: str | None, active_note: str | None,
+                  recent: Sequence[str] | None, budget_tokens: int | None, mode: str | None, client: str) -> Context:
+    """Pinned notes, matching habits and open questions, the handoff and recall, packed in one budget."""
+    started = time.perf_counter()
+    budget = cx.settings.recall.budget_tokens if budget_tokens is None else budget_tokens
+    mode_name, weights = cx.mode(mode)
+    text = query_text(cx, task, project, active_note, recent)
+    if len(text) > cx.settings.recall.max_query_chars:
+        text = text[: cx.settings.recall.max_query_chars]
+    qvec = cx.embedder.embed([text])[0] if text else None
+    extra: list[Candidate] = []
+    for i, p in enumerate(pinned(cx)):
+        extra += [c for c in [special(cx, p, "Pinned", 1.0 - i * 1e-3, "pinned identity note")] if c]
+    habits_cfg = cx.settings.extra.get("habits", {})
+    if qvec is not None:
+        found = habit_matches(cx, text, qvec, float(habits_cfg.get("semantic_threshold", 0.45)))
+        for path, strength in found[: int(habits_cfg.get("max", 12))]:
+            c = special(cx, path, "Habits", 0.95 + 0.04 * strength, "habit that matches this task")
+            extra += [c] if c else []
+    threshold = float(cx.settings.extra.get("curiosity", {}).get("match_threshold", 0.4))
+    open_, matching = open_questions(cx, qvec, threshold)
+    for path in matching[:3]:
+        c = special(cx, path, "Open questions", 0.94, "open question close to this task")
+        extra += [c] if c else []
+    handoff = special(cx, HANDOFF, "Handoff", 0.93, "the last handoff")
+    extra += [handoff] if handoff else []
+    nudge = ""
+    if open_:
+        names = ", ".join(f"[[{p.removesuffix('.md')}]]" for p in matching[:3])
+        nudge = f"> {len(open_)} open question{'s' if len(open_) != 1 else ''}" + (
+            f"; {len(matching)} match this task: {names}" if matching else "") + "\n\n"
+    nudge_tokens = cx.embedder.count_tokens(nudge) if nudge else 0
+    scored: list[Scored] = []
+    if qvec is not None:
+        taken = frozenset(c.path for c in extra) | cx.archived()
+        scored = cx.ranked(text, qvec, weights, exclude=taken)[: cx.settings.recall.max_k]
+    packed = cx.pack(scored, max(50, budget - nudge_tokens), extra=extra, section_order=SECTIONS)
+    if task or project:
+        cx.log(RecallEvent(ts=cx.clock(), client=client, query=text[:500], mode=mode_name,
+                             paths=tuple(i.path for i in packed.items if not i.section)))
+    return Context(task=task, project=project, mode=mode_name, markdown=nudge + packed.markdown,
+                   nudge=nudge.strip(), open_questions=len(open_), matching_questions=matching, context=packed,
+                   took_ms=round((time.perf_counter() - started) * 1000, 2))
+

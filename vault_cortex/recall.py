@@ -1,0 +1,203 @@
+"""The recall pipeline: candidates from vectors and BM25, graph neighbours, signals, mode-weighted ranking.
+
+IO-facing orchestration over the index; the maths lives in `rank`, `graph` and `pack`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+
+import msgspec
+
+from vault_cortex.config import Settings
+from vault_cortex.graph import Graph, proximity
+from vault_cortex.index import ChunkRow, IndexDB, NoteRow
+from vault_cortex.pack import Candidate, Packed, Piece
+from vault_cortex.rank import (
+    Fused,
+    NoteFacts,
+    RegionFacts,
+    best_per_note,
+    coactivation,
+    effective_importance,
+    fuse,
+    reason,
+    recency,
+    snippet,
+    weighted,
+)
+from vault_cortex.vectors import Vector, Vectors
+
+SEEDS = 10  # best candidates that seed graph proximity
+GRAPH_EXTRAS = 10  # graph neighbours added as candidates though no text matched
+COACTIVATION_TOP = 5
+
+
+class Hit(msgspec.Struct, frozen=True, kw_only=True):
+    """One recalled note: its best chunk, score, every signal and a one-line reason."""
+
+    path: str
+    title: str
+    region: str
+    score: float
+    signals: dict[str, float]
+    reason: str
+    dense: float
+    lexical: float
+    heading: str
+    snippet: str
+    line: int
+
+
+class Recall(msgspec.Struct, frozen=True, kw_only=True):
+    query: str
+    mode: str
+    hits: list[Hit]
+    took_ms: float
+    context: Packed | None = None  # set when a token budget was asked for
+
+
+class Concept(msgspec.Struct, frozen=True, kw_only=True):
+    """A resonance note as ranking sees it: the names it goes by and its weight."""
+
+    path: str
+    names: tuple[str, ...]
+    weight: float
+
+
+class Scored(msgspec.Struct, frozen=True, kw_only=True):
+    note: NoteRow
+    chunk: ChunkRow
+    fused: Fused
+    score: float
+    signals: dict[str, float]
+    reason: str
+
+
+def parse_time(value: str | None) -> float | None:
+    """Epoch seconds of an ISO date or date-time as users type them; None when it is not one."""
+    if not value:
+        return None
+    try:
+        dt = datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return dt.timestamp()
+
+
+def rank(
+    *,
+    query: str,
+    qvec: Vector,
+    db: IndexDB,
+    vectors: Vectors,
+    graph: Graph,
+    concepts: Sequence[Concept],
+    settings: Settings,
+    weights: dict[str, float],
+    now: float,
+    regions: Sequence[str] | None = None,
+    exclude: frozenset[str] = frozenset(),
+    vector_lock: Callable[[], object] | None = None,
+) -> list[Scored]:
+    """Every candidate note scored and sorted, best first."""
+    rs = settings.recall
+    dense = vectors.search(qvec, rs.candidates)
+    lexical = db.lexical(query, rs.candidates)
+    dense.update(vectors.similarity(qvec, [i for i in lexical if i not in dense]))
+    lexical.update(db.lexical(query, rs.candidates, only=[i for i in dense if i not in lexical]))
+    chunks = db.chunks_by_id(set(dense) | set(lexical))
+    fused = fuse(dense, lexical, rs.dense_weight, rs.lexical_weight)
+    notes = db.notes_by_id({c.note_id for c in chunks.values()})
+    best = [f for f in best_per_note(fused, {i: c.note_id for i, c in chunks.items()})
+            if _wanted(notes[chunks[f.chunk_id].note_id], regions, exclude)]
+
+    use_graph = weights.get("graph", 0.0) > 0 and graph.n_notes > 0
+    prox: dict[str, float] = {}
+    if use_graph:
+        seeds = {notes[chunks[f.chunk_id].note_id].path: max(f.relevance, 1e-3) for f in best[:SEEDS]}
+        prox = proximity(graph, seeds)
+        have = {notes[chunks[f.chunk_id].note_id].path for f in best}
+        extra_paths = [p for p, v in sorted(prox.items(), key=lambda kv: (-kv[1], kv[0]))
+                       if v > 0 and p not in have][:GRAPH_EXTRAS]
+        if extra_paths:
+            ids = db.note_ids(extra_paths)
+            extra_chunks = [c for cs in db.chunks_of(ids.values()).values() for c in cs]
+            chunk_ids = [c.id for c in extra_chunks]
+            dense.update(vectors.similarity(qvec, chunk_ids))
+            lexical.update(db.lexical(query, len(chunk_ids), only=chunk_ids))
+            chunks.update({c.id: c for c in extra_chunks})
+            notes.update(db.notes_by_id(ids.values()))
+            fused = fuse(dense, lexical, rs.dense_weight, rs.lexical_weight)
+            best = [f for f in best_per_note(fused, {i: c.note_id for i, c in chunks.items()})
+                    if _wanted(notes[chunks[f.chunk_id].note_id], regions, exclude)]
+
+    access = db.access()
+    pairs = {(a, b): n for a, b, n in db.co_retrieval()}
+    top_paths = [notes[chunks[f.chunk_id].note_id].path for f in best[:COACTIVATION_TOP]]
+    use_resonance = weights.get("resonance", 0.0) > 0 and bool(concepts)
+    out = []
+    for f in best:
+        chunk = chunks[f.chunk_id]
+        note = notes[chunk.note_id]
+        region_cfg = settings.region(note.region)
+        region = RegionFacts(weight=region_cfg.weight, half_life_days=region_cfg.half_life_days,
+                             warm=region_cfg.resonance == "warm")
+        count, last = access.get(note.path, (0, None))
+        facts = NoteFacts(path=note.path, region=note.region, importance=note.importance,
+                          created=parse_time(note.created), mtime=note.mtime_ns / 1e9, last_access=last,
+                          access_count=count)
+        signals = {
+            "relevance": round(f.relevance, 4),
+            "region": region.weight,
+            "importance": round(effective_importance(facts, region, now), 4),
+            "coactivation": round(coactivation(note.path, top_paths, pairs), 4),
+            "graph": round(prox.get(note.path, 0.0), 4),
+            "recency": round(recency(facts, now), 4),
+            "resonance": round(_resonance(note, chunk, concepts, graph), 4) if use_resonance and region.warm
+            else 0.0,
+        }
+        score = round(weighted(signals, weights), 4)
+        out.append(Scored(note=note, chunk=chunk, fused=f, score=score, signals=signals,
+                          reason=reason(signals, weights, dense=f.dense, lexical=f.lexical)))
+    out.sort(key=lambda s: (-s.score, s.note.path))
+    return out
+
+
+def _wanted(note: NoteRow, regions: Sequence[str] | None, exclude: frozenset[str]) -> bool:
+    return note.path not in exclude and (not regions or note.region in regions)
+
+
+def _resonance(note: NoteRow, chunk: ChunkRow, concepts: Sequence[Concept], graph: Graph) -> float:
+    """The strongest resonant concept this note links to or names, 0 when none."""
+    linked = set(graph.neighbours(note.path)) if note.path in graph.index else set()
+    text = f"{note.title}\n{chunk.text}".lower()
+    best = 0.0
+    for c in concepts:
+        if c.path == note.path:
+            continue
+        if c.path in linked or any(name in text for name in c.names):
+            best = max(best, c.weight)
+    return best
+
+
+def to_hit(s: Scored, query: str) -> Hit:
+    return Hit(path=s.note.path, title=s.note.title, region=s.note.region, score=s.score, signals=s.signals,
+               reason=s.reason, dense=round(s.fused.dense, 4), lexical=round(s.fused.lexical, 4),
+               heading=s.chunk.heading, snippet=snippet(s.chunk.text, query), line=s.chunk.start_line)
+
+
+def to_candidate(s: Scored, neighbours: Sequence[ChunkRow], section: str = "") -> Candidate:
+    """A scored note as packing sees it: its best chunk and the chunks around it, nearest first."""
+    around = sorted((c for c in neighbours if c.id != s.chunk.id), key=lambda c: (abs(c.ord - s.chunk.ord), c.ord))
+    return Candidate(
+        path=s.note.path, title=s.note.title, region=s.note.region, score=s.score, signals=s.signals,
+        reason=s.reason, heading=s.chunk.heading, line=s.chunk.start_line, chunk_text=s.chunk.text,
+        chunk_tokens=s.chunk.tokens,
+        neighbours=tuple(Piece(text=c.text, tokens=c.tokens, heading=c.heading, line=c.start_line)
+                         for c in around[:4]),
+        section=section,
+    )
