@@ -7,15 +7,17 @@ from urllib.parse import quote
 
 import msgspec
 from litestar import Response, Router, get, post, put
+from litestar.di import NamedDependency
 from litestar.exceptions import NotFoundException
-from litestar.params import Parameter
+from litestar.params import FromPath, FromQuery, HeaderParameter, JSONBody, QueryParameter
 from msgspec import Meta
 
 from server.auth import PUBLIC
 from server.hooks import HOOK_EVENTS, run_hook
 from server.watch import Watcher, WatchStatus
 from vault_cortex import __version__
-from vault_cortex.cortex import Context, Cortex, NoteDoc
+from vault_cortex.context import Context
+from vault_cortex.cortex import Cortex, NoteDoc
 from vault_cortex.errors import InvalidRequest
 from vault_cortex.graph import GraphHealth
 from vault_cortex.recall import Recall
@@ -25,10 +27,14 @@ MAX_QUERY_CHARS = 10_000  # a hard cap; the vault's recall.max_query_chars (chec
 MAX_K = 1000
 MAX_PATH_CHARS = 1024
 
+CortexDep = NamedDependency[Cortex]
+WatcherDep = NamedDependency[Watcher | None]
 QueryText = Annotated[str, Meta(min_length=1, max_length=MAX_QUERY_CHARS)]
 K = Annotated[int, Meta(ge=1, le=MAX_K)]
 Budget = Annotated[int, Meta(ge=0, le=100_000)]
 NotePath = Annotated[str, Meta(min_length=1, max_length=MAX_PATH_CHARS)]
+PathQuery = Annotated[str, QueryParameter(min_length=1, max_length=MAX_PATH_CHARS,
+                                          description="Vault-relative path of a note, e.g. soul/Values.md")]
 
 
 class _Body(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -109,20 +115,20 @@ def health() -> Health:
 
 
 @get("/status", sync_to_thread=True)
-def status(cx: Cortex, watcher: Watcher | None) -> Status:
+def status(cx: CortexDep, watcher: WatcherDep) -> Status:
     """Counts, model, last sync, index lag and the files the index skipped, with why."""
     return Status(index=cx.status(), watch=watcher.status() if watcher else None, skipped=cx.db.skipped())
 
 
 @get("/recall", sync_to_thread=True)
 def recall_get(
-    cx: Cortex,
-    q: Annotated[str, Parameter(min_length=1, max_length=MAX_QUERY_CHARS, description="The query.")],
-    k: Annotated[int | None, Parameter(ge=1, le=MAX_K)] = None,
-    mode: str | None = None,
-    budget_tokens: Annotated[int | None, Parameter(ge=0, le=100_000)] = None,
-    regions: list[str] | None = None,
-    include_archive: bool = False,
+    cx: CortexDep,
+    q: Annotated[str, QueryParameter(min_length=1, max_length=MAX_QUERY_CHARS, description="The query.")],
+    k: Annotated[int | None, QueryParameter(ge=1, le=MAX_K)] = None,
+    mode: FromQuery[str | None] = None,
+    budget_tokens: Annotated[int | None, QueryParameter(ge=0, le=100_000)] = None,
+    regions: FromQuery[list[str] | None] = None,
+    include_archive: FromQuery[bool] = False,
 ) -> Recall:
     """Notes that answer a query, best first, each with the reason it was chosen."""
     return cx.recall(q, k=k, mode=mode, budget_tokens=budget_tokens, regions=regions,
@@ -130,14 +136,14 @@ def recall_get(
 
 
 @post("/recall", status_code=200, sync_to_thread=True)
-def recall_post(cx: Cortex, data: RecallBody) -> Recall:
+def recall_post(cx: CortexDep, data: JSONBody[RecallBody]) -> Recall:
     """The same as GET /v1/recall, for long queries and lists in a JSON body."""
     return cx.recall(data.query, k=data.k, mode=data.mode, budget_tokens=data.budget_tokens,
                      regions=data.regions, include_archive=data.include_archive)
 
 
 @post("/context", status_code=200, sync_to_thread=True)
-def context(cx: Cortex, data: ContextBody) -> Context:
+def context(cx: CortexDep, data: JSONBody[ContextBody]) -> Context:
     """A token-budgeted context block for a task (markdown plus the items, grouped by region)."""
     return cx.context(task=data.task, project=data.project, active_note=data.active_note, recent=data.recent,
                       budget_tokens=data.budget_tokens, mode=data.mode)
@@ -145,17 +151,17 @@ def context(cx: Cortex, data: ContextBody) -> Context:
 
 @get("/related", sync_to_thread=True)
 def related(
-    cx: Cortex,
-    path: Annotated[str, Parameter(min_length=1, max_length=MAX_PATH_CHARS)],
-    k: Annotated[int | None, Parameter(ge=1, le=MAX_K)] = None,
-    mode: str | None = None,
+    cx: CortexDep,
+    path: PathQuery,
+    k: Annotated[int | None, QueryParameter(ge=1, le=MAX_K)] = None,
+    mode: FromQuery[str | None] = None,
 ) -> Recall:
     """Memories related to a note, from its content, leaving out the note and the notes it already links."""
     return cx.related(path, k=k, mode=mode)
 
 
 @get("/notes", sync_to_thread=True)
-def read_note(cx: Cortex, path: Annotated[str, Parameter(min_length=1, max_length=MAX_PATH_CHARS)],
+def read_note(cx: CortexDep, path: PathQuery,
               ) -> Response[NoteDoc]:
     """A note's text, with its ETag (also in the ETag header) for a later PUT with If-Match."""
     doc = cx.read_note(path)
@@ -164,10 +170,10 @@ def read_note(cx: Cortex, path: Annotated[str, Parameter(min_length=1, max_lengt
 
 @put("/notes", sync_to_thread=True)
 def write_note(
-    cx: Cortex,
-    path: Annotated[str, Parameter(min_length=1, max_length=MAX_PATH_CHARS)],
-    data: NoteBody,
-    if_match: Annotated[str | None, Parameter(header="If-Match")] = None,
+    cx: CortexDep,
+    path: PathQuery,
+    data: JSONBody[NoteBody],
+    if_match: Annotated[str | None, HeaderParameter(name="If-Match")] = None,
 ) -> Response[NoteDoc]:
     """Replace a note whose ETag still matches If-Match (409 if it changed); without If-Match, create it
     (201; 409 if it exists). Never overwrites what the caller has not seen."""
@@ -177,7 +183,7 @@ def write_note(
 
 
 @post("/notes", status_code=201, sync_to_thread=True)
-def remember(cx: Cortex, data: RememberBody) -> Response[NoteDoc]:
+def remember(cx: CortexDep, data: JSONBody[RememberBody]) -> Response[NoteDoc]:
     """Save a new memory as a note (path chosen from the title and region); 201 with its ETag and Location."""
     doc = cx.remember(data.text, title=data.title, region=data.region, tags=data.tags, importance=data.importance,
                       project=data.project, relations=data.relations)
@@ -186,20 +192,20 @@ def remember(cx: Cortex, data: RememberBody) -> Response[NoteDoc]:
 
 
 @post("/links", status_code=200, sync_to_thread=True)
-def link(cx: Cortex, data: LinkBody) -> Response[NoteDoc]:
+def link(cx: CortexDep, data: JSONBody[LinkBody]) -> Response[NoteDoc]:
     """Add a typed relation from one note to another (a minimal edit of the source note's frontmatter)."""
     doc = cx.link(data.src, data.rel, data.dst)
     return Response(doc, headers=etag_header(doc))
 
 
 @get("/graph/health", sync_to_thread=True)
-def graph_health(cx: Cortex) -> GraphHealth:
+def graph_health(cx: CortexDep) -> GraphHealth:
     """Hubs, islands, bridges, articulation points and dangling links of the note graph."""
     return cx.graph_health()
 
 
 @post("/hooks/{event:str}", status_code=200, sync_to_thread=True)
-def hook(cx: Cortex, event: str, data: dict[str, Any]) -> dict[str, Any]:
+def hook(cx: CortexDep, event: FromPath[str], data: JSONBody[dict[str, Any]]) -> dict[str, Any]:
     """Claude Code hook I/O: the hook's input object in, its output object out (`{}` = nothing to add).
     `event` is session-start, prompt or tool; `vault-cortex hook EVENT` posts here when the server runs."""
     if event not in HOOK_EVENTS:

@@ -84,22 +84,20 @@ def chunk_note(note: Note, count_tokens: CountTokens, max_tokens: int = 256) -> 
     chunks: list[Chunk] = []
     for path, lo, hi in _sections(note, lines):
         blocks = _blocks(lines, lo, hi, dropped, fence_at)
-        if blocks:
-            for text, start, end in _fit(note.title, path, blocks, count_tokens, max_tokens):
-                chunks.append(_chunk(note.title, path, text, start + note.body_line, end + note.body_line,
-                                     len(chunks), count_tokens))
+        if not blocks:
+            continue
+        title, shown, pieces = _fit(note.title, path, blocks, count_tokens, max_tokens)
+        for text, start, end in pieces:
+            full = embed_text(title, shown, text)
+            chunks.append(Chunk(ord=len(chunks), heading_path=path, text=text, embed_text=full,
+                                start_line=start + note.body_line, end_line=end + note.body_line,
+                                tokens=count_tokens(full), hash=text_hash(full)))
     if not chunks and note.title.strip():
         block = _Block(start=0, text=note.title.strip(), gap=False, fence=False)
-        for text, _, _ in _fit("", (), [block], count_tokens, max_tokens):
-            chunks.append(_chunk("", (), text, 1, 1, len(chunks), count_tokens))
+        for text, _, _ in _fit("", (), [block], count_tokens, max_tokens)[2]:
+            chunks.append(Chunk(ord=len(chunks), heading_path=(), text=text, embed_text=text, start_line=1,
+                                end_line=1, tokens=count_tokens(text), hash=text_hash(text)))
     return Chunked(chunks=tuple(chunks), noise=noise)
-
-
-def _chunk(title: str, path: tuple[str, ...], text: str, start: int, end: int, ord: int,
-           count_tokens: CountTokens) -> Chunk:
-    full = embed_text(title, path, text)
-    return Chunk(ord=ord, heading_path=path, text=text, embed_text=full, start_line=start, end_line=end,
-                 tokens=count_tokens(full), hash=text_hash(full))
 
 
 def _sections(note: Note, lines: Sequence[str]) -> list[tuple[tuple[str, ...], int, int]]:
@@ -147,12 +145,13 @@ def _blocks(
     return blocks
 
 
-def _fit(title: str, path: tuple[str, ...], blocks: Sequence[_Block], count: CountTokens,
-         max_tokens: int) -> list[tuple[str, int, int]]:
-    """(text, first line index, last line index) of each chunk of a section, every one within max_tokens."""
+def _fit(
+    title: str, path: tuple[str, ...], blocks: Sequence[_Block], count: CountTokens, max_tokens: int
+) -> tuple[str, tuple[str, ...], list[tuple[str, int, int]]]:
+    """The title and path to embed with, and (text, first line, last line) of each chunk within max_tokens."""
     whole = _join(blocks, [_Unit(block=k, a=0, b=len(b.text), tokens=0) for k, b in enumerate(blocks)])
     if count(embed_text(title, path, whole)) <= max_tokens:
-        return [(whole, blocks[0].start, _line(blocks[-1], len(blocks[-1].text)))]
+        return title, path, [(whole, blocks[0].start, _line(blocks[-1], len(blocks[-1].text)))]
     if count(embed_text(title, path, "x")) > max_tokens // 2:
         path = ()  # a heading path too long to leave room for text; the title alone must do
         if count(embed_text(title, path, "x")) > max_tokens // 2:
@@ -179,7 +178,7 @@ def _fit(title: str, path: tuple[str, ...], blocks: Sequence[_Block], count: Cou
         out.append((_join(blocks, units[i:j]), _line(blocks[first.block], first.a),
                     _line(blocks[last.block], last.b)))
         i = j
-    return out
+    return title, path, out
 
 
 def _spans(text: str, a: int, b: int, levels: Sequence[re.Pattern[str]], size: CountTokens,

@@ -29,6 +29,7 @@ _WORDS = {"~", "null", "true", "false", "yes", "no", "on", "off", "=", "<<"}
 _NUMBERISH = re.compile(r"[-+]?(?:\.(?:inf|nan)|\.?[0-9][0-9a-z_.:+-]*)", re.I)
 _DATEISH = re.compile(r"\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[-+]\d\d:\d\d)?)?")
 _QUOTED = {'"': re.compile(r'"(?:[^"\\]|\\.)*"', re.S), "'": re.compile(r"'(?:[^']|'')*'")}
+_SPECIAL_FLOATS = {"nan": ".nan", "inf": ".inf", "-inf": "-.inf"}
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
 _BAD_NAME = re.compile(r'%%|[#|^:\[\]/\\?*<>"\x00-\x1f\x7f-\x9f\u2028\u2029]')
 _RESERVED = {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(1, 10)), *(f"LPT{i}" for i in range(1, 10))}
@@ -466,6 +467,6 @@ def _hex(n: int) -> str:
 
 def _float(f: float) -> str:
     r = repr(f)
-    if r in ("nan", "inf", "-inf"):
-        return r.replace("n", ".n", 1).replace("i", ".i")
+    if r in _SPECIAL_FLOATS:
+        return _SPECIAL_FLOATS[r]
     return r.replace("e", ".0e") if "e" in r and "." not in r else r  # PyYAML reads '1e-05' as a string

@@ -64,13 +64,21 @@ def parse_destination(dest: str) -> tuple[str, str] | None:
 
 
 def _nfc(text: str) -> str:
-    return text if unicodedata.is_normalized("NFC", text) else unicodedata.normalize("NFC", text)
+    if text.isascii() or unicodedata.is_normalized("NFC", text):
+        return text
+    return unicodedata.normalize("NFC", text)
 
 
-class _File(msgspec.Struct, frozen=True):
-    path: str  # NFC
-    lower: str  # lower-cased NFC path
-    folder: str  # lower-cased NFC folder, '' at the root
+class _File:
+    """One vault file, with the lower-cased forms the indexes compare."""
+
+    __slots__ = ("folder", "lower", "name", "path", "resolved")
+
+    def __init__(self, path: str) -> None:
+        self.path = path  # NFC
+        self.lower = path.lower()
+        self.folder, _, self.name = self.lower.rpartition("/")  # folder is '' at the root
+        self.resolved = Resolved(path=path)
 
 
 class Resolver:
@@ -79,70 +87,78 @@ class Resolver:
     def __init__(self, paths: Iterable[str]) -> None:
         self._by_path: dict[str, list[_File]] = {}
         self._by_name: dict[str, list[_File]] = {}
+        self._anywhere: dict[str, Resolved | Dangling] = {}  # results that do not depend on the source
         self._memo: dict[tuple[str, str], Resolved | Dangling] = {}
         for raw in paths:
-            path = _nfc(raw).strip("/")
-            lower = path.lower()
-            file = _File(path, lower, posixpath.dirname(lower))
-            self._by_path.setdefault(lower, []).append(file)
-            self._by_name.setdefault(posixpath.basename(lower), []).append(file)
+            file = _File(_nfc(raw).strip("/"))
+            self._by_path.setdefault(file.lower, []).append(file)
+            self._by_name.setdefault(file.name, []).append(file)
 
     def resolve(self, target: str, source: str) -> Resolved | Dangling:
         """The file `target` (the path part of a link, no '#subpath') means when written in `source`."""
+        found = self._anywhere.get(target)
+        if found is not None:
+            return found
         source = _nfc(source)
         if not target.strip():
             return Resolved(path=source)  # [[#Heading]] links the note to itself
-        folder = posixpath.dirname(source.lower())
-        key = (target, folder)
-        found = self._memo.get(key)
+        folder = source.lower().rpartition("/")[0]
+        found = self._memo.get((target, folder))
         if found is None:
-            found = self._resolve(_nfc(target).strip(), folder) or Dangling(raw=target)
-            self._memo[key] = found
+            result, local = self._resolve(_nfc(target).strip(), folder)
+            found = result or Dangling(raw=target)
+            if local:
+                self._memo[(target, folder)] = found
+            else:
+                self._anywhere[target] = found
         return found
 
-    def _resolve(self, target: str, folder: str) -> Resolved | None:
+    def _resolve(self, target: str, folder: str) -> tuple[Resolved | None, bool]:
+        """The match, and whether it depended on the linking note's folder."""
         if target.startswith(("./", "../")):
             joined = posixpath.normpath(posixpath.join(folder, target))
             if joined == ".." or joined.startswith("../"):
-                return None
-            return self._first(joined, folder, exact_only=True)
+                return None, True
+            return self._first(joined, folder, exact_only=True)[0], True
         return self._first(target.lstrip("/"), folder, exact_only=target.startswith("/"))
 
-    def _first(self, target: str, folder: str, *, exact_only: bool) -> Resolved | None:
+    def _first(self, target: str, folder: str, *, exact_only: bool) -> tuple[Resolved | None, bool]:
         # `[[Note]]` means Note.md; a target with another extension (`img.png`) needs no `.md`.
         keys = (target,) if target.lower().endswith(".md") else (target + ".md", target)
+        local = False
         for key in keys:
-            found = self._match(key, folder, exact_only=exact_only)
+            found, depends = self._match(key, folder, exact_only=exact_only)
+            local = local or depends
             if found is not None:
-                return found
-        return None
+                return found, local
+        return None, local
 
-    def _match(self, key: str, folder: str, *, exact_only: bool) -> Resolved | None:
+    def _match(self, key: str, folder: str, *, exact_only: bool) -> tuple[Resolved | None, bool]:
         lower = key.lower()
         exact = self._by_path.get(lower)
         if exact:
-            return _pick(exact, key)
-        if exact_only:
-            return None
-        candidates = self._by_name.get(posixpath.basename(lower))
+            return _pick(exact, key), False
+        candidates = None if exact_only else self._by_name.get(lower.rpartition("/")[2])
         if not candidates:
-            return None
+            return None, False
         if "/" in lower:  # `[[b/Note]]` matches `a/b/Note.md`
             suffix = "/" + lower
             candidates = [f for f in candidates if f.lower.endswith(suffix)]
             if not candidates:
-                return None
+                return None, False
+        if len(candidates) == 1:
+            return candidates[0].resolved, False
         own = [f for f in candidates if f.folder == folder]
         if own:
-            return _pick(own, key)
+            return _pick(own, key), True
         shortest = min(len(f.path) for f in candidates)
-        return _pick([f for f in candidates if len(f.path) == shortest], key)
+        return _pick([f for f in candidates if len(f.path) == shortest], key), True
 
 
 def _pick(files: list[_File], key: str) -> Resolved:
     """Break a tie: a case-exact name first, then alphabetical; the others are reported."""
     if len(files) == 1:
-        return Resolved(path=files[0].path)
-    name = posixpath.basename(key)
-    ranked = sorted(files, key=lambda f: (posixpath.basename(f.path) != name, f.path))
+        return files[0].resolved
+    name = key.rpartition("/")[2]
+    ranked = sorted(files, key=lambda f: (f.path.rpartition("/")[2] != name, f.path))
     return Resolved(path=ranked[0].path, ambiguous=tuple(f.path for f in ranked[1:]))

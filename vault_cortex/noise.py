@@ -246,13 +246,14 @@ def _line_runs(lines: Sequence[str], mark: _Mark) -> None:
             family = _family(line)
             if family is not None:
                 families[family] += 1
-                last = j
             elif not line.strip():
                 k = _next_text(lines, j)
                 if k is None or k - j > 1 or not _continues(lines[k]):
                     break
             elif not _continues(line):
                 break
+            if line.strip():
+                last = j
             j += 1
         if sum(families.values()) >= LOG_RUN:
             mark(i, last, families.most_common(1)[0][0])

@@ -170,7 +170,7 @@ _LIST_ITEM = re.compile(r"[ \t]*(?:[-*+]|[0-9]{1,9}[.)])(?:[ \t]|$)")
 _BACKTICKS = re.compile(r"`+")
 _TAG = re.compile(r"#(" + TAG_CHAR + "+)")  # only where the '#' follows whitespace or starts the text
 _BLOCK_ID = re.compile(r"\^([A-Za-z0-9-]+)[ \t]*$", re.MULTILINE)  # only after a space or alone
-_FIELD_KEY = r"(?P<key>[^\s:`\[\]()>#][^:\n`\[\]()]*?)[ \t]*::(?=[ \t]|$)"  # `std::vector` is no field
+_FIELD_KEY = r"(?P<key>[^\s:`\[\]()>#\x1a][^:\n`\[\]()\x1a]*?)[ \t]*::(?=[ \t]|$)"  # `std::vector` is no field
 _FIELD_LINE = re.compile(
     r"[ \t]*(?:>[ \t]*)*(?:(?:[-*+]|[0-9]{1,9}[.)])[ \t]+(?:\[.\][ \t]+)?)?" + _FIELD_KEY + r"(?P<value>[^\n]*)"
 )
@@ -189,8 +189,8 @@ class _Scan:
         self._starts: list[int] | None = None
         self._found: list[tuple[int, RawLink]] = []
         self._fields: list[tuple[int, int, str]] = []
-        lines = body.split("\n")
-        self.text = "\n".join(self._structure(lines))
+        self._lines = body.split("\n")
+        self.text = "\n".join(self._structure(self._lines))
         if "`" in self.text:
             self.text = _mask_code_spans(self.text)
         self._inline()
@@ -258,6 +258,12 @@ class _Scan:
             self._starts = [0] + [m.end() for m in re.finditer("\n", self.text)]
         return self.first_line + bisect_right(self._starts, pos) - 1
 
+    def _original(self, start: int, end: int) -> str:
+        """The body's own text for a one-line span of the masked text (code lines change offsets)."""
+        index = self._line(start) - self.first_line
+        col = start - self._starts[index] if self._starts else start
+        return self._lines[index][col : col + end - start]
+
     def _link(self, pos: int, target: str, subpath: str, display: str | None, kind: str) -> None:
         """Record a link; inside an inline field's value it takes the field's name as its rel."""
         rel = "embeds" if kind == "embed" else "links_to"
@@ -277,7 +283,7 @@ class _Scan:
                 start = m.start()
                 if _escaped(text, start):
                     continue
-                target, subpath, display = parse_linktext(m[1])
+                target, subpath, display = parse_linktext(self._original(m.start(1), m.end(1)))
                 if not (target or subpath):
                     continue
                 embed = start > 0 and text[start - 1] == "!" and not _escaped(text, start - 1)
@@ -308,11 +314,11 @@ class _Scan:
 
     def _markdown(self, m: re.Match[str], text: str) -> None:
         start = m.start()
-        parsed = None if _escaped(text, start) else parse_destination(m[2])
+        parsed = None if _escaped(text, start) else parse_destination(self._original(m.start(2), m.end(2)))
         if parsed is not None:  # None: escaped, or an external URL
             embed = start > 0 and text[start - 1] == "!" and not _escaped(text, start - 1)
             kind = "embed" if embed else "markdown"
-            self._link(start - embed, parsed[0], parsed[1], m[1].strip() or None, kind)
+            self._link(start - embed, *parsed, self._original(m.start(1), m.end(1)).strip() or None, kind)
 
 
 def _fields(text: str) -> list[tuple[int, int, str]]:

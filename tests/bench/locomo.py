@@ -166,9 +166,11 @@ def main(argv: list[str] | None = None) -> int:
     setups = prepare(args.data, args.work, embedder)
     print(f"{'LoCoMo dev (turn per note)':<28}" + "".join(f"{'R@' + str(k):>10}" for k in KS))
     base = [(cx, q) for cx, q in setups]
-    print(row("BM25 only", run_all([(with_recall(cx, dense_weight=0.0, lexical_weight=1.0), q) for cx, q in base])))
-    print(row("dense only", run_all([(with_recall(cx, dense_weight=1.0, lexical_weight=0.0), q) for cx, q in base])))
     relevance_only = {"focus_only": {"relevance": 1.0}}
+    print(row("BM25 only", run_all([(with_recall(cx, relevance_only, dense_weight=0.0, lexical_weight=1.0), q)
+                                    for cx, q in base], mode="focus_only")))
+    print(row("dense only", run_all([(with_recall(cx, relevance_only, dense_weight=1.0, lexical_weight=0.0), q)
+                                     for cx, q in base], mode="focus_only")))
     print(row("fusion only (relevance)", run_all(
         [(with_recall(cx, modes=relevance_only), q) for cx, q in base], mode="focus_only")))
     print(row("vault-cortex (default)", run_all(base)))

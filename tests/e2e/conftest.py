@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from harness import AUTH, TEST_HOSTS, TOKEN, LiveServer, assert_error_shape
+from harness import TEST_HOSTS, TOKEN, LiveServer, checked_client
 from litestar import Litestar
 from litestar.testing import TestClient
 
@@ -49,8 +49,7 @@ def app(cx: Cortex) -> Litestar:
 
 @pytest.fixture(scope="module")
 def client(app: Litestar) -> Iterator[TestClient[Litestar]]:
-    """A client that sends the token and checks the shape of every error response it receives."""
-    with TestClient(app, headers=AUTH, event_hooks={"response": [assert_error_shape]}) as c:
+    with checked_client(app) as c:
         yield c
 
 

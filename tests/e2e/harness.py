@@ -34,6 +34,14 @@ def assert_error_shape(response: httpx.Response) -> None:
     assert body["status"] == response.status_code, body
 
 
+def checked_client(app: Litestar) -> TestClient[Litestar]:
+    """A test client that sends the token and checks the shape of every error response it receives."""
+    client = TestClient(app)
+    client.headers.update(AUTH)
+    client.event_hooks = {"response": [assert_error_shape]}
+    return client
+
+
 def send_without_token(client: TestClient[Litestar], method: str, url: str, **kwargs: Any) -> httpx.Response:
     request = client.build_request(method, url, **kwargs)
     del request.headers["Authorization"]

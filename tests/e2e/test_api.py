@@ -7,7 +7,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-from harness import AUTH, TOKEN, assert_error_shape
+from harness import TOKEN, assert_error_shape, checked_client, send_without_token
 from litestar import Litestar
 from litestar.testing import TestClient
 
@@ -20,9 +20,7 @@ WAL = "scientific/SQLite WAL mode.md"
 
 
 def test_health_needs_no_token(client: TestClient[Litestar]) -> None:
-    request = client.build_request("GET", "/v1/health")
-    del request.headers["Authorization"]
-    response = client.send(request)
+    response = send_without_token(client, "GET", "/v1/health")
     assert response.status_code == 200
     assert response.json()["ok"] is True
 
@@ -194,8 +192,7 @@ class _Broken(Cortex):
 
 @pytest.fixture
 def broken_client(vault: Path, embedder: Embedder) -> Iterator[TestClient[Litestar]]:
-    with _Broken.open(vault, embedder=embedder) as cortex, TestClient(
-            create_app(cortex, token=TOKEN), headers=AUTH, event_hooks={"response": [assert_error_shape]}) as c:
+    with _Broken.open(vault, embedder=embedder) as cortex, checked_client(create_app(cortex, token=TOKEN)) as c:
         yield c
 
 

@@ -439,7 +439,8 @@ def _typed(mapping: dict[str, Any]) -> list[tuple[str, type, Any]]:
 
 def _load(text: str) -> dict[str, Any]:
     span = get_frontmatter_span(text)
-    assert span is not None
+    if span is None:
+        return {}
     src = text[span[0] : span[1]]
     loaded = YAML(typ="safe", pure=True).load(src) or {}
     assert (pyyaml.safe_load(src) or {}) == loaded  # python-frontmatter reads with PyYAML: both must agree
@@ -477,3 +478,64 @@ def test_set_property_changes_that_key_and_nothing_else(props: dict[str, Any], d
     if value is not None and not isinstance(value, list) and key in props:
         assert len(after.splitlines()) == len(text.splitlines()) or isinstance(props[key], list)
     assert set_property(text.replace("\n", "\r\n"), key, value) == after.replace("\n", "\r\n")
+
+
+def _around(text: str, key: str, value: Any) -> tuple[str, str]:
+    """The text before and after the lines render_new_note wrote for key (before the fence if absent)."""
+    if value is None:
+        return text[: text.rindex("---\nbody")], text[text.rindex("---\nbody") :]
+    lines, block = text.splitlines(keepends=True), _frontmatter_lines(key, value).splitlines(keepends=True)
+    i = lines.index(block[0])
+    assert lines[i : i + len(block)] == block
+    return "".join(lines[:i]), "".join(lines[i + len(block) :])
+
+
+_links = st.from_regex(r"\[\[[A-Za-z0-9]{1,8}\]\]", fullmatch=True)
+
+
+@settings(max_examples=200, deadline=None)
+@given(props=st.dictionaries(_keys, _values, min_size=1, max_size=5), data=st.data())
+def test_add_to_list_appends_once_and_touches_nothing_else(props: dict[str, Any], data: st.DataObject) -> None:
+    text = render_new_note(title=None, body="body\n", properties=props)
+    key = data.draw(st.one_of(st.sampled_from(sorted(props)), _keys))
+    item = data.draw(
+        st.one_of(
+            _text, _links, st.sampled_from([x for v in props.values() if isinstance(v, list) for x in v] or ["x"])
+        )
+    )
+    old = props.get(key)
+    if isinstance(old, bool | int | float) or (isinstance(old, str) and "\n" in old):
+        with pytest.raises(NoteParseError):
+            add_to_list(text, key, item)
+        return
+    after = add_to_list(text, key, item)
+    items = [] if old in (None, "") else [old] if isinstance(old, str) else list(old)
+    if any(x == item or (x.startswith("[[") and x.lower() == item.lower()) for x in items):
+        assert after == text
+        return
+    assert _load(after)[key] == [*items, item]
+    prefix, suffix = _around(text, key, old)
+    assert after.startswith(prefix) and after.endswith(suffix)
+    if isinstance(old, list) and old:
+        assert len(diff(text, after)[1]) == 1  # one line changed (flow) or added (block)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    props=st.dictionaries(_keys, _values, max_size=4),
+    rels=st.lists(st.tuples(st.sampled_from(["supports", "evokes"]), _links), max_size=6),
+)
+def test_add_relation_builds_the_mapping_incrementally(props: dict[str, Any], rels: list[tuple[str, str]]) -> None:
+    props.pop("relations", None)
+    text = render_new_note(title=None, body="body\n", properties=props)
+    expected: dict[str, list[str]] = {}
+    for rel, link in rels:
+        before, text = text, add_relation(text, rel, link)
+        if link.lower() in (x.lower() for x in expected.get(rel, [])):
+            assert text == before
+        else:
+            expected.setdefault(rel, []).append(link)
+            removed, added = diff(before, text)
+            assert removed == [] and len(added) <= 5  # 1 item, 2 with a new type, 3 with relations, +2 fences
+        assert _load(text).get("relations") == (expected or None)
+    assert _typed({k: v for k, v in _load(text).items() if k != "relations"}) == _typed(props)

@@ -1,0 +1,113 @@
+"""MCP through the real `mcp` client: streamable HTTP at /mcp (live uvicorn) and stdio (`vault-cortex mcp`)."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import httpx2
+import pytest
+from harness import AUTH, TOKEN, LiveServer, assert_error_shape
+from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+TOOLS = {"recall", "remember", "context", "related", "link", "graph_health"}
+
+
+def over_http(live: LiveServer, body: Callable[[Client], Awaitable[Any]], token: str = TOKEN) -> Any:
+    async def main() -> Any:
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30) as http:
+            async with Client(streamable_http_client(f"{live.url}/mcp", http_client=http)) as client:
+                return await body(client)
+
+    return anyio.run(main)
+
+
+def test_tools_tell_an_agent_when_to_call_them(live: LiveServer) -> None:
+    async def body(client: Client) -> Any:
+        return (await client.list_tools()).tools, client.instructions
+
+    tools, instructions = over_http(live, body)
+    by_name = {t.name: t for t in tools}
+    assert set(by_name) == TOOLS
+    assert "START" in by_name["context"].description
+    assert "BEFORE answering from memory" in by_name["recall"].description
+    assert "AFTER learning something worth keeping" in by_name["remember"].description
+    assert by_name["recall"].annotations.read_only_hint is True
+    assert by_name["remember"].annotations.read_only_hint is False
+    assert by_name["recall"].input_schema["properties"]["query"]["description"]
+    assert "`context`" in instructions and "`remember`" in instructions
+
+
+def test_recall_remember_context_related_link_graph_health(live: LiveServer) -> None:
+    async def body(client: Client) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        out["remember"] = await client.call_tool("remember", {
+            "text": "The greenhouse vent motor stalls below 9 V; power it from the 12 V rail.",
+            "title": "Vent motor needs 12 V", "region": "scientific", "tags": ["greenhouse"]})
+        out["recall"] = await client.call_tool("recall", {"query": "why does the vent motor stall", "k": 3})
+        out["context"] = await client.call_tool("context", {"task": "fix the greenhouse vent",
+                                                            "budget_tokens": 500})
+        out["related"] = await client.call_tool("related", {"path": "scientific/SQLite WAL mode.md", "k": 5})
+        out["link"] = await client.call_tool("link", {"src": "scientific/Vent motor needs 12 V.md",
+                                                      "rel": "depends_on", "dst": "scientific/ESP32 deep sleep current.md"})
+        out["graph_health"] = await client.call_tool("graph_health", {})
+        return out
+
+    out = over_http(live, body)
+    for name, result in out.items():
+        assert not result.is_error, (name, result.content)
+    path = out["remember"].structured_content["path"]
+    assert path == "scientific/Vent motor needs 12 V.md"
+    assert out["recall"].structured_content["hits"][0]["path"] == path
+    assert "[[" in out["context"].content[0].text
+    assert "scientific/SQLite WAL mode.md" not in {h["path"] for h in out["related"].structured_content["hits"]}
+    assert out["link"].structured_content["path"] == path
+    assert out["graph_health"].structured_content["notes"] >= 20
+
+
+def test_tool_errors_are_readable(live: LiveServer) -> None:
+    async def body(client: Client) -> Any:
+        return [await client.call_tool("related", {"path": "../../etc/passwd.md"}),
+                await client.call_tool("recall", {"query": "x", "mode": "nonsense"}),
+                await client.call_tool("recall", {"query": "x", "k": 0})]
+
+    unsafe, mode, k = over_http(live, body)
+    assert unsafe.is_error and "UnsafePath" in unsafe.content[0].text
+    assert mode.is_error and "InvalidRequest" in mode.content[0].text
+    assert k.is_error
+
+
+def test_mcp_needs_the_token(live: LiveServer) -> None:
+    for headers in ({}, {"Authorization": "Bearer wrong"}):
+        response = httpx.post(f"{live.url}/mcp", headers={**headers, "Accept": "application/json, text/event-stream"},
+                              json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+        assert response.status_code == 401
+        assert_error_shape(response)
+    with pytest.raises(BaseException):  # noqa: B017 - the client raises an ExceptionGroup around the 401
+        over_http(live, lambda client: client.list_tools(), token="wrong")
+    ok = httpx.get(f"{live.url}/v1/status", headers=AUTH)
+    assert ok.status_code == 200
+
+
+def test_stdio(synced_template: Path, tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    shutil.copytree(synced_template, vault, symlinks=True)  # its own copy: one process per index
+    params = StdioServerParameters(command=sys.executable, args=["-m", "server.cli", "mcp", "--vault", str(vault)])
+
+    async def main() -> Any:
+        async with Client(params) as client:
+            tools = (await client.list_tools()).tools
+            recalled = await client.call_tool("recall", {"query": "node battery ran flat", "k": 2})
+            return tools, recalled
+
+    tools, recalled = anyio.run(main)
+    assert {t.name for t in tools} == TOOLS
+    assert not recalled.is_error
+    assert recalled.structured_content["hits"][0]["path"] == "short_term/2026-11-29 node 3 battery ran flat.md"

