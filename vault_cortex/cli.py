@@ -142,10 +142,51 @@ def cmd_recall(args: argparse.Namespace) -> int:
 def cmd_doctor(args: argparse.Namespace) -> int:
     with Cortex.open(args.vault) as cx:
         report = cx.doctor()
+        graph = cx.graph_health() if args.graph else None
     if args.json:
-        print(msgspec.json.encode(report).decode())
+        out = msgspec.to_builtins(report)
+        if graph is not None:
+            out["graph"] = msgspec.to_builtins(graph)
+        print(msgspec.json.encode(out).decode())
+        return 0
+    _print_doctor(report)
+    if graph is not None:
+        print(f"graph: {graph.notes} notes, {graph.edges} edges, {graph.components} components "
+              f"(largest {graph.largest_component})")
+        print(f"hubs: {len(graph.hubs)}")
+        for hub in graph.hubs:
+            print(f"  {hub.path} ({hub.degree} links)")
+        print(f"islands (no links in or out): {len(graph.islands)}")
+        for path in graph.islands[:100]:
+            print(f"  {path}")
+        print(f"bridges (links whose removal splits the graph): {len(graph.bridges)}")
+        for a, b in graph.bridges[:100]:
+            print(f"  {a} — {b}")
+        print(f"articulation points (notes whose removal splits the graph): {len(graph.articulation_points)}")
+        for path in graph.articulation_points[:100]:
+            print(f"  {path}")
+    return 0
+
+
+def cmd_context(args: argparse.Namespace) -> int:
+    with Cortex.open(args.vault) as cx:
+        if not args.no_sync:
+            cx.sync()
+        ctx = cx.context(task=args.task, project=args.project, active_note=args.note, recent=args.recent or None,
+                         budget_tokens=args.budget, mode=args.mode, client="cli")
+    if args.format == "json":
+        print(msgspec.json.encode(ctx).decode())
     else:
-        _print_doctor(report)
+        print(ctx.markdown, end="")
+    return 0
+
+
+def cmd_remember(args: argparse.Namespace) -> int:
+    text = args.text if args.text != "-" else sys.stdin.read()
+    with Cortex.open(args.vault) as cx:
+        doc = cx.remember(text, title=args.title, region=args.region, tags=args.tag or None,
+                          importance=args.importance, project=args.project, client="cli")
+    print(f"remembered as {doc.path}")
     return 0
 
 
@@ -197,8 +238,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--include-archive", action="store_true", help="also search notes in archive/")
     p.add_argument("--no-sync", action="store_true", help="skip the incremental sync before recalling")
 
+    p = add("context", cmd_context, "session-start context for a task: pinned, habits, questions, handoff, recall")
+    _vault_arg(p)
+    p.add_argument("--task", default=None, help="what you are about to do")
+    p.add_argument("--project", default=None, help="the project's name (notes with `project:` set to it)")
+    p.add_argument("--note", default=None, help="the active note's vault path")
+    p.add_argument("--recent", action="append", help="a recently opened note's path (repeatable)")
+    p.add_argument("--budget", type=int, default=None, metavar="TOKENS", help="default: recall.budget_tokens")
+    p.add_argument("--mode", default=None)
+    p.add_argument("--format", choices=("md", "json"), default="md")
+    p.add_argument("--no-sync", action="store_true")
+
+    p = add("remember", cmd_remember, "write a new memory note (never overwrites) and index it")
+    _vault_arg(p)
+    p.add_argument("text", help="the memory's text, or - to read it from stdin")
+    p.add_argument("--title", default=None)
+    p.add_argument("--region", default=None, help="default: regions.default (short_term)")
+    p.add_argument("--tag", action="append", help="a tag (repeatable)")
+    p.add_argument("--importance", type=float, default=None)
+    p.add_argument("--project", default=None)
+
     p = add("doctor", cmd_doctor, "list parse problems, skipped files, dangling/ambiguous links, drift")
     _vault_arg(p)
+    p.add_argument("--graph", action="store_true", help="also show hubs, islands, bridges, articulation points")
     p.add_argument("--json", action="store_true")
 
     p = add("verify", cmd_verify, "rebuild the index in a temporary folder and compare it with the live one")

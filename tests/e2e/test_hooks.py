@@ -1,0 +1,125 @@
+"""Claude Code hooks: JSON in on stdin, JSON (or nothing) out, exit 0 always; via the server or the vault."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from harness import TOKEN, LiveServer
+
+from server import hooks
+from server.bearer import TOKEN_ENV
+from vault_cortex.cortex import Cortex
+
+DEAD_URL = "http://127.0.0.1:9"  # nothing listens: the hook opens the vault itself
+PROMPT = "The dashboard froze again while the collector was writing; what did we learn about WAL checkpoints?"
+
+
+def run(event: str, payload: Any, vault: Path | None, url: str = DEAD_URL, env: dict[str, str] | None = None,
+        ) -> dict[str, Any] | None:
+    """Run a hook in-process as the command does; None when it printed nothing."""
+    stdin = io.StringIO(payload if isinstance(payload, str) else json.dumps(payload))
+    stdout = io.StringIO()
+    assert hooks.main(event, str(vault) if vault else None, url, stdin=stdin, stdout=stdout, env=env or {}) == 0
+    text = stdout.getvalue()
+    if not text:
+        return None
+    out = json.loads(text)
+    assert isinstance(out, dict)
+    return out
+
+
+def context_of(out: dict[str, Any] | None, event: str) -> str:
+    assert out is not None
+    assert out["hookSpecificOutput"]["hookEventName"] == event
+    text = out["hookSpecificOutput"]["additionalContext"]
+    assert 0 < len(text) < 10_000
+    return str(text)
+
+
+def prompt_input(session: str, prompt: str = PROMPT) -> dict[str, Any]:
+    return {"session_id": session, "cwd": "/home/me/greenhouse-sensor", "hook_event_name": "UserPromptSubmit",
+            "prompt": prompt, "transcript_path": "/tmp/t.jsonl"}
+
+
+def test_prompt_injects_each_memory_once_per_session(cx: Cortex) -> None:
+    first = context_of(run("prompt", prompt_input("s-once"), cx.root), "UserPromptSubmit")
+    assert "SQLite WAL mode" in first or "dashboard froze" in first
+    assert run("prompt", prompt_input("s-once"), cx.root) is None  # nothing new for the same prompt
+    assert context_of(run("prompt", prompt_input("s-other"), cx.root), "UserPromptSubmit") == first
+    state = json.loads((cx.root / ".cortex/hooks/s-once.json").read_text())
+    assert state["injected"] and all(p in first for p in state["injected"])
+    assert (cx.root / ".cortex/hooks/.gitignore").read_text().strip().endswith("*")
+
+
+def test_prompt_respects_threshold_budget_and_short_prompts(cx: Cortex) -> None:
+    assert run("prompt", prompt_input("s-short", "yes, go on"), cx.root) is None
+    out = context_of(run("prompt", prompt_input("s-budget"), cx.root), "UserPromptSubmit")
+    budget = cx.settings.extra["hooks"]["prompt_budget_tokens"]
+    assert cx.embedder.count_tokens(out) <= budget + 8  # the clip marker never applies at this size
+    assert run("prompt", prompt_input("s-noise", "qwzx vbnm plokij uhyt grfed swaq"), cx.root) is None
+
+
+def test_session_start_context_and_no_repeat_on_the_next_prompt(cx: Cortex) -> None:
+    payload = {"session_id": "s-start", "cwd": "/home/me/greenhouse-sensor", "hook_event_name": "SessionStart",
+               "source": "startup"}
+    text = context_of(run("session-start", payload, cx.root), "SessionStart")
+    assert "[[" in text
+    injected = set(json.loads((cx.root / ".cortex/hooks/s-start.json").read_text())["injected"])
+    assert injected
+    later = run("prompt", prompt_input("s-start"), cx.root)
+    if later is not None:
+        shown = context_of(later, "UserPromptSubmit")
+        assert not any(f"## {p}" in shown for p in injected)
+
+
+def test_tool_hook_adds_nothing_until_habits_exist(cx: Cortex) -> None:
+    payload = {"session_id": "s-tool", "cwd": "/x", "hook_event_name": "PreToolUse", "tool_name": "Bash",
+               "tool_input": {"command": "git commit -m wip"}}
+    assert run("tool", payload, cx.root) is None
+
+
+@pytest.mark.parametrize("payload", ["", "{not json", "[1, 2]", "null", json.dumps({"prompt": 42}),
+                                     json.dumps({"session_id": "../../../etc/x", "prompt": PROMPT})])
+def test_bad_input_never_fails_the_agent(cx: Cortex, payload: str) -> None:
+    out = run("prompt", payload, cx.root)
+    assert out is None or "hookSpecificOutput" in out
+    assert not list(cx.root.parent.glob("**/etc/x*"))
+
+
+def test_no_vault_or_unknown_event_prints_nothing(tmp_path: Path, cx: Cortex) -> None:
+    assert run("prompt", prompt_input("s"), None) is None
+    assert run("prompt", prompt_input("s"), tmp_path / "missing") is None
+    assert run("prompt", prompt_input("s"), tmp_path) is None  # a folder without .cortex/
+    assert run("nonsense", prompt_input("s"), cx.root) is None
+
+
+def test_the_running_server_answers_the_hook(live: LiveServer, cx: Cortex, tmp_path: Path) -> None:
+    """A vault folder holding only config: opened directly it would recall nothing, so this came from the server."""
+    shell = tmp_path / "shell"
+    (shell / ".cortex").mkdir(parents=True)
+    out = run("prompt", prompt_input("s-live"), shell, url=live.url, env={TOKEN_ENV: TOKEN})
+    assert "SQLite WAL mode" in context_of(out, "UserPromptSubmit") or "dashboard" in context_of(out, "UserPromptSubmit")
+    assert (cx.root / ".cortex/hooks/s-live.json").is_file()  # the server keeps the session state in its vault
+    assert run("prompt", prompt_input("s-live-2"), shell, url=live.url, env={TOKEN_ENV: "wrong"}) is None
+
+
+def test_the_command_exits_0_and_loads_no_library_for_the_hook(cx: Cortex) -> None:
+    env = {**os.environ, hooks.VAULT_ENV: str(cx.root), hooks.URL_ENV: DEAD_URL}
+    for args, stdin in ((["prompt"], json.dumps(prompt_input("s-proc"))), (["tool"], "{}"),
+                        (["bogus", "--nope"], "{}"), (["prompt"], "{broken")):
+        done = subprocess.run([sys.executable, "-m", "server.cli", "hook", *args], input=stdin, text=True,
+                              capture_output=True, env=env, timeout=120)
+        assert done.returncode == 0, done.stderr
+        if done.stdout:
+            json.loads(done.stdout)
+    probe = subprocess.run([sys.executable, "-c", "import sys, server.cli, server.hooks; "
+                            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('vault_cortex', 'numpy')))"],
+                           capture_output=True, text=True, timeout=60)
+    assert probe.stdout.strip() == "[]"
