@@ -78,17 +78,25 @@ def _session_start(open_cx: OpenCortex, payload: Mapping[str, Any]) -> str | Non
 
 
 def _prompt(open_cx: OpenCortex, payload: Mapping[str, Any]) -> str | None:
+    """Recalled notes similar enough to the prompt, not yet injected in the session, within the budget.
+
+    The threshold applies to the cosine similarity of the prompt and the note's best chunk: recall scores are
+    relative to the query's best candidate (a nonsense prompt's top hit still scores high), cosine is not.
+    """
     prompt = str(payload.get("prompt") or "").strip()
     if len(prompt) < MIN_PROMPT_CHARS:
         return None
     cx = open_cx()
     settings = hook_settings(cx)
-    result = msgspec_builtins(cx.recall(prompt[: cx.settings.recall.max_query_chars], client="hook"))
+    query = prompt[: cx.settings.recall.max_query_chars]
     state = SessionState(cx.root, str(payload.get("session_id") or ""))
+    hits = [h for h in _items(msgspec_builtins(cx.recall(query, client="hook"))) if h["path"] not in state]
+    similarity = cx.similarity(cx.embedder.embed([query])[0], [h["path"] for h in hits]) if hits else {}
     budget = int(settings["prompt_budget_tokens"]) - cx.embedder.count_tokens(PROMPT_HEADER)
     chosen: list[dict[str, Any]] = []
-    for hit in _items(result):
-        if float(hit.get("score", 0.0)) < settings["prompt_threshold"] or hit["path"] in state:
+    for hit in hits:
+        hit["similarity"] = similarity.get(hit["path"], 0.0)
+        if hit["similarity"] < settings["prompt_threshold"]:
             continue
         cost = cx.embedder.count_tokens(render_memory(hit))
         if cost <= budget:
@@ -139,7 +147,7 @@ def _paths(value: Any) -> set[str]:
 
 
 PROMPT_HEADER = ("Memories from the vault (vault-cortex) that may bear on this prompt, best first; each is shown "
-                 "once per session. Scores rank them; they do not prove relevance.")
+                 "once per session. Similarity is a hint, not proof of relevance.")
 
 
 def render_memory(item: Mapping[str, Any]) -> str:
@@ -147,7 +155,8 @@ def render_memory(item: Mapping[str, Any]) -> str:
     where = f" › {item['heading']}" if item.get("heading") else ""
     reason = f"; {item['reason']}" if item.get("reason") else ""
     text = str(item.get("snippet") or item.get("text") or "").strip()
-    return f"\n## {item['path']}{where}\n({item.get('region', '')}, score {float(item['score']):.2f}{reason})\n{text}"
+    return (f"\n## {item['path']}{where}\n({item.get('region', '')}, similarity {float(item['similarity']):.2f}"
+            f"{reason})\n{text}")
 
 
 def clip(text: str, limit: int = MAX_CONTEXT_CHARS) -> str:

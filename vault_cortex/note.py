@@ -168,6 +168,7 @@ _LIST_ITEM = re.compile(r"[ \t]*(?:[-*+]|[0-9]{1,9}[.)])(?:[ \t]|$)")
 
 # Inline syntax.
 _BACKTICKS = re.compile(r"`+")
+_NOT_NEWLINE = re.compile(r"[^\n]")
 _TAG = re.compile(r"#(" + TAG_CHAR + "+)")  # only where the '#' follows whitespace or starts the text
 _BLOCK_ID = re.compile(r"\^([A-Za-z0-9-]+)[ \t]*$", re.MULTILINE)  # only after a space or alone
 _FIELD_KEY = r"(?P<key>[^\s:`\[\]()>#\x1a][^:\n`\[\]()\x1a]*?)[ \t]*::(?=[ \t]|$)"  # `std::vector` is no field
@@ -369,45 +370,35 @@ def _escaped(text: str, pos: int) -> bool:
 
 
 def _mask(text: str, spans: list[tuple[int, int]]) -> str:
-    if not spans:
-        return text
+    """Replace each span by mask characters, keeping its newlines so offsets and lines stay put."""
     parts: list[str] = []
     pos = 0
     for start, end in spans:
-        parts.append(text[pos:start])
-        parts.append(_blank(text[start:end]))
+        segment = text[start:end]
+        parts += (text[pos:start], _NOT_NEWLINE.sub(_MASK, segment) if "\n" in segment else _MASK * len(segment))
         pos = end
-    parts.append(text[pos:])
-    return "".join(parts)
-
-
-def _blank(segment: str) -> str:
-    if "\n" not in segment:
-        return _MASK * len(segment)
-    return "\n".join(_MASK * len(part) for part in segment.split("\n"))
+    return "".join(parts) + text[pos:] if parts else text
 
 
 def _mask_code_spans(text: str) -> str:
     """Blank out inline code spans: a backtick run closed by an equal run within the same paragraph."""
     runs = [(m.start(), m.end()) for m in _BACKTICKS.finditer(text)]
+    by_size: dict[int, list[int]] = {}
+    for index, (start, end) in enumerate(runs):
+        by_size.setdefault(end - start, []).append(index)
     spans: list[tuple[int, int]] = []
-    i = 0
+    i, limit = 0, -1
     while i < len(runs):
         start, end = runs[i]
         i += 1
         if _escaped(text, start):
-            start += 1
-            if start == end:
-                continue
-        size = end - start
-        limit = text.find("\n\n", end)
-        limit = len(text) if limit < 0 else limit
-        for j in range(i, len(runs)):
-            close_start, close_end = runs[j]
-            if close_start > limit:
-                break
-            if close_end - close_start == size:
-                spans.append((start, close_end))
-                i = j + 1
-                break
+            start += 1  # `\`` is a literal backtick; the rest of the run may still open a span
+        if end > limit:  # the paragraph ends at the next blank line
+            limit = text.find("\n\n", end)
+            limit = len(text) if limit < 0 else limit
+        same = by_size.get(end - start, [])
+        k = bisect_right(same, i - 1)
+        if start < end and k < len(same) and runs[same[k]][0] < limit:
+            spans.append((start, runs[same[k]][1]))
+            i = same[k] + 1
     return _mask(text, spans)

@@ -130,6 +130,11 @@ def test_binary_files_are_skipped(vault: Parsed) -> None:
     assert vault.skipped == vault.expected.get("skipped", [])
 
 
+def test_fixture_bytes_survived_the_checkout(vault: Parsed) -> None:
+    for path, hex_bytes in vault.expected.get("raw_bytes", {}).items():
+        assert bytes.fromhex(hex_bytes) in (vault.root / path).read_bytes(), f"{path} lost its raw bytes"
+
+
 def test_nfd_file_names_are_really_nfd_on_disk(vault: Parsed) -> None:
     for name in vault.expected.get("nfd_files", []):
         on_disk = [f for f in os.listdir(vault.root) if _nfc(f) == name]
