@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
 from pathlib import Path
 from typing import Any, Protocol
@@ -55,6 +56,7 @@ class Watcher:
         self.debounce_ms = max(debounce_ms, STEP_MS)
         self.root = str(cortex.root)
         self._watching = False
+        self._stop = threading.Event()
         self._pending_since: float | None = time.monotonic()  # the start-up sync is owed
         self._wake = anyio.Event()
         self._wake.set()
@@ -86,16 +88,21 @@ class Watcher:
 
     async def run(self) -> None:
         """Watch and sync until cancelled."""
+        self._stop.clear()
         async with anyio.create_task_group() as tg:
             # Started first so that the watch is in place before the start-up sync walks the vault.
             tg.start_soon(self._watch)
             tg.start_soon(self._sync_loop)
+            try:
+                await anyio.sleep_forever()
+            finally:
+                self._stop.set()  # the watch's worker thread returns within a step, so cancelling is quick
 
     async def _watch(self) -> None:
         self._watching = True
         try:
             async for changes in awatch(self.root, watch_filter=self._keep, debounce=self.debounce_ms,
-                                        step=STEP_MS, recursive=True):
+                                        step=STEP_MS, stop_event=self._stop, recursive=True):
                 log.debug("%d file changes", len(changes))
                 if self._pending_since is None:
                     self._pending_since = time.monotonic()

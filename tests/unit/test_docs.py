@@ -1,0 +1,43 @@
+"""The README documents every CLI command and every setting (docs are tested like code)."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+import msgspec
+
+from vault_cortex.config import EmbeddingSettings, IndexSettings, RecallSettings, Region, Regions, Settings
+
+README = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+
+
+def _commands() -> list[str]:
+    try:
+        from server.cli import build_parser
+    except ImportError:  # the server adapter adds serve/mcp/hook; the core commands are checked regardless
+        from vault_cortex.cli import build_parser
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return sorted(sub.choices)
+
+
+def test_every_cli_command_is_in_the_readme() -> None:
+    missing = [c for c in _commands() if not re.search(rf"`vault-cortex {re.escape(c)}\b", README)]
+    assert not missing, f"commands missing from README.md's command reference: {missing}"
+
+
+def test_every_setting_is_in_the_readme() -> None:
+    fields = [f"index.{f}" for f in IndexSettings.__struct_fields__]
+    fields += [f"embedding.{f}" for f in EmbeddingSettings.__struct_fields__]
+    fields += [f"recall.{f}" for f in RecallSettings.__struct_fields__]
+    fields += [f"regions.<name>.{f}" for f in Region.__struct_fields__]
+    fields += [f"regions.{f}" for f in Regions.__struct_fields__ if f != "defs"]
+    fields += ["modes.<name>.<signal>", "relations"]
+    missing = [f for f in fields if f"`{f}`" not in README and not re.search(rf"`{re.escape(f)}` / ", README)
+               and not re.search(rf"/ `{re.escape(f)}`", README)]
+    assert not missing, f"settings missing from README.md's configuration table: {missing}"
+    assert set(Settings.__struct_fields__) == {"regions", "index", "embedding", "recall", "modes", "relations",
+                                               "extra"}, "a new settings section needs a README row"
+    assert msgspec.to_builtins(Settings())  # the defaults serialise
