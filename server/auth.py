@@ -8,12 +8,13 @@ from typing import Any
 import msgspec
 from litestar.connection import ASGIConnection
 from litestar.datastructures import Headers, MutableScopeHeaders
+from litestar.enums import ScopeType
 from litestar.exceptions import NotAuthorizedException
 from litestar.handlers.base import BaseRouteHandler
-from litestar.types import ASGIApp, Message, Receive, Scope, Send
+from litestar.types import ASGIApp, HTTPResponseBodyEvent, HTTPResponseStartEvent, Message, Receive, Scope, Send
 
-from server.errors import ErrorBody
 from server.bearer import token_matches
+from server.errors import ErrorBody
 
 PUBLIC = "public"  # route opt flag: no token needed
 
@@ -48,7 +49,7 @@ def cors_middleware(app: ASGIApp) -> ASGIApp:
     """CORS for the Obsidian origins only; a preflight from any other origin gets a 403 in the error shape."""
 
     async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != ScopeType.HTTP:
             await app(scope, receive, send)
             return
         headers = Headers.from_scope(scope)
@@ -57,7 +58,7 @@ def cors_middleware(app: ASGIApp) -> ASGIApp:
             await app(scope, receive, send)
             return
         allowed = origin in CORS_ORIGINS
-        if scope["method"] == "OPTIONS" and "access-control-request-method" in headers:
+        if scope.get("method") == "OPTIONS" and "access-control-request-method" in headers:
             await _preflight(send, origin, allowed)
             return
         if not allowed:
@@ -93,5 +94,7 @@ async def _preflight(send: Send, origin: str, allowed: bool) -> None:
                                              status=status))
         headers = [(b"content-type", b"application/json"), (b"vary", b"Origin")]
     headers.append((b"content-length", str(len(body)).encode()))
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+    start: HTTPResponseStartEvent = {"type": "http.response.start", "status": status, "headers": headers}
+    end: HTTPResponseBodyEvent = {"type": "http.response.body", "body": body, "more_body": False}
+    await send(start)
+    await send(end)

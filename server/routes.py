@@ -37,11 +37,7 @@ PathQuery = Annotated[str, QueryParameter(min_length=1, max_length=MAX_PATH_CHAR
                                           description="Vault-relative path of a note, e.g. soul/Values.md")]
 
 
-class _Body(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    pass
-
-
-class RecallBody(_Body):
+class RecallBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     query: QueryText
     k: K | None = None
     mode: str | None = None
@@ -50,7 +46,7 @@ class RecallBody(_Body):
     include_archive: bool = False
 
 
-class ContextBody(_Body):
+class ContextBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     task: Annotated[str, Meta(max_length=MAX_QUERY_CHARS)] | None = None
     project: str | None = None
     active_note: NotePath | None = None
@@ -59,7 +55,7 @@ class ContextBody(_Body):
     mode: str | None = None
 
 
-class RememberBody(_Body):
+class RememberBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     text: Annotated[str, Meta(min_length=1)]
     title: str | None = None
     region: str | None = None
@@ -69,11 +65,11 @@ class RememberBody(_Body):
     relations: dict[str, list[str]] | None = None
 
 
-class NoteBody(_Body):
+class NoteBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     content: str
 
 
-class LinkBody(_Body):
+class LinkBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     src: NotePath
     rel: Annotated[str, Meta(min_length=1, max_length=64)]
     dst: NotePath

@@ -6,20 +6,20 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import msgspec
-import numpy as np
 
 from vault_cortex.activity import RecallEvent
+from vault_cortex.curiosity import open_matching
+from vault_cortex.habits import match as match_habits
 from vault_cortex.pack import Candidate, Packed, Piece
 from vault_cortex.recall import Scored
+from vault_cortex.resonance import setting
 
 if TYPE_CHECKING:
     from vault_cortex.cortex import Cortex
 
-HABITS_DIR = "habits"
-CURIOSITIES_DIR = "curiosities"
 HANDOFF = "HANDOFF.md"
 SECTIONS = ("Pinned", "Habits", "Open questions", "Handoff")
 MAX_PINNED = 4
@@ -54,36 +54,6 @@ def query_text(cx: Cortex, task: str | None, project: str | None, active_note: s
 def _strip_frontmatter(text: str) -> str:
     m = re.match(r"\ufeff?---\r?\n.*?\r?\n(?:---|\.\.\.)\r?\n", text, re.S)
     return text[m.end():] if m else text
-
-
-def habit_matches(cx: Cortex, text: str, qvec: np.ndarray[Any, Any], threshold: float) -> list[tuple[str, float]]:
-    """Habits whose trigger words appear in the text or whose content is close to it, strongest first."""
-    paths = [p for p in cx.db.note_paths() if p.startswith(HABITS_DIR + "/")]
-    sims = cx.similarity(qvec, paths)
-    lowered = text.lower()
-    out = []
-    for path in paths:
-        fm = cx.db.frontmatter(path) or {}
-        triggers = fm.get("triggers") or []
-        triggers = [triggers] if isinstance(triggers, str) else triggers
-        hit = any(isinstance(t, str) and t.strip() and re.search(rf"\b{re.escape(t.lower())}", lowered)
-                  for t in triggers)
-        weight = fm.get("weight", 0.5)
-        weight = float(weight) if isinstance(weight, int | float) and not isinstance(weight, bool) else 0.5
-        if hit or sims.get(path, 0.0) >= threshold:
-            out.append((path, (1.0 if hit else sims[path]) * (0.5 + 0.5 * min(1.0, weight))))
-    return sorted(out, key=lambda x: (-x[1], x[0]))
-
-
-def open_questions(cx: Cortex, qvec: np.ndarray[Any, Any] | None, threshold: float) -> tuple[list[str], list[str]]:
-    """All open curiosities, and those close to the query."""
-    paths = [p for p in cx.db.note_paths() if p.startswith(CURIOSITIES_DIR + "/")]
-    open_ = [p for p in paths if str((cx.db.frontmatter(p) or {}).get("status", "open")).lower() == "open"]
-    if qvec is None:
-        return open_, []
-    sims = cx.similarity(qvec, open_)
-    matching = sorted((p for p in open_ if sims.get(p, 0.0) >= threshold), key=lambda p: (-sims[p], p))
-    return open_, matching
 
 
 def special(cx: Cortex, path: str, section: str, score: float, why: str) -> Candidate | None:
@@ -125,23 +95,22 @@ def build_context(cx: Cortex, *, task: str | None, project: str | None, active_n
     extra: list[Candidate] = []
     for i, p in enumerate(pinned(cx)):
         extra += [c for c in [special(cx, p, "Pinned", 1.0 - i * 1e-3, "pinned identity note")] if c]
-    habits_cfg = cx.settings.extra.get("habits", {})
     if qvec is not None:
-        found = habit_matches(cx, text, qvec, float(habits_cfg.get("semantic_threshold", 0.45)))
-        for path, strength in found[: int(habits_cfg.get("max", 12))]:
-            c = special(cx, path, "Habits", 0.95 + 0.04 * strength, "habit that matches this task")
+        for h in match_habits(cx, text, qvec)[: int(setting(cx, "habits", "max", 12))]:
+            c = special(cx, h.path, "Habits", 0.95 + 0.04 * h.score, f"habit that matches this task: {h.why}")
             extra += [c] if c else []
-    threshold = float(cx.settings.extra.get("curiosity", {}).get("match_threshold", 0.4))
-    open_, matching = open_questions(cx, qvec, threshold)
+    open_questions, found = open_matching(cx, qvec)
+    matching = [q.path for q in found]
     for path in matching[:3]:
         c = special(cx, path, "Open questions", 0.94, "open question close to this task")
         extra += [c] if c else []
     handoff = special(cx, HANDOFF, "Handoff", 0.93, "the last handoff")
     extra += [handoff] if handoff else []
     nudge = ""
-    if open_:
+    if open_questions:
         names = ", ".join(f"[[{p.removesuffix('.md')}]]" for p in matching[:3])
-        nudge = f"> {len(open_)} open question{'s' if len(open_) != 1 else ''}" + (
+        n = len(open_questions)
+        nudge = f"> {n} open question{'s' if n != 1 else ''}" + (
             f"; {len(matching)} match this task: {names}" if matching else "") + "\n\n"
     nudge_tokens = cx.embedder.count_tokens(nudge) if nudge else 0
     scored: list[Scored] = []
@@ -153,6 +122,6 @@ def build_context(cx: Cortex, *, task: str | None, project: str | None, active_n
         cx.log(RecallEvent(ts=cx.clock(), client=client, query=text[:500], mode=mode_name,
                              paths=tuple(i.path for i in packed.items if not i.section)))
     return Context(task=task, project=project, mode=mode_name, markdown=nudge + packed.markdown,
-                   nudge=nudge.strip(), open_questions=len(open_), matching_questions=matching, context=packed,
+                   nudge=nudge.strip(), open_questions=len(open_questions), matching_questions=matching, context=packed,
                    took_ms=round((time.perf_counter() - started) * 1000, 2))
 

@@ -17,6 +17,7 @@ from types import TracebackType
 import msgspec
 import numpy as np
 
+from vault_cortex import curiosity, habits, resonance
 from vault_cortex.activity import Event, OpenEvent, RecallEvent
 from vault_cortex.activity import append as append_event
 from vault_cortex.config import Settings, load_settings
@@ -424,6 +425,44 @@ class Cortex:
             shutil.rmtree(tmp, ignore_errors=True)
         return Verify(ok=not differences, differences=differences,
                       seconds=round(time.perf_counter() - started, 2))
+
+    # -- habits, resonance, curiosity (issue 6) --
+    def habits_for_context(self, text: str, *, tool: str | None = None,
+                           tool_input: Mapping[str, object] | None = None) -> habits.Habits:
+        """Habits matching a context or tool call (trigger, meaning, tool pattern), strongest first, capped."""
+        return habits.habits_for_context(self, text, tool=tool, tool_input=tool_input)
+
+    def reinforce(self, path: str, *, context: str | None = None, client: str = "api") -> resonance.WeightChange:
+        """A habit was followed: raise its weight by one line and log it."""
+        return habits.reinforce(self, path, context=context, client=client)
+
+    def decay_habits(self, *, dry_run: bool = True) -> resonance.DecayPlan:
+        """Preview (or apply) habit weights decaying toward their baselines."""
+        return habits.decay_habits(self, dry_run=dry_run)
+
+    def touch(self, concept: str, *, by: str | None = None, client: str = "api") -> resonance.WeightChange:
+        """Raise a resonance concept's weight by one line and log the touch."""
+        return resonance.touch(self, concept, by=by, client=client)
+
+    def decay_resonance(self, *, dry_run: bool = True) -> resonance.DecayPlan:
+        """Preview (or apply) resonance weights decaying toward their baselines."""
+        return resonance.decay(self, dry_run=dry_run)
+
+    def resonance_report(self, *, days: int | None = None) -> resonance.ResonanceReport:
+        """Claimed (baseline) vs actual use (touches, mentions) of each concept over the last days."""
+        return resonance.report(self, days)
+
+    def wonder(self, question: str, *, context: str | None = None) -> curiosity.Curiosity:
+        """Create an open question in curiosities/ (asking again returns the existing one)."""
+        return curiosity.wonder(self, question, context=context)
+
+    def list_curiosities(self, text: str | None = None) -> curiosity.Curiosities:
+        """Open questions, or those relevant to a text, best first."""
+        return curiosity.list_curiosities(self, text)
+
+    def explore(self, path: str, answer_path: str) -> curiosity.Explored:
+        """Close a question with the memory that answers it, linked both ways."""
+        return curiosity.explore(self, path, answer_path)
 
 
 def _title_from(text: str) -> str:

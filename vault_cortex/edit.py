@@ -105,7 +105,7 @@ def add_relation(text: str, rel: str, target: str) -> str:
         if e.value:  # `relations: ~` or `relations: {}` must lose its value before a block mapping follows
             fm.lines[e.start] = e.head + e.comment + e.eol
         rels = CommentedMap()
-    elif not isinstance(rels, CommentedMap) or rels.fa.flow_style():
+    elif not isinstance(rels, CommentedMap) or rels.fa.flow_style() or rels.merge:
         raise NoteParseError("'relations' is not a block mapping of type → list; cannot add a relation minimally")
     child = " " * rels.lc.key(next(iter(rels)))[1] if rels else top + " " * _map_unit(data)
     lists = [v for v in rels.values() if isinstance(v, CommentedSeq)]
@@ -175,6 +175,8 @@ def _parse(text: str) -> _Fm:
         raise NoteParseError(f"the frontmatter is {_what(data)}, not a mapping of properties")
     if _flow(data) and not all(_filler(ln, 0) for ln in lines):
         raise NoteParseError("flow-style (JSON) frontmatter cannot be edited minimally; edit it by hand")
+    if data.merge:
+        raise NoteParseError("the frontmatter uses a '<<' merge key; edit it by hand")
     return _Fm(text[:start], lines, text[end:], nl, data)
 
 

@@ -89,7 +89,7 @@ def toward_baseline(weight: float, baseline: float, days: float, half_life_days:
     """The weight after `days` of exponential decay toward the baseline (distance halves every half-life)."""
     if half_life_days <= 0 or days <= 0:
         return weight
-    return baseline + (weight - baseline) * 0.5 ** (days / half_life_days)
+    return baseline + (weight - baseline) * math.pow(0.5, days / half_life_days)
 
 
 def raised(weight: float, step: float) -> float:

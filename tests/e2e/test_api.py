@@ -58,7 +58,7 @@ def test_recall_get_and_post_agree(client: TestClient[Litestar]) -> None:
 
 @pytest.mark.parametrize("params", [{"q": "x", "k": 0}, {"q": "x", "k": 1001}, {"q": ""}, {},
                                     {"q": "x" * 10_001}, {"q": "x", "k": "many"}])
-def test_recall_query_limits(client: TestClient[Litestar], params: dict[str, object]) -> None:
+def test_recall_query_limits(client: TestClient[Litestar], params: dict[str, str | int]) -> None:
     response = client.get("/v1/recall", params=params)
     assert response.status_code == 400
 

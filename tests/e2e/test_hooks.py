@@ -114,8 +114,9 @@ def test_the_running_server_answers_the_hook(live: LiveServer, cx: Cortex, tmp_p
     """A vault folder holding only config: opened directly it would recall nothing, so this came from the server."""
     shell = tmp_path / "shell"
     (shell / ".cortex").mkdir(parents=True)
-    out = run("prompt", prompt_input("s-live"), shell, url=live.url, env={TOKEN_ENV: TOKEN})
-    assert "SQLite WAL mode" in context_of(out, "UserPromptSubmit") or "dashboard" in context_of(out, "UserPromptSubmit")
+    text = context_of(run("prompt", prompt_input("s-live"), shell, url=live.url, env={TOKEN_ENV: TOKEN}),
+                      "UserPromptSubmit")
+    assert "## short_term/2026-11-28 dashboard froze.md" in text
     assert (cx.root / ".cortex/hooks/s-live.json").is_file()  # the server keeps the session state in its vault
     assert run("prompt", prompt_input("s-live-2"), shell, url=live.url, env={TOKEN_ENV: "wrong"}) is None
 

@@ -22,9 +22,9 @@ TOOLS = {"recall", "remember", "context", "related", "link", "graph_health"}
 
 def over_http(live: LiveServer, body: Callable[[Client], Awaitable[Any]], token: str = TOKEN) -> Any:
     async def main() -> Any:
-        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30) as http:
-            async with Client(streamable_http_client(f"{live.url}/mcp", http_client=http)) as client:
-                return await body(client)
+        async with (httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30) as http,
+                    Client(streamable_http_client(f"{live.url}/mcp", http_client=http)) as client):
+            return await body(client)
 
     return anyio.run(main)
 
@@ -55,8 +55,8 @@ def test_recall_remember_context_related_link_graph_health(live: LiveServer) -> 
         out["context"] = await client.call_tool("context", {"task": "fix the greenhouse vent",
                                                             "budget_tokens": 500})
         out["related"] = await client.call_tool("related", {"path": "scientific/SQLite WAL mode.md", "k": 5})
-        out["link"] = await client.call_tool("link", {"src": "scientific/Vent motor needs 12 V.md",
-                                                      "rel": "depends_on", "dst": "scientific/ESP32 deep sleep current.md"})
+        out["link"] = await client.call_tool("link", {"src": "scientific/Vent motor needs 12 V.md", "rel": "depends_on",
+                                                      "dst": "scientific/ESP32 deep sleep current.md"})
         out["graph_health"] = await client.call_tool("graph_health", {})
         return out
 

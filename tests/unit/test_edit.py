@@ -233,6 +233,7 @@ def test_note_without_frontmatter_gets_a_block_on_top() -> None:
         "---\na:\tb\n\tc: d\n---\n",  # tabs
         "---\na: 1\nbody without a closing fence\n",  # unclosed
         '---\n{"a": 1}\n---\n',  # JSON frontmatter
+        "---\n<<: {x: 1}\nz: 3\n---\n",  # merge key
     ],
 )
 def test_malformed_frontmatter_is_refused(text: str) -> None:

@@ -1,0 +1,281 @@
+import { requestUrl } from "obsidian";
+import { REQUIRED_FIELDS, ROUTES } from "./api";
+import type { Context, ContextBody, Health, NoteDoc, Recall, RememberBody, RouteId, Routes, Status } from "./api";
+
+/** One HTTP request as the client hands it to a transport. */
+export interface HttpRequest {
+  url: string;
+  method: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+/** What a transport returns for any HTTP status; it throws only when no answer came (refused, DNS, TLS…). */
+export interface HttpResponse {
+  status: number;
+  headers: Record<string, string>;
+  text: string;
+}
+
+export type Transport = (request: HttpRequest) => Promise<HttpResponse>;
+
+export interface Logger {
+  debug(message: string): void;
+  warn(message: string): void;
+}
+
+/** Where the server is and the bearer token it wants (read at each call, so settings changes apply at once). */
+export interface ClientConfig {
+  serverUrl: string;
+  token: string;
+}
+
+/**
+ * What went wrong, as the pane and the commands need to tell it:
+ * `unreachable` no server answered; `unauthorised` 401/403; `unavailable` 503 (index or model not ready);
+ * `not-found` the server has no such note; `no-route` the server has no such route (older server);
+ * `invalid` 400/413/422; `conflict` 409; `server` other errors; `bad-response` a reply that is not the
+ * documented JSON; `config` the settings cannot make a request (bad URL).
+ */
+export type ErrorKind =
+  | "config"
+  | "unreachable"
+  | "unauthorised"
+  | "unavailable"
+  | "not-found"
+  | "no-route"
+  | "invalid"
+  | "conflict"
+  | "server"
+  | "bad-response";
+
+export class CortexApiError extends Error {
+  override readonly name = "CortexApiError";
+
+  constructor(
+    readonly kind: ErrorKind,
+    message: string,
+    /** The HTTP status, or null when no answer came. */
+    readonly status: number | null = null,
+    /** The server's error name (`NoteNotFound`, `IndexUnavailable`, …) from its JSON error body. */
+    readonly error: string | null = null,
+    /** The server's readable detail (token removed). */
+    readonly detail: string = "",
+  ) {
+    super(message);
+  }
+}
+
+export const REDACTED = "[token]";
+const DEFAULT_TIMEOUT_MS = 15_000;
+
+/** `text` with every occurrence of each secret replaced, so that no message or log line carries the token. */
+export function redact(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const secret of secrets) {
+    if (secret.length >= 4) out = out.split(secret).join(REDACTED);
+  }
+  return out;
+}
+
+/** The transport used inside Obsidian: `requestUrl`, which is not subject to CORS and never throws on a status. */
+export const obsidianTransport: Transport = async (request) => {
+  const response = await requestUrl({
+    url: request.url,
+    method: request.method,
+    headers: request.headers,
+    ...(request.body === undefined ? {} : { body: request.body, contentType: "application/json" }),
+    throw: false,
+  });
+  return { status: response.status, headers: response.headers, text: response.text };
+};
+
+export const consoleLogger: Logger = {
+  debug: (message) => console.debug(`[vault-cortex] ${message}`),
+  warn: (message) => console.warn(`[vault-cortex] ${message}`),
+};
+
+type Query = Record<string, string | number | boolean | readonly string[] | null | undefined>;
+
+interface CallOptions {
+  query?: Query;
+  path?: Record<string, string>;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export function kindOf(status: number, error: string | null): ErrorKind {
+  if (status === 401 || status === 403) return "unauthorised";
+  if (status === 503) return "unavailable";
+  if (status === 404) return error === null || error === "NotFound" ? "no-route" : "not-found";
+  if (status === 405) return "no-route";
+  if (status === 409) return "conflict";
+  if (status === 400 || status === 413 || status === 422) return "invalid";
+  return "server";
+}
+
+/** The base URL without a trailing slash, or a `config` error when it is not an http(s) URL. */
+export function baseUrl(serverUrl: string): string {
+  const trimmed = serverUrl.trim().replace(/\/+$/, "");
+  let parsed: URL;
+  try {
+    parsed = new URL(trimmed);
+  } catch {
+    throw new CortexApiError("config", `the server URL ${JSON.stringify(trimmed)} is not a URL (e.g. http://127.0.0.1:8765)`);
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
+    throw new CortexApiError("config", `the server URL must start with http:// or https://, not ${parsed.protocol}`);
+  }
+  return trimmed;
+}
+
+export function queryString(query: Query | undefined): string {
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(query ?? {})) {
+    if (value === null || value === undefined) continue;
+    if (Array.isArray(value)) for (const v of value) params.append(name, String(v));
+    else params.append(name, String(value));
+  }
+  const text = params.toString().replace(/\+/g, "%20");
+  return text ? `?${text}` : "";
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The vault-cortex HTTP API, typed by the generated `api.ts`; every failure is a `CortexApiError`. */
+export class CortexClient {
+  constructor(
+    private readonly config: () => ClientConfig,
+    private readonly transport: Transport = obsidianTransport,
+    private readonly log: Logger = consoleLogger,
+    private readonly timeoutMs: number = DEFAULT_TIMEOUT_MS,
+  ) {}
+
+  health(): Promise<Health> {
+    return this.call("GET /v1/health", {});
+  }
+
+  status(): Promise<Status> {
+    return this.call("GET /v1/status", {});
+  }
+
+  /** Memories related to a note (by its indexed content), best first. */
+  related(path: string, options: { mode?: string | null; k?: number | null } = {}): Promise<Recall> {
+    return this.call("GET /v1/related", { query: { path, mode: options.mode, k: options.k } });
+  }
+
+  /** A token-budgeted context block; its `markdown` is what an agent or a paste should receive. */
+  context(body: ContextBody): Promise<Context> {
+    return this.call("POST /v1/context", { body });
+  }
+
+  /** Save a new memory note (the server picks its path from the title and region). */
+  remember(body: RememberBody): Promise<NoteDoc> {
+    return this.call("POST /v1/notes", { body });
+  }
+
+  /**
+   * The consolidation plan, as a dry run. Not in the server's schema yet, so the reply is untyped; a server
+   * without the route answers 404 (`no-route`).
+   */
+  async sleepPlan(mode: string = "full"): Promise<unknown> {
+    return this.request("GET", "/v1/sleep/plan", { query: { mode } }, null);
+  }
+
+  private async call<R extends RouteId>(
+    route: R,
+    options: CallOptions & Partial<Pick<Routes[R], never>>,
+  ): Promise<Routes[R]["response"]> {
+    const spec = ROUTES[route];
+    const value = await this.request(spec.method, spec.path, options, spec.response);
+    return value as Routes[R]["response"];
+  }
+
+  private async request(method: string, template: string, options: CallOptions, component: string | null): Promise<unknown> {
+    const { serverUrl, token } = this.config();
+    const secrets = [token.trim()];
+    const path = template.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(options.path?.[name] ?? ""));
+    const what = `${method} ${path}`;
+    const fail = (kind: ErrorKind, message: string, status: number | null = null, error: string | null = null, detail = ""): never => {
+      const err = new CortexApiError(kind, redact(message, secrets), status, error, redact(detail, secrets));
+      this.log.warn(err.message);
+      throw err;
+    };
+
+    let url: string;
+    try {
+      url = baseUrl(serverUrl) + path + queryString(options.query);
+    } catch (err) {
+      return fail("config", err instanceof Error ? err.message : String(err));
+    }
+    const headers: Record<string, string> = { Accept: "application/json", ...options.headers };
+    if (token.trim()) headers["Authorization"] = `Bearer ${token.trim()}`;
+    const request: HttpRequest = { url, method, headers };
+    if (options.body !== undefined) {
+      request.body = JSON.stringify(options.body);
+      headers["Content-Type"] = "application/json";
+    }
+
+    const started = Date.now();
+    let response: HttpResponse;
+    try {
+      response = await this.withTimeout(this.transport(request));
+    } catch (err) {
+      const why = err instanceof Error ? err.message : String(err);
+      return fail("unreachable", `${what}: no answer from the vault-cortex server at ${baseUrlOrRaw(serverUrl)} (${why})`);
+    }
+    this.log.debug(redact(`${what} → ${response.status} in ${Date.now() - started} ms`, secrets));
+
+    let body: unknown = undefined;
+    let parsed = false;
+    if (response.text.trim()) {
+      try {
+        body = JSON.parse(response.text);
+        parsed = true;
+      } catch {
+        parsed = false;
+      }
+    }
+    if (response.status >= 400) {
+      const error = parsed && isObject(body) && typeof body["error"] === "string" ? body["error"] : null;
+      const detail = parsed && isObject(body) && typeof body["detail"] === "string"
+        ? body["detail"]
+        : response.text.trim().slice(0, 200);
+      const kind = kindOf(response.status, error);
+      return fail(kind, `${what}: ${detail || `HTTP ${response.status}`} (${response.status})`, response.status, error, detail);
+    }
+    if (!parsed) {
+      return fail("bad-response", `${what}: the reply is not JSON (status ${response.status}); is ${baseUrlOrRaw(serverUrl)} a vault-cortex server?`, response.status);
+    }
+    if (component !== null) {
+      const missing = (REQUIRED_FIELDS[component] ?? []).filter((f) => !isObject(body) || !(f in body));
+      if (missing.length > 0) {
+        return fail("bad-response", `${what}: the reply lacks ${missing.join(", ")} (the plugin and the server disagree on the ${component} shape)`, response.status);
+      }
+    }
+    return body;
+  }
+
+  private withTimeout<T>(promise: Promise<T>): Promise<T> {
+    if (this.timeoutMs <= 0) return promise;
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no answer within ${this.timeoutMs / 1000} s`)), this.timeoutMs);
+      promise.then(
+        (value) => {
+          clearTimeout(timer);
+          resolve(value);
+        },
+        (err: unknown) => {
+          clearTimeout(timer);
+          reject(err instanceof Error ? err : new Error(String(err)));
+        },
+      );
+    });
+  }
+}
+
+function baseUrlOrRaw(serverUrl: string): string {
+  return serverUrl.trim().replace(/\/+$/, "");
+}

@@ -1,0 +1,169 @@
+"""The watcher on a real vault and index: saves, atomic renames, moves and deletes re-index; dot-folders don't."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+
+import anyio
+import pytest
+
+from server.watch import Watcher, in_dot_folder
+from vault_cortex.cortex import Cortex
+from vault_cortex.embed import Embedder
+
+NOTES = {
+    "scientific/Ferrite beads.md": "# Ferrite beads\n\nA ferrite bead on the sensor cable stopped the I2C glitches.\n",
+    "long_term/Backups.md": "# Backups\n\nThe Pi's SD card is imaged weekly to the NAS with dd and gzip.\n",
+    "short_term/Pot three.md": "# Pot three\n\nThe third pot dries out a day faster than the others.\n",
+}
+
+
+@pytest.fixture
+def cx(tmp_path: Path, embedder: Embedder) -> Iterator[Cortex]:
+    root = tmp_path / "vault"
+    (root / ".cortex").mkdir(parents=True)
+    for rel, text in NOTES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    with Cortex.open(root, embedder=embedder) as cortex:
+        yield cortex
+
+
+def indexed(cx: Cortex) -> set[str]:
+    return set(cx.db.note_paths())
+
+
+def atomic_save(path: Path, text: str) -> None:
+    """Save as editors do: write a temp file in the same folder, then rename it over the note."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".{path.name}.tmp"
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def watching(cx: Cortex, scenario: Callable[[Watcher], Awaitable[None]], debounce_ms: int = 100) -> Watcher:
+    watcher = Watcher(cx, debounce_ms=debounce_ms)
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(watcher.run)
+            await until(lambda: watcher.status().syncs >= 1 and not watcher.status().pending)
+            await scenario(watcher)
+            tg.cancel_scope.cancel()
+
+    anyio.run(main)
+    return watcher
+
+
+async def until(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
+    with anyio.fail_after(timeout):
+        while not predicate():
+            await anyio.sleep(0.02)
+
+
+async def synced_after(watcher: Watcher, syncs: int) -> None:
+    """Wait for a sync after the `syncs`-th, and for nothing left pending."""
+    await until(lambda: watcher.status().syncs > syncs and not watcher.status().pending)
+
+
+def test_start_up_sync_catches_changes_made_while_down(cx: Cortex) -> None:
+    cx.sync()
+    (cx.root / "long_term/Backups.md").unlink()
+    atomic_save(cx.root / "scientific/Offline.md", "# Offline\n\nWritten while the server was down.\n")
+
+    async def scenario(w: Watcher) -> None:
+        assert indexed(cx) == set(NOTES) - {"long_term/Backups.md"} | {"scientific/Offline.md"}
+
+    watching(cx, scenario)
+
+
+def test_atomic_save_move_and_delete_are_indexed(cx: Cortex) -> None:
+    async def scenario(w: Watcher) -> None:
+        n = w.status().syncs
+        atomic_save(cx.root / "scientific/Soldering.md", "# Soldering\n\nUse leaded solder for the probes.\n")
+        await synced_after(w, n)
+        assert "scientific/Soldering.md" in indexed(cx)
+        hits = cx.recall("leaded solder probes", k=1).hits
+        assert hits[0].path == "scientific/Soldering.md"
+
+        n = w.status().syncs
+        atomic_save(cx.root / "scientific/Soldering.md", "# Soldering\n\nUse lead-free solder, with more flux.\n")
+        await synced_after(w, n)
+        assert "flux" in cx.recall("lead-free solder flux", k=1).hits[0].snippet
+
+        n = w.status().syncs
+        os.rename(cx.root / "short_term/Pot three.md", cx.root / "long_term/Pot three.md")
+        await synced_after(w, n)
+        assert "long_term/Pot three.md" in indexed(cx)
+        assert "short_term/Pot three.md" not in indexed(cx)
+
+        n = w.status().syncs
+        (cx.root / "scientific/Ferrite beads.md").unlink()
+        await synced_after(w, n)
+        assert "scientific/Ferrite beads.md" not in indexed(cx)
+
+    watching(cx, scenario)
+
+
+def test_folder_move_reindexes_its_notes(cx: Cortex) -> None:
+    async def scenario(w: Watcher) -> None:
+        n = w.status().syncs
+        os.rename(cx.root / "scientific", cx.root / "lab")
+        await synced_after(w, n)
+        assert "lab/Ferrite beads.md" in indexed(cx)
+        assert "scientific/Ferrite beads.md" not in indexed(cx)
+
+    watching(cx, scenario)
+
+
+def test_dot_folders_never_trigger_a_sync(cx: Cortex) -> None:
+    async def scenario(w: Watcher) -> None:
+        n = w.status().syncs
+        for rel in (".cortex/activity/2026-11.jsonl", ".cortex/index/scratch", ".obsidian/workspace.json",
+                    ".git/objects/ab/cdef", ".trash/Old note.md", "scientific/.Ferrite beads.md.swp", ".hidden.md"):
+            (cx.root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (cx.root / rel).write_text("noise\n")
+        await anyio.sleep(0.6)
+        assert w.status().syncs == n
+        assert not w.status().pending
+
+    watching(cx, scenario)
+
+
+def test_a_burst_of_saves_is_debounced(cx: Cortex) -> None:
+    async def scenario(w: Watcher) -> None:
+        n = w.status().syncs
+        for i in range(30):
+            atomic_save(cx.root / f"short_term/Burst {i}.md", f"# Burst {i}\n\nReading number {i} of the burst.\n")
+        await synced_after(w, n)
+        await until(lambda: {f"short_term/Burst {i}.md" for i in range(30)} <= indexed(cx))
+        assert w.status().syncs - n <= 3
+
+    watching(cx, scenario, debounce_ms=300)
+
+
+def test_status_reports_lag_while_changes_wait(cx: Cortex) -> None:
+    async def scenario(w: Watcher) -> None:
+        assert w.status().lag_ms == 0.0 and w.status().watching
+        n = w.status().syncs
+        atomic_save(cx.root / "scientific/Lag.md", "# Lag\n\nA change waiting for the index.\n")
+        await until(lambda: w.status().pending or w.status().syncs > n)
+        started = time.monotonic()
+        await synced_after(w, n)
+        assert time.monotonic() - started < 5
+        assert w.status().last_report is not None and w.status().last_error is None
+
+    watching(cx, scenario)
+
+
+def test_in_dot_folder() -> None:
+    root = "/v"
+    assert in_dot_folder(root, "/v/.cortex/index/index.db-wal")
+    assert in_dot_folder(root, "/v/soul/.note.md.tmp")
+    assert in_dot_folder(root, "/v")
+    assert in_dot_folder(root, "/elsewhere/x.md")
+    assert not in_dot_folder(root, "/v/soul/Values.md")
+    assert not in_dot_folder(root, "/v/soul")

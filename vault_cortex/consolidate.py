@@ -1,0 +1,323 @@
+"""Sleep planning, pure: a vault's notes, vectors and activity in, a reviewable `Plan` of file operations out.
+
+Every operation names the hash each file must still have when it runs, chained through the plan, so
+applying it (in `sleep`) is mechanical: re-check, write atomically, journal. Nothing here touches the disk.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
+
+import msgspec
+import numpy as np
+
+from vault_cortex.config import Settings
+from vault_cortex.edit import add_relation, add_to_list, render_new_note, set_property
+from vault_cortex.errors import InvalidRequest, NoteParseError
+from vault_cortex.graph import GraphHealth
+from vault_cortex.vault import ARCHIVE, content_hash
+
+Vector = np.ndarray  # unit-length float32 note or sentence vector
+Embed = Callable[[Sequence[str]], np.ndarray]
+CountTokens = Callable[[str], int]
+
+MODES = ("full", "light", "save")
+SPECIAL = frozenset({"habits", "resonance", "curiosities", "dreams", "raw", ARCHIVE, "summaries", "_templates"})
+HANDOFF = "HANDOFF.md"
+STATE_PATH = ".cortex/sleep/state.json"
+SHORT_TERM = "short_term"
+DAY = 86400.0
+ACCESS_BOOST = 0.3  # the most accesses can add to a short-term note's importance at triage
+KEYWORD_WEIGHT = 0.06  # a keyword hit's pull toward its region, on the cosine scale of centroid similarity
+RELATED_PER_NOTE = 3
+PATTERN_DAYS = 14
+PATTERN_CLUSTER = 0.55
+PATTERN_RELATED = 0.45
+
+
+def _keywords() -> dict[str, list[str]]:
+    return {
+        "soul": ["value", "believe", "principle", "promise", "matters to me"],
+        "personality": ["I tend to", "mood", "energy", "motivation", "habitually"],
+        "artistic": ["sketch", "drawing", "design", "colour", "color", "music"],
+        "linguistic": ["writing", "phrase", "wording", "grammar", "style", "translation"],
+        "scientific": ["measured", "experiment", "benchmark", "datasheet", "sqlite", "voltage"],
+        "long_term": ["decided", "decision", "architecture", "lesson", "always", "never"],
+    }
+
+
+class SleepSettings(msgspec.Struct, frozen=True, kw_only=True):
+    """The `[sleep]` section of config.toml (defaults as in the template)."""
+
+    merge_threshold: float = 0.92
+    promote_above: float = 0.7
+    prune_below: float = 0.3
+    co_retrieved_min: int = 3
+    related_threshold: float = 0.8
+    prune_min_connections: int = 5
+    nightly: bool = False
+    nightly_at: str = "03:30"
+    keywords: dict[str, list[str]] = msgspec.field(default_factory=_keywords)
+
+
+def sleep_settings(settings: Settings) -> SleepSettings:
+    """The sleep settings from `settings.extra["sleep"]`; unknown keys are ignored."""
+    raw = dict(settings.extra.get("sleep") or {})
+    known = {k: v for k, v in raw.items() if k in SleepSettings.__struct_fields__}
+    try:
+        return msgspec.convert(known, SleepSettings, strict=False)
+    except msgspec.ValidationError as exc:
+        raise InvalidRequest(f"invalid [sleep] setting: {exc}") from exc
+
+
+# -- inputs ----------------------------------------------------------------------------------------------
+
+class Memo(msgspec.Struct, frozen=True, kw_only=True):
+    """One note as sleep sees it: facts from the index and activity log, and its current text and hash."""
+
+    path: str
+    title: str
+    region: str
+    hash: str
+    mtime: datetime
+    text: str | None = None  # None when the file is not valid UTF-8 (never edited)
+    cortex: str | None = None
+    importance: float | None = None
+    created: datetime | None = None
+    layer: str | None = None
+    pinned: bool = False
+    status: str | None = None
+    session: str | None = None
+    project: str | None = None
+    tags: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+    relations: dict[str, list[str]] = msgspec.field(default_factory=dict)  # frontmatter relations as written
+    degree: int = 0
+    neighbours: tuple[str, ...] = ()  # notes linked to or from it, any relation
+    co_listed: tuple[str, ...] = ()  # notes its `co_retrieved:` already names
+    derived_from: tuple[str, ...] = ()
+    accesses: int = 0  # accesses since it was created
+    last_access: datetime | None = None
+
+
+class State(msgspec.Struct, frozen=True, kw_only=True):
+    """`.cortex/sleep/state.json`: when sleep last ran, where each note's decay counts from, what was skipped."""
+
+    last_sleep: datetime | None = None
+    anchors: dict[str, datetime] = msgspec.field(default_factory=dict)
+    conflicts: list[str] = msgspec.field(default_factory=list)
+
+
+class World(msgspec.Struct, frozen=True, kw_only=True):
+    """Everything a plan is computed from."""
+
+    now: datetime
+    notes: tuple[Memo, ...]
+    taken: frozenset[str]  # every vault path in use, notes or not
+    health: GraphHealth
+    co_pairs: tuple[tuple[str, str, int], ...] = ()
+    pair_last: dict[str, datetime] = msgspec.field(default_factory=dict)  # "a|b" → last retrieved together
+    events_since: int = 0
+    recalls_since: int = 0
+    opens_since: int = 0
+    state: State = msgspec.field(default_factory=State)
+
+
+# -- the plan ------------------------------------------------------------------------------------------
+
+class Op(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """One file operation, with why, the hash each file must have first (None: must not exist) and after."""
+
+    step: int
+    phase: str  # merge, decay, wire, promote, prune, tier, dream, handoff, state
+    action: str  # create, write, move, set_property, add_to_list, add_relation
+    path: str
+    reason: str
+    hashes: dict[str, str | None]
+    result: str  # hash of the file the operation leaves (a move's destination)
+    dest: str | None = None
+    key: str | None = None
+    value: str | float | None = None
+    content: str | None = None
+    before: str | None = None
+    after: str | None = None
+    requires: tuple[int, ...] = ()
+
+
+class Plan(msgspec.Struct, frozen=True, kw_only=True):
+    """A sleep's reviewable plan: operations in order, and the findings that explain them."""
+
+    id: str
+    mode: str
+    created: datetime
+    ops: list[Op]
+    survey: Survey
+    merges: list[Merge] = msgspec.field(default_factory=list)
+    triage: list[Triage] = msgspec.field(default_factory=list)
+    decay: list[Decay] = msgspec.field(default_factory=list)
+    edges: list[EdgeDecay] = msgspec.field(default_factory=list)
+    wires: list[Wire] = msgspec.field(default_factory=list)
+    patterns: list[Pattern] = msgspec.field(default_factory=list)
+    health: GraphHealth | None = None
+    tiers: list[TierReport] = msgspec.field(default_factory=list)
+    handoff: Handoff | None = None
+    state: State | None = None
+    warnings: list[str] = msgspec.field(default_factory=list)
+
+
+# -- small pure helpers ----------------------------------------------------------------------------------
+
+def top_folder(path: str) -> str:
+    return path.split("/", 1)[0] if "/" in path else ""
+
+
+def special(path: str) -> bool:
+    """Folders and files sleep never merges, triages, prunes or wires."""
+    return path == HANDOFF or top_folder(path) in SPECIAL
+
+
+def parse_when(value: object) -> datetime | None:
+    """A `created:`-style value as an aware datetime (naive ones are taken as UTC); None if unreadable."""
+    if isinstance(value, datetime):
+        when = value
+    else:
+        try:
+            when = datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+def stamp(now: datetime) -> str:
+    """A `created:` value as Obsidian writes it."""
+    return now.strftime("%Y-%m-%dT%H:%M")
+
+
+def title_of(path: str) -> str:
+    return path.rsplit("/", 1)[-1].removesuffix(".md")
+
+
+def apply_edit(text: str, action: str, key: str, value: str | float | None) -> str:
+    """One minimal frontmatter edit; the same function plans it and applies it."""
+    if action == "set_property":
+        return set_property(text, key, value)
+    if action == "add_to_list" and isinstance(value, str):
+        return add_to_list(text, key, value)
+    if action == "add_relation" and isinstance(value, str):
+        return add_relation(text, key, value)
+    raise InvalidRequest(f"unknown edit {action!r}")
+
+
+def unique_path(path: str, taken: set[str]) -> str:
+    """path, or `stem 2.md`, `stem 3.md`, … when a file already has it."""
+    stem = path.removesuffix(".md")
+    n = 1
+    while path in taken:
+        n += 1
+        path = f"{stem} {n}.md"
+    return path
+
+
+class Links:
+    """Wikilinks to notes as they will be after the plan: by title when unambiguous, else by path."""
+
+    def __init__(self, paths: set[str]) -> None:
+        self.paths = paths
+        self._count: dict[str, int] = {}
+        for p in paths:
+            self._count[title_of(p).casefold()] = self._count.get(title_of(p).casefold(), 0) + 1
+
+    def add(self, path: str) -> None:
+        self.paths.add(path)
+        self._count[title_of(path).casefold()] = self._count.get(title_of(path).casefold(), 0) + 1
+
+    def target(self, path: str) -> str:
+        title = title_of(path)
+        if top_folder(path) == ARCHIVE or self._count.get(title.casefold(), 0) > 1:
+            return path.removesuffix(".md")
+        return title
+
+    def __call__(self, path: str) -> str:
+        return f"[[{self.target(path)}]]"
+
+
+class Draft:
+    """Operations under construction; tracks each file's planned text so hashes chain through the plan."""
+
+    def __init__(self, texts: Mapping[str, str | None], hashes: Mapping[str, str]) -> None:
+        self.text: dict[str, str | None] = dict(texts)
+        self.hash: dict[str, str | None] = dict(hashes)
+        self.ops: list[Op] = []
+        self.warnings: list[str] = []
+
+    def _push(self, **kw: object) -> int:
+        step = len(self.ops) + 1
+        self.ops.append(msgspec.convert({"step": step, **kw}, Op))
+        return step
+
+    def edit(self, phase: str, path: str, action: str, key: str, value: str | float | None, reason: str,
+             before: str | None = None, after: str | None = None) -> int | None:
+        old = self.text.get(path)
+        if old is None:
+            self.warnings.append(f"{path}: not valid UTF-8 or gone; {phase} left it alone")
+            return None
+        try:
+            new = apply_edit(old, action, key, value)
+        except (NoteParseError, InvalidRequest) as exc:
+            self.warnings.append(f"{path}: {exc}; {phase} left it alone")
+            return None
+        if new == old:
+            return None
+        h = content_hash(new.encode())
+        step = self._push(phase=phase, action=action, path=path, key=key, value=value, reason=reason,
+                          before=before, after=after, hashes={path: self.hash.get(path)}, result=h)
+        self.text[path], self.hash[path] = new, h
+        return step
+
+    def create(self, phase: str, path: str, content: str, reason: str, requires: tuple[int, ...] = (),
+               action: str = "create") -> int:
+        h = content_hash(content.encode())
+        step = self._push(phase=phase, action=action, path=path, content=content, reason=reason,
+                          hashes={path: self.hash.get(path)}, result=h, requires=requires)
+        self.text[path], self.hash[path] = content, h
+        return step
+
+    def move(self, phase: str, path: str, dest: str, reason: str, requires: tuple[int, ...] = ()) -> int:
+        h = self.hash.get(path)
+        assert h is not None, path
+        step = self._push(phase=phase, action="move", path=path, dest=dest, reason=reason,
+                          hashes={path: h, dest: None}, result=h, requires=requires)
+        self.text[dest], self.hash[dest] = self.text.pop(path, None), h
+        self.hash.pop(path, None)
+        return step
+
+
+def keyword_hits(text: str, words: Sequence[str]) -> list[str]:
+    """The configured words a text mentions (case-insensitive, whole words)."""
+    return [w for w in words if re.search(r"(?<!\w)" + re.escape(w) + r"(?!\w)", text, re.I)]
+
+
+def natural_region(memo: Memo, vec: Vector | None, centroids: Mapping[str, Vector],
+                   keywords: Mapping[str, Sequence[str]], order: Sequence[str]) -> tuple[str | None, str]:
+    """Where a short-term note belongs: its own `cortex:`, else centroid similarity leaned by keyword rules."""
+    if memo.cortex and memo.cortex != SHORT_TERM and memo.cortex in order:
+        return memo.cortex, f"its own cortex: {memo.cortex}"
+    body = memo.text or ""
+    scores: dict[str, float] = {}
+    why: dict[str, str] = {}
+    for region in order:
+        if region == SHORT_TERM:
+            continue
+        hits = keyword_hits(body, keywords.get(region, ()))
+        sim = float(np.dot(vec, centroids[region])) if vec is not None and region in centroids else None
+        if sim is None and not hits:
+            continue
+        scores[region] = (sim or 0.0) + KEYWORD_WEIGHT * min(len(hits), 3)
+        parts = ([f"centroid {sim:.2f}"] if sim is not None else []) + ([f"keywords: {', '.join(hits)}"] if hits else [])
+        why[region] = "; ".join(parts)
+    if not scores:
+        return None, "no region centroid or keyword to go by"
+    best = max(scores, key=lambda r: (scores[r], -order.index(r)))
+    return best, why[best]

@@ -1,0 +1,167 @@
+"""Curiosity: open questions as `curiosities/` notes, listed by relevance and closed by the memory that answers them.
+
+Closing a question sets `status: explored` and `answered_by: "[[answer]]"` on the question, and adds
+`relations: answers: ["[[question]]"]` to the answer, so the link shows both ways in Obsidian's graph.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from vault_cortex.edit import add_relation, note_filename, render_new_note, set_property
+from vault_cortex.errors import InvalidRequest, NoteNotFound, WriteConflict
+from vault_cortex.note import parse_note
+from vault_cortex.resonance import setting
+from vault_cortex.vectors import Vector
+
+if TYPE_CHECKING:
+    from vault_cortex.cortex import Cortex
+
+CURIOSITIES_DIR = "curiosities"
+OPEN = "open"
+EXPLORED = "explored"
+ANSWERS = "answers"
+MAX_QUESTION_CHARS = 300
+
+
+class Curiosity(msgspec.Struct, frozen=True, kw_only=True):
+    """One question: where it lives, its text and state; `similarity` is set when listed against a text."""
+
+    path: str
+    question: str
+    status: str
+    created: str | None = None
+    answered_by: str | None = None
+    similarity: float | None = None
+
+
+class Curiosities(msgspec.Struct, frozen=True, kw_only=True):
+    """Open questions: all of them, or those close to a text (best first)."""
+
+    text: str | None
+    open: int  # every open question, whether or not it matched
+    items: list[Curiosity]
+
+
+class Explored(msgspec.Struct, frozen=True, kw_only=True):
+    """A question closed by a memory, and the two links written."""
+
+    question: Curiosity
+    answer: str  # the answering note's path
+    question_etag: str
+    answer_etag: str
+
+
+# -- pure ------------------------------------------------------------------------------------------------
+def is_open(fm: Mapping[str, Any]) -> bool:
+    """A question is open until its status says otherwise (a missing status is open)."""
+    status = fm.get("status")
+    return status is None or str(status).strip().lower() in ("", OPEN)
+
+
+def question_of(path: str, fm: Mapping[str, Any]) -> str:
+    """The question as asked: the alias the file name was made from (it keeps the `?`), else the file name."""
+    name = path.rsplit("/", 1)[-1].removesuffix(".md")
+    aliases = fm.get("aliases") or []
+    for alias in [aliases] if isinstance(aliases, str) else aliases:
+        if isinstance(alias, str) and note_filename(alias) == name:
+            return alias
+    return name
+
+
+def to_curiosity(path: str, fm: Mapping[str, Any], similarity: float | None = None) -> Curiosity:
+    answered = fm.get("answered_by")
+    return Curiosity(path=path, question=question_of(path, fm), status=str(fm.get("status") or OPEN),
+                     created=str(fm["created"]) if fm.get("created") else None,
+                     answered_by=str(answered) if answered else None, similarity=similarity)
+
+
+def new_question(question: str, context: str | None, created: str) -> str:
+    """A new curiosity note as `_templates/curiosity.md` makes it: open, unanswered, dated, tagged."""
+    props: dict[str, object] = {"status": OPEN, "answered_by": "", "created": created, "tags": ["question"]}
+    if note_filename(question) != question:
+        props["aliases"] = [question]
+    text = render_new_note(title=question, body=(context or "").strip(), properties=props)
+    return text.replace('\nanswered_by: ""\n', "\nanswered_by:\n", 1)  # empty, as the template leaves it
+
+
+def close(question_text: str, answer_link: str) -> str:
+    """The question's text with `status: explored` and `answered_by` set: two changed lines."""
+    return set_property(set_property(question_text, "status", EXPLORED), "answered_by", f"[[{answer_link}]]")
+
+
+def clean_question(question: str) -> str:
+    q = " ".join((question or "").split())
+    if not q:
+        raise InvalidRequest("the question is empty")
+    if len(q) > MAX_QUESTION_CHARS:
+        raise InvalidRequest(f"the question is {len(q)} characters; keep it under {MAX_QUESTION_CHARS}")
+    return q
+
+
+# -- IO, through the facade ------------------------------------------------------------------------------
+def open_matching(cx: Cortex, qvec: Vector | None) -> tuple[list[Curiosity], list[Curiosity]]:
+    """Every open question, and those at least `curiosity.match_threshold` similar to the vector, best first."""
+    paths = [p for p in cx.db.note_paths() if p.startswith(CURIOSITIES_DIR + "/")]
+    fms = {p: cx.db.frontmatter(p) or {} for p in paths}
+    open_ = [to_curiosity(p, fms[p]) for p in paths if is_open(fms[p])]
+    open_.sort(key=lambda c: (c.created or "", c.path), reverse=True)
+    if qvec is None:
+        return open_, []
+    threshold = setting(cx, "curiosity", "match_threshold", 0.4)
+    sims = cx.similarity(qvec, [c.path for c in open_])
+    matching = [msgspec.structs.replace(c, similarity=round(sims[c.path], 4))
+                for c in open_ if sims.get(c.path, 0.0) >= threshold]
+    return open_, sorted(matching, key=lambda c: (-(c.similarity or 0.0), c.path))
+
+
+def list_curiosities(cx: Cortex, text: str | None = None) -> Curiosities:
+    """Open questions, newest first; with a text, only those relevant to it, best first."""
+    text = (text or "").strip()[: cx.settings.recall.max_query_chars] or None
+    qvec = cx.embedder.embed([text])[0] if text else None
+    open_, matching = open_matching(cx, qvec)
+    return Curiosities(text=text, open=len(open_), items=matching if text else open_)
+
+
+def wonder(cx: Cortex, question: str, *, context: str | None = None) -> Curiosity:
+    """Create an open question in `curiosities/` (never overwriting); asking again returns the existing one."""
+    q = clean_question(question)
+    path = f"{CURIOSITIES_DIR}/{note_filename(q)}.md"
+    with cx._write_lock:
+        try:
+            doc = cx.read_note(path)
+        except NoteNotFound:
+            created = cx.clock().astimezone().strftime("%Y-%m-%dT%H:%M")
+            doc = cx.write_note(path, new_question(q, context, created), None)
+    return to_curiosity(path, parse_note(path, doc.content).frontmatter)
+
+
+def explore(cx: Cortex, path: str, answer_path: str) -> Explored:
+    """Close a question with the memory that answers it, linking both ways; refused if either changed meanwhile."""
+    if not path.startswith(CURIOSITIES_DIR + "/"):
+        raise InvalidRequest(f"{path!r} is not a curiosity (questions live in {CURIOSITIES_DIR}/)")
+    if answer_path == path:
+        raise InvalidRequest("a question cannot answer itself")
+    with cx._write_lock:
+        question, answer = cx.read_note(path), cx.read_note(answer_path)
+        new_q = close(question.content, link_target(cx, answer_path))
+        new_a = add_relation(answer.content, ANSWERS, link_target(cx, path))
+        q_doc = cx.write_note(path, new_q, question.etag) if new_q != question.content else question
+        try:
+            a_doc = cx.write_note(answer_path, new_a, answer.etag) if new_a != answer.content else answer
+        except WriteConflict:
+            if q_doc is not question:  # put the question back, so neither half of the link is left alone
+                cx.write_note(path, question.content, q_doc.etag)
+            raise
+    return Explored(question=to_curiosity(path, cx.db.frontmatter(path) or {}), answer=answer_path,
+                    question_etag=q_doc.etag, answer_etag=a_doc.etag)
+
+
+def link_target(cx: Cortex, path: str) -> str:
+    """How to link a note: its file name when no other note shares it, else its path (without `.md`)."""
+    name = path.rsplit("/", 1)[-1].removesuffix(".md")
+    same = [p for p in cx.db.note_paths() if p.rsplit("/", 1)[-1].removesuffix(".md").casefold() == name.casefold()]
+    return name if len(same) <= 1 else path.removesuffix(".md")
