@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 
@@ -23,8 +24,18 @@ from server.watch import Watcher
 from vault_cortex import __version__
 from vault_cortex.cortex import Cortex
 
+log = logging.getLogger(__name__)
+
 MAX_BODY_BYTES = 1 << 20  # 1 MiB: a note, a query or a hook input; larger bodies get a 413
 LOOPBACK_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*")
+
+
+async def warm_up(cx: Cortex) -> None:
+    """Load the model in the background at start, so the first recall does not pay for it."""
+    try:
+        await anyio.to_thread.run_sync(lambda: cx.embedder)
+    except Exception:  # noqa: BLE001 - the first request will report the problem
+        log.exception("could not load the embedding model")
 
 
 def create_app(
@@ -57,6 +68,7 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         async with mcp.session_manager.run(), anyio.create_task_group() as tg:
+            tg.start_soon(warm_up, cx)
             if watcher is not None:
                 tg.start_soon(watcher.run)
             try:

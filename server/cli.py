@@ -81,6 +81,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def cmd_mcp(args: argparse.Namespace) -> int:
     import anyio
 
+    from server.app import warm_up
     from server.mcp_tools import build_mcp
     from server.watch import Watcher
     from vault_cortex.cortex import Cortex
@@ -96,6 +97,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
         async def serve() -> None:
             async with anyio.create_task_group() as tg:
+                tg.start_soon(warm_up, cx)
                 tg.start_soon(watcher.run)  # stdout carries MCP messages only: the watcher logs to stderr
                 await mcp.run_stdio_async()
                 tg.cancel_scope.cancel()

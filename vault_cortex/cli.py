@@ -12,6 +12,7 @@ from pathlib import Path
 
 import msgspec
 
+from vault_cortex import sleep
 from vault_cortex.cortex import Cortex, Doctor, Recall
 from vault_cortex.errors import InvalidRequest, VaultCortexError
 from vault_cortex.resonance import DecayPlan, ResonanceReport, WeightChange
@@ -288,6 +289,65 @@ def cmd_explore(args: argparse.Namespace) -> int:
     return 0
 
 
+def _kill_after() -> Callable[[], None] | None:
+    """Test hook: VAULT_CORTEX_SLEEP_KILL_AFTER=N makes `sleep` SIGKILL itself at its N-th journal checkpoint."""
+    raw = os.environ.get("VAULT_CORTEX_SLEEP_KILL_AFTER")
+    if not raw:
+        return None
+    left = [int(raw)]
+
+    def tick() -> None:
+        left[0] -= 1
+        if left[0] <= 0:
+            import signal
+
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    return tick
+
+
+def _print_apply(report: sleep.ApplyReport) -> None:
+    verb = "rolled back" if report.rolled_back else "applied"
+    steps = report.undone if report.rolled_back else report.applied
+    print(f"{verb} plan {report.plan}: {len(steps)} operations, {len(report.skipped)} skipped")
+    for s in report.skipped:
+        print(f"  skipped step {s.step} ({s.path}): {s.reason}")
+    if report.commit:
+        print(f"committed {report.commit}")
+
+
+def cmd_sleep(args: argparse.Namespace) -> int:
+    hook = _kill_after()
+    with Cortex.open(args.vault) as cx:
+        if args.rollback:
+            report = sleep.rollback(cx, checkpoint=hook)
+        elif args.resume:
+            report = sleep.resume(cx, commit=args.commit, checkpoint=hook)
+        else:
+            plan = sleep.load_plan(Path(args.apply)) if args.apply else cx.sleep_plan(args.mode)
+            if not args.apply:
+                print(msgspec.json.encode(plan).decode() if args.json else sleep.plan_markdown(plan), end="")
+                print(f"plan saved to {sleep.plan_file(cx.root, plan.id).relative_to(cx.root)}", file=sys.stderr)
+            if args.dry_run or not plan.ops:
+                return 0
+            report = sleep.apply(cx, plan, commit=args.commit, checkpoint=hook)
+    if args.json and (args.apply or args.resume or args.rollback):
+        print(msgspec.json.encode(report).decode())
+    else:
+        _print_apply(report)
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    with Cortex.open(args.vault) as cx:
+        done = cx.import_transcript(args.file, args.session)
+    print(f"imported {args.file} ({done.format}) as session {done.session!r}: {len(done.created)} raw notes, "
+          f"{len(done.unchanged)} already there; {done.tool_calls} tool calls kept as one line each")
+    for path in done.created:
+        print(f"  {path}")
+    return 0
+
+
 SUBCOMMANDS_ATTR = "_vc_sub"  # the parser attribute holding its subparsers, for adapters that add commands
 
 
@@ -379,6 +439,23 @@ def build_parser() -> argparse.ArgumentParser:
     _vault_arg(p)
     p.add_argument("question", help="the curiosity's vault path")
     p.add_argument("answer", help="the answering note's vault path")
+
+    p = add("sleep", cmd_sleep, "consolidate: plan (printed, saved under .cortex/sleep/), then apply it")
+    _vault_arg(p)
+    p.add_argument("--mode", choices=("full", "light", "save"), default="full",
+                   help="full: every phase; light: promote and wire; save: handoff only (default: full)")
+    p.add_argument("--dry-run", action="store_true", help="plan only; apply later with --apply PLAN")
+    p.add_argument("--apply", default=None, metavar="PLAN", help="apply a saved plan (.cortex/sleep/plan-*.json)")
+    p.add_argument("--resume", action="store_true", help="finish an interrupted sleep from its journal")
+    p.add_argument("--rollback", action="store_true", help="undo the last sleep from its journal and backups")
+    p.add_argument("--commit", action="store_true", help="git-commit the files the sleep changed")
+    p.add_argument("--json", action="store_true")
+
+    p = add("import", cmd_import, "import a chat transcript as raw notes, one per prompt→answer exchange")
+    _vault_arg(p)
+    p.add_argument("kind", choices=("transcript",))
+    p.add_argument("file", help="a Claude Code JSONL transcript or a markdown chat")
+    p.add_argument("--session", default=None, help="the session's name (default: the file's name)")
     return parser
 
 

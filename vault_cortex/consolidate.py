@@ -7,34 +7,62 @@ applying it (in `sleep`) is mechanical: re-check, write atomically, journal. Not
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
+from functools import partial
 
 import msgspec
 import numpy as np
 
 from vault_cortex.config import Settings
-from vault_cortex.edit import add_relation, add_to_list, render_new_note, set_property
-from vault_cortex.errors import InvalidRequest, NoteParseError
-from vault_cortex.graph import GraphHealth
-from vault_cortex.vault import ARCHIVE, content_hash
+from vault_cortex.dream import (
+    PATTERN_DAYS,
+    Decay,
+    EdgeDecay,
+    Findings,
+    Handoff,
+    Merge,
+    Survey,
+    Triage,
+    Wire,
+    dream_log,
+    find_patterns,
+    handoff_text,
+)
+from vault_cortex.edit import render_new_note
+from vault_cortex.errors import InvalidRequest
+from vault_cortex.graph import CO_RETRIEVED, EdgeWeights, GraphHealth
+from vault_cortex.operations import (
+    HANDOFF,
+    STATE_PATH,
+    Draft,
+    Links,
+    Plan,
+    State,
+    body_of,
+    special,
+    stamp,
+    state_json,
+    title_of,
+    top_folder,
+    unique_path,
+)
+from vault_cortex.tiers import Source, TierReport, clusters, summarise, unit_rows
+from vault_cortex.tiers import report as tier_report
+from vault_cortex.vault import ARCHIVE
 
 Vector = np.ndarray  # unit-length float32 note or sentence vector
 Embed = Callable[[Sequence[str]], np.ndarray]
 CountTokens = Callable[[str], int]
 
 MODES = ("full", "light", "save")
-SPECIAL = frozenset({"habits", "resonance", "curiosities", "dreams", "raw", ARCHIVE, "summaries", "_templates"})
-HANDOFF = "HANDOFF.md"
-STATE_PATH = ".cortex/sleep/state.json"
 SHORT_TERM = "short_term"
 DAY = 86400.0
 ACCESS_BOOST = 0.3  # the most accesses can add to a short-term note's importance at triage
 KEYWORD_WEIGHT = 0.06  # a keyword hit's pull toward its region, on the cosine scale of centroid similarity
-RELATED_PER_NOTE = 3
-PATTERN_DAYS = 14
-PATTERN_CLUSTER = 0.55
-PATTERN_RELATED = 0.45
+EDGE_WEIGHT = EdgeWeights().of(CO_RETRIEVED)
+RELATED_PER_NOTE = 3  # most related_to links suggested from one note in one sleep
 
 
 def _keywords() -> dict[str, list[str]]:
@@ -102,14 +130,6 @@ class Memo(msgspec.Struct, frozen=True, kw_only=True):
     last_access: datetime | None = None
 
 
-class State(msgspec.Struct, frozen=True, kw_only=True):
-    """`.cortex/sleep/state.json`: when sleep last ran, where each note's decay counts from, what was skipped."""
-
-    last_sleep: datetime | None = None
-    anchors: dict[str, datetime] = msgspec.field(default_factory=dict)
-    conflicts: list[str] = msgspec.field(default_factory=list)
-
-
 class World(msgspec.Struct, frozen=True, kw_only=True):
     """Everything a plan is computed from."""
 
@@ -123,175 +143,7 @@ class World(msgspec.Struct, frozen=True, kw_only=True):
     recalls_since: int = 0
     opens_since: int = 0
     state: State = msgspec.field(default_factory=State)
-
-
-# -- the plan ------------------------------------------------------------------------------------------
-
-class Op(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
-    """One file operation, with why, the hash each file must have first (None: must not exist) and after."""
-
-    step: int
-    phase: str  # merge, decay, wire, promote, prune, tier, dream, handoff, state
-    action: str  # create, write, move, set_property, add_to_list, add_relation
-    path: str
-    reason: str
-    hashes: dict[str, str | None]
-    result: str  # hash of the file the operation leaves (a move's destination)
-    dest: str | None = None
-    key: str | None = None
-    value: str | float | None = None
-    content: str | None = None
-    before: str | None = None
-    after: str | None = None
-    requires: tuple[int, ...] = ()
-
-
-class Plan(msgspec.Struct, frozen=True, kw_only=True):
-    """A sleep's reviewable plan: operations in order, and the findings that explain them."""
-
-    id: str
-    mode: str
-    created: datetime
-    ops: list[Op]
-    survey: Survey
-    merges: list[Merge] = msgspec.field(default_factory=list)
-    triage: list[Triage] = msgspec.field(default_factory=list)
-    decay: list[Decay] = msgspec.field(default_factory=list)
-    edges: list[EdgeDecay] = msgspec.field(default_factory=list)
-    wires: list[Wire] = msgspec.field(default_factory=list)
-    patterns: list[Pattern] = msgspec.field(default_factory=list)
-    health: GraphHealth | None = None
-    tiers: list[TierReport] = msgspec.field(default_factory=list)
-    handoff: Handoff | None = None
-    state: State | None = None
-    warnings: list[str] = msgspec.field(default_factory=list)
-
-
-# -- small pure helpers ----------------------------------------------------------------------------------
-
-def top_folder(path: str) -> str:
-    return path.split("/", 1)[0] if "/" in path else ""
-
-
-def special(path: str) -> bool:
-    """Folders and files sleep never merges, triages, prunes or wires."""
-    return path == HANDOFF or top_folder(path) in SPECIAL
-
-
-def parse_when(value: object) -> datetime | None:
-    """A `created:`-style value as an aware datetime (naive ones are taken as UTC); None if unreadable."""
-    if isinstance(value, datetime):
-        when = value
-    else:
-        try:
-            when = datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
-        except ValueError:
-            return None
-    return when if when.tzinfo else when.replace(tzinfo=UTC)
-
-
-def stamp(now: datetime) -> str:
-    """A `created:` value as Obsidian writes it."""
-    return now.strftime("%Y-%m-%dT%H:%M")
-
-
-def title_of(path: str) -> str:
-    return path.rsplit("/", 1)[-1].removesuffix(".md")
-
-
-def apply_edit(text: str, action: str, key: str, value: str | float | None) -> str:
-    """One minimal frontmatter edit; the same function plans it and applies it."""
-    if action == "set_property":
-        return set_property(text, key, value)
-    if action == "add_to_list" and isinstance(value, str):
-        return add_to_list(text, key, value)
-    if action == "add_relation" and isinstance(value, str):
-        return add_relation(text, key, value)
-    raise InvalidRequest(f"unknown edit {action!r}")
-
-
-def unique_path(path: str, taken: set[str]) -> str:
-    """path, or `stem 2.md`, `stem 3.md`, … when a file already has it."""
-    stem = path.removesuffix(".md")
-    n = 1
-    while path in taken:
-        n += 1
-        path = f"{stem} {n}.md"
-    return path
-
-
-class Links:
-    """Wikilinks to notes as they will be after the plan: by title when unambiguous, else by path."""
-
-    def __init__(self, paths: set[str]) -> None:
-        self.paths = paths
-        self._count: dict[str, int] = {}
-        for p in paths:
-            self._count[title_of(p).casefold()] = self._count.get(title_of(p).casefold(), 0) + 1
-
-    def add(self, path: str) -> None:
-        self.paths.add(path)
-        self._count[title_of(path).casefold()] = self._count.get(title_of(path).casefold(), 0) + 1
-
-    def target(self, path: str) -> str:
-        title = title_of(path)
-        if top_folder(path) == ARCHIVE or self._count.get(title.casefold(), 0) > 1:
-            return path.removesuffix(".md")
-        return title
-
-    def __call__(self, path: str) -> str:
-        return f"[[{self.target(path)}]]"
-
-
-class Draft:
-    """Operations under construction; tracks each file's planned text so hashes chain through the plan."""
-
-    def __init__(self, texts: Mapping[str, str | None], hashes: Mapping[str, str]) -> None:
-        self.text: dict[str, str | None] = dict(texts)
-        self.hash: dict[str, str | None] = dict(hashes)
-        self.ops: list[Op] = []
-        self.warnings: list[str] = []
-
-    def _push(self, **kw: object) -> int:
-        step = len(self.ops) + 1
-        self.ops.append(msgspec.convert({"step": step, **kw}, Op))
-        return step
-
-    def edit(self, phase: str, path: str, action: str, key: str, value: str | float | None, reason: str,
-             before: str | None = None, after: str | None = None) -> int | None:
-        old = self.text.get(path)
-        if old is None:
-            self.warnings.append(f"{path}: not valid UTF-8 or gone; {phase} left it alone")
-            return None
-        try:
-            new = apply_edit(old, action, key, value)
-        except (NoteParseError, InvalidRequest) as exc:
-            self.warnings.append(f"{path}: {exc}; {phase} left it alone")
-            return None
-        if new == old:
-            return None
-        h = content_hash(new.encode())
-        step = self._push(phase=phase, action=action, path=path, key=key, value=value, reason=reason,
-                          before=before, after=after, hashes={path: self.hash.get(path)}, result=h)
-        self.text[path], self.hash[path] = new, h
-        return step
-
-    def create(self, phase: str, path: str, content: str, reason: str, requires: tuple[int, ...] = (),
-               action: str = "create") -> int:
-        h = content_hash(content.encode())
-        step = self._push(phase=phase, action=action, path=path, content=content, reason=reason,
-                          hashes={path: self.hash.get(path)}, result=h, requires=requires)
-        self.text[path], self.hash[path] = content, h
-        return step
-
-    def move(self, phase: str, path: str, dest: str, reason: str, requires: tuple[int, ...] = ()) -> int:
-        h = self.hash.get(path)
-        assert h is not None, path
-        step = self._push(phase=phase, action="move", path=path, dest=dest, reason=reason,
-                          hashes={path: h, dest: None}, result=h, requires=requires)
-        self.text[dest], self.hash[dest] = self.text.pop(path, None), h
-        self.hash.pop(path, None)
-        return step
+    state_hash: str | None = None  # of state.json as read (None: no file yet)
 
 
 def keyword_hits(text: str, words: Sequence[str]) -> list[str]:
@@ -315,9 +167,325 @@ def natural_region(memo: Memo, vec: Vector | None, centroids: Mapping[str, Vecto
         if sim is None and not hits:
             continue
         scores[region] = (sim or 0.0) + KEYWORD_WEIGHT * min(len(hits), 3)
-        parts = ([f"centroid {sim:.2f}"] if sim is not None else []) + ([f"keywords: {', '.join(hits)}"] if hits else [])
+        parts = [f"centroid {sim:.2f}"] if sim is not None else []
+        parts += [f"keywords: {', '.join(hits)}"] if hits else []
         why[region] = "; ".join(parts)
     if not scores:
         return None, "no region centroid or keyword to go by"
     best = max(scores, key=lambda r: (scores[r], -order.index(r)))
     return best, why[best]
+
+
+# -- planning ------------------------------------------------------------------------------------------
+
+class _Sleep:
+    """One plan under construction: the world, the decisions so far and the draft of operations."""
+
+    def __init__(self, world: World, vectors: Mapping[str, Vector], settings: Settings) -> None:
+        self.world, self.settings, self.cfg = world, settings, sleep_settings(settings)
+        self.now = world.now
+        self.notes = {m.path: m for m in world.notes}
+        self.live = {p: m for p, m in self.notes.items() if top_folder(p) != ARCHIVE}
+        self.vec = {p: v for p, v in vectors.items() if p in self.live}
+        self.draft = Draft({p: m.text for p, m in self.notes.items()}, {p: m.hash for p, m in self.notes.items()})
+        self.draft.hash[STATE_PATH] = world.state_hash
+        self.taken = set(world.taken)
+        self.gone: set[str] = set()  # leaving the live vault: merged originals and pruned notes
+        self.importance: dict[str, float] = {}  # after decay
+        self.moved: dict[str, str] = {}  # path → where the plan moves it
+        self.anchors = dict(world.state.anchors)
+
+    def region(self, name: str) -> tuple[float, bool]:
+        r = self.settings.region(name)
+        return r.half_life_days, r.identity
+
+    def claim(self, path: str) -> str:
+        path = unique_path(path, self.taken)
+        self.taken.add(path)
+        return path
+
+    def survey(self) -> Survey:
+        w, order = self.world, self.settings.regions.order
+        counts = Counter(m.region for m in self.live.values())
+        return Survey(
+            notes=len(self.live), by_region={r: counts[r] for r in sorted(counts, key=lambda r: (
+                order.index(r) if r in order else len(order), r))}, archived=len(self.notes) - len(self.live),
+            short_term=sorted(p for p, m in self.live.items()
+                              if not special(p) and (top_folder(p) == SHORT_TERM or m.cortex == SHORT_TERM)),
+            last_sleep=w.state.last_sleep, events_since=w.events_since, recalls_since=w.recalls_since,
+            opens_since=w.opens_since)
+
+    # -- merge -----------------------------------------------------------------------------------------
+    def merges(self) -> list[tuple[Merge, str]]:
+        """Clusters of near-duplicates per region, each with the merged note's content."""
+        out = []
+        by_region: dict[str, list[str]] = {}
+        for p, m in sorted(self.live.items()):
+            if p in self.vec and m.text is not None and not special(p) and not m.layer and not m.pinned \
+                    and not self.region(m.region)[1]:
+                by_region.setdefault(m.region, []).append(p)
+        for region, paths in sorted(by_region.items()):
+            found = clusters(paths, unit_rows([self.vec[p] for p in paths]), self.cfg.merge_threshold)
+            for members, low in found:
+                group = sorted((self.live[p] for p in members), key=lambda m: (-(m.importance or 0.5), m.path))
+                imps = [m.importance if m.importance is not None else 0.5 for m in group]
+                imp = round(min(1.0, max(imps) + 0.3 * min(imps)), 2)
+                first = group[0]
+                into = self.claim(f"{first.path.removesuffix('.md')} (merged).md")
+                self.gone |= set(members)
+                self.moved |= {m.path: self.claim(f"{ARCHIVE}/{m.path}") for m in group}
+                merge = Merge(into=into, sources=[m.path for m in group], similarity=low, importance=imp)
+                out.append((merge, merged_note(group, region, imp, self.now, self.moved)))
+                self.vec[into] = unit_rows([np.mean(unit_rows([self.vec[p] for p in members]), axis=0)])[0]
+        return out
+
+    # -- decay -----------------------------------------------------------------------------------------
+    def decay(self) -> list[Decay]:
+        out = []
+        for p, m in sorted(self.live.items()):
+            half_life, identity = self.region(m.region)
+            if m.importance is None or identity or half_life <= 0 or p in self.gone or m.text is None:
+                continue
+            marks = [t for t in (self.anchors.get(p), m.last_access, m.created) if t is not None]
+            since = max(marks) if marks else m.mtime
+            days = max(0.0, (self.now - since).total_seconds() / DAY)
+            after = round(m.importance * 0.5 ** (days / half_life), 2)
+            if m.importance - after >= 0.01 - 1e-9:
+                self.importance[p] = after
+                out.append(Decay(path=p, before=m.importance, after=after, days=round(days, 1),
+                                 half_life=half_life))
+        return out
+
+    def edge_decay(self) -> list[EdgeDecay]:
+        """co_retrieved edges weaken with time since the pair was last recalled together (preview only)."""
+        out, last_sleep = [], self.world.state.last_sleep
+        for a, m in sorted(self.live.items()):
+            for b in m.co_listed:
+                other = self.live.get(b)
+                lives = [hl for hl, ident in (self.region(m.region), self.region(other.region if other else ""))
+                         if hl > 0 and not ident]
+                key = "|".join(sorted((a, b)))
+                used = self.world.pair_last.get(key) or max(
+                    [t for t in (m.last_access, other.last_access if other else None) if t], default=None)
+                if not lives or used is None:
+                    continue
+                days = max(0.0, (self.now - used).total_seconds() / DAY)
+                prior = max(0.0, (last_sleep - used).total_seconds() / DAY) if last_sleep and last_sleep > used else 0
+                before, after = (round(EDGE_WEIGHT * 0.5 ** (d / min(lives)), 2) for d in (prior, days))
+                if before - after >= 0.01:
+                    out.append(EdgeDecay(a=a, b=b, before=before, after=after, days=round(days, 1)))
+        return out
+
+    # -- triage and prune ------------------------------------------------------------------------------
+    def triage(self, prune: bool) -> list[Triage]:
+        """Short-term notes by importance boosted by accesses: promote, stay, or prune (unless protected)."""
+        order = self.settings.regions.order
+        regular = [p for p, m in self.live.items() if not special(p) and p not in self.gone and not m.layer
+                   and p in self.vec and m.region != SHORT_TERM and top_folder(p) != SHORT_TERM]
+        centroids = {}
+        for region in order:
+            mine = [self.vec[p] for p in regular if self.live[p].region == region]
+            if mine and region != SHORT_TERM:
+                centroids[region] = unit_rows([np.mean(unit_rows(mine), axis=0)])[0]
+        h = self.world.health
+        bridging = set(h.articulation_points) | {
+            p for edge in h.bridges for p in edge if self.live.get(p) and self.live[p].degree > 1}
+        out = []
+        for p, m in sorted(self.live.items()):
+            if special(p) or p in self.gone or not (top_folder(p) == SHORT_TERM or m.cortex == SHORT_TERM):
+                continue
+            imp = self.importance.get(p, m.importance if m.importance is not None else 0.5)
+            boost = ACCESS_BOOST * (1 - 0.5 ** (m.accesses / 3))
+            score = round(min(1.0, imp + boost), 3)
+            row = partial(Triage, path=p, importance=imp, accesses=m.accesses, score=score)
+            if score > self.cfg.promote_above:
+                target, why = natural_region(m, self.vec.get(p), centroids, self.cfg.keywords, order)
+                if target is None or m.text is None:
+                    out.append(row(decision="stay", why=f"worth promoting but {why}"))
+                    continue
+                rest = p[len(SHORT_TERM) + 1:] if top_folder(p) == SHORT_TERM else p
+                dest = self.moved[p] = self.claim(f"{target}/{rest}")
+                out.append(row(decision="promote", region=target, dest=dest,
+                               why=f"above {self.cfg.promote_above}; natural region {target} ({why})"))
+            elif score < self.cfg.prune_below and prune:
+                guards = [why for cond, why in (
+                    (self.region(m.region)[1] or self.region(m.cortex or "")[1], "an identity note"),
+                    (m.pinned, "pinned"), (p in bridging, "it bridges parts of the graph"),
+                    (m.degree >= self.cfg.prune_min_connections, f"{m.degree} connections")) if cond]
+                if guards:
+                    out.append(row(decision="keep", why=f"below {self.cfg.prune_below} but "
+                                   + ", ".join(guards)))
+                    continue
+                dest = self.moved[p] = self.claim(f"{ARCHIVE}/{p}")
+                self.gone.add(p)
+                out.append(row(decision="prune", dest=dest, why=f"below {self.cfg.prune_below}; "
+                               f"{m.degree} connections, not pinned, not a bridge"))
+            else:
+                out.append(row(decision="stay", why="decays and stays in short-term"))
+        return out
+
+    # -- wiring ----------------------------------------------------------------------------------------
+    def wires(self, fresh: Sequence[str]) -> list[Wire]:
+        """co_retrieved edges from the activity log and related_to links between close, unlinked notes."""
+        out = []
+        ok = {p for p in self.live if not special(p) and p not in self.gone} | set(fresh)
+        for a, b, n in sorted(self.world.co_pairs):
+            if n >= self.cfg.co_retrieved_min and a in ok and b in ok and a in self.live and b in self.live \
+                    and b not in self.live[a].co_listed and a not in self.live[b].co_listed:
+                out.append(Wire(src=a, rel="co_retrieved", dst=b, why=f"recalled together {n} times"))
+        cands = sorted(p for p in ok if p in self.vec and not (self.live.get(p) and self.live[p].layer))
+        if len(cands) < 2:
+            return out
+        sims = unit_rows([self.vec[p] for p in cands])
+        sims = sims @ sims.T
+        pairs = sorted(((float(sims[i, j]), i, j) for i in range(len(cands)) for j in range(i + 1, len(cands))
+                        if self.cfg.related_threshold <= sims[i, j]), reverse=True)
+        used: dict[str, int] = {}
+        for sim, i, j in pairs:
+            a, b = cands[i], cands[j]
+            ma = self.live.get(a)
+            if (ma and b in ma.neighbours) or max(used.get(a, 0), used.get(b, 0)) >= RELATED_PER_NOTE:
+                continue
+            used[a], used[b] = used.get(a, 0) + 1, used.get(b, 0) + 1
+            out.append(Wire(src=a, rel="related_to", dst=b, why=f"similar ({sim:.2f}) but not linked"))
+        return out
+
+
+def _norm(s: str) -> str:
+    return " ".join(re.sub(r"[^\w\s]", " ", s.casefold()).split())
+
+
+def merged_note(group: Sequence[Memo], region: str, importance: float, now: datetime,
+                archived: Mapping[str, str]) -> str:
+    """One note holding every member's distinct lines and sentences, `derived_from` all of them."""
+    seen: set[str] = set()
+    titles = {m.title.casefold() for m in group}
+    parts: list[str] = []
+    for i, m in enumerate(group):
+        lines = body_of(m.text or "").strip("\n").splitlines()
+        if lines and lines[0].lstrip("# ").strip().casefold() == m.title.casefold():
+            lines = lines[1:]
+        kept: list[str] = []
+        for line in lines:
+            units = [u for u in re.split(r"(?<=[.!?])\s+", line.strip()) if u]
+            fresh = [u for u in units if _norm(u) not in seen or not _norm(u)]
+            seen |= {_norm(u) for u in units}
+            if not units or len(fresh) == len(units):
+                kept.append(line)
+            elif fresh and not line.lstrip().startswith("#"):
+                indent = line[: len(line) - len(line.lstrip())]
+                kept.append(indent + " ".join(fresh))
+        text = re.sub(r"\n{3,}", "\n\n", "\n".join(kept).strip("\n"))
+        if i and text.strip():
+            parts.append(f"## From [[{archived[m.path].removesuffix('.md')}]]\n\n{text}")
+        elif text.strip():
+            parts.append(text)
+    relations: dict[str, list[str]] = {"derived_from": [f"[[{archived[m.path].removesuffix('.md')}]]" for m in group]}
+    for m in group:
+        for rel, targets in m.relations.items():
+            for t in targets:
+                name = t.strip("[]").split("|")[0].split("#")[0].rsplit("/", 1)[-1].casefold()
+                if name not in titles and t not in relations.setdefault(rel, []):
+                    relations[rel].append(t)
+    props = {
+        "cortex": region, "importance": importance, "created": stamp(now),
+        "tags": list(dict.fromkeys(t for m in group for t in m.tags)) or None,
+        "project": group[0].project if len({m.project for m in group}) == 1 else None,
+        "aliases": list(dict.fromkeys(a for m in group for a in m.aliases)) or None,
+        "relations": {k: v for k, v in relations.items() if v},
+    }
+    body = f"# {group[0].title}\n\n" + "\n\n".join(parts) + "\n"
+    return render_new_note(title=None, body=body, properties=props)
+
+
+def make_plan(world: World, vectors: Mapping[str, Vector], *, settings: Settings, mode: str, embed: Embed,
+              count_tokens: CountTokens) -> Plan:
+    """The plan for one sleep in a mode: full (every phase), light (promote and wire) or save (handoff only)."""
+    if mode not in MODES:
+        raise InvalidRequest(f"unknown sleep mode {mode!r}; modes: {', '.join(MODES)}")
+    s = _Sleep(world, vectors, settings)
+    full, save = mode == "full", mode == "save"
+    merges = s.merges() if full else []
+    decay = s.decay() if full else []
+    triage = [] if save else s.triage(prune=full)
+    wires = [] if save else s.wires([m.into for m, _ in merges])
+    moved = dict(s.moved)
+    links = Links({p for p in world.taken if p.endswith(".md") and p not in moved} | set(moved.values())
+                  | {m.into for m, _ in merges})
+    d = s.draft
+    made = {m.into: d.create("merge", m.into, content, f"merges {len(m.sources)} near-duplicates in "
+                             f"{s.live[m.sources[0]].region} (similarity ≥ {m.similarity:.2f})")
+            for m, content in merges}
+    for x in decay:
+        if d.edit("decay", x.path, "set_property", "importance", x.after, f"unused {x.days:g} days, half-life "
+                  f"{x.half_life:g} days", f"{x.before:.2f}", f"{x.after:.2f}"):
+            s.anchors[x.path] = world.now
+    for w in wires:
+        target = links.target(w.dst)
+        if w.rel == "co_retrieved":
+            d.edit("wire", w.src, "add_to_list", "co_retrieved", f"[[{target}]]", w.why)
+        else:
+            d.edit("wire", w.src, "add_relation", "related_to", target, w.why)
+    for t in triage:
+        memo = s.live[t.path]
+        if t.decision == "promote" and t.region and memo.cortex != t.region and not d.edit(
+                "promote", t.path, "set_property", "cortex", t.region, t.why, memo.cortex, t.region):
+            moved.pop(t.path)
+    for m, _ in merges:
+        for src in m.sources:
+            d.move("merge", src, moved[src], f"merged into {m.into}", (made[m.into],))
+    for t in triage:
+        if t.dest and t.path in moved:
+            d.move("promote" if t.decision == "promote" else "prune", t.path, t.dest, t.why)
+    reports: list[TierReport] = []
+    if full:
+        def claim(path: str) -> str:
+            path = s.claim(path)
+            links.add(path)
+            return path
+
+        sources = [Source(path=moved.get(p, p), title=title_of(moved.get(p, p)), layer=m.layer, body=body_of(m.text),
+                          created=m.created, session=m.session, project=m.project,
+                          derived_from=tuple(moved.get(x, x) for x in m.derived_from))
+                   for p, m in sorted(s.live.items()) if m.layer and m.text is not None and p not in s.gone]
+        made_tiers = summarise(sources, today=world.now.date(), embed=embed, count_tokens=count_tokens,
+                               link=links, claim=claim)
+        for summary in made_tiers:
+            d.create("tier", summary.path, summary.content, f"{summary.tier} summary of {len(summary.sources)} "
+                     f"notes: {summary.source_tokens} → {summary.tokens} tokens")
+        reports = tier_report(made_tiers)
+    recent_cut = world.now.timestamp() - PATTERN_DAYS * DAY
+    everyday = [p for p, m in s.live.items() if not special(p) and p not in s.gone and not m.layer]
+    findings = Findings(
+        survey=s.survey(), merges=[m for m, _ in merges], triage=triage, decay=decay,
+        edges=s.edge_decay() if full else [], wires=wires, tiers=reports, warnings=d.warnings,
+        health=None if save else world.health,
+        patterns=find_patterns(
+            [p for p in everyday if (c := s.live[p].created) and c.timestamp() >= recent_cut],
+            [p for p in everyday if s.live[p].region != SHORT_TERM
+             and not ((c := s.live[p].created) and c.timestamp() >= recent_cut)], s.vec) if full else [])
+    state = None
+    if d.ops:
+        dream = s.claim(f"dreams/{world.now:%Y-%m-%d}.md")
+        links.add(dream)
+        d.create("dream", dream, dream_log(world.now, mode, findings, links), "the dream log of this sleep")
+        anchors = {moved.get(p, p): t for p, t in s.anchors.items()
+                   if p not in s.gone and moved.get(p, p) in links.paths}
+        state = State(last_sleep=world.now, anchors=dict(sorted(anchors.items())), conflicts=[])
+    handoff = Handoff(
+        curiosities=[links(p) for p, m in sorted(s.live.items())
+                     if top_folder(p) == "curiosities" and (m.status or "open").lower() == "open"],
+        short_term=[(links(t.path), t.importance) for t in triage if t.decision in ("stay", "keep")]
+        if triage else [(links(p), s.live[p].importance or 0.5) for p in s.survey().short_term],
+        conflicts=list(world.state.conflicts))
+    current = s.live.get(HANDOFF)
+    new_handoff = handoff_text(current.text if current else None, handoff)
+    if state is not None or current is None or new_handoff != current.text:  # apply adds what it had to skip
+        d.create("handoff", HANDOFF, new_handoff, "what is unfinished: open questions, short-term notes left, "
+                 "conflicts skipped", action="write")
+    if state is not None:
+        d.create("state", STATE_PATH, state_json(state), "when this sleep ran and where decay counts from",
+                 action="write")
+    return Plan(id=f"{world.now.astimezone(UTC):%Y%m%dT%H%M%SZ}", mode=mode, created=world.now, ops=d.ops,
+                findings=findings, handoff=handoff, state=state)
+

@@ -17,7 +17,7 @@ from types import TracebackType
 import msgspec
 import numpy as np
 
-from vault_cortex import curiosity, habits, resonance
+from vault_cortex import curiosity, habits, resonance, sleep, transcript
 from vault_cortex.activity import Event, OpenEvent, RecallEvent
 from vault_cortex.activity import append as append_event
 from vault_cortex.config import Settings, load_settings
@@ -67,6 +67,14 @@ class NoteDoc(msgspec.Struct, frozen=True, kw_only=True):
     etag: str
 
 
+class _Facts(msgspec.Struct, frozen=True, kw_only=True):
+    """Per-generation numbers ranking reads on every recall, cached with the graph."""
+
+    access: dict[str, tuple[int, float | None]]
+    pairs: dict[tuple[str, str], int]
+    archived: frozenset[str]
+
+
 class Cortex:
     """A vault and its derived index."""
 
@@ -80,6 +88,7 @@ class Cortex:
         self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
         self._graph: tuple[str, Graph] | None = None
         self._concept_cache: list[Concept] | None = None
+        self._facts = _Facts(access={}, pairs={}, archived=frozenset())
         self._embedder_lock = threading.Lock()
         self._write_lock = threading.RLock()
         self._vector_lock = threading.RLock()
@@ -186,8 +195,11 @@ class Cortex:
                exclude: frozenset[str] = frozenset()) -> list[Scored]:
         """Every candidate for a query, scored by the given signal weights, best first."""
         with self._vector_lock:
-            return rank(query=query, qvec=qvec, db=self.db, vectors=self.vectors, graph=self.graph(),
-                        concepts=self._concepts(), settings=self.settings, weights=weights,
+            graph = self.graph()
+            facts = self._facts
+            return rank(query=query, qvec=qvec, db=self.db, vectors=self.vectors, graph=graph,
+                        concepts=self._concepts(), access=facts.access, pairs=facts.pairs, settings=self.settings,
+                        weights=weights,
                         now=self._now().timestamp(), regions=regions, exclude=exclude)
 
     def similarity(self, qvec: Vector, paths: Sequence[str]) -> dict[str, float]:
@@ -301,7 +313,8 @@ class Cortex:
             raise InvalidRequest(f"unknown region {unknown[0]!r}; regions: {', '.join(self.settings.regions.order)}")
 
     def archived(self) -> frozenset[str]:
-        return frozenset(p for p in self.db.note_paths() if p.startswith(ARCHIVE + "/"))
+        self.graph()
+        return self._facts.archived
 
     def _now(self) -> datetime:
         return self.clock()
@@ -316,6 +329,11 @@ class Cortex:
                           projects={n.path: n.project for n in notes}, co_retrieved=self.db.co_retrieval())
             self._graph = cached = (generation, graph)
             self._concept_cache = None
+            self._facts = _Facts(
+                access=self.db.access(),
+                pairs={(a, b): n for a, b, n in self.db.co_retrieval()},
+                archived=frozenset(n.path for n in notes if n.path.startswith(ARCHIVE + "/")),
+            )
         return cached[1]
 
     def _concepts(self) -> list[Concept]:
@@ -463,6 +481,27 @@ class Cortex:
     def explore(self, path: str, answer_path: str) -> curiosity.Explored:
         """Close a question with the memory that answers it, linked both ways."""
         return curiosity.explore(self, path, answer_path)
+
+    # -- sleep (issue 5) --
+    def sleep_plan(self, mode: str = "full") -> sleep.Plan:
+        """Plan a sleep (full, light or save) for review, saved under .cortex/sleep/; no note changes."""
+        return sleep.plan(self, mode)
+
+    def sleep_apply(self, plan: sleep.Plan, commit: bool = False) -> sleep.ApplyReport:
+        """Apply exactly a plan, journalled; files changed since planning are skipped and reported."""
+        return sleep.apply(self, plan, commit=commit)
+
+    def sleep_resume(self, commit: bool = False) -> sleep.ApplyReport:
+        """Finish a sleep that was interrupted, from its journal."""
+        return sleep.resume(self, commit=commit)
+
+    def sleep_rollback(self) -> sleep.ApplyReport:
+        """Undo the last sleep (finished or interrupted) from its journal and backups."""
+        return sleep.rollback(self)
+
+    def import_transcript(self, file: str | os.PathLike[str], session: str | None = None) -> transcript.Imported:
+        """Import a Claude Code JSONL or markdown chat as raw notes, one per prompt→answer exchange."""
+        return transcript.import_transcript(self, Path(file), session)
 
 
 def _title_from(text: str) -> str:

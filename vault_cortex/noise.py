@@ -5,6 +5,7 @@ Pure: takes lines, returns spans. Prose, decisions, short code, short config exa
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from collections import Counter
@@ -25,9 +26,9 @@ _JSON_TAGS = {"json", "jsonc", "json5", "jsonl", "ndjson", "geojson"}
 _OUTPUT_TAGS = {"output", "console", "log", "logs", "stdout", "stderr", "shell-session", "terminal"}
 _TEXT_TAGS = {"text", "txt", "plaintext", "plain"}  # dropped when long and not prose
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*([^\s`]*)")
-_XML_OPEN = re.compile(
-    r"<(tool_output|tool_results?|function_results?|function_calls|tool_use|stdout|stderr|command[-_]output)\b[^>]*>"
-)
+_XML_TAGS = r"(tool_output|tool_results?|function_results?|function_calls|tool_use|stdout|stderr|command[-_]output)"
+_XML_OPEN = re.compile(rf"<{_XML_TAGS}\b[^>]*>")
+_XML_CLOSE = re.compile(rf"</{_XML_TAGS}>")
 
 _TIME = r"\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?"
 _LEVEL = r"(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|CRITICAL|FATAL|SEVERE|PANIC)"
@@ -89,6 +90,7 @@ _PY_CHAIN = re.compile(
 )
 _PY_FILE = re.compile(r'^\s*File "[^"<][^"]*", line \d+')  # a real file: not <stdin>, not a doctest
 _PY_RAISED = re.compile(r"^[A-Za-z_][\w.]*(?::.*)?$")
+_DECODER = json.JSONDecoder()
 _JSON_START = re.compile(r"^\s*[\[{]\s*(?:$|[\"{\d-]|\[\s*(?:$|[\"{\[\d-]))")
 
 
@@ -166,15 +168,23 @@ def find_noise(lines: Sequence[str], first_line: int = 1) -> tuple[Noise, ...]:
 
 
 def _xml_blocks(lines: Sequence[str], mark: _Mark) -> None:
+    """Closed tool-result tags; one pass to find every tag, so unclosed ones cost nothing."""
+    opens: list[tuple[int, str, int]] = []
+    closes: dict[str, list[int]] = {}
     for i, line in enumerate(lines):
-        m = _XML_OPEN.search(line)
-        if m is None:
-            continue
-        end_tag = f"</{m.group(1)}>"
-        after = [line[m.end():] if j == i else line for j, line in enumerate(lines[i:], start=i)]
-        end = next((i + k for k, rest in enumerate(after) if end_tag in rest), None)
-        if end is not None:
-            mark(i, end, "tool_output")
+        if "<" in line:
+            opens += [(i, m.group(1), m.end()) for m in _XML_OPEN.finditer(line)]
+            for m in _XML_CLOSE.finditer(line):
+                closes.setdefault(m.group(1), []).append(i)
+    covered = -1
+    for i, tag, col in opens:
+        rows = closes.get(tag, [])
+        k = bisect.bisect_left(rows, i)
+        if k < len(rows) and rows[k] == i and f"</{tag}>" not in lines[i][col:]:
+            k += 1  # a close tag before the open one on the same line
+        if i > covered and k < len(rows):
+            mark(i, rows[k], "tool_output")
+            covered = rows[k]
 
 
 def _python_traces(lines: Sequence[str], mark: _Mark) -> None:
@@ -261,29 +271,37 @@ def _line_runs(lines: Sequence[str], mark: _Mark) -> None:
 
 
 def _bare_json(lines: Sequence[str], kinds: Sequence[NoiseKind | None], mark: _Mark) -> None:
-    decoder = json.JSONDecoder()
     i = 0
     while i < len(lines):
         if kinds[i] is not None or len(lines[i]) > 200 or not _JSON_START.match(lines[i]):
             i += 1
             continue
-        text = "\n".join(lines[i:i + 5000])
-        try:
-            value, end = decoder.raw_decode(text, len(text) - len(text.lstrip()))
-        except ValueError:
-            i += 1
-            continue
-        last = i + text.count("\n", 0, end)
-        rest = lines[last][_col(text, end):]
-        if isinstance(value, dict | list) and last - i + 1 > JSON_LINES and not rest.strip():
+        last, resume = _json_value(lines, i)
+        if last is not None and last - i + 1 > JSON_LINES:
             mark(i, last, "json_dump")
-            i = last + 1
-        else:
-            i += 1
+        i = max(resume, i + 1)
+
+
+def _json_value(lines: Sequence[str], i: int) -> tuple[int | None, int]:
+    """Last line of a JSON container starting at line i (None if there is none), and where to look next."""
+    size = 64  # a window that grows while the value runs past it, so failures stay cheap
+    while True:
+        text = "\n".join(lines[i:i + size])
+        try:
+            value, end = _DECODER.raw_decode(text, len(text) - len(text.lstrip()))
+        except json.JSONDecodeError as exc:
+            if exc.pos >= len(text.rstrip()) and i + size < len(lines):
+                size *= 4
+                continue
+            return None, i + text.count("\n", 0, exc.pos)  # lines before the error hold no dump of their own
+        except RecursionError:
+            return None, i + size
+        last = i + text.count("\n", 0, end)
+        whole = isinstance(value, dict | list) and not lines[last][_col(text, end):].strip()
+        return (last if whole else None), (last + 1 if whole else i + 1)
 
 
 def _minified_json(lines: Sequence[str], mark: _Mark) -> None:
-    decoder = json.JSONDecoder()
     for i, line in enumerate(lines):
         if len(line) <= MINIFIED_CHARS:
             continue
@@ -291,9 +309,9 @@ def _minified_json(lines: Sequence[str], mark: _Mark) -> None:
         if start < 0:
             continue
         try:
-            _, end = decoder.raw_decode(line, start)
+            _, end = _DECODER.raw_decode(line, start)
             parsed = end - start > MINIFIED_CHARS
-        except ValueError:
+        except (ValueError, RecursionError):
             parsed = False
         if parsed or (start < 40 and line.count('":') >= 10):  # a cut-off dump does not parse
             mark(i, i, "json_dump")
@@ -342,7 +360,7 @@ def _looks_output(line: str) -> bool:
 def _is_json(text: str) -> bool:
     try:
         json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     return True
 

@@ -5,7 +5,7 @@ IO-facing orchestration over the index; the maths lives in `rank`, `graph` and `
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 
 import msgspec
@@ -96,6 +96,8 @@ def rank(
     vectors: Vectors,
     graph: Graph,
     concepts: Sequence[Concept],
+    access: Mapping[str, tuple[int, float | None]],
+    pairs: Mapping[tuple[str, str], int],
     settings: Settings,
     weights: dict[str, float],
     now: float,
@@ -135,8 +137,6 @@ def rank(
             best = [f for f in best_per_note(fused, {i: c.note_id for i, c in chunks.items()})
                     if _wanted(notes[chunks[f.chunk_id].note_id], regions, exclude)]
 
-    access = db.access()
-    pairs = {(a, b): n for a, b, n in db.co_retrieval()}
     top_paths = [notes[chunks[f.chunk_id].note_id].path for f in best[:COACTIVATION_TOP]]
     use_resonance = weights.get("resonance", 0.0) > 0 and bool(concepts)
     out = []

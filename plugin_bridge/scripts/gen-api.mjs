@@ -1,12 +1,15 @@
 #!/usr/bin/env node
 // Generates src/api.ts (the wire types) from the server's OpenAPI schema saved in openapi.json.
 //
-//   node scripts/gen-api.mjs [openapi.json] [src/api.ts]      (npm run gen:api)
+//   node scripts/gen-api.mjs [openapi.json] [src/api.ts]
+//   node scripts/gen-api.mjs --dump      first rewrite openapi.json from the server code (npm run gen:api)
 //
 // `generate(schema)` is pure and deterministic, so the drift test can regenerate into memory and compare.
+import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { REPO_ROOT, resolvePython } from "./python.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 export const DEFAULT_SCHEMA = resolve(HERE, "..", "openapi.json");
@@ -175,9 +178,27 @@ export function generate(openapi) {
   return out.join("\n");
 }
 
+/** The server's current schema, as text, from scripts/dump_openapi.py (builds the app; no server needed). */
+export function dumpSchema() {
+  const python = resolvePython();
+  const script = resolve(HERE, "dump_openapi.py");
+  try {
+    return execFileSync(python, [script], { cwd: REPO_ROOT, encoding: "utf8", maxBuffer: 64 << 20, stdio: ["ignore", "pipe", "pipe"] });
+  } catch (err) {
+    const why = err.stderr ? String(err.stderr).trim().split("\n").slice(-3).join("\n") : err.message;
+    throw new Error(`could not dump the server's OpenAPI schema with ${python} (set VAULT_CORTEX_PYTHON to the venv's python): ${why}`);
+  }
+}
+
 function main(argv) {
-  const src = argv[2] ?? DEFAULT_SCHEMA;
-  const dest = argv[3] ?? DEFAULT_OUT;
+  const args = argv.slice(2);
+  if (args[0] === "--dump") {
+    args.shift();
+    writeFileSync(DEFAULT_SCHEMA, dumpSchema());
+    console.log(`wrote ${DEFAULT_SCHEMA} from the server code`);
+  }
+  const src = args[0] ?? DEFAULT_SCHEMA;
+  const dest = args[1] ?? DEFAULT_OUT;
   writeFileSync(dest, generate(JSON.parse(readFileSync(src, "utf8"))));
   console.log(`wrote ${dest} from ${src}`);
 }

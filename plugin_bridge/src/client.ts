@@ -1,6 +1,12 @@
+// The HTTP client of the vault-cortex API, on Obsidian's `requestUrl` (the transport is injectable for tests).
 import { requestUrl } from "obsidian";
 import { REQUIRED_FIELDS, ROUTES } from "./api";
 import type { Context, ContextBody, Health, NoteDoc, Recall, RememberBody, RouteId, Routes, Status } from "./api";
+import { CortexApiError, redact, kindOf } from "./errors";
+import type { ErrorKind } from "./errors";
+
+export { CortexApiError, REDACTED, kindOf, redact } from "./errors";
+export type { ErrorKind } from "./errors";
 
 /** One HTTP request as the client hands it to a transport. */
 export interface HttpRequest {
@@ -30,54 +36,6 @@ export interface ClientConfig {
   token: string;
 }
 
-/**
- * What went wrong, as the pane and the commands need to tell it:
- * `unreachable` no server answered; `unauthorised` 401/403; `unavailable` 503 (index or model not ready);
- * `not-found` the server has no such note; `no-route` the server has no such route (older server);
- * `invalid` 400/413/422; `conflict` 409; `server` other errors; `bad-response` a reply that is not the
- * documented JSON; `config` the settings cannot make a request (bad URL).
- */
-export type ErrorKind =
-  | "config"
-  | "unreachable"
-  | "unauthorised"
-  | "unavailable"
-  | "not-found"
-  | "no-route"
-  | "invalid"
-  | "conflict"
-  | "server"
-  | "bad-response";
-
-export class CortexApiError extends Error {
-  override readonly name = "CortexApiError";
-
-  constructor(
-    readonly kind: ErrorKind,
-    message: string,
-    /** The HTTP status, or null when no answer came. */
-    readonly status: number | null = null,
-    /** The server's error name (`NoteNotFound`, `IndexUnavailable`, …) from its JSON error body. */
-    readonly error: string | null = null,
-    /** The server's readable detail (token removed). */
-    readonly detail: string = "",
-  ) {
-    super(message);
-  }
-}
-
-export const REDACTED = "[token]";
-const DEFAULT_TIMEOUT_MS = 15_000;
-
-/** `text` with every occurrence of each secret replaced, so that no message or log line carries the token. */
-export function redact(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const secret of secrets) {
-    if (secret.length >= 4) out = out.split(secret).join(REDACTED);
-  }
-  return out;
-}
-
 /** The transport used inside Obsidian: `requestUrl`, which is not subject to CORS and never throws on a status. */
 export const obsidianTransport: Transport = async (request) => {
   const response = await requestUrl({
@@ -95,6 +53,8 @@ export const consoleLogger: Logger = {
   warn: (message) => console.warn(`[vault-cortex] ${message}`),
 };
 
+const DEFAULT_TIMEOUT_MS = 15_000;
+
 type Query = Record<string, string | number | boolean | readonly string[] | null | undefined>;
 
 interface CallOptions {
@@ -104,14 +64,11 @@ interface CallOptions {
   headers?: Record<string, string>;
 }
 
-export function kindOf(status: number, error: string | null): ErrorKind {
-  if (status === 401 || status === 403) return "unauthorised";
-  if (status === 503) return "unavailable";
-  if (status === 404) return error === null || error === "NotFound" ? "no-route" : "not-found";
-  if (status === 405) return "no-route";
-  if (status === 409) return "conflict";
-  if (status === 400 || status === 413 || status === 422) return "invalid";
-  return "server";
+/** A route's parameters and body, typed by the schema (`never` where the route takes none). */
+interface RouteOptions<R extends RouteId> {
+  query?: Routes[R]["query"];
+  path?: Routes[R]["path"];
+  body?: Routes[R]["body"];
 }
 
 /** The base URL without a trailing slash, or a `config` error when it is not an http(s) URL. */
@@ -184,12 +141,9 @@ export class CortexClient {
     return this.request("GET", "/v1/sleep/plan", { query: { mode } }, null);
   }
 
-  private async call<R extends RouteId>(
-    route: R,
-    options: CallOptions & Partial<Pick<Routes[R], never>>,
-  ): Promise<Routes[R]["response"]> {
+  private async call<R extends RouteId>(route: R, options: RouteOptions<R>): Promise<Routes[R]["response"]> {
     const spec = ROUTES[route];
-    const value = await this.request(spec.method, spec.path, options, spec.response);
+    const value = await this.request(spec.method, spec.path, options as CallOptions, spec.response);
     return value as Routes[R]["response"];
   }
 

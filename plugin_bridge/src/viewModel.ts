@@ -1,0 +1,314 @@
+// The pane's logic without the DOM or Obsidian: grouping, formatting, the "why" lines and the state machine.
+import type { Hit, Recall, Status } from "./api";
+import { CortexApiError } from "./errors";
+
+/** The built-in modes (a vault may add more in its config; the server names the mode it used). */
+export const MODES = ["balanced", "focus", "explore", "identity", "recent"] as const;
+export const DEFAULT_MODE = "balanced";
+
+/** Signals in the order the server computes them (DESIGN.md "Recall and context"). */
+export const SIGNAL_ORDER = ["relevance", "region", "importance", "coactivation", "graph", "recency", "resonance"] as const;
+const SIGNAL_LABELS: Record<string, string> = { coactivation: "co-activation" };
+
+/** How long the pane waits before asking again while the index builds. */
+export const BUILDING_RETRY_MS = 3000;
+
+export interface OpenTarget {
+  /** What `workspace.openLinkText` takes: the path (no `.md`) and, when known, `#heading`. */
+  linktext: string;
+  /** 0-based line to scroll to when there is no heading to jump to; null when unknown. */
+  line: number | null;
+}
+
+export interface PaneItem {
+  path: string;
+  title: string;
+  region: string;
+  /** The last heading of the chunk that matched, when it is not just the note's title. */
+  heading: string;
+  snippet: string;
+  score: number;
+  scoreText: string;
+  /** One line saying why the note was chosen (the server's reason, worded for a note rather than a query). */
+  why: string;
+  /** Every non-zero signal with its value, in the server's order. */
+  signals: string;
+  /** `[[link]]` to insert or drop into a note. */
+  link: string;
+  open: OpenTarget;
+}
+
+export interface PaneGroup {
+  region: string;
+  label: string;
+  items: PaneItem[];
+}
+
+export type PaneState =
+  | { kind: "no-note" }
+  | { kind: "loading"; path: string; mode: string; previous: PaneGroup[] | null }
+  | { kind: "ready"; path: string; mode: string; groups: PaneGroup[]; count: number; tookMs: number; orderFromServer: boolean }
+  | { kind: "empty"; path: string; mode: string }
+  | { kind: "building"; path: string; detail: string }
+  | { kind: "not-indexed"; path: string; detail: string }
+  | { kind: "unreachable"; url: string; detail: string }
+  | { kind: "unauthorised"; detail: string }
+  | { kind: "error"; message: string };
+
+export type PaneStateKind = PaneState["kind"];
+
+/** `long_term` → `Long term`. */
+export function regionLabel(region: string): string {
+  const words = region.replace(/[_-]+/g, " ").trim();
+  return words ? words.charAt(0).toUpperCase() + words.slice(1) : "(no region)";
+}
+
+export function formatScore(score: number): string {
+  return Number.isFinite(score) ? score.toFixed(2) : "–";
+}
+
+/** `relevance 0.39 · region 0.70 · graph 0.75`: the non-zero signals in the server's order, then any others. */
+export function signalBreakdown(signals: Record<string, number>): string {
+  const known = SIGNAL_ORDER.filter((name) => name in signals);
+  const others = Object.keys(signals).filter((name) => !(SIGNAL_ORDER as readonly string[]).includes(name)).sort();
+  return [...known, ...others]
+    .map((name) => [name, signals[name] ?? 0] as const)
+    .filter(([, value]) => Number.isFinite(value) && value >= 0.005)
+    .map(([name, value]) => `${SIGNAL_LABELS[name] ?? name} ${value.toFixed(2)}`)
+    .join(" · ");
+}
+
+/**
+ * Why a note was chosen: the server's reason (its strongest weighted signals), with "the query" read as
+ * "this note", since the pane's query is the active note; the top signals when the server gave no reason.
+ */
+export function whyLine(hit: Pick<Hit, "reason" | "signals">): string {
+  const reason = hit.reason.trim();
+  if (reason && reason !== "weak match") return reason.replace(/\bthe query\b/g, "this note");
+  const top = Object.entries(hit.signals)
+    .filter(([, v]) => v >= 0.05)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 2)
+    .map(([name, v]) => `${SIGNAL_LABELS[name] ?? name} ${v.toFixed(2)}`);
+  return top.length ? `weak match (${top.join(", ")})` : "weak match";
+}
+
+/** A vault path without its `.md`, as links and `openLinkText` take it. */
+export function linkPath(path: string): string {
+  return path.replace(/\.md$/i, "");
+}
+
+/** `[[path]]` for a note (the full path, so it resolves whatever else shares its name). */
+export function wikilink(path: string): string {
+  return `[[${linkPath(path)}]]`;
+}
+
+/** The last heading of a chunk's heading path (`Title > Parts` → `Parts`), or "" when it is only the title. */
+export function lastHeading(hit: Pick<Hit, "heading" | "title">): string {
+  const parts = hit.heading.split(" > ").map((p) => p.trim()).filter(Boolean);
+  const last = parts[parts.length - 1] ?? "";
+  return parts.length <= 1 && last.toLowerCase() === hit.title.trim().toLowerCase() ? "" : last;
+}
+
+/** Where a click should land: the heading when the chunk has one, else its line. */
+export function openTarget(hit: Pick<Hit, "path" | "heading" | "title" | "line">): OpenTarget {
+  const heading = lastHeading(hit).replace(/[#|^[\]]/g, " ").replace(/\s+/g, " ").trim();
+  if (heading) return { linktext: `${linkPath(hit.path)}#${heading}`, line: null };
+  return { linktext: linkPath(hit.path), line: hit.line > 0 ? hit.line - 1 : null };
+}
+
+export function toItem(hit: Hit, link: (path: string) => string = wikilink): PaneItem {
+  return {
+    path: hit.path,
+    title: hit.title || linkPath(hit.path).split("/").pop() || hit.path,
+    region: hit.region,
+    heading: lastHeading(hit),
+    snippet: hit.snippet.trim(),
+    score: hit.score,
+    scoreText: formatScore(hit.score),
+    why: whyLine(hit),
+    signals: signalBreakdown(hit.signals),
+    link: link(hit.path),
+    open: openTarget(hit),
+  };
+}
+
+/**
+ * Hits grouped by region: the regions in `order` first, in that order, then any others in order of first
+ * appearance (so with no order from the server, the region of the best hit comes first). Hits keep the
+ * server's ranking inside each group; nothing is dropped (ranking, not filtering).
+ */
+export function groupHits(hits: readonly Hit[], order: readonly string[], link?: (path: string) => string): PaneGroup[] {
+  const byRegion = new Map<string, PaneItem[]>();
+  for (const hit of hits) {
+    const items = byRegion.get(hit.region) ?? [];
+    items.push(toItem(hit, link));
+    byRegion.set(hit.region, items);
+  }
+  const regions = [...order.filter((r) => byRegion.has(r)), ...[...byRegion.keys()].filter((r) => !order.includes(r))];
+  return regions.map((region) => ({ region, label: regionLabel(region), items: byRegion.get(region) ?? [] }));
+}
+
+/**
+ * The configured region order, if the server reports it. It is looked for as `regions` in /v1/status (the
+ * field the plugin asks the server for), or as `index.regions`; null when neither is a list of names.
+ */
+export function regionOrderFromStatus(status: unknown): string[] | null {
+  if (typeof status !== "object" || status === null) return null;
+  const record = status as Record<string, unknown>;
+  const index = record["index"];
+  const candidates = [record["regions"], typeof index === "object" && index !== null ? (index as Record<string, unknown>)["regions"] : undefined];
+  for (const value of candidates) {
+    if (Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === "string")) return value as string[];
+  }
+  return null;
+}
+
+/** The modes to offer: the built-ins, then any the server reports in /v1/status `modes`, then the current one. */
+export function modeChoices(status: unknown, current: string): string[] {
+  const out: string[] = [...MODES];
+  const extra = typeof status === "object" && status !== null ? (status as Record<string, unknown>)["modes"] : undefined;
+  if (Array.isArray(extra)) for (const m of extra) if (typeof m === "string" && !out.includes(m)) out.push(m);
+  if (current && !out.includes(current)) out.push(current);
+  return out;
+}
+
+/** The groups a state shows (kept on screen, dimmed, while the next answer loads). */
+export function groupsOf(state: PaneState): PaneGroup[] | null {
+  if (state.kind === "ready") return state.groups;
+  if (state.kind === "loading") return state.previous;
+  return null;
+}
+
+export function retryDelay(state: PaneState): number | null {
+  return state.kind === "building" ? BUILDING_RETRY_MS : null;
+}
+
+export interface PaneClient {
+  related(path: string, options: { mode?: string | null; k?: number | null }): Promise<Recall>;
+  status(): Promise<Status>;
+}
+
+export interface PaneModelOptions {
+  client: PaneClient;
+  /** The server URL, for the "server not running" message. */
+  serverUrl: () => string;
+  onChange: (state: PaneState) => void;
+  mode?: string;
+  k?: number;
+  /** How a path becomes the `[[link]]` that is inserted or dragged (Obsidian's shortest form in the app). */
+  link?: (path: string) => string;
+}
+
+/**
+ * The pane's state machine: `show(path)`, `setMode(mode)` and `refresh()` each ask the server and move to
+ * ready / empty / one of the error states. Answers that arrive after a newer request are dropped.
+ */
+export class PaneModel {
+  state: PaneState = { kind: "no-note" };
+  path: string | null = null;
+  mode: string;
+  /** Region order from the server: undefined = not asked yet, null = the server does not report one. */
+  private order: string[] | null | undefined = undefined;
+  private statusCache: Status | null = null;
+  private seq = 0;
+
+  constructor(private readonly options: PaneModelOptions) {
+    this.mode = options.mode ?? DEFAULT_MODE;
+  }
+
+  /** The last /v1/status read (for the mode list), if any. */
+  get lastStatus(): Status | null {
+    return this.statusCache;
+  }
+
+  show(path: string | null): Promise<PaneState> {
+    this.path = path;
+    return this.refresh();
+  }
+
+  setMode(mode: string): Promise<PaneState> {
+    this.mode = mode;
+    return this.refresh();
+  }
+
+  /** Stop delivering answers (the view closed). */
+  dispose(): void {
+    this.seq++;
+  }
+
+  async refresh(): Promise<PaneState> {
+    const seq = ++this.seq;
+    const { path, mode } = this;
+    if (path === null) return this.set(seq, { kind: "no-note" });
+    this.set(seq, { kind: "loading", path, mode, previous: groupsOf(this.state) });
+    try {
+      const [recall, order] = await Promise.all([
+        this.options.client.related(path, { mode, k: this.options.k ?? null }),
+        this.regionOrder(),
+      ]);
+      if (recall.hits.length === 0) return this.set(seq, { kind: "empty", path, mode: recall.mode || mode });
+      return this.set(seq, {
+        kind: "ready",
+        path,
+        mode: recall.mode || mode,
+        groups: groupHits(recall.hits, order ?? [], this.options.link),
+        count: recall.hits.length,
+        tookMs: recall.took_ms,
+        orderFromServer: order !== null,
+      });
+    } catch (err) {
+      return this.set(seq, await this.errorState(err, path));
+    }
+  }
+
+  private set(seq: number, state: PaneState): PaneState {
+    if (seq !== this.seq) return this.state;
+    this.state = state;
+    this.options.onChange(state);
+    return state;
+  }
+
+  private async readStatus(): Promise<Status | null> {
+    try {
+      this.statusCache = await this.options.client.status();
+      return this.statusCache;
+    } catch {
+      return null;
+    }
+  }
+
+  private async regionOrder(): Promise<string[] | null> {
+    if (this.order !== undefined) return this.order;
+    const status = await this.readStatus();
+    if (status === null) return null; // ask again next time
+    this.order = regionOrderFromStatus(status);
+    return this.order;
+  }
+
+  private async errorState(err: unknown, path: string): Promise<PaneState> {
+    if (!(err instanceof CortexApiError)) return { kind: "error", message: err instanceof Error ? err.message : String(err) };
+    switch (err.kind) {
+      case "unreachable":
+        this.order = undefined; // the next server may be configured differently
+        return { kind: "unreachable", url: this.options.serverUrl(), detail: err.message };
+      case "unauthorised":
+        return { kind: "unauthorised", detail: err.detail || err.message };
+      case "unavailable":
+        return { kind: "building", path, detail: err.detail || err.message };
+      case "not-found": {
+        const status = await this.readStatus();
+        if (status?.watch?.pending) return { kind: "building", path, detail: "the server is indexing recent changes" };
+        const skipped = status?.skipped.find((s) => s.path === path);
+        const detail = skipped
+          ? `the index skipped it: ${skipped.reason}`
+          : "save it and the server indexes it within a moment; notes in archive/ or excluded by index.exclude are left out";
+        return { kind: "not-indexed", path, detail };
+      }
+      case "no-route":
+        return { kind: "error", message: `This server has no related-notes route (${err.message}); update vault-cortex.` };
+      default:
+        return { kind: "error", message: err.message };
+    }
+  }
+}

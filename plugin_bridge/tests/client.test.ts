@@ -1,0 +1,176 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { CortexApiError, CortexClient, baseUrl, kindOf, obsidianTransport, queryString } from "../src/client";
+import type { ClientConfig, Transport } from "../src/client";
+import { RELATED, STATUS, errorBody, json, scripted, silentLog } from "./helpers";
+
+const TOKEN = "tok-1234567890abcdef";
+const config = (over: Partial<ClientConfig> = {}) => () => ({ serverUrl: "http://127.0.0.1:8765", token: TOKEN, ...over });
+const client = (transport: Transport, over: Partial<ClientConfig> = {}, timeoutMs = 0) =>
+  new CortexClient(config(over), transport, silentLog, timeoutMs);
+
+async function failure(promise: Promise<unknown>): Promise<CortexApiError> {
+  try {
+    await promise;
+  } catch (err) {
+    expect(err).toBeInstanceOf(CortexApiError);
+    return err as CortexApiError;
+  }
+  throw new Error("expected the call to fail");
+}
+
+describe("requests", () => {
+  it("asks for related notes with the path and mode in the query and the bearer token", async () => {
+    const t = scripted(() => json(200, RELATED));
+    const recall = await client(t).related("short_term/2026-11-28 dashboard froze.md", { mode: "explore", k: 8 });
+    expect(recall.hits).toHaveLength(RELATED.hits.length);
+    const [req] = t.requests;
+    expect(req?.method).toBe("GET");
+    expect(req?.url).toBe("http://127.0.0.1:8765/v1/related?path=short_term%2F2026-11-28%20dashboard%20froze.md&mode=explore&k=8");
+    expect(req?.headers["Authorization"]).toBe(`Bearer ${TOKEN}`);
+    expect(req?.body).toBeUndefined();
+  });
+
+  it("leaves out unset query parameters", async () => {
+    const t = scripted(() => json(200, RELATED));
+    await client(t).related("a.md", {});
+    expect(t.requests[0]?.url).toBe("http://127.0.0.1:8765/v1/related?path=a.md");
+  });
+
+  it("posts JSON bodies for context and remember", async () => {
+    const t = scripted((req) =>
+      req.url.endsWith("/v1/context")
+        ? json(200, { context: { items: [], groups: [], tokens: 0, budget_tokens: 500, dropped: 0, markdown: "" }, markdown: "# ctx", matching_questions: [], mode: "balanced", nudge: "", open_questions: 0, project: null, task: null, took_ms: 1 })
+        : json(201, { path: "short_term/x.md", content: "x", etag: "e1" }),
+    );
+    const c = client(t);
+    const ctx = await c.context({ active_note: "a.md", budget_tokens: 500, mode: "focus" });
+    expect(ctx.markdown).toBe("# ctx");
+    const doc = await c.remember({ text: "hello" });
+    expect(doc.path).toBe("short_term/x.md");
+    expect(t.requests.map((r) => `${r.method} ${r.url}`)).toEqual([
+      "POST http://127.0.0.1:8765/v1/context",
+      "POST http://127.0.0.1:8765/v1/notes",
+    ]);
+    expect(JSON.parse(t.requests[0]?.body ?? "")).toEqual({ active_note: "a.md", budget_tokens: 500, mode: "focus" });
+    expect(t.requests[0]?.headers["Content-Type"]).toBe("application/json");
+    expect(JSON.parse(t.requests[1]?.body ?? "")).toEqual({ text: "hello" });
+  });
+
+  it("sends no Authorization header without a token", async () => {
+    const t = scripted(() => json(200, { ok: true, version: "0.1.0" }));
+    await client(t, { token: "  " }).health();
+    expect(t.requests[0]?.headers).not.toHaveProperty("Authorization");
+  });
+
+  it("trims a trailing slash from the server URL", async () => {
+    const t = scripted(() => json(200, STATUS));
+    await client(t, { serverUrl: "http://localhost:9000///" }).status();
+    expect(t.requests[0]?.url).toBe("http://localhost:9000/v1/status");
+  });
+
+  it("asks for the sleep plan at /v1/sleep/plan", async () => {
+    const t = scripted(() => json(200, { operations: [] }));
+    expect(await client(t).sleepPlan()).toEqual({ operations: [] });
+    expect(t.requests[0]?.url).toBe("http://127.0.0.1:8765/v1/sleep/plan?mode=full");
+  });
+});
+
+describe("failures", () => {
+  const cases: Array<[number, string, string]> = [
+    [401, "Unauthorized", "unauthorised"],
+    [403, "Forbidden", "unauthorised"],
+    [503, "IndexUnavailable", "unavailable"],
+    [404, "NoteNotFound", "not-found"],
+    [404, "NotFound", "no-route"],
+    [405, "MethodNotAllowed", "no-route"],
+    [400, "ValidationError", "invalid"],
+    [409, "WriteConflict", "conflict"],
+    [500, "InternalServerError", "server"],
+  ];
+  it.each(cases)("maps %i %s to %s, keeping the server's detail", async (status, error, kind) => {
+    const t = scripted(() => errorBody(status, error, `detail of ${error}`));
+    const err = await failure(client(t).related("a.md"));
+    expect(err.kind).toBe(kind);
+    expect(err.status).toBe(status);
+    expect(err.error).toBe(error);
+    expect(err.detail).toBe(`detail of ${error}`);
+    expect(err.message).toContain(`GET /v1/related: detail of ${error} (${status})`);
+  });
+
+  it("calls a refused connection unreachable and names the URL", async () => {
+    const t = scripted(() => {
+      throw new Error("net::ERR_CONNECTION_REFUSED");
+    });
+    const err = await failure(client(t).related("a.md"));
+    expect(err.kind).toBe("unreachable");
+    expect(err.status).toBeNull();
+    expect(err.message).toContain("http://127.0.0.1:8765");
+    expect(err.message).toContain("ERR_CONNECTION_REFUSED");
+  });
+
+  it("gives up after the timeout", async () => {
+    const t = scripted(() => new Promise(() => {}));
+    const err = await failure(client(t, {}, 20).status());
+    expect(err.kind).toBe("unreachable");
+    expect(err.message).toContain("no answer within");
+  });
+
+  it("refuses a reply that is not JSON", async () => {
+    const t = scripted(() => ({ status: 200, headers: {}, text: "<html>hello</html>" }));
+    expect((await failure(client(t).status())).kind).toBe("bad-response");
+  });
+
+  it("refuses a reply that lacks the schema's required fields", async () => {
+    const t = scripted(() => json(200, { query: "a.md", mode: "balanced", took_ms: 1 }));
+    const err = await failure(client(t).related("a.md"));
+    expect(err.kind).toBe("bad-response");
+    expect(err.message).toContain("lacks hits");
+  });
+
+  it("reads an error without the JSON shape by its status", async () => {
+    const t = scripted(() => ({ status: 502, headers: {}, text: "Bad Gateway" }));
+    const err = await failure(client(t).status());
+    expect(err.kind).toBe("server");
+    expect(err.detail).toBe("Bad Gateway");
+  });
+
+  it("sends nothing when the server URL is not http(s)", async () => {
+    const t = scripted(() => json(200, STATUS));
+    expect((await failure(client(t, { serverUrl: "127.0.0.1:8765" }).status())).kind).toBe("config");
+    expect((await failure(client(t, { serverUrl: "not a url" }).status())).kind).toBe("config");
+    expect(t.requests).toHaveLength(0);
+  });
+});
+
+describe("helpers", () => {
+  it("kindOf treats a 404 without an error name as a missing route", () => {
+    expect(kindOf(404, null)).toBe("no-route");
+    expect(kindOf(418, null)).toBe("server");
+  });
+
+  it("queryString repeats list values and encodes spaces as %20", () => {
+    expect(queryString({ regions: ["soul", "long_term"], q: "a b", none: null })).toBe("?regions=soul&regions=long_term&q=a%20b");
+    expect(queryString({})).toBe("");
+  });
+
+  it("baseUrl keeps https and a path prefix", () => {
+    expect(baseUrl(" https://host.example/cortex/ ")).toBe("https://host.example/cortex");
+  });
+});
+
+describe("obsidianTransport", () => {
+  afterEach(() => {
+    delete (globalThis as { __obsidianRequest?: unknown }).__obsidianRequest;
+  });
+
+  it("calls requestUrl with throw: false so that error statuses come back as replies", async () => {
+    const seen: unknown[] = [];
+    (globalThis as { __obsidianRequest?: unknown }).__obsidianRequest = async (param: unknown) => {
+      seen.push(param);
+      return { status: 401, headers: {}, text: '{"error":"Unauthorized","detail":"no","status":401}' };
+    };
+    const res = await obsidianTransport({ url: "http://x/v1/status", method: "POST", headers: { A: "b" }, body: "{}" });
+    expect(res.status).toBe(401);
+    expect(seen).toEqual([{ url: "http://x/v1/status", method: "POST", headers: { A: "b" }, body: "{}", contentType: "application/json", throw: false }]);
+  });
+});

@@ -1,0 +1,381 @@
+"""Applying a sleep plan: journalled, resumable and reversible, then optionally committed to git.
+
+Each step re-checks the hashes its files must have and is skipped (and reported) when one changed. The
+journal (`.cortex/sleep/journal.jsonl`, fsync'd) records a step before and after it runs, with the original
+bytes backed up first, so a run killed at any point can be resumed or rolled back with no note lost or
+half-written: a move writes its destination atomically before removing the source.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import subprocess
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from vault_cortex.dream import dream_addendum, handoff_text
+from vault_cortex.errors import InvalidRequest, WriteConflict
+from vault_cortex.operations import STATE_PATH, Op, Plan, apply_edit, state_json
+from vault_cortex.vault import atomic_write, content_hash, note_path
+
+if TYPE_CHECKING:
+    from vault_cortex.cortex import Cortex
+
+log = logging.getLogger(__name__)
+
+SLEEP_DIR = ".cortex/sleep"
+JOURNAL = f"{SLEEP_DIR}/journal.jsonl"
+GITIGNORE = "# Plans, journals and backups stay local; state.json (decay anchors) is versioned.\n" \
+    "*\n!.gitignore\n!state.json\n"
+_TMP = re.compile(r"^\.[a-z0-9_]{8}\.tmp$")  # atomic_write's temp files
+Checkpoint = Callable[[], None]
+
+
+class Skip(msgspec.Struct, frozen=True, kw_only=True):
+    step: int
+    path: str
+    reason: str
+
+
+class ApplyReport(msgspec.Struct, frozen=True, kw_only=True):
+    """What applying (or resuming, or rolling back) a plan did."""
+
+    plan: str
+    applied: list[int]
+    skipped: list[Skip]
+    undone: list[int] = msgspec.field(default_factory=list)
+    rolled_back: bool = False
+    commit: str | None = None  # the git commit made, when asked and the vault is a repository
+    journal: str = JOURNAL
+
+
+def plan_file(root: Path, plan_id: str) -> Path:
+    return root / SLEEP_DIR / f"plan-{plan_id}.json"
+
+
+def save_plan(root: Path, p: Plan) -> Path:
+    folder = root / SLEEP_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    if not (folder / ".gitignore").exists():
+        (folder / ".gitignore").write_text(GITIGNORE, encoding="utf-8")
+    path = plan_file(root, p.id)
+    data = msgspec.json.format(msgspec.json.encode(p), indent=2)
+    if not path.exists() or path.read_bytes() != data:
+        if path.exists():
+            path.unlink()
+        atomic_write(path, data, None)
+    return path
+
+
+def load_plan(path: Path) -> Plan:
+    try:
+        return msgspec.json.decode(path.read_bytes(), type=Plan)
+    except (OSError, msgspec.DecodeError) as exc:
+        raise InvalidRequest(f"cannot read the sleep plan {path}: {exc}") from exc
+
+
+# -- applying ------------------------------------------------------------------------------------------------
+
+class _Journal:
+    """Append-only, fsync'd JSON lines; a torn last line (a kill mid-write) is ignored on read."""
+
+    def __init__(self, root: Path, checkpoint: Checkpoint | None) -> None:
+        self.path = root / JOURNAL
+        self.checkpoint = checkpoint
+
+    def records(self) -> list[dict[str, Any]]:
+        if not self.path.exists():
+            return []
+        out = []
+        for line in self.path.read_bytes().split(b"\n"):
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                continue
+        return out
+
+    def write(self, **record: Any) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, json.dumps(record, ensure_ascii=False).encode() + b"\n")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        self.tick()
+
+    def tick(self) -> None:
+        if self.checkpoint is not None:
+            self.checkpoint()
+
+
+class _Run:
+    """One application of a plan: what the journal says so far, and the steps still to do."""
+
+    def __init__(self, cx: Cortex, p: Plan, journal: _Journal, records: list[dict[str, Any]]) -> None:
+        self.cx, self.root, self.plan, self.journal = cx, cx.root, p, journal
+        self.backups = self.root / SLEEP_DIR / "runs" / p.id
+        self.begun = {r["step"]: r for r in records if r.get("t") == "begin"}
+        self.done = {r["step"] for r in records if r.get("t") == "done"}
+        self.skipped = [Skip(step=r["step"], path=r["path"], reason=r["why"]) for r in records if r.get("t") == "skip"]
+        self.undone = {r["step"] for r in records if r.get("t") == "undo"}
+
+    def file(self, path: str) -> Path:
+        return self.root / STATE_PATH if path == STATE_PATH else note_path(self.root, path)
+
+    def current(self, path: str) -> str | None:
+        f = self.file(path)
+        return content_hash(f.read_bytes()) if f.exists() else None
+
+    def conflicts(self) -> list[str]:
+        return [f"`{s.path}`: {s.reason} (step {s.step})" for s in self.skipped]
+
+    def run(self) -> None:
+        skipped = {s.step for s in self.skipped}
+        for op in self.plan.ops:
+            if op.step in self.done or op.step in skipped:
+                continue
+            why = self.blocked(op, skipped)
+            if why is None and op.step in self.begun and self.finish(op):
+                continue
+            if why is None:
+                why = next(("changed on disk since the plan was made" for path, h in op.hashes.items()
+                            if self.current(path) != h), None)
+            if why is not None:
+                self.skipped.append(Skip(step=op.step, path=op.path, reason=why))
+                skipped.add(op.step)
+                self.journal.write(t="skip", step=op.step, path=op.path, why=why)
+                continue
+            self.do(op)
+        self.journal.write(t="end")
+
+    def blocked(self, op: Op, skipped: set[int]) -> str | None:
+        missing = [s for s in op.requires if s in skipped]
+        return f"step {missing[0]} it depends on was skipped" if missing else None
+
+    def finish(self, op: Op) -> bool:
+        """A step begun before a crash: True if its effect is already complete (now journalled done)."""
+        result = self.begun[op.step]["result"]
+        if op.action == "move":
+            assert op.dest is not None
+            if self.current(op.dest) == result:
+                src = self.file(op.path)
+                if src.exists() and content_hash(src.read_bytes()) == result:
+                    src.unlink()
+                self.journal.write(t="done", step=op.step)
+                self.done.add(op.step)
+                return True
+            return False
+        if self.current(op.path) == result:
+            self.journal.write(t="done", step=op.step)
+            self.done.add(op.step)
+            return True
+        return False
+
+    def content(self, op: Op, old: bytes | None) -> bytes:
+        """The bytes an operation writes; the dream log, handoff and state also record what was skipped."""
+        if op.step in self.begun and self.begun[op.step].get("content") is not None:
+            return str(self.begun[op.step]["content"]).encode()
+        text = old.decode() if old is not None else None
+        if op.action in ("set_property", "add_to_list", "add_relation"):
+            assert text is not None and op.key is not None
+            return apply_edit(text, op.action, op.key, op.value).encode()
+        assert op.content is not None
+        if op.phase == "dream":
+            return dream_addendum(op.content, self.conflicts()).encode()
+        if op.phase == "handoff" and self.plan.handoff is not None:
+            h = msgspec.structs.replace(self.plan.handoff, conflicts=self.conflicts())
+            return handoff_text(text, h).encode()
+        if op.phase == "state" and self.plan.state is not None:
+            return state_json(msgspec.structs.replace(self.plan.state, conflicts=self.conflicts())).encode()
+        return op.content.encode()
+
+    def do(self, op: Op) -> None:
+        src = self.file(op.path)
+        if op.action == "move":
+            assert op.dest is not None
+            data = src.read_bytes()
+            self.journal.write(t="begin", step=op.step, result=content_hash(data))
+            dest = self.file(op.dest)
+            atomic_write(dest, data, None)
+            self.journal.tick()
+            src.unlink()
+            _fsync_dir(src.parent)
+        else:
+            old = src.read_bytes() if src.exists() else None
+            new = self.content(op, old)
+            backup = None
+            if old is not None:
+                backup = self.backups / f"{op.step}.bak"
+                backup.parent.mkdir(parents=True, exist_ok=True)
+                if backup.exists():
+                    backup.unlink()
+                atomic_write(backup, old, None)
+            late = new.decode() if op.phase in ("dream", "handoff", "state") else None
+            self.journal.write(t="begin", step=op.step, result=content_hash(new), content=late,
+                               backup=backup.relative_to(self.root).as_posix() if backup else None)
+            if new != old:
+                atomic_write(src, new, op.hashes[op.path])
+                self.journal.tick()
+        self.journal.write(t="done", step=op.step)
+        self.done.add(op.step)
+
+    def undo(self, op: Op) -> str | None:
+        """Put back what a begun step changed; a reason when a file changed since and was left alone."""
+        rec = self.begun[op.step]
+        result, before = rec["result"], op.hashes.get(op.path)
+        if op.action == "move":
+            assert op.dest is not None
+            dest, src = self.file(op.dest), self.file(op.path)
+            if not dest.exists():
+                return None
+            data = dest.read_bytes()
+            if content_hash(data) != result:
+                return f"`{op.dest}` changed since the sleep; left where it is"
+            if not src.exists():
+                atomic_write(src, data, None)
+            self.journal.tick()
+            dest.unlink()
+            _fsync_dir(dest.parent)
+            return None
+        now = self.current(op.path)
+        if now == before or now is None and before is None:
+            return None
+        if now != result:
+            return f"`{op.path}` changed since the sleep; left as it is"
+        f = self.file(op.path)
+        if before is None:
+            f.unlink()
+            _fsync_dir(f.parent)
+        else:
+            atomic_write(f, (self.root / rec["backup"]).read_bytes(), result)
+        return None
+
+    def cleanup(self) -> None:
+        """Remove temp files a killed write left in the folders the plan touches."""
+        for op in self.plan.ops:
+            for path in (op.path, op.dest):
+                folder = self.file(path).parent if path else None
+                if folder is not None and folder.is_dir():
+                    for f in folder.iterdir():
+                        if _TMP.match(f.name):
+                            f.unlink()
+
+    def report(self, commit: str | None = None, rolled_back: bool = False) -> ApplyReport:
+        return ApplyReport(plan=self.plan.id, applied=sorted(self.done - self.undone), skipped=self.skipped,
+                           undone=sorted(self.undone), rolled_back=rolled_back, commit=commit)
+
+
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _open_run(cx: Cortex, checkpoint: Checkpoint | None) -> tuple[_Run, list[dict[str, Any]]]:
+    journal = _Journal(cx.root, checkpoint)
+    records = journal.records()
+    start = next((r for r in records if r.get("t") == "start"), None)
+    if start is None:
+        raise InvalidRequest("no sleep has been applied in this vault: nothing to resume or roll back")
+    return _Run(cx, load_plan(cx.root / start["plan"]), journal, records), records
+
+
+def apply(cx: Cortex, p: Plan, *, commit: bool = False, checkpoint: Checkpoint | None = None) -> ApplyReport:
+    """Do exactly the plan, journalled; files changed since planning are skipped and reported."""
+    with cx._write_lock:
+        journal = _Journal(cx.root, checkpoint)
+        records = journal.records()
+        if records and not any(r.get("t") in ("end", "rolled_back") for r in records):
+            raise WriteConflict("an interrupted sleep is in .cortex/sleep/journal.jsonl: resume it "
+                                 "(`vault-cortex sleep --resume`) or roll it back (`--rollback`) first")
+        path = save_plan(cx.root, p)
+        if records:
+            old = next(r["id"] for r in records if r.get("t") == "start")
+            (cx.root / SLEEP_DIR / "runs" / old).mkdir(parents=True, exist_ok=True)
+            os.replace(journal.path, cx.root / SLEEP_DIR / "runs" / old / "journal.jsonl")
+        journal.write(t="start", id=p.id, plan=path.relative_to(cx.root).as_posix())
+        return _finish(cx, _Run(cx, p, journal, []), commit)
+
+
+def resume(cx: Cortex, *, commit: bool = False, checkpoint: Checkpoint | None = None) -> ApplyReport:
+    """Finish an interrupted sleep from its journal."""
+    with cx._write_lock:
+        run, records = _open_run(cx, checkpoint)
+        if any(r.get("t") in ("end", "rolled_back") for r in records):
+            raise InvalidRequest(f"the last sleep ({run.plan.id}) finished or was rolled back: nothing to resume")
+        return _finish(cx, run, commit)
+
+
+def rollback(cx: Cortex, *, checkpoint: Checkpoint | None = None) -> ApplyReport:
+    """Undo the last sleep, finished or interrupted, step by step in reverse; hand-edited files are kept."""
+    with cx._write_lock:
+        run, records = _open_run(cx, checkpoint)
+        if any(r.get("t") == "rolled_back" for r in records):
+            raise InvalidRequest(f"the last sleep ({run.plan.id}) was already rolled back")
+        for op in reversed(run.plan.ops):
+            if op.step in run.begun and op.step not in run.undone:
+                why = run.undo(op)
+                if why:
+                    run.skipped.append(Skip(step=op.step, path=op.path, reason=why))
+                run.journal.write(t="undo", step=op.step, why=why)
+                run.undone.add(op.step)
+        run.cleanup()
+        run.journal.write(t="rolled_back")
+        cx.sync()
+        return run.report(rolled_back=True)
+
+
+def _finish(cx: Cortex, run: _Run, commit: bool) -> ApplyReport:
+    run.cleanup()
+    run.run()
+    cx.sync()
+    sha = commit_vault(cx.root, run.plan, sorted(run.done)) if commit else None
+    return run.report(commit=sha)
+
+
+def commit_vault(root: Path, p: Plan, steps: Sequence[int]) -> str | None:
+    """Commit exactly the files the applied steps touched (moves show as renames); None outside a repository."""
+    def git(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=False)
+
+    if git("rev-parse", "--is-inside-work-tree").stdout.strip() != "true":
+        log.info("the vault is not a git repository; nothing committed")
+        return None
+    ops = [op for op in p.ops if op.step in set(steps)]
+    wanted = sorted({x for op in ops for x in (op.path, op.dest) if x} | {f"{SLEEP_DIR}/.gitignore"})
+    tracked = set(git("ls-files", "-z", "--", *wanted).stdout.split("\0")) if wanted else set()
+    paths = [x for x in wanted if (root / x).exists() or x in tracked]
+    if not paths or git("add", "-A", "--", *paths).returncode:
+        return None
+    done = git("commit", "-q", "-m", commit_message(p, ops), "--", *paths)
+    if done.returncode:
+        log.warning("git commit failed: %s", (done.stderr or done.stdout).strip())
+        return None
+    return git("rev-parse", "HEAD").stdout.strip() or None
+
+
+def commit_message(p: Plan, ops: Sequence[Op]) -> str:
+    """A subject that counts what the sleep did, then one line per operation."""
+    counts: dict[str, int] = {}
+    for op in ops:
+        if op.phase not in ("dream", "handoff", "state"):
+            counts[op.phase] = counts.get(op.phase, 0) + 1
+    words = {"merge": "merge steps", "decay": "decayed", "wire": "connected", "promote": "promotion steps",
+             "prune": "pruned", "tier": "summaries"}
+    summary = ", ".join(f"{n} {words.get(k, k)}" for k, n in counts.items()) or "handoff only"
+    lines = [f"sleep ({p.mode}): {summary}", "", f"Plan {p.id}: {len(ops)} of {len(p.ops)} operations applied."]
+    for op in ops[:60]:
+        target = f" → {op.dest}" if op.dest else ""
+        lines.append(f"- {op.phase} {op.action} {op.path}{target}: {op.reason}")
+    if len(ops) > 60:
+        lines.append(f"- … and {len(ops) - 60} more")
+    return "\n".join(lines) + "\n"

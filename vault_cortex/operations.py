@@ -1,0 +1,218 @@
+"""A sleep plan as data: file operations chained by content hash, and the helpers that build and apply them.
+
+Pure: `Draft` tracks each file's planned text so every operation names the hash its file must have first;
+`apply_edit` is the one function that both plans and applies a frontmatter edit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+
+import msgspec
+
+from vault_cortex.dream import Findings, Handoff, findings_markdown
+from vault_cortex.edit import add_relation, add_to_list, get_frontmatter_span, set_property
+from vault_cortex.errors import InvalidRequest, NoteParseError
+from vault_cortex.vault import ARCHIVE, content_hash
+
+SPECIAL = frozenset({"habits", "resonance", "curiosities", "dreams", "raw", ARCHIVE, "summaries", "_templates"})
+HANDOFF = "HANDOFF.md"
+STATE_PATH = ".cortex/sleep/state.json"
+
+
+class State(msgspec.Struct, frozen=True, kw_only=True):
+    """`.cortex/sleep/state.json`: when sleep last ran, where each note's decay counts from, what was skipped."""
+
+    last_sleep: datetime | None = None
+    anchors: dict[str, datetime] = msgspec.field(default_factory=dict)
+    conflicts: list[str] = msgspec.field(default_factory=list)
+
+
+# -- the plan ------------------------------------------------------------------------------------------
+
+class Op(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """One file operation, with why, the hash each file must have first (None: must not exist) and after."""
+
+    step: int
+    phase: str  # merge, decay, wire, promote, prune, tier, dream, handoff, state
+    action: str  # create, write, move, set_property, add_to_list, add_relation
+    path: str
+    reason: str
+    hashes: dict[str, str | None]
+    result: str  # hash of the file the operation leaves (a move's destination)
+    dest: str | None = None
+    key: str | None = None
+    value: str | float | None = None
+    content: str | None = None
+    before: str | None = None
+    after: str | None = None
+    requires: tuple[int, ...] = ()
+
+
+class Plan(msgspec.Struct, frozen=True, kw_only=True):
+    """A sleep's reviewable plan: operations in order, and the findings that explain them."""
+
+    id: str
+    mode: str
+    created: datetime
+    ops: list[Op]
+    findings: Findings
+    handoff: Handoff | None = None
+    state: State | None = None  # what state.json becomes when the plan is applied
+
+
+# -- small pure helpers ----------------------------------------------------------------------------------
+
+def top_folder(path: str) -> str:
+    return path.split("/", 1)[0] if "/" in path else ""
+
+
+def special(path: str) -> bool:
+    """Folders and files sleep never merges, triages, prunes or wires."""
+    return path == HANDOFF or top_folder(path) in SPECIAL
+
+
+def parse_when(value: object) -> datetime | None:
+    """A `created:`-style value as an aware datetime (naive ones are taken as UTC); None if unreadable."""
+    if isinstance(value, datetime):
+        when = value
+    else:
+        try:
+            when = datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+def stamp(now: datetime) -> str:
+    """A `created:` value as Obsidian writes it."""
+    return now.strftime("%Y-%m-%dT%H:%M")
+
+
+def title_of(path: str) -> str:
+    return path.rsplit("/", 1)[-1].removesuffix(".md")
+
+
+def apply_edit(text: str, action: str, key: str, value: str | float | None) -> str:
+    """One minimal frontmatter edit; the same function plans it and applies it."""
+    if action == "set_property":
+        return set_property(text, key, value)
+    if action == "add_to_list" and isinstance(value, str):
+        return add_to_list(text, key, value)
+    if action == "add_relation" and isinstance(value, str):
+        return add_relation(text, key, value)
+    raise InvalidRequest(f"unknown edit {action!r}")
+
+
+def unique_path(path: str, taken: set[str]) -> str:
+    """path, or `stem 2.md`, `stem 3.md`, … when a file already has it."""
+    stem = path.removesuffix(".md")
+    n = 1
+    while path in taken:
+        n += 1
+        path = f"{stem} {n}.md"
+    return path
+
+
+class Links:
+    """Wikilinks to notes as they will be after the plan: by title when unambiguous, else by path."""
+
+    def __init__(self, paths: set[str]) -> None:
+        self.paths = paths
+        self._count: dict[str, int] = {}
+        for p in paths:
+            self._count[title_of(p).casefold()] = self._count.get(title_of(p).casefold(), 0) + 1
+
+    def add(self, path: str) -> None:
+        self.paths.add(path)
+        self._count[title_of(path).casefold()] = self._count.get(title_of(path).casefold(), 0) + 1
+
+    def target(self, path: str) -> str:
+        title = title_of(path)
+        if top_folder(path) == ARCHIVE or self._count.get(title.casefold(), 0) > 1:
+            return path.removesuffix(".md")
+        return title
+
+    def __call__(self, path: str) -> str:
+        return f"[[{self.target(path)}]]"
+
+
+class Draft:
+    """Operations under construction; tracks each file's planned text so hashes chain through the plan."""
+
+    def __init__(self, texts: Mapping[str, str | None], hashes: Mapping[str, str]) -> None:
+        self.text: dict[str, str | None] = dict(texts)
+        self.hash: dict[str, str | None] = dict(hashes)
+        self.ops: list[Op] = []
+        self.warnings: list[str] = []
+
+    def _push(self, **kw: object) -> int:
+        step = len(self.ops) + 1
+        self.ops.append(msgspec.convert({"step": step, **kw}, Op))
+        return step
+
+    def edit(self, phase: str, path: str, action: str, key: str, value: str | float | None, reason: str,
+             before: str | None = None, after: str | None = None) -> int | None:
+        old = self.text.get(path)
+        if old is None:
+            self.warnings.append(f"{path}: not valid UTF-8 or gone; {phase} left it alone")
+            return None
+        try:
+            new = apply_edit(old, action, key, value)
+        except (NoteParseError, InvalidRequest) as exc:
+            self.warnings.append(f"{path}: {exc}; {phase} left it alone")
+            return None
+        if new == old:
+            return None
+        h = content_hash(new.encode())
+        step = self._push(phase=phase, action=action, path=path, key=key, value=value, reason=reason,
+                          before=before, after=after, hashes={path: self.hash.get(path)}, result=h)
+        self.text[path], self.hash[path] = new, h
+        return step
+
+    def create(self, phase: str, path: str, content: str, reason: str, requires: tuple[int, ...] = (),
+               action: str = "create") -> int:
+        h = content_hash(content.encode())
+        step = self._push(phase=phase, action=action, path=path, content=content, reason=reason,
+                          hashes={path: self.hash.get(path)}, result=h, requires=requires)
+        self.text[path], self.hash[path] = content, h
+        return step
+
+    def move(self, phase: str, path: str, dest: str, reason: str, requires: tuple[int, ...] = ()) -> int:
+        h = self.hash.get(path)
+        assert h is not None, path
+        step = self._push(phase=phase, action="move", path=path, dest=dest, reason=reason,
+                          hashes={path: h, dest: None}, result=h, requires=requires)
+        self.text[dest], self.hash[dest] = self.text.pop(path, None), h
+        self.hash.pop(path, None)
+        return step
+
+
+
+def body_of(text: str) -> str:
+    """A note's text after its frontmatter."""
+    span = get_frontmatter_span(text)
+    if span is None:
+        return text
+    return text[span[1]:].split("\n", 1)[1] if "\n" in text[span[1]:] else ""
+
+
+
+def state_json(state: State) -> str:
+    return msgspec.json.format(msgspec.json.encode(state), indent=2).decode() + "\n"
+
+
+def plan_markdown(plan: Plan) -> str:
+    """The plan for review: its findings, then every operation with its reason."""
+    out = [f"# Sleep plan {plan.id} ({plan.mode})", "",
+           f"{len(plan.ops)} operations" + ("; nothing to do." if not plan.ops else "."), "",
+           findings_markdown(plan.findings, lambda p: f"`{p}`"), "## Operations"]
+    for op in plan.ops:
+        what = {"move": f"move `{op.path}` → `{op.dest}`",
+                "set_property": f"`{op.path}`: {op.key}: {op.before or '∅'} → {op.after or op.value}",
+                "add_to_list": f"`{op.path}`: {op.key} += {op.value}",
+                "add_relation": f"`{op.path}`: relations.{op.key} += [[{op.value}]]",
+                "create": f"create `{op.path}`", "write": f"write `{op.path}`"}[op.action]
+        out.append(f"{op.step}. **{op.phase}** {what} — {op.reason}")
+    return "\n".join(out) + "\n"

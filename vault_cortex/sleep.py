@@ -1,0 +1,168 @@
+"""Sleep, the IO side: gather a plan's inputs, apply a plan with a journal, resume, roll back, commit.
+
+Applying re-checks each file's hash and skips (and reports) a file that changed. Every step is journalled
+(`.cortex/sleep/journal.jsonl`, fsync'd) before and after it runs, with the original bytes backed up first,
+so a run killed at any point can be resumed or rolled back without losing or half-writing a note.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Iterable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+import numpy as np
+
+from vault_cortex.activity import FeedbackEvent, OpenEvent, RecallEvent, read_events
+from vault_cortex.config import Settings
+from vault_cortex.consolidate import Memo, World, make_plan, sleep_settings
+from vault_cortex.errors import InvalidRequest
+from vault_cortex.journal import ApplyReport, Skip, apply, load_plan, plan_file, resume, rollback, save_plan
+from vault_cortex.operations import STATE_PATH, Plan, State, parse_when, plan_markdown
+from vault_cortex.vault import content_hash
+
+if TYPE_CHECKING:
+    from vault_cortex.cortex import Cortex
+
+__all__ = ["ApplyReport", "Plan", "Skip", "apply", "gather", "load_plan", "next_nightly", "plan", "plan_file", "plan_markdown",
+           "resume", "rollback"]
+
+log = logging.getLogger(__name__)
+
+
+# -- gathering ----------------------------------------------------------------------------------------------
+
+def gather(cx: Cortex, now: datetime) -> tuple[World, dict[str, np.ndarray]]:
+    """Sync, then read what planning needs: notes and texts, links, graph health, activity, vectors, state."""
+    cx.sync()
+    root, db = cx.root, cx.db
+    state, state_hash = load_state(root)
+    rows = db.all_notes()
+    neighbours: dict[str, set[str]] = defaultdict(set)
+    co_listed: dict[str, set[str]] = defaultdict(set)
+    derived: dict[str, list[str]] = defaultdict(list)
+    for ln in db.links():
+        if ln.dst and ln.dst != ln.src:
+            neighbours[ln.src].add(ln.dst)
+            neighbours[ln.dst].add(ln.src)
+            if ln.rel == "co_retrieved":
+                co_listed[ln.src].add(ln.dst)
+            elif ln.rel == "derived_from":
+                derived[ln.src].append(ln.dst)
+    events, _ = read_events(root)
+    used: dict[str, list[datetime]] = defaultdict(list)
+    pairs: dict[tuple[str, str], list[datetime]] = defaultdict(list)
+    since = [e for e in events if state.last_sleep is None or e.ts > state.last_sleep]
+    for e in events:
+        if isinstance(e, RecallEvent):
+            top = list(dict.fromkeys(e.paths))
+            for p in top:
+                used[p].append(e.ts)
+            for i, a in enumerate(top[:5]):
+                for b in top[i + 1:5]:
+                    pairs[(a, b) if a < b else (b, a)].append(e.ts)
+        elif isinstance(e, OpenEvent) or (isinstance(e, FeedbackEvent) and e.useful):
+            used[e.path].append(e.ts)
+    graph = cx.graph()
+    memos = []
+    for row in rows:
+        try:
+            data = (root / row.path).read_bytes()
+        except OSError:
+            continue
+        fm = db.frontmatter(row.path) or {}
+        created = parse_when(row.created) if row.created else None
+        try:
+            text: str | None = data.decode("utf-8")
+        except UnicodeDecodeError:
+            text = None
+        memos.append(Memo(
+            path=row.path, title=row.title, region=row.region, hash=content_hash(data), text=text,
+            mtime=datetime.fromtimestamp(row.mtime_ns / 1e9, UTC), cortex=_str(fm.get("cortex")),
+            importance=row.importance, created=created, layer=row.layer, pinned=row.pinned,
+            status=_str(fm.get("status")), session=_str(fm.get("session")), project=row.project,
+            tags=_strs(fm.get("tags")), aliases=_strs(fm.get("aliases")), relations=_relations(fm.get("relations")),
+            degree=graph.degree(row.path), neighbours=tuple(sorted(neighbours[row.path])),
+            co_listed=tuple(sorted(co_listed[row.path])), derived_from=tuple(derived[row.path]),
+            accesses=sum(1 for t in used[row.path] if created is None or t >= created),
+            last_access=max(used[row.path], default=None)))
+    taken = frozenset([*db.note_paths(), *(s.path for s in db.skipped())])
+    world = World(
+        now=now, notes=tuple(memos), taken=taken, health=cx.graph_health(), state=state, state_hash=state_hash,
+        co_pairs=tuple((a, b, len(ts)) for (a, b), ts in sorted(pairs.items())),
+        pair_last={f"{a}|{b}": max(ts) for (a, b), ts in pairs.items()},
+        events_since=len(since), recalls_since=sum(isinstance(e, RecallEvent) for e in since),
+        opens_since=sum(isinstance(e, OpenEvent) for e in since))
+    return world, note_vectors(cx, [m.path for m in memos])
+
+
+def note_vectors(cx: Cortex, paths: Iterable[str]) -> dict[str, np.ndarray]:
+    """Each note's whole-note vector: the normalised mean of its chunk vectors."""
+    ids = cx.db.note_ids(paths)
+    chunks = cx.db.chunks_of(ids.values())
+    wanted = [c.id for cs in chunks.values() for c in cs]
+    got = cx.vectors.get(wanted)
+    out = {}
+    for path, note_id in ids.items():
+        vecs = [got[c.id] for c in chunks.get(note_id, []) if c.id in got]
+        if vecs:
+            v = np.mean(np.stack(vecs), axis=0).astype(np.float32)
+            out[path] = v / (float(np.linalg.norm(v)) or 1.0)
+    return out
+
+
+def _str(v: Any) -> str | None:
+    return str(v) if v is not None and not isinstance(v, dict | list) else None
+
+
+def _strs(v: Any) -> tuple[str, ...]:
+    items = v if isinstance(v, list) else [v] if isinstance(v, str) else []
+    return tuple(str(x) for x in items if isinstance(x, str | int | float))
+
+
+def _relations(v: Any) -> dict[str, list[str]]:
+    if not isinstance(v, dict):
+        return {}
+    return {str(k): list(_strs(x)) for k, x in v.items() if _strs(x)}
+
+
+def load_state(root: Path) -> tuple[State, str | None]:
+    path = root / STATE_PATH
+    if not path.exists():
+        return State(), None
+    data = path.read_bytes()
+    try:
+        return msgspec.json.decode(data, type=State), content_hash(data)
+    except msgspec.DecodeError:
+        log.warning("%s is not valid; decay counts from each note's last use", STATE_PATH)
+        return State(), content_hash(data)
+
+
+# -- plans ---------------------------------------------------------------------------------------------------
+
+def plan(cx: Cortex, mode: str = "full") -> Plan:
+    """Plan a sleep and save it as `.cortex/sleep/plan-<id>.json`; the vault does not change."""
+    world, vectors = gather(cx, cx.clock())
+    p = make_plan(world, vectors, settings=cx.settings, mode=mode, embed=cx.embedder.embed,
+                  count_tokens=cx.embedder.count_tokens)
+    save_plan(cx.root, p)
+    return p
+
+
+def next_nightly(settings: Settings, now: datetime) -> datetime | None:
+    """When the next nightly sleep is due (in now's time zone), or None when `sleep.nightly` is off."""
+    cfg = sleep_settings(settings)
+    if not cfg.nightly:
+        return None
+    try:
+        hour, minute = (int(x) for x in cfg.nightly_at.split(":"))
+        due = now.replace(hour=hour, minute=minute, second=0, microsecond=0)
+    except ValueError as exc:
+        raise InvalidRequest(f"sleep.nightly_at must be HH:MM, not {cfg.nightly_at!r}") from exc
+    return due if due > now else due + timedelta(days=1)
+
+
