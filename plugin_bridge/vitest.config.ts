@@ -9,5 +9,7 @@ export default defineConfig({
     exclude: ["tests/browser.test.ts", "node_modules/**"],
     environment: "happy-dom",
     testTimeout: 60_000,
+    // The client's own debug/warn lines (console.debug is hidden in Obsidian's console by default).
+    onConsoleLog: (log) => !log.startsWith("[vault-cortex]"),
   },
 });

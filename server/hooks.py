@@ -18,15 +18,16 @@ import sys
 import time
 import tomllib
 import urllib.request
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import ExitStack
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from server.bearer import read_token
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the library loads numpy and ONNX: imported only when a hook opens the vault itself
     from vault_cortex.cortex import Cortex
+    from vault_cortex.recall import Hit
 
 log = logging.getLogger(__name__)
 
@@ -73,8 +74,8 @@ def _session_start(open_cx: OpenCortex, payload: Mapping[str, Any]) -> str | Non
         state.reset()
     project = Path(str(payload.get("cwd") or "")).name or None  # the project folder the agent works in
     ctx = cx.context(project=project, budget_tokens=int(settings["session_budget_tokens"]), client="hook")
-    state.add(_paths(msgspec_builtins(ctx)))
-    return str(ctx.markdown).strip() or None
+    state.add(item.path for item in ctx.context.items)
+    return ctx.markdown.strip() or None
 
 
 def _prompt(open_cx: OpenCortex, payload: Mapping[str, Any]) -> str | None:
@@ -90,27 +91,38 @@ def _prompt(open_cx: OpenCortex, payload: Mapping[str, Any]) -> str | None:
     settings = hook_settings(cx)
     query = prompt[: cx.settings.recall.max_query_chars]
     state = SessionState(cx.root, str(payload.get("session_id") or ""))
-    hits = [h for h in _items(msgspec_builtins(cx.recall(query, client="hook"))) if h["path"] not in state]
-    similarity = cx.similarity(cx.embedder.embed([query])[0], [h["path"] for h in hits]) if hits else {}
+    hits = [h for h in cx.recall(query, client="hook").hits if h.path not in state]
+    similarity = cx.similarity(cx.embedder.embed([query])[0], [h.path for h in hits]) if hits else {}
     budget = int(settings["prompt_budget_tokens"]) - cx.embedder.count_tokens(PROMPT_HEADER)
-    chosen: list[dict[str, Any]] = []
+    blocks: dict[str, str] = {}
     for hit in hits:
-        hit["similarity"] = similarity.get(hit["path"], 0.0)
-        if hit["similarity"] < settings["prompt_threshold"]:
+        if similarity.get(hit.path, 0.0) < settings["prompt_threshold"]:
             continue
-        cost = cx.embedder.count_tokens(render_memory(hit))
+        block = render_memory(hit, similarity[hit.path])
+        cost = cx.embedder.count_tokens(block)
         if cost <= budget:
             budget -= cost
-            chosen.append(hit)
-    if not chosen:
-        return None
-    state.add(str(h["path"]) for h in chosen)
-    return "\n".join([PROMPT_HEADER, *map(render_memory, chosen)])
+            blocks[hit.path] = block
+    state.add(blocks)
+    return "\n".join([PROMPT_HEADER, *blocks.values()]) if blocks else None
 
 
 def _tool(open_cx: OpenCortex, payload: Mapping[str, Any]) -> str | None:
-    """Habits whose `tool_patterns` match the tool call. Habits come later: nothing to add until then."""
-    return None
+    """Habits whose `tool_patterns` match the tool call, each once per session."""
+    tool = str(payload.get("tool_name") or "").strip()
+    if not tool:
+        return None
+    tool_input = payload.get("tool_input")
+    cx = open_cx()
+    from vault_cortex.habits import render
+
+    found = cx.habits_for_context("", tool=tool, tool_input=tool_input if isinstance(tool_input, dict) else None)
+    state = SessionState(cx.root, str(payload.get("session_id") or ""))
+    fresh = [h for h in found.habits if h.tool_pattern and h.path not in state]
+    if not fresh:
+        return None
+    state.add(h.path for h in fresh)
+    return "\n".join([TOOL_HEADER.format(tool=tool), *(render(h.title, h.text) for h in fresh)])
 
 
 _HANDLERS: dict[str, Callable[[OpenCortex, Mapping[str, Any]], str | None]] = {
@@ -118,45 +130,18 @@ _HANDLERS: dict[str, Callable[[OpenCortex, Mapping[str, Any]], str | None]] = {
 }
 
 
-def msgspec_builtins(value: Any) -> Any:
-    import msgspec
-
-    return msgspec.to_builtins(value)
-
-
-def _items(result: Any) -> list[dict[str, Any]]:
-    """The hits of a Recall (as builtins), best first."""
-    if not isinstance(result, dict):
-        return []
-    items = result.get("hits", [])
-    return [i for i in items if isinstance(i, dict) and isinstance(i.get("path"), str)]
-
-
-def _paths(value: Any) -> set[str]:
-    """Every note path named in a (nested) result."""
-    found: set[str] = set()
-    if isinstance(value, dict):
-        if isinstance(value.get("path"), str):
-            found.add(value["path"])
-        for v in value.values():
-            found |= _paths(v)
-    elif isinstance(value, list):
-        for v in value:
-            found |= _paths(v)
-    return found
-
-
 PROMPT_HEADER = ("Memories from the vault (vault-cortex) that may bear on this prompt, best first; each is shown "
                  "once per session. Similarity is a hint, not proof of relevance.")
 
 
-def render_memory(item: Mapping[str, Any]) -> str:
+TOOL_HEADER = "Habits from the vault (vault-cortex) for this {tool} call:"
+
+
+def render_memory(hit: Hit, similarity: float) -> str:
     """One recalled note as a short markdown block: where it is, why it was chosen, the passage."""
-    where = f" › {item['heading']}" if item.get("heading") else ""
-    reason = f"; {item['reason']}" if item.get("reason") else ""
-    text = str(item.get("snippet") or item.get("text") or "").strip()
-    return (f"\n## {item['path']}{where}\n({item.get('region', '')}, similarity {float(item['similarity']):.2f}"
-            f"{reason})\n{text}")
+    where = f" › {hit.heading}" if hit.heading else ""
+    reason = f"; {hit.reason}" if hit.reason else ""
+    return f"\n## {hit.path}{where}\n({hit.region}, similarity {similarity:.2f}{reason})\n{hit.snippet.strip()}"
 
 
 def clip(text: str, limit: int = MAX_CONTEXT_CHARS) -> str:
@@ -193,7 +178,7 @@ class SessionState:
         if self.enabled:
             self.path.unlink(missing_ok=True)
 
-    def add(self, paths: Any) -> None:
+    def add(self, paths: Iterable[str]) -> None:
         new = set(paths) - self.paths
         if not self.enabled or not new:
             return

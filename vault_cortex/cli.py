@@ -327,7 +327,8 @@ def cmd_sleep(args: argparse.Namespace) -> int:
             plan = sleep.load_plan(Path(args.apply)) if args.apply else cx.sleep_plan(args.mode)
             if not args.apply:
                 print(msgspec.json.encode(plan).decode() if args.json else sleep.plan_markdown(plan), end="")
-                print(f"plan saved to {sleep.plan_file(cx.root, plan.id).relative_to(cx.root)}", file=sys.stderr)
+                if plan.ops:
+                    print(f"plan saved to {sleep.plan_file(cx.root, plan.id).relative_to(cx.root)}", file=sys.stderr)
             if args.dry_run or not plan.ops:
                 return 0
             report = sleep.apply(cx, plan, commit=args.commit, checkpoint=hook)

@@ -206,10 +206,12 @@ class _Sleep:
 
     def survey(self) -> Survey:
         w, order = self.world, self.settings.regions.order
-        counts = Counter(m.region for m in self.live.values())
+        counts = Counter(m.region for p, m in self.live.items() if not special(p))
+        folders = Counter(top_folder(p) or p for p in self.live if special(p))
         return Survey(
             notes=len(self.live), by_region={r: counts[r] for r in sorted(counts, key=lambda r: (
-                order.index(r) if r in order else len(order), r))}, archived=len(self.notes) - len(self.live),
+                order.index(r) if r in order else len(order), r))}, folders=dict(sorted(folders.items())),
+            archived=len(self.notes) - len(self.live),
             short_term=sorted(p for p, m in self.live.items()
                               if not special(p) and (top_folder(p) == SHORT_TERM or m.cortex == SHORT_TERM)),
             last_sleep=w.state.last_sleep, events_since=w.events_since, recalls_since=w.recalls_since,

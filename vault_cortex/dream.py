@@ -28,7 +28,8 @@ PATTERN_RELATED = 0.45  # least similarity of an older memory to a pattern's cen
 
 class Survey(msgspec.Struct, frozen=True, kw_only=True):
     notes: int
-    by_region: dict[str, int]
+    by_region: dict[str, int]  # memories (notes outside habits/, resonance/, curiosities/, dreams/, raw/, …)
+    folders: dict[str, int]  # notes in those special folders
     archived: int
     short_term: list[str]  # the short-term backlog
     last_sleep: datetime | None
@@ -123,9 +124,11 @@ def find_patterns(recent: Sequence[str], older: Sequence[str], vecs: Mapping[str
 def findings_markdown(f: Findings, link: Link) -> str:
     """The findings as markdown sections, each note written with `link`."""
     s = f.survey
-    regions = ", ".join(f"{r} {n}" for r, n in s.by_region.items())
+    regions = ", ".join(f"{r} {n}" for r, n in s.by_region.items()) or "none"
+    folders = ", ".join(f"{r if r.endswith('.md') else r + '/'} {n}" for r, n in s.folders.items()) or "none"
     since = f"since the last sleep ({s.last_sleep:%Y-%m-%d %H:%M})" if s.last_sleep else "so far (first sleep)"
-    out = ["## Survey", f"- {s.notes} notes: {regions}; {s.archived} archived.",
+    out = ["## Survey", f"- {s.notes} notes. Memories by region: {regions}.",
+           f"- Other folders: {folders}; {s.archived} archived.",
            f"- Short-term backlog: {len(s.short_term)} notes.",
            f"- Activity {since}: {s.events_since} events ({s.recalls_since} recalls, {s.opens_since} opens)."]
     if f.merges:

@@ -31,7 +31,7 @@ _INSTALL = f"install it with `pip install {_PACKAGE}`"
 _REINSTALL = f"reinstall with `pip install --force-reinstall {_PACKAGE}`"
 _BUNDLED_TOKENIZER = Path(__file__).parent / "data" / "tokenizer.json"
 _MEMO_WORDS = 100_000  # distinct words whose token count is remembered
-_NOT_SPLIT_BY_TOKENIZER = re.compile("[\x0b\x0c\x1c-\x1f\x85]")
+_NOT_SPLIT_BY_TOKENIZER = re.compile(r"[\x0b\x0c\x1c-\x1f\x85]")
 _MODEL_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
 Vectors = npt.NDArray[np.float32]

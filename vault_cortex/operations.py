@@ -119,12 +119,14 @@ class Links:
     """Wikilinks to notes as they will be after the plan: by title when unambiguous, else by path."""
 
     def __init__(self, paths: set[str]) -> None:
-        self.paths = paths
+        self.paths: set[str] = set()
         self._count: dict[str, int] = {}
         for p in paths:
-            self._count[title_of(p).casefold()] = self._count.get(title_of(p).casefold(), 0) + 1
+            self.add(p)
 
     def add(self, path: str) -> None:
+        if path in self.paths:
+            return
         self.paths.add(path)
         self._count[title_of(path).casefold()] = self._count.get(title_of(path).casefold(), 0) + 1
 

@@ -5,7 +5,9 @@ IO-facing orchestration over the index; the maths lives in `rank`, `graph` and `
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
+from functools import lru_cache
 from datetime import UTC, datetime
 
 import msgspec
@@ -179,9 +181,16 @@ def _resonance(note: NoteRow, chunk: ChunkRow, concepts: Sequence[Concept], grap
     for c in concepts:
         if c.path == note.path:
             continue
-        if c.path in linked or any(name in text for name in c.names):
+        if c.path in linked or _names_pattern(c.names).search(text):
             best = max(best, c.weight)
     return best
+
+
+@lru_cache(maxsize=1024)
+def _names_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
+    """Whole-word matching of a concept's names (so the alias `craft` does not match `aircraft`)."""
+    alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) or r"(?!x)x"
+    return re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)")
 
 
 def to_hit(s: Scored, query: str) -> Hit:

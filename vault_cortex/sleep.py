@@ -28,8 +28,8 @@ from vault_cortex.vault import content_hash
 if TYPE_CHECKING:
     from vault_cortex.cortex import Cortex
 
-__all__ = ["ApplyReport", "Plan", "Skip", "apply", "gather", "load_plan", "next_nightly", "plan", "plan_file", "plan_markdown",
-           "resume", "rollback"]
+__all__ = ["ApplyReport", "Plan", "Skip", "apply", "gather", "load_plan", "next_nightly", "plan", "plan_file",
+           "plan_markdown", "resume", "rollback"]
 
 log = logging.getLogger(__name__)
 
@@ -149,7 +149,8 @@ def plan(cx: Cortex, mode: str = "full") -> Plan:
     world, vectors = gather(cx, cx.clock())
     p = make_plan(world, vectors, settings=cx.settings, mode=mode, embed=cx.embedder.embed,
                   count_tokens=cx.embedder.count_tokens)
-    save_plan(cx.root, p)
+    if p.ops:
+        save_plan(cx.root, p)
     return p
 
 

@@ -107,7 +107,7 @@ def sentences(body: str) -> list[str]:
         para.clear()
         for s in _SPLIT.split(text):
             s = _CITE.sub("", s).strip()
-            if len(s.split()) >= 4:
+            if len(s.split()) >= 4 and not s.endswith("?"):  # questions are not what a summary keeps
                 out.append(s)
 
     for line in _FENCE.sub("", body).splitlines():
@@ -224,9 +224,7 @@ def _summary(tier: str, key: str, members: list[Source], cache: dict[str, np.nda
     title = {"session": f"{key} (session)", "daily": f"{key} (daily)", "weekly": f"{key} (weekly)",
              "fact": f"{key} (facts)"}[tier]
     path = claim(f"{FOLDER}/{tier}/{note_filename(title)}.md")
-    cite = len(members) > 1
-    lines = [f"- {found[i][0]}" + (f" ({link(found[i][1])})" if cite else "") for i in picked]
-    body = f"# {title}\n\n" + "\n".join(lines) + "\n"
+    body = f"# {title}\n\n" + "".join(f"- {found[i][0]}\n" for i in picked)
     tokens = count_tokens(body)
     last = max((m.created for m in members if m.created), default=None)
     props: dict[str, object] = {

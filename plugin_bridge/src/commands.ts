@@ -39,7 +39,7 @@ export function registerCommands(plugin: Plugin, host: CortexHost): void {
     name: "Refresh related memories",
     callback: () => {
       for (const leaf of app.workspace.getLeavesOfType(VIEW_TYPE_CORTEX)) {
-        if (leaf.view instanceof CortexView) leaf.view.refresh();
+        if (leaf.view instanceof CortexView) leaf.view.refreshRelated();
       }
     },
   });

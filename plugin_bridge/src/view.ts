@@ -9,6 +9,10 @@ import type { PaneItem, PaneState } from "./viewModel";
 
 export const VIEW_TYPE_CORTEX = "vault-cortex-related";
 
+/**
+ * Private members use names Obsidian's own View does not (it has internal `open`/`close`), so that nothing
+ * here shadows the app's lifecycle methods.
+ */
 export class CortexView extends ItemView {
   private model: PaneModel;
   private refreshSoon: Debouncer<[], void>;
@@ -47,7 +51,7 @@ export class CortexView extends ItemView {
 
   protected override async onOpen(): Promise<void> {
     const { workspace, vault } = this.app;
-    this.registerEvent(workspace.on("file-open", (file) => this.follow(file)));
+    this.registerEvent(workspace.on("file-open", (file) => this.followFile(file)));
     this.registerEvent(
       vault.on("modify", (file) => {
         if (file.path === this.model.path) this.refreshSoon();
@@ -68,7 +72,7 @@ export class CortexView extends ItemView {
     this.register(() => this.refreshSoon.cancel());
     this.register(() => this.clearRetry());
     this.register(() => this.model.dispose());
-    this.follow(workspace.getActiveFile());
+    this.followFile(workspace.getActiveFile());
   }
 
   protected override async onClose(): Promise<void> {
@@ -76,11 +80,11 @@ export class CortexView extends ItemView {
   }
 
   /** Ask again now (the refresh command). */
-  refresh(): void {
+  refreshRelated(): void {
     void this.model.refresh();
   }
 
-  private follow(file: TFile | null): void {
+  private followFile(file: TFile | null): void {
     if (file === null) return; // the pane keeps showing the last note while e.g. the graph view is active
     const path = file.extension === "md" ? file.path : null;
     if (path !== this.model.path || this.model.state.kind !== "ready") void this.model.show(path);
@@ -91,8 +95,8 @@ export class CortexView extends ItemView {
       client: this.host.client,
       serverUrl: () => this.host.settings.serverUrl,
       mode,
-      link: (path) => this.linkFor(path),
-      onChange: (state) => this.draw(state),
+      link: (path) => this.linkTo(path),
+      onChange: (state) => this.drawState(state),
     });
   }
 
@@ -100,7 +104,7 @@ export class CortexView extends ItemView {
     return debounce(() => void this.model.refresh(), this.host.settings.refreshDelayMs, true);
   }
 
-  private draw(state: PaneState): void {
+  private drawState(state: PaneState): void {
     this.clearRetry();
     const delay = retryDelay(state);
     if (delay !== null) {
@@ -109,7 +113,7 @@ export class CortexView extends ItemView {
         void this.model.refresh();
       }, delay);
     }
-    renderPane(this.contentEl, state, { modes: modeChoices(this.model.lastStatus, this.model.mode), mode: this.model.mode }, this.handlers);
+    renderPane(this.contentEl, state, { modes: modeChoices(this.model.lastStatus, this.model.mode), mode: this.model.mode }, this.paneHandlers);
   }
 
   private clearRetry(): void {
@@ -117,9 +121,9 @@ export class CortexView extends ItemView {
     this.retryTimer = null;
   }
 
-  private readonly handlers: PaneHandlers = {
-    open: (item, newTab) => void this.open(item, newTab),
-    insert: (item) => this.insert(item),
+  private readonly paneHandlers: PaneHandlers = {
+    open: (item, newTab) => void this.openItem(item, newTab),
+    insert: (item) => this.insertLink(item),
     setMode: (mode) => {
       void this.model.setMode(mode);
       this.app.workspace.requestSaveLayout();
@@ -128,14 +132,14 @@ export class CortexView extends ItemView {
     openSettings: () => this.openSettings(),
   };
 
-  private async open(item: PaneItem, newTab: boolean): Promise<void> {
+  private async openItem(item: PaneItem, newTab: boolean): Promise<void> {
     const source = this.model.path ?? "";
     const eState = item.open.line === null ? undefined : { eState: { line: item.open.line } };
     await this.app.workspace.openLinkText(item.open.linktext, source, newTab ? "tab" : false, eState);
   }
 
   /** The editor of the note the pane follows (the pane itself is the active view while its button is clicked). */
-  private editorView(): MarkdownView | null {
+  private targetEditor(): MarkdownView | null {
     const active = this.app.workspace.getActiveViewOfType(MarkdownView);
     if (active) return active;
     const leaves = this.app.workspace.getLeavesOfType("markdown").map((leaf) => leaf.view);
@@ -143,15 +147,15 @@ export class CortexView extends ItemView {
     return views.find((v) => v.file?.path === this.model.path) ?? views[0] ?? null;
   }
 
-  private insert(item: PaneItem): void {
-    const view = this.editorView();
+  private insertLink(item: PaneItem): void {
+    const view = this.targetEditor();
     if (view === null) return;
     view.editor.replaceSelection(item.link);
     view.editor.focus();
   }
 
   /** `[[link]]` in Obsidian's shortest unambiguous form, relative to the note being written. */
-  private linkFor(path: string): string {
+  private linkTo(path: string): string {
     const file = this.app.vault.getAbstractFileByPath(path);
     if (!(file instanceof TFile)) return `[[${linkPath(path)}]]`;
     return `[[${this.app.metadataCache.fileToLinktext(file, this.model.path ?? "", true)}]]`;

@@ -1,0 +1,132 @@
+import { beforeEach, describe, expect, it } from "vitest";
+import { DRAG_MIME, renderPane } from "../src/render";
+import type { PaneHandlers } from "../src/render";
+import { MODES, groupHits } from "../src/viewModel";
+import type { PaneItem, PaneState } from "../src/viewModel";
+import { RELATED } from "./helpers";
+
+const ORDER = ["soul", "personality", "artistic", "linguistic", "scientific", "long_term", "short_term"];
+const NOTE = "short_term/2026-11-28 dashboard froze.md";
+const READY: PaneState = { kind: "ready", path: NOTE, mode: "balanced", groups: groupHits(RELATED.hits, ORDER), count: RELATED.hits.length, tookMs: 12.3, orderFromServer: true };
+
+function setup(state: PaneState, withSettings = true) {
+  const calls: string[] = [];
+  const opened: Array<[PaneItem, boolean]> = [];
+  const inserted: PaneItem[] = [];
+  const handlers: PaneHandlers = {
+    open: (item, newTab) => opened.push([item, newTab]),
+    insert: (item) => inserted.push(item),
+    setMode: (mode) => calls.push(`mode ${mode}`),
+    refresh: () => calls.push("refresh"),
+    ...(withSettings ? { openSettings: () => calls.push("settings") } : {}),
+  };
+  const root = document.createElement("div");
+  document.body.appendChild(root);
+  renderPane(root, state, { modes: MODES, mode: "balanced" }, handlers);
+  return { root, calls, opened, inserted };
+}
+
+const texts = (root: HTMLElement, selector: string) => [...root.querySelectorAll(selector)].map((e) => e.textContent ?? "");
+
+describe("renderPane", () => {
+  beforeEach(() => document.body.replaceChildren());
+
+  it("shows each region as a group with its items' title, snippet, score, why and signals", () => {
+    const { root } = setup(READY);
+    expect(root.dataset["state"]).toBe("ready");
+    const regions = [...root.querySelectorAll<HTMLElement>(".vc-group")].map((g) => g.dataset["region"]);
+    expect(regions).toEqual(ORDER.filter((r) => RELATED.hits.some((h) => h.region === r)));
+    expect(root.querySelectorAll(".vc-item")).toHaveLength(RELATED.hits.length);
+    const first = root.querySelector<HTMLElement>('.vc-item[data-path="long_term/greenhouse-sensor architecture.md"]');
+    expect(first?.querySelector(".vc-title")?.textContent).toBe("greenhouse-sensor architecture");
+    expect(first?.querySelector(".vc-score")?.textContent).toBe("0.54");
+    expect(first?.querySelector(".vc-section")?.textContent).toBe("§ Parts");
+    expect(first?.querySelector(".vc-snippet")?.textContent).toContain("Dashboard");
+    expect(first?.querySelector(".vc-why")?.textContent).toBe("why matches this note by meaning (0.39); linked to the top results (0.75); recent (1.00)");
+    expect(first?.querySelector(".vc-signals")?.textContent).toContain("relevance 0.39 · region 0.70 · importance 0.85");
+    expect(texts(root, ".vc-summary")[0]).toBe(`${RELATED.hits.length} related memories · balanced · 12 ms`);
+    expect(texts(root, ".vc-footer")[0]).toContain("not a promise");
+  });
+
+  it("opens an item on click, in a new tab with Ctrl or Cmd", () => {
+    const { root, opened } = setup(READY);
+    const title = root.querySelector<HTMLElement>(".vc-title");
+    title?.dispatchEvent(new MouseEvent("click", { bubbles: true }));
+    title?.dispatchEvent(new MouseEvent("click", { bubbles: true, ctrlKey: true }));
+    root.querySelectorAll<HTMLElement>(".vc-snippet")[0]?.dispatchEvent(new MouseEvent("click", { bubbles: true, metaKey: true }));
+    expect(opened.map(([item, tab]) => [item.open.linktext, tab])).toEqual([
+      ["soul/Say what I don't know", false],
+      ["soul/Say what I don't know", true],
+      ["soul/Say what I don't know", true],
+    ]);
+  });
+
+  it("inserts a link with the button, without opening the note", () => {
+    const { root, opened, inserted } = setup(READY);
+    root.querySelector<HTMLElement>('.vc-item[data-path="HANDOFF.md"] .vc-insert')?.click();
+    expect(inserted.map((i) => i.link)).toEqual(["[[HANDOFF]]"]);
+    expect(opened).toHaveLength(0);
+  });
+
+  it("puts the [[link]] on the drag as text/plain", () => {
+    const { root } = setup(READY);
+    const item = root.querySelector<HTMLElement>('.vc-item[data-path="long_term/greenhouse-sensor architecture.md"]');
+    expect(item?.getAttribute("draggable")).toBe("true");
+    const store = new Map<string, string>();
+    const evt = new Event("dragstart", { bubbles: true }) as DragEvent;
+    Object.defineProperty(evt, "dataTransfer", { value: { setData: (t: string, v: string) => store.set(t, v), effectAllowed: "" } });
+    item?.dispatchEvent(evt);
+    expect(store.get(DRAG_MIME)).toBe("[[long_term/greenhouse-sensor architecture]]");
+  });
+
+  it("offers the modes and reports a change", () => {
+    const { root, calls } = setup(READY);
+    const select = root.querySelector<HTMLSelectElement>("select.vc-mode");
+    expect([...(select?.options ?? [])].map((o) => o.value)).toEqual([...MODES]);
+    expect(select?.value).toBe("balanced");
+    if (select) select.value = "explore";
+    select?.dispatchEvent(new Event("change"));
+    root.querySelector<HTMLElement>(".vc-refresh")?.click();
+    expect(calls).toEqual(["mode explore", "refresh"]);
+  });
+
+  const states: Array<[PaneState, string, string]> = [
+    [{ kind: "no-note" }, "No note open", ""],
+    [{ kind: "empty", path: NOTE, mode: "focus" }, "Nothing related", ""],
+    [{ kind: "building", path: NOTE, detail: "the index is being rebuilt" }, "Index building", "the index is being rebuilt"],
+    [{ kind: "not-indexed", path: NOTE, detail: "the index skipped it: binary" }, "Note not in the index", "the index skipped it: binary"],
+    [{ kind: "unreachable", url: "http://127.0.0.1:8765", detail: "refused" }, "Server not running", "http://127.0.0.1:8765"],
+    [{ kind: "unauthorised", detail: "missing or wrong bearer token" }, "Unauthorised (401)", ".cortex/token"],
+    [{ kind: "error", message: "GET /v1/related: boom (500)" }, "Something went wrong", "boom"],
+  ];
+  it.each(states)("shows a clear message for %o", (state, title, mention) => {
+    const { root } = setup(state);
+    expect(root.dataset["state"]).toBe(state.kind);
+    expect(texts(root, ".vc-message-title")).toEqual([title]);
+    expect(root.textContent).toContain(mention);
+    expect(root.querySelectorAll(".vc-item")).toHaveLength(0);
+  });
+
+  it("offers retry and settings when the token is refused, and no settings button without a handler", () => {
+    const a = setup({ kind: "unauthorised", detail: "" });
+    for (const b of a.root.querySelectorAll<HTMLElement>(".vc-actions button")) b.click();
+    expect(a.calls).toEqual(["settings", "refresh"]);
+    const b = setup({ kind: "unauthorised", detail: "" }, false);
+    expect(texts(b.root, ".vc-actions button")).toEqual(["Retry"]);
+  });
+
+  it("keeps the previous results, dimmed, while loading", () => {
+    const { root } = setup({ kind: "loading", path: NOTE, mode: "balanced", previous: groupHits(RELATED.hits, []) });
+    expect(root.dataset["busy"]).toBe("true");
+    expect(root.querySelector(".vc-groups.is-stale")).not.toBeNull();
+    expect(root.querySelector(".vc-loading")?.textContent).toContain("Looking");
+  });
+
+  it("replaces its content on each render", () => {
+    const { root } = setup(READY);
+    renderPane(root, { kind: "no-note" }, { modes: MODES, mode: "balanced" }, { open() {}, insert() {}, setMode() {}, refresh() {} });
+    expect(root.querySelectorAll(".vc-header")).toHaveLength(1);
+    expect(root.querySelectorAll(".vc-item")).toHaveLength(0);
+    expect(root.dataset["busy"]).toBeUndefined();
+  });
+});
