@@ -482,7 +482,7 @@ def make_plan(world: World, vectors: Mapping[str, Vector], *, settings: Settings
         conflicts=list(world.state.conflicts))
     current = s.live.get(HANDOFF)
     new_handoff = handoff_text(current.text if current else None, handoff)
-    if state is not None or current is None or new_handoff != current.text:  # apply adds what it had to skip
+    if state is not None or (current is None and save) or (current and new_handoff != current.text):
         d.create("handoff", HANDOFF, new_handoff, "what is unfinished: open questions, short-term notes left, "
                  "conflicts skipped", action="write")
     if state is not None:

@@ -109,7 +109,7 @@ export function renderPane(root: HTMLElement, state: PaneState, options: RenderO
 }
 
 function summary(count: number, mode: string, tookMs: number): string {
-  return `${count} related ${count === 1 ? "memory" : "memories"} · ${mode} · ${Math.round(tookMs)} ms`;
+  return `Top ${count} by selection score · ${mode} · ${Math.round(tookMs)} ms`;
 }
 
 function renderHeader(root: HTMLElement, state: PaneState, options: RenderOptions, handlers: PaneHandlers): void {

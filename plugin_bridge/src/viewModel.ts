@@ -93,6 +93,22 @@ export function whyLine(hit: Pick<Hit, "reason" | "signals">): string {
   return top.length ? `weak match (${top.join(", ")})` : "weak match";
 }
 
+/**
+ * A snippet as readable text: wikilinks and markdown links as their text, no emphasis markers, code fences
+ * or backticks. The pane shows plain text (never HTML), so this is for reading, not for safety.
+ */
+export function plainSnippet(text: string): string {
+  return text
+    .replace(/!?\[\[([^\]|]*)\|([^\]]*)\]\]/g, "$2")
+    .replace(/!?\[\[([^\]]*)\]\]/g, "$1")
+    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, "$1")
+    .replace(/```\w*/g, " ")
+    .replace(/`([^`]*)`/g, "$1")
+    .replace(/(\*\*|__|~~|==)(?=\S)([\s\S]*?\S)\1/g, "$2")
+    .replace(/\s+/g, " ")
+    .trim();
+}
+
 /** A vault path without its `.md`, as links and `openLinkText` take it. */
 export function linkPath(path: string): string {
   return path.replace(/\.md$/i, "");
@@ -123,7 +139,7 @@ export function toItem(hit: Hit, link: (path: string) => string = wikilink): Pan
     title: hit.title || linkPath(hit.path).split("/").pop() || hit.path,
     region: hit.region,
     heading: lastHeading(hit),
-    snippet: hit.snippet.trim(),
+    snippet: plainSnippet(hit.snippet),
     score: hit.score,
     scoreText: formatScore(hit.score),
     why: whyLine(hit),

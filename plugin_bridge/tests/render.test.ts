@@ -44,7 +44,7 @@ describe("renderPane", () => {
     expect(first?.querySelector(".vc-snippet")?.textContent).toContain("Dashboard");
     expect(first?.querySelector(".vc-why")?.textContent).toBe("why matches this note by meaning (0.39); linked to the top results (0.75); recent (1.00)");
     expect(first?.querySelector(".vc-signals")?.textContent).toContain("relevance 0.39 · region 0.70 · importance 0.85");
-    expect(texts(root, ".vc-summary")[0]).toBe(`${RELATED.hits.length} related memories · balanced · 12 ms`);
+    expect(texts(root, ".vc-summary")[0]).toBe(`Top ${RELATED.hits.length} by selection score · balanced · 12 ms`);
     expect(texts(root, ".vc-footer")[0]).toContain("not a promise");
   });
 

@@ -8,6 +8,7 @@ import {
   lastHeading,
   modeChoices,
   openTarget,
+  plainSnippet,
   regionLabel,
   regionOrderFromStatus,
   retryDelay,
@@ -73,6 +74,16 @@ describe("formatting", () => {
       "relevance 0.39 · region 0.70 · recency 1.00 · custom 0.50",
     );
     expect(signalBreakdown({ coactivation: 0.2 })).toBe("co-activation 0.20");
+  });
+
+  it("reads snippets as plain text", () => {
+    expect(plainSnippet("…kept. The details are in [[SQLite WAL mode#Checkpoints]]. - **Dashboard**: a `read` page")).toBe(
+      "…kept. The details are in SQLite WAL mode#Checkpoints. - Dashboard: a read page",
+    );
+    expect(plainSnippet("``` Close the read ``` see [[a/b|B]] and ![[img.png]] and [site](https://x.y) ==hi==")).toBe(
+      "Close the read see B and img.png and site hi",
+    );
+    expect(plainSnippet("snake_case and 2 * 3 * 4 stay")).toBe("snake_case and 2 * 3 * 4 stay");
   });
 
   it("formats scores with two decimals", () => {

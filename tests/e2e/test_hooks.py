@@ -89,10 +89,20 @@ def test_session_start_context_and_no_repeat_on_the_next_prompt(cx: Cortex) -> N
         assert not any(f"## {p}" in shown for p in injected)
 
 
-def test_tool_hook_adds_nothing_until_habits_exist(cx: Cortex) -> None:
-    payload = {"session_id": "s-tool", "cwd": "/x", "hook_event_name": "PreToolUse", "tool_name": "Bash",
-               "tool_input": {"command": "git commit -m wip"}}
-    assert run("tool", payload, cx.root) is None
+def tool_input(session: str, tool: str, **args: str) -> dict[str, Any]:
+    return {"session_id": session, "cwd": "/x", "hook_event_name": "PreToolUse", "tool_name": tool,
+            "tool_input": args}
+
+
+def test_tool_hook_shows_matching_habits_once_per_session(cx: Cortex) -> None:
+    text = context_of(run("tool", tool_input("s-tool", "Bash", command="pytest -q tests/"), cx.root), "PreToolUse")
+    assert "Write the test first" in text and "sha256" not in text
+    assert run("tool", tool_input("s-tool", "Bash", command="pytest -x"), cx.root) is None  # shown already
+    curl = context_of(run("tool", tool_input("s-tool", "Bash", command="curl -LO https://x/fw.bin"), cx.root),
+                      "PreToolUse")
+    assert "Check the sha256 of downloads" in curl
+    assert run("tool", tool_input("s-tool-2", "Read", file_path="notes.md"), cx.root) is None
+    assert run("tool", {"session_id": "s-tool-3"}, cx.root) is None
 
 
 @pytest.mark.parametrize("payload", ["", "{not json", "[1, 2]", "null", json.dumps({"prompt": 42}),
@@ -124,6 +134,7 @@ def test_the_running_server_answers_the_hook(live: LiveServer, cx: Cortex, tmp_p
 def test_the_command_exits_0_and_loads_no_library_for_the_hook(cx: Cortex) -> None:
     env = {**os.environ, hooks.VAULT_ENV: str(cx.root), hooks.URL_ENV: DEAD_URL}
     for args, stdin in ((["prompt"], json.dumps(prompt_input("s-proc"))), (["tool"], "{}"),
+                        (["tool"], json.dumps(tool_input("s-proc", "Edit", file_path="x.py"))),
                         (["bogus", "--nope"], "{}"), (["prompt"], "{broken")):
         done = subprocess.run([sys.executable, "-m", "server.cli", "hook", *args], input=stdin, text=True,
                               capture_output=True, env=env, timeout=120)

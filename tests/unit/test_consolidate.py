@@ -97,7 +97,7 @@ def fm_of(text: str) -> str:
     return text[span[0]:span[1]]
 
 
-REFS = {f"{r}/Ref {r}.md": axis(r) for r in ("soul", "personality", "artistic", "linguistic", "scientific", "long_term")}
+REFS = {f"{r}/Ref {r}.md": axis(r) for r in AXES[:6]}
 
 
 def refs() -> list[Memo]:
@@ -177,7 +177,8 @@ def test_triage_promotes_decays_and_prunes_with_care() -> None:
                    "root note.md": axis("artistic", 0.2)} | {m.path: axis(x) for m, x in zip(notes[1:6], "abcda")}
     p = plan(world(notes, links), vecs)
     got = {t.path: (t.decision, t.region, t.dest) for t in p.findings.triage}
-    assert got["short_term/Measured wake current.md"] == ("promote", "scientific", "scientific/Measured wake current.md")
+    promoted = ("promote", "scientific", "scientific/Measured wake current.md")
+    assert got["short_term/Measured wake current.md"] == promoted
     assert got["root note.md"] == ("promote", "artistic", "artistic/root note.md")
     assert got["short_term/Middling.md"][0] == "stay"
     assert got["short_term/Forgettable.md"] == ("prune", None, "archive/short_term/Forgettable.md")
@@ -248,8 +249,8 @@ def test_co_retrieved_and_related_to_are_one_line_edits() -> None:
              memo("long_term/E.md", importance=None)]
     pairs = (("long_term/A.md", "long_term/B.md", 3), ("long_term/A.md", "long_term/C.md", 2),
              ("long_term/D.md", "long_term/E.md", 9))
-    vecs = {"long_term/A.md": axis("a"), "long_term/B.md": axis("b"), "long_term/C.md": axis("c", 0.6, "b"),
-            "long_term/D.md": axis("c", 0.5, "b"), "long_term/E.md": axis("d")}
+    vecs = {"long_term/A.md": axis("a"), "long_term/B.md": axis("b"), "long_term/C.md": axis("c"),
+            "long_term/D.md": axis("c", 0.62, "b"), "long_term/E.md": axis("d")}
     w = world(notes, co_pairs=pairs)
     p = plan(w, vecs)
     assert [(x.src, x.rel, x.dst) for x in p.findings.wires] == [
@@ -271,13 +272,13 @@ def test_hashes_chain_through_the_plan_and_modes_limit_phases() -> None:
     vecs = REFS | {"short_term/Hot.md": axis("scientific", 0.1), "short_term/Cold.md": axis("b")}
     w = world(notes)
     full = plan(w, vecs)
-    last: dict[str, str] = {}
+    current: dict[str, str | None] = {m.path: m.hash for m in notes}
     for op in full.ops:
         for path, h in op.hashes.items():
-            assert h == last.get(path, next((m.hash for m in notes if m.path == path), None)), op.step
-        last[op.dest or op.path] = op.result
+            assert h == current.get(path), op.step
         if op.dest:
-            last.pop(op.path)
+            current[op.path] = None
+        current[op.dest or op.path] = op.result
     assert [op.phase for op in full.ops][-3:] == ["dream", "handoff", "state"]
     light = plan(w, vecs, mode="light")
     assert {op.phase for op in light.ops} == {"promote", "dream", "handoff", "state"}
@@ -363,7 +364,7 @@ def test_summaries_cascade_over_closed_periods_with_lineage() -> None:
         taken.add(path)
         return path
 
-    today = datetime(2026, 10, 30, tzinfo=UTC).date()
+    today = datetime(2026, 10, 29, tzinfo=UTC).date()  # the 29th is still open
     made = summarise(sources, today=today, embed=FAKE.embed, count_tokens=FAKE.count_tokens,
                      link=lambda p: f"[[{p[:-3]}]]", claim=claim)
     assert [(s.tier, s.path) for s in made] == [
