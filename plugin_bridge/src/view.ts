@@ -1,5 +1,5 @@
 // The Cortex pane: an ItemView that follows the active note and shows its related memories.
-import { ItemView, MarkdownView, TFile, debounce } from "obsidian";
+import { ItemView, MarkdownView, Notice, TFile, debounce } from "obsidian";
 import type { Debouncer, ViewStateResult, WorkspaceLeaf } from "obsidian";
 import type { CortexHost } from "./host";
 import { renderPane } from "./render";
@@ -62,6 +62,11 @@ export class CortexView extends ItemView {
         if (oldPath === this.model.path) void this.model.show(file.path);
       }),
     );
+    this.registerEvent(
+      vault.on("delete", (file) => {
+        if (file.path === this.model.path) void this.model.show(null);
+      }),
+    );
     this.register(
       this.host.onSettingsChange(() => {
         this.refreshSoon.cancel();
@@ -72,6 +77,7 @@ export class CortexView extends ItemView {
     this.register(() => this.refreshSoon.cancel());
     this.register(() => this.clearRetry());
     this.register(() => this.model.dispose());
+    this.drawState(this.model.state);
     this.followFile(workspace.getActiveFile());
   }
 
@@ -149,7 +155,10 @@ export class CortexView extends ItemView {
 
   private insertLink(item: PaneItem): void {
     const view = this.targetEditor();
-    if (view === null) return;
+    if (view === null) {
+      new Notice("vault-cortex: open a note to insert the link into.");
+      return;
+    }
     view.editor.replaceSelection(item.link);
     view.editor.focus();
   }

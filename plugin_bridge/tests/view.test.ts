@@ -1,7 +1,7 @@
 // The pane inside (the mock of) Obsidian: which events it follows, how it debounces, what it cleans up.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type * as Obsidian from "obsidian";
-import { App, MarkdownView, Plugin, WorkspaceLeaf } from "./__mocks__/obsidian";
+import { App, MarkdownView, Notice, Plugin, WorkspaceLeaf } from "./__mocks__/obsidian";
 import type { RequestUrlParam } from "./__mocks__/obsidian";
 import { CortexHost } from "../src/host";
 import { DEFAULT_SETTINGS } from "../src/settings";
@@ -104,6 +104,16 @@ describe("CortexView", () => {
     expect(related().at(-1)).toBe(`/v1/related?path=${OTHER}&mode=balanced`);
   });
 
+  it("shows that no note is open, and clears when the note it shows is deleted", async () => {
+    const empty = await openView(null);
+    expect(empty.root().dataset["state"]).toBe("no-note");
+    expect(related()).toEqual([]);
+    const { app, root } = await openView();
+    app.vault.trigger("delete", app.vault.getAbstractFileByPath(NOTE));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(root().dataset["state"]).toBe("no-note");
+  });
+
   it("asks again after a settings change", async () => {
     const { host } = await openView();
     await host.saveSettings();
@@ -154,6 +164,13 @@ describe("CortexView", () => {
     expect(md.editor.inserted).toEqual(["[[HANDOFF]]"]);
   });
 
+  it("says so when there is no editor to insert into", async () => {
+    const { root } = await openView();
+    Notice.shown.length = 0;
+    root().querySelector<HTMLElement>('.vc-item[data-path="HANDOFF.md"] .vc-insert')?.click();
+    expect(Notice.shown).toEqual(["vault-cortex: open a note to insert the link into."]);
+  });
+
   it("keeps the mode in its view state", async () => {
     const { view, app, root } = await openView();
     const select = root().querySelector<HTMLSelectElement>("select.vc-mode") as HTMLSelectElement;
@@ -173,11 +190,13 @@ describe("CortexView", () => {
     expect(app.workspace.count("file-open")).toBe(1);
     expect(app.vault.count("modify")).toBe(1);
     expect(app.vault.count("rename")).toBe(1);
+    expect(app.vault.count("delete")).toBe(1);
     app.vault.trigger("modify", app.vault.getAbstractFileByPath(NOTE));
     await shimView.close();
     expect(app.workspace.count("file-open")).toBe(0);
     expect(app.vault.count("modify")).toBe(0);
     expect(app.vault.count("rename")).toBe(0);
+    expect(app.vault.count("delete")).toBe(0);
     await vi.advanceTimersByTimeAsync(DELAY * 3);
     expect(related()).toHaveLength(1);
     expect(view.contentEl.childElementCount).toBe(0);

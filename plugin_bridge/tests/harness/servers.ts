@@ -5,7 +5,8 @@ import type { ChildProcess } from "node:child_process";
 import { createWriteStream, existsSync, readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { Server } from "node:http";
-import { AddressInfo, createServer as createNetServer } from "node:net";
+import { createServer as createNetServer } from "node:net";
+import type { AddressInfo } from "node:net";
 import { extname, join } from "node:path";
 import { REPO_ROOT, resolvePython } from "../../scripts/python.mjs";
 
