@@ -9,11 +9,13 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TextIO
 
 import msgspec
 
 from vault_cortex import sleep
-from vault_cortex.cortex import Cortex, Doctor, Recall
+from vault_cortex.cortex import Cortex, Doctor
+from vault_cortex.recall import Recall
 from vault_cortex.errors import InvalidRequest, VaultCortexError
 from vault_cortex.resonance import DecayPlan, ResonanceReport, WeightChange
 from vault_cortex.sync import SyncReport
@@ -25,7 +27,7 @@ log = logging.getLogger("vault_cortex")
 class ProgressBar:
     """A one-line progress bar on stderr when it is a terminal; a line per quarter otherwise."""
 
-    def __init__(self, stream: object = None) -> None:
+    def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stderr
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self.started = time.perf_counter()
@@ -54,8 +56,8 @@ class ProgressBar:
                 self._write(f"{phase}: {done}/{total} notes\n")
 
     def _write(self, text: str) -> None:
-        self.stream.write(text)  # type: ignore[attr-defined]
-        self.stream.flush()  # type: ignore[attr-defined]
+        self.stream.write(text)
+        self.stream.flush()
 
 
 def _vault_arg(p: argparse.ArgumentParser) -> None:

@@ -236,7 +236,8 @@ class _Sleep:
                 into = self.claim(f"{first.path.removesuffix('.md')} (merged).md")
                 self.gone |= set(members)
                 self.moved |= {m.path: self.claim(f"{ARCHIVE}/{m.path}") for m in group}
-                merge = Merge(into=into, sources=[m.path for m in group], similarity=low, importance=imp)
+                merge = Merge(into=into, sources=[m.path for m in group], similarity=low, importance=imp,
+                              archived=[self.moved[m.path] for m in group])
                 out.append((merge, merged_note(group, region, imp, self.now, self.moved)))
                 self.vec[into] = unit_rows([np.mean(unit_rows([self.vec[p] for p in members]), axis=0)])[0]
         return out
@@ -474,12 +475,13 @@ def make_plan(world: World, vectors: Mapping[str, Vector], *, settings: Settings
         anchors = {moved.get(p, p): t for p, t in s.anchors.items()
                    if p not in s.gone and moved.get(p, p) in links.paths}
         state = State(last_sleep=world.now, anchors=dict(sorted(anchors.items())), conflicts=[])
+    left = {t.path: t.importance for t in triage if t.decision in ("stay", "keep")} if triage else {
+        p: s.importance.get(p, s.live[p].importance or 0.5) for p in s.survey().short_term}
+    left |= {m.into: m.importance for m, _ in merges if s.live[m.sources[0]].region == SHORT_TERM}
     handoff = Handoff(
         curiosities=[links(p) for p, m in sorted(s.live.items())
                      if top_folder(p) == "curiosities" and (m.status or "open").lower() == "open"],
-        short_term=[(links(t.path), t.importance) for t in triage if t.decision in ("stay", "keep")]
-        if triage else [(links(p), s.live[p].importance or 0.5) for p in s.survey().short_term],
-        conflicts=list(world.state.conflicts))
+        short_term=[(links(p), imp) for p, imp in sorted(left.items())], conflicts=list(world.state.conflicts))
     current = s.live.get(HANDOFF)
     new_handoff = handoff_text(current.text if current else None, handoff)
     if state is not None or (current is None and save) or (current and new_handoff != current.text):

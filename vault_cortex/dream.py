@@ -40,7 +40,8 @@ class Survey(msgspec.Struct, frozen=True, kw_only=True):
 
 class Merge(msgspec.Struct, frozen=True, kw_only=True):
     into: str
-    sources: list[str]  # original paths (they move to archive/)
+    sources: list[str]  # original paths
+    archived: list[str]  # where each original moves (archive/<path>)
     similarity: float  # the lowest similarity between two members
     importance: float
 
@@ -133,7 +134,7 @@ def findings_markdown(f: Findings, link: Link) -> str:
            f"- Activity {since}: {s.events_since} events ({s.recalls_since} recalls, {s.opens_since} opens)."]
     if f.merges:
         out += ["", "## Merged"]
-        out += [f"- {link(m.into)} ← {', '.join(link(x) for x in m.sources)}: near-duplicates (similarity ≥ "
+        out += [f"- {link(m.into)} ← {', '.join(link(x) for x in m.archived)}: near-duplicates (similarity ≥ "
                 f"{m.similarity:.2f}); importance {m.importance:.2f}; originals moved to archive." for m in f.merges]
     for decision, heading in (("promote", "Promoted"), ("prune", "Pruned to archive"),
                               ("keep", "Kept though unimportant"), ("stay", "Stayed in short-term")):

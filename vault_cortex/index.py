@@ -248,7 +248,7 @@ class IndexDB:
             rows = []
             for p in only_paths:
                 rows += self.conn.execute(sql + " WHERE n.path = ?", (p,)).fetchall()
-        updates = []
+        updates: list[tuple[str | None, str | None, int]] = []
         for rowid, target, src in rows:
             res = resolver.resolve(target, src)
             if isinstance(res, Dangling):

@@ -129,7 +129,7 @@ def effective_importance(facts: NoteFacts, region: RegionFacts, now: float) -> f
         return base
     since = max(t for t in (facts.last_access, facts.created, facts.mtime) if t is not None)
     days = max(0.0, (now - since) / DAY)
-    return base * 0.5 ** (days / region.half_life_days)
+    return base * float(0.5 ** (days / region.half_life_days))
 
 
 def recency(facts: NoteFacts, now: float) -> float:

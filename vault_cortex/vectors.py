@@ -6,6 +6,7 @@ import os
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -103,9 +104,8 @@ class Vectors:
         """Exact cosine similarity of the query to the given chunks (those present)."""
         if not ids:
             return {}
-        got = self.index.get(np.asarray(ids, dtype=np.uint64), dtype=np.float32)
         out: dict[int, float] = {}
-        for i, vec in zip(ids, got, strict=True):
+        for i, vec in self.get(ids).items():
             if vec is not None:
                 norm = float(np.linalg.norm(vec)) or 1.0
                 out[int(i)] = float(np.dot(vec, query)) / norm
@@ -114,8 +114,10 @@ class Vectors:
     def get(self, ids: Sequence[int]) -> dict[int, Vector]:
         if not ids:
             return {}
-        got = self.index.get(np.asarray(ids, dtype=np.uint64), dtype=np.float32)
-        return {int(i): v for i, v in zip(ids, got, strict=True) if v is not None}
+        got: Any = self.index.get(np.asarray(ids, dtype=np.uint64), dtype="f32")
+        if len(ids) == 1 and not isinstance(got, tuple):
+            got = (got,)
+        return {int(i): np.asarray(v, dtype=np.float32) for i, v in zip(ids, got, strict=True) if v is not None}
 
     def save(self) -> None:
         tmp = self.path.with_suffix(".tmp")
