@@ -15,8 +15,8 @@ import msgspec
 
 from vault_cortex import sleep
 from vault_cortex.cortex import Cortex, Doctor
-from vault_cortex.recall import Recall
 from vault_cortex.errors import InvalidRequest, VaultCortexError
+from vault_cortex.recall import Recall
 from vault_cortex.resonance import DecayPlan, ResonanceReport, WeightChange
 from vault_cortex.sync import SyncReport
 from vault_cortex.vault import init_vault

@@ -12,7 +12,6 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from functools import partial
 
-import msgspec
 import numpy as np
 
 from vault_cortex.config import Settings
@@ -32,15 +31,18 @@ from vault_cortex.dream import (
 )
 from vault_cortex.edit import render_new_note
 from vault_cortex.errors import InvalidRequest
-from vault_cortex.graph import CO_RETRIEVED, EdgeWeights, GraphHealth
+from vault_cortex.graph import CO_RETRIEVED, EdgeWeights
 from vault_cortex.operations import (
     HANDOFF,
     STATE_PATH,
     Draft,
     Links,
+    Memo,
     Plan,
     State,
+    World,
     body_of,
+    sleep_settings,
     special,
     stamp,
     state_json,
@@ -65,87 +67,6 @@ EDGE_WEIGHT = EdgeWeights().of(CO_RETRIEVED)
 RELATED_PER_NOTE = 3  # most related_to links suggested from one note in one sleep
 
 
-def _keywords() -> dict[str, list[str]]:
-    return {
-        "soul": ["value", "believe", "principle", "promise", "matters to me"],
-        "personality": ["I tend to", "mood", "energy", "motivation", "habitually"],
-        "artistic": ["sketch", "drawing", "design", "colour", "color", "music"],
-        "linguistic": ["writing", "phrase", "wording", "grammar", "style", "translation"],
-        "scientific": ["measured", "experiment", "benchmark", "datasheet", "sqlite", "voltage"],
-        "long_term": ["decided", "decision", "architecture", "lesson", "always", "never"],
-    }
-
-
-class SleepSettings(msgspec.Struct, frozen=True, kw_only=True):
-    """The `[sleep]` section of config.toml (defaults as in the template)."""
-
-    merge_threshold: float = 0.92
-    promote_above: float = 0.7
-    prune_below: float = 0.3
-    co_retrieved_min: int = 3
-    related_threshold: float = 0.8
-    prune_min_connections: int = 5
-    nightly: bool = False
-    nightly_at: str = "03:30"
-    keywords: dict[str, list[str]] = msgspec.field(default_factory=_keywords)
-
-
-def sleep_settings(settings: Settings) -> SleepSettings:
-    """The sleep settings from `settings.extra["sleep"]`; unknown keys are ignored."""
-    raw = dict(settings.extra.get("sleep") or {})
-    known = {k: v for k, v in raw.items() if k in SleepSettings.__struct_fields__}
-    try:
-        return msgspec.convert(known, SleepSettings, strict=False)
-    except msgspec.ValidationError as exc:
-        raise InvalidRequest(f"invalid [sleep] setting: {exc}") from exc
-
-
-# -- inputs ----------------------------------------------------------------------------------------------
-
-class Memo(msgspec.Struct, frozen=True, kw_only=True):
-    """One note as sleep sees it: facts from the index and activity log, and its current text and hash."""
-
-    path: str
-    title: str
-    region: str
-    hash: str
-    mtime: datetime
-    text: str | None = None  # None when the file is not valid UTF-8 (never edited)
-    cortex: str | None = None
-    importance: float | None = None
-    created: datetime | None = None
-    layer: str | None = None
-    pinned: bool = False
-    status: str | None = None
-    session: str | None = None
-    project: str | None = None
-    tags: tuple[str, ...] = ()
-    aliases: tuple[str, ...] = ()
-    relations: dict[str, list[str]] = msgspec.field(default_factory=dict)  # frontmatter relations as written
-    degree: int = 0
-    neighbours: tuple[str, ...] = ()  # notes linked to or from it, any relation
-    co_listed: tuple[str, ...] = ()  # notes its `co_retrieved:` already names
-    derived_from: tuple[str, ...] = ()
-    accesses: int = 0  # accesses since it was created
-    last_access: datetime | None = None
-
-
-class World(msgspec.Struct, frozen=True, kw_only=True):
-    """Everything a plan is computed from."""
-
-    now: datetime
-    notes: tuple[Memo, ...]
-    taken: frozenset[str]  # every vault path in use, notes or not
-    health: GraphHealth
-    co_pairs: tuple[tuple[str, str, int], ...] = ()
-    pair_last: dict[str, datetime] = msgspec.field(default_factory=dict)  # "a|b" → last retrieved together
-    events_since: int = 0
-    recalls_since: int = 0
-    opens_since: int = 0
-    state: State = msgspec.field(default_factory=State)
-    state_hash: str | None = None  # of state.json as read (None: no file yet)
-
-
 def keyword_hits(text: str, words: Sequence[str]) -> list[str]:
     """The configured words a text mentions (case-insensitive, whole words)."""
     return [w for w in words if re.search(r"(?<!\w)" + re.escape(w) + r"(?!\w)", text, re.I)]
@@ -156,7 +77,7 @@ def natural_region(memo: Memo, vec: Vector | None, centroids: Mapping[str, Vecto
     """Where a short-term note belongs: its own `cortex:`, else centroid similarity leaned by keyword rules."""
     if memo.cortex and memo.cortex != SHORT_TERM and memo.cortex in order:
         return memo.cortex, f"its own cortex: {memo.cortex}"
-    body = memo.text or ""
+    body = body_of(memo.text or "")
     scores: dict[str, float] = {}
     why: dict[str, str] = {}
     for region in order:

@@ -102,9 +102,11 @@ class _Journal:
 
     def write(self, **record: Any) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         try:
-            os.write(fd, json.dumps(record, ensure_ascii=False).encode() + b"\n")
+            size = os.fstat(fd).st_size
+            torn = size > 0 and os.pread(fd, 1, size - 1) != b"\n"  # a line cut short by a crash stays alone
+            os.write(fd, b"\n" * torn + json.dumps(record, ensure_ascii=False).encode() + b"\n")
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -312,6 +314,8 @@ def resume(cx: Cortex, *, commit: bool = False, checkpoint: Checkpoint | None = 
         run, records = _open_run(cx, checkpoint)
         if any(r.get("t") in ("end", "rolled_back") for r in records):
             raise InvalidRequest(f"the last sleep ({run.plan.id}) finished or was rolled back: nothing to resume")
+        if run.undone:
+            raise InvalidRequest("a rollback of the last sleep was interrupted: run `vault-cortex sleep --rollback`")
         return _finish(cx, run, commit)
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from functools import lru_cache
 from datetime import UTC, datetime
+from functools import lru_cache
 
 import msgspec
 

@@ -19,10 +19,10 @@ import numpy as np
 
 from vault_cortex.activity import FeedbackEvent, OpenEvent, RecallEvent, read_events
 from vault_cortex.config import Settings
-from vault_cortex.consolidate import Memo, World, make_plan, sleep_settings
+from vault_cortex.consolidate import make_plan
 from vault_cortex.errors import InvalidRequest
 from vault_cortex.journal import ApplyReport, Skip, apply, load_plan, plan_file, resume, rollback, save_plan
-from vault_cortex.operations import STATE_PATH, Plan, State, parse_when, plan_markdown
+from vault_cortex.operations import STATE_PATH, Memo, Plan, State, World, parse_when, plan_markdown, sleep_settings
 from vault_cortex.vault import content_hash
 
 if TYPE_CHECKING:

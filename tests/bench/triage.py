@@ -25,6 +25,7 @@ import numpy as np  # noqa: E402
 
 from vault_cortex import consolidate  # noqa: E402
 from vault_cortex.cortex import Cortex  # noqa: E402
+from vault_cortex.operations import sleep_settings  # noqa: E402
 from vault_cortex.sleep import gather  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "fixtures" / "vaults" / "triage"
@@ -42,7 +43,7 @@ def measure(vault: Path, cx: Cortex | None = None) -> dict[str, object]:
         plan = consolidate.make_plan(world, vectors, settings=cx.settings, mode="light",
                                      embed=cx.embedder.embed, count_tokens=cx.embedder.count_tokens)
         chosen = {t.path: t.region for t in plan.findings.triage}
-        cfg = consolidate.sleep_settings(cx.settings)
+        cfg = sleep_settings(cx.settings)
         notes = {m.path: m for m in world.notes}
         refs = [p for p, m in notes.items() if m.region != "short_term" and p in vectors]
         centroids = {}

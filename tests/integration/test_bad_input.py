@@ -43,7 +43,7 @@ def bad_vault(tmp_path: Path) -> Path:
         "notes/binary.md": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)),
         "notes/empty.md": b"",
         "notes/with space and #hash.md": b"A file name with spaces and a hash sign.\n",
-        unicodedata.normalize("NFD", "notes/Café décor.md"): "Accents written in NFD.\n".encode(),
+        unicodedata.normalize("NFD", "notes/Café décor.md"): b"Accents written in NFD.\n",
         "notes/ok.md": b"A perfectly ordinary note about sourdough starters.\n",
     }
     for rel, data in files.items():

@@ -170,7 +170,8 @@ def test_config_modes_and_feature_sections(vault: Path) -> None:
     }
     assert set(keywords) <= set(CORTICES) and keywords
     assert all(isinstance(w, list) and w and all(isinstance(x, str) for x in w) for w in keywords.values())
-    assert extra["habits"] == {"max": 12, "token_cap": 300, "semantic_threshold": 0.45}
+    assert extra["habits"] == {"max": 12, "token_cap": 300, "semantic_threshold": 0.45,
+        "reinforce_step": 0.1, "half_life_days": 30}
     assert extra["resonance"] == {"touch_step": 0.1, "half_life_days": 30, "report_days": 30}
     assert extra["curiosity"] == {"match_threshold": 0.4}
     assert extra["hooks"] == {"prompt_threshold": 0.5, "prompt_budget_tokens": 400, "session_budget_tokens": 1500}

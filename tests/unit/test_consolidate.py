@@ -5,6 +5,7 @@ Notes are built in memory with hand-made vectors (one axis per topic), so every 
 
 from __future__ import annotations
 
+import difflib
 import json
 import tomllib
 from datetime import UTC, datetime, timedelta
@@ -17,11 +18,23 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vault_cortex.config import parse_settings
-from vault_cortex.consolidate import Memo, SleepSettings, World, make_plan, natural_region, sleep_settings
+from vault_cortex.consolidate import make_plan, natural_region
 from vault_cortex.dream import Handoff, handoff_text
 from vault_cortex.edit import get_frontmatter_span
 from vault_cortex.graph import Graph, health
-from vault_cortex.operations import HANDOFF, STATE_PATH, Plan, State, apply_edit, plan_markdown
+from vault_cortex.operations import (
+    HANDOFF,
+    STATE_PATH,
+    Memo,
+    Plan,
+    SleepSettings,
+    State,
+    World,
+    apply_edit,
+    body_of,
+    plan_markdown,
+    sleep_settings,
+)
 from vault_cortex.sleep import next_nightly
 from vault_cortex.tiers import Source, select, sentences, summarise, unit_rows
 from vault_cortex.transcript import parse_transcript, render
@@ -174,7 +187,8 @@ def test_triage_promotes_decays_and_prunes_with_care() -> None:
     ]
     links = [("short_term/Bridge.md", "soul/Ref soul.md"), ("short_term/Bridge.md", "artistic/Ref artistic.md")]
     vecs = REFS | {"short_term/Measured wake current.md": axis("scientific", 0.3),
-                   "root note.md": axis("artistic", 0.2)} | {m.path: axis(x) for m, x in zip(notes[1:6], "abcda")}
+                   "root note.md": axis("artistic", 0.2)}
+    vecs |= {m.path: axis(x) for m, x in zip(notes[1:6], "abcda", strict=True)}
     p = plan(world(notes, links), vecs)
     got = {t.path: (t.decision, t.region, t.dest) for t in p.findings.triage}
     promoted = ("promote", "scientific", "scientific/Measured wake current.md")
@@ -256,10 +270,12 @@ def test_co_retrieved_and_related_to_are_one_line_edits() -> None:
     assert [(x.src, x.rel, x.dst) for x in p.findings.wires] == [
         ("long_term/A.md", "co_retrieved", "long_term/B.md"), ("long_term/C.md", "related_to", "long_term/D.md")]
     files = simulate(w, p)
-    for path, line in (("long_term/A.md", 'co_retrieved: ["[[B]]"]'), ("long_term/C.md", 'related_to: ["[[D]]"]')):
-        before, after = notes[[m.path for m in notes].index(path)].text or "", files[path]
-        assert line.split(":")[0] in after and len(after.splitlines()) - len(before.splitlines()) in (1, 2)
-        assert after.endswith(before.split("---\n", 2)[2])  # the body is untouched
+    for path, added in (("long_term/A.md", ["co_retrieved:", '  - "[[B]]"']),
+                        ("long_term/C.md", ["relations:", "  related_to:", '    - "[[D]]"'])):
+        before, after = (notes[[m.path for m in notes].index(path)].text or "").splitlines(), files[path].splitlines()
+        ops = difflib.SequenceMatcher(a=before, b=after).get_opcodes()
+        assert [tag for tag, *_ in ops if tag != "equal"] == ["insert"]  # only added lines, nothing else moves
+        assert [after[j] for tag, _, _, j1, j2 in ops if tag == "insert" for j in range(j1, j2)] == added
 
 
 # -- the plan as a whole ----------------------------------------------------------------------------------
@@ -281,7 +297,7 @@ def test_hashes_chain_through_the_plan_and_modes_limit_phases() -> None:
         current[op.dest or op.path] = op.result
     assert [op.phase for op in full.ops][-3:] == ["dream", "handoff", "state"]
     light = plan(w, vecs, mode="light")
-    assert {op.phase for op in light.ops} == {"promote", "dream", "handoff", "state"}
+    assert "promote" in {op.phase for op in light.ops} <= {"promote", "wire", "dream", "handoff", "state"}
     save = plan(w, vecs, mode="save")
     assert [op.phase for op in save.ops] == ["handoff"]
     text = save.ops[0].content or ""
@@ -328,11 +344,9 @@ def test_plans_never_lose_a_note_and_touch_only_what_they_name(spec: list[tuple[
     touched = {x for op in p.ops for x in (op.path, op.dest) if x}
     for m in notes:
         assert m.path in touched or files.get(m.path) == m.text
-    originals = {m.text for m in notes}
-    kept = set(files.values())
-    for m in notes:  # every note survives: as it was, edited in place, or moved (with its edits) somewhere
-        assert m.text in kept or m.path in touched
-    assert not (originals - kept) or any(op.action != "move" for op in p.ops)
+    bodies = [body_of(text) for text in files.values()]
+    for m in notes:  # every body survives byte for byte: kept, edited (frontmatter only) or moved to archive/
+        assert body_of(m.text or "") in bodies
 
 
 # -- tiers ---------------------------------------------------------------------------------------------------
