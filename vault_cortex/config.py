@@ -94,7 +94,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     index: IndexSettings = msgspec.field(default_factory=IndexSettings)
     embedding: EmbeddingSettings = msgspec.field(default_factory=EmbeddingSettings)
     recall: RecallSettings = msgspec.field(default_factory=RecallSettings)
-    modes: dict[str, dict[str, float]] = msgspec.field(default_factory=lambda: {k: dict(v) for k, v in DEFAULT_MODES.items()})
+    modes: dict[str, dict[str, float]] = msgspec.field(
+        default_factory=lambda: {k: dict(v) for k, v in DEFAULT_MODES.items()})
     relations: list[str] = msgspec.field(default_factory=list)  # extra relation types beyond the built-ins
     extra: dict[str, Any] = msgspec.field(default_factory=dict)  # sections later features own
 
@@ -134,7 +135,8 @@ def parse_settings(raw: Mapping[str, Any], env: Mapping[str, str] | None = None)
     try:
         settings = msgspec.convert(data, Settings, strict=False)
     except msgspec.ValidationError as exc:
-        source = "the environment or " + CONFIG_PATH if env and any(k.startswith(_ENV_PREFIX) for k in env) else CONFIG_PATH
+        from_env = env and any(k.startswith(_ENV_PREFIX) for k in env)
+        source = "the environment or " + CONFIG_PATH if from_env else CONFIG_PATH
         raise ConfigError(f"invalid setting in {source}: {exc}") from exc
     _check(settings)
     return settings

@@ -61,7 +61,15 @@ CREATE TABLE IF NOT EXISTS touches(concept TEXT PRIMARY KEY, count INTEGER NOT N
 
 # Words too common to help BM25; a query made only of them falls back to all its words.
 _STOPWORDS = frozenset(
-    ["a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "more", "most", "my", "myself", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "yourself", "yourselves", "ever"]
+    """
+    a about above after again against all am an and any are as at be because been before being below between
+    both but by can could did do does doing down during each few for from further had has have having he her
+    here hers herself him himself his how i if in into is it its itself just me more most my myself no nor
+    not now of off on once only or other our ours ourselves out over own same she should so some such than
+    that the their theirs them themselves then there these they this those through to too under until up
+    very was we were what when where which while who whom why will with would you your yours yourself
+    yourselves ever
+    """.split()
 )
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -407,7 +415,8 @@ class IndexDB:
         ]
 
     def skipped(self) -> list[Skipped]:
-        return [Skipped(path=p, reason=r) for p, r in self._r().execute("SELECT path, reason FROM skipped ORDER BY path")]
+        rows = self._r().execute("SELECT path, reason FROM skipped ORDER BY path")
+        return [Skipped(path=p, reason=r) for p, r in rows]
 
     def problems(self) -> list[tuple[str, str]]:
         out = []

@@ -192,8 +192,10 @@ def main(argv: list[str] | None = None) -> int:
             print(row(f"  fusion dense={wd:.1f}", res))
         for g in (0.05, 0.1, 0.2, 0.25, 0.3):
             mode = {"g": {**default, "graph": g}}
-            print(row(f"  graph weight {g:.2f}", run_all([(with_recall(cx, modes=mode), q) for cx, q in base], mode="g")))
-    print("reference (DESIGN.md): BM25 R@10 0.520, dense 0.431, RRF 0.552; targets R@10 >= 0.60 (fusion), >= 0.68 (full)")
+            res = run_all([(with_recall(cx, modes=mode), q) for cx, q in base], mode="g")
+            print(row(f"  graph weight {g:.2f}", res))
+    print("reference (DESIGN.md): BM25 R@10 0.520, dense 0.431, RRF 0.552; "
+          "targets R@10 >= 0.60 (fusion), >= 0.68 (full)")
     print(f"({statistics.fmean([len(q) for _, q in setups]):.0f} questions per conversation; "
           f"{time.perf_counter() - started:.0f}s)")
     return 0

@@ -134,7 +134,8 @@ def test_recall_is_logged_with_its_paths(fixture_vault, embedder) -> None:  # ty
     with Cortex.open(root, embedder=embedder) as cx:
         cx.sync()
         result = cx.recall("tax receipts", k=2, client="cli")
-    lines = [json.loads(line) for f in (root / ".cortex/activity").glob("*.jsonl") for line in f.read_text().splitlines()]
+    files = sorted((root / ".cortex/activity").glob("*.jsonl"))
+    lines = [json.loads(line) for f in files for line in f.read_text().splitlines()]
     assert lines[-1]["event"] == "recall" and lines[-1]["client"] == "cli"
     assert lines[-1]["paths"] == [h.path for h in result.hits]
 
