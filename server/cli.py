@@ -91,6 +91,10 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     root = Path(args.vault).expanduser()
     if not is_vault(root):
         raise VaultNotFound(f"no vault at {root}: run `vault-cortex init {root}` or `vault-cortex serve` first")
+    url = hooks.server_url(root)
+    if hooks.server_answers(url):
+        log.warning("a server already serves this vault at %s: two processes indexing one vault race on its "
+                    "vector file; point the MCP client at %s/mcp instead", url, url)
     with Cortex.open(root) as cx:
         mcp = build_mcp(cx)
         watcher = Watcher(cx, debounce_ms=int(cx.settings.extra.get("server", {}).get("debounce_ms", 300)))

@@ -17,7 +17,11 @@ from vault_cortex.sync import SyncReport
 
 log = logging.getLogger(__name__)
 
-STEP_MS = 50  # watchfiles' poll step: a save is reported about this long after it lands
+STEP_MS = 20  # watchfiles' poll step: a save is reported one or two steps after it lands
+# The longest watchfiles gathers changes before reporting them. It counts every change, the index's own
+# writes under .cortex/ included (they are filtered out after), so it must stay short: a busy activity log
+# would otherwise hold every save back by this long.
+GATHER_MS = 100
 
 
 class Syncable(Protocol):
@@ -45,15 +49,16 @@ def in_dot_folder(root: str, path: str) -> bool:
 
 
 class Watcher:
-    """Runs `cortex.sync()` at start and after each burst of file changes outside dot-folders.
+    """Runs `cortex.sync()` at start and after file changes outside dot-folders.
 
-    `debounce_ms` is the longest a burst is gathered before a sync; a single save syncs after about
-    STEP_MS. Changes that land during a sync trigger one more. Syncs never overlap.
+    A lone save syncs as soon as watchfiles reports it (within GATHER_MS); while changes keep coming, syncs
+    start at most once per `debounce_ms`, so a burst (a git checkout, a sync client) is batched. Changes
+    that land during a sync trigger one more. Syncs never overlap.
     """
 
     def __init__(self, cortex: Syncable, *, debounce_ms: int = 300) -> None:
         self.cortex = cortex
-        self.debounce_ms = max(debounce_ms, STEP_MS)
+        self.debounce_ms = max(debounce_ms, 0)
         self.root = str(cortex.root)
         self._watching = False
         self._stop = threading.Event()
@@ -101,8 +106,8 @@ class Watcher:
     async def _watch(self) -> None:
         self._watching = True
         try:
-            async for changes in awatch(self.root, watch_filter=self._keep, debounce=self.debounce_ms,
-                                        step=STEP_MS, stop_event=self._stop, recursive=True):
+            async for changes in awatch(self.root, watch_filter=self._keep, debounce=GATHER_MS, step=STEP_MS,
+                                        stop_event=self._stop, recursive=True):
                 log.debug("%d file changes", len(changes))
                 if self._pending_since is None:
                     self._pending_since = time.monotonic()
@@ -111,8 +116,10 @@ class Watcher:
             self._watching = False
 
     async def _sync_loop(self) -> None:
+        started = -float("inf")
         while True:
             await self._wake.wait()
+            await anyio.sleep(max(0.0, self.debounce_ms / 1000 - (time.monotonic() - started)))  # batch a burst
             self._wake = anyio.Event()
             started = time.monotonic()
             try:

@@ -1,6 +1,7 @@
 """vault-cortex: long-term memory for people and AI agents, kept as an Obsidian-style markdown vault."""
 
-from vault_cortex.cortex import Cortex, Doctor, NoteDoc, Verify
+from vault_cortex.cortex import Cortex, NoteDoc
+from vault_cortex.doctor import Doctor, Verify
 from vault_cortex.errors import (
     ConfigError,
     IndexUnavailable,

@@ -14,7 +14,8 @@ from typing import TextIO
 import msgspec
 
 from vault_cortex import sleep
-from vault_cortex.cortex import Cortex, Doctor
+from vault_cortex.cortex import Cortex
+from vault_cortex.doctor import Doctor
 from vault_cortex.errors import InvalidRequest, VaultCortexError
 from vault_cortex.recall import Recall
 from vault_cortex.resonance import DecayPlan, ResonanceReport, WeightChange

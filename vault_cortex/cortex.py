@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
-import shutil
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -17,46 +14,26 @@ from types import TracebackType
 import msgspec
 import numpy as np
 
-from vault_cortex import curiosity, habits, resonance, sleep, transcript
+from vault_cortex import curiosity, doctor, habits, notes, resonance, sleep, transcript
 from vault_cortex.activity import Event, OpenEvent, RecallEvent
 from vault_cortex.activity import append as append_event
 from vault_cortex.config import Settings, load_settings
 from vault_cortex.context import Context, build_context
-from vault_cortex.edit import add_relation, note_filename, render_new_note
+from vault_cortex.doctor import Doctor, Verify
 from vault_cortex.embed import Embedder, load_embedder
 from vault_cortex.errors import InvalidRequest, NoteNotFound, VaultNotFound
 from vault_cortex.graph import Graph, GraphHealth, health
-from vault_cortex.index import IndexDB, LinkRow
+from vault_cortex.index import IndexDB
 from vault_cortex.pack import Candidate, Packed, pack
 from vault_cortex.recall import Concept, Recall, Scored, rank, to_candidate, to_hit
 from vault_cortex.sync import Progress, SyncReport, reconcile_vectors, sync
-from vault_cortex.vault import ARCHIVE, Skipped, atomic_write, content_hash, note_path, walk
+from vault_cortex.vault import ARCHIVE, atomic_write, content_hash, note_path
 from vault_cortex.vectors import EmbeddingCache, Vector, Vectors
 
 log = logging.getLogger(__name__)
 
 INDEX_DIR = ".cortex/index"
 RESONANCE_DIR = "resonance"
-
-
-class Doctor(msgspec.Struct, frozen=True, kw_only=True):
-    """What is wrong or worth a look in the vault and its index."""
-
-    problems: list[tuple[str, str]]  # (path, parse problem)
-    skipped: list[Skipped]
-    dangling: list[LinkRow]
-    ambiguous: list[LinkRow]
-    drift: list[str]  # files whose index entry is out of date, as "path: why"
-
-    @property
-    def ok(self) -> bool:
-        return not (self.problems or self.skipped or self.dangling or self.ambiguous or self.drift)
-
-
-class Verify(msgspec.Struct, frozen=True, kw_only=True):
-    ok: bool
-    differences: list[str]
-    seconds: float
 
 
 class NoteDoc(msgspec.Struct, frozen=True, kw_only=True):
@@ -186,7 +163,7 @@ class Cortex:
         packed = self.pack(top, budget_tokens) if budget_tokens is not None else None
         hits = [to_hit(s, query) for s in top]
         if log_activity:
-            self.log(RecallEvent(ts=self._now(), client=client, query=query, mode=mode_name,
+            self.log(RecallEvent(ts=self.clock(), client=client, query=query, mode=mode_name,
                                  paths=tuple(h.path for h in hits)))
         return Recall(query=query, mode=mode_name, hits=hits, context=packed,
                       took_ms=round((time.perf_counter() - started) * 1000, 2))
@@ -200,7 +177,7 @@ class Cortex:
             return rank(query=query, qvec=qvec, db=self.db, vectors=self.vectors, graph=graph,
                         concepts=self._concepts(), access=facts.access, pairs=facts.pairs, settings=self.settings,
                         weights=weights,
-                        now=self._now().timestamp(), regions=regions, exclude=exclude)
+                        now=self.clock().timestamp(), regions=regions, exclude=exclude)
 
     def similarity(self, qvec: Vector, paths: Sequence[str]) -> dict[str, float]:
         """Best cosine similarity between a query vector and any chunk of each note."""
@@ -231,7 +208,7 @@ class Cortex:
         exclude = frozenset({path, *linked}) | self.archived()
         top = self.ranked(text, qvec, weights, exclude=exclude)[:k]
         hits = [to_hit(s, text) for s in top]
-        self.log(OpenEvent(ts=self._now(), client=client, path=path))
+        self.log(OpenEvent(ts=self.clock(), client=client, path=path))
         return Recall(query=path, mode=mode_name, hits=hits, took_ms=round((time.perf_counter() - started) * 1000, 2))
 
     def context(self, *, task: str | None = None, project: str | None = None, active_note: str | None = None,
@@ -246,48 +223,12 @@ class Cortex:
                  tags: list[str] | None = None, importance: float | None = None, project: str | None = None,
                  relations: dict[str, list[str]] | None = None, client: str = "api") -> NoteDoc:
         """Write a new memory note (atomically, never over an existing file) and index it at once."""
-        if not text or not text.strip():
-            raise InvalidRequest("nothing to remember: the text is empty")
-        region = region or self.settings.regions.default
-        if region not in self.settings.regions.order:
-            raise InvalidRequest(f"unknown region {region!r}; regions: {', '.join(self.settings.regions.order)}")
-        if importance is not None and not 0 <= importance <= 1:
-            raise InvalidRequest("importance must be between 0 and 1")
-        title = (title or _title_from(text)).strip()
-        stem = note_filename(title)
-        props: dict[str, object] = {"cortex": region}
-        if importance is not None:
-            props["importance"] = importance
-        props["created"] = self._now().astimezone().strftime("%Y-%m-%dT%H:%M")
-        if tags:
-            props["tags"] = [t.lstrip("#") for t in tags]
-        if project:
-            props["project"] = project
-        content = render_new_note(title=None, body=text.strip() + "\n", properties=props)
-        for rel, targets in (relations or {}).items():
-            _check_rel(rel)
-            for target in targets:
-                content = add_relation(content, rel, target.removeprefix("[[").removesuffix("]]"))
-        with self._write_lock:
-            for n in range(1, 1000):
-                rel_path = f"{region}/{stem}{'' if n == 1 else f' {n}'}.md"
-                if not (self.root / rel_path).exists():
-                    break
-            doc = self.write_note(rel_path, content, None)
-        return doc
+        return notes.remember(self, text, title=title, region=region, tags=tags, importance=importance,
+                              project=project, relations=relations, client=client)
 
     def link(self, src: str, rel: str, dst: str) -> NoteDoc:
         """Add a typed relation `rel` from note src to dst, as one minimal frontmatter change."""
-        _check_rel(rel)
-        target = dst.removeprefix("[[").removesuffix("]]").removesuffix(".md")
-        if not target.strip():
-            raise InvalidRequest("the link target is empty")
-        with self._write_lock:
-            doc = self.read_note(src)
-            new = add_relation(doc.content, rel, target)
-            if new == doc.content:
-                return doc
-            return self.write_note(src, new, doc.etag)
+        return notes.link(self, src, rel, dst)
 
     def pack(self, scored: list[Scored], budget_tokens: int, extra: Sequence[Candidate] = (),
               section_order: Sequence[str] = ()) -> Packed:
@@ -315,9 +256,6 @@ class Cortex:
     def archived(self) -> frozenset[str]:
         self.graph()
         return self._facts.archived
-
-    def _now(self) -> datetime:
-        return self.clock()
 
     def graph(self) -> Graph:
         """The note graph (links, relations, projects, co-retrieval), rebuilt when the index changed."""
@@ -402,47 +340,11 @@ class Cortex:
     # -- health --------------------------------------------------------------------------------------
     def doctor(self) -> Doctor:
         """Parse problems, skipped files, dangling and ambiguous links, and index/file drift."""
-        links = self.db.links()
-        walked = walk(self.root, self.settings.index)
-        states = self.db.file_states()
-        drift = []
-        on_disk = {f.path: f for f in walked.notes}
-        skipped_now = {s.path for s in walked.skipped} | {s.path for s in self.db.skipped()}
-        for path, f in on_disk.items():
-            st = states.get(path)
-            if st is None and path not in skipped_now:
-                drift.append(f"{path}: on disk, not in the index")
-            elif st is not None and (st.size != f.size or st.mtime_ns != f.mtime_ns):
-                drift.append(f"{path}: changed on disk since the last sync")
-        drift += [f"{p}: in the index, gone from disk" for p in sorted(set(states) - set(on_disk))]
-        return Doctor(
-            problems=self.db.problems(),
-            skipped=sorted({s.path: s for s in [*self.db.skipped(), *walked.skipped]}.values(),
-                           key=lambda s: s.path),
-            dangling=[ln for ln in links if ln.dst is None],
-            ambiguous=[ln for ln in links if ln.ambiguous],
-            drift=sorted(drift),
-        )
+        return doctor.doctor(self)
 
     def verify(self, progress: Progress | None = None) -> Verify:
         """Rebuild the index into a temporary folder and compare it with the live one."""
-        started = time.perf_counter()
-        self.sync()
-        tmp = Path(tempfile.mkdtemp(prefix="vault-cortex-verify-"))
-        try:
-            rebuilt = Cortex(self.root, self.settings, self.embedder, index_dir=tmp, cache=self.cache)
-            try:
-                rebuilt.sync(progress)
-                differences = _compare(self.db.snapshot(), rebuilt.db.snapshot())
-                if len(self.vectors) != len(rebuilt.vectors):
-                    differences.append(
-                        f"vectors: live index has {len(self.vectors)}, rebuild has {len(rebuilt.vectors)}")
-            finally:
-                rebuilt.close()
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-        return Verify(ok=not differences, differences=differences,
-                      seconds=round(time.perf_counter() - started, 2))
+        return doctor.verify(self, progress)
 
     # -- habits, resonance, curiosity (issue 6) --
     def habits_for_context(self, text: str, *, tool: str | None = None,
@@ -502,28 +404,3 @@ class Cortex:
     def import_transcript(self, file: str | os.PathLike[str], session: str | None = None) -> transcript.Imported:
         """Import a Claude Code JSONL or markdown chat as raw notes, one per prompt→answer exchange."""
         return transcript.import_transcript(self, Path(file), session)
-
-
-def _title_from(text: str) -> str:
-    """A title from the first line of a memory's text, cut at a word boundary."""
-    first = next((line.strip(" #-*>\t") for line in text.strip().splitlines() if line.strip()), "memory")
-    if len(first) <= 60:
-        return first
-    cut = first[:60].rfind(" ")
-    return first[: cut if cut > 20 else 60]
-
-
-def _check_rel(rel: str) -> None:
-    if not re.fullmatch(r"[a-z][a-z0-9_]{0,39}", rel or ""):
-        raise InvalidRequest(f"a relation type is lower-case letters, digits and _ (e.g. supports), not {rel!r}")
-
-
-def _compare(live: dict[str, list[tuple[object, ...]]], rebuilt: dict[str, list[tuple[object, ...]]]) -> list[str]:
-    out = []
-    for table in live:
-        a, b = set(live[table]), set(rebuilt[table])
-        for row in sorted(a - b, key=repr)[:20]:
-            out.append(f"{table}: only in the live index: {row[:3]}")
-        for row in sorted(b - a, key=repr)[:20]:
-            out.append(f"{table}: only in the rebuild: {row[:3]}")
-    return out

@@ -1,0 +1,75 @@
+"""Writing memories: a new note from text, and a typed relation between two notes — minimal and atomic."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from vault_cortex.edit import add_relation, note_filename, render_new_note
+from vault_cortex.errors import InvalidRequest
+
+if TYPE_CHECKING:
+    from vault_cortex.cortex import Cortex, NoteDoc
+
+
+def remember(cx: Cortex, text: str, *, title: str | None = None, region: str | None = None,
+             tags: list[str] | None = None, importance: float | None = None, project: str | None = None,
+             relations: dict[str, list[str]] | None = None, client: str = "api") -> NoteDoc:
+    """Write a new memory note (atomically, never over an existing file) and index it at once."""
+    if not text or not text.strip():
+        raise InvalidRequest("nothing to remember: the text is empty")
+    region = region or cx.settings.regions.default
+    if region not in cx.settings.regions.order:
+        raise InvalidRequest(f"unknown region {region!r}; regions: {', '.join(cx.settings.regions.order)}")
+    if importance is not None and not 0 <= importance <= 1:
+        raise InvalidRequest("importance must be between 0 and 1")
+    title = (title or _title_from(text)).strip()
+    stem = note_filename(title)
+    props: dict[str, object] = {"cortex": region}
+    if importance is not None:
+        props["importance"] = importance
+    props["created"] = cx.clock().astimezone().strftime("%Y-%m-%dT%H:%M")
+    if tags:
+        props["tags"] = [t.lstrip("#") for t in tags]
+    if project:
+        props["project"] = project
+    content = render_new_note(title=None, body=text.strip() + "\n", properties=props)
+    for rel, targets in (relations or {}).items():
+        _check_rel(rel)
+        for target in targets:
+            content = add_relation(content, rel, target.removeprefix("[[").removesuffix("]]"))
+    with cx._write_lock:
+        for n in range(1, 1000):
+            rel_path = f"{region}/{stem}{'' if n == 1 else f' {n}'}.md"
+            if not (cx.root / rel_path).exists():
+                break
+        doc = cx.write_note(rel_path, content, None)
+    return doc
+
+
+def link(cx: Cortex, src: str, rel: str, dst: str) -> NoteDoc:
+    """Add a typed relation `rel` from note src to dst, as one minimal frontmatter change."""
+    _check_rel(rel)
+    target = dst.removeprefix("[[").removesuffix("]]").removesuffix(".md")
+    if not target.strip():
+        raise InvalidRequest("the link target is empty")
+    with cx._write_lock:
+        doc = cx.read_note(src)
+        new = add_relation(doc.content, rel, target)
+        if new == doc.content:
+            return doc
+        return cx.write_note(src, new, doc.etag)
+
+
+def _title_from(text: str) -> str:
+    """A title from the first line of a memory's text, cut at a word boundary."""
+    first = next((line.strip(" #-*>\t") for line in text.strip().splitlines() if line.strip()), "memory")
+    if len(first) <= 60:
+        return first
+    cut = first[:60].rfind(" ")
+    return first[: cut if cut > 20 else 60]
+
+
+def _check_rel(rel: str) -> None:
+    if not re.fullmatch(r"[a-z][a-z0-9_]{0,39}", rel or ""):
+        raise InvalidRequest(f"a relation type is lower-case letters, digits and _ (e.g. supports), not {rel!r}")
