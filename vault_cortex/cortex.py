@@ -117,8 +117,10 @@ class Cortex:
         """Re-index what changed since the last sync; never writes a note."""
         with self._write_lock, self._vector_lock:
             self._check_model()
-            return sync(self.root, self.db, self.vectors, self.cache, lambda: self.embedder, self.settings,
-                        progress)
+            report = sync(self.root, self.db, self.vectors, self.cache, lambda: self.embedder, self.settings,
+                          progress)
+        self.graph()  # rebuild the graph here, off the interactive path of the next recall
+        return report
 
     def _check_model(self) -> None:
         """A different model than the index was built with means every vector must be rebuilt."""

@@ -154,6 +154,8 @@ class OnnxEmbedder:
     ) -> None:
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
+        # Idle worker threads must not spin: the server shares the cores with an editor and an agent.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.inter_op_num_threads = 1
         options.log_severity_level = 3  # keep onnxruntime's optimiser chatter out of the logs
         try:

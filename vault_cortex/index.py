@@ -279,6 +279,21 @@ class IndexDB:
             "INSERT INTO touches(concept, count, last_ts) VALUES (?, ?, ?)",
             [(c, t.touches, t.last_touch.timestamp()) for c, t in activity.concepts.items()])
 
+    def add_activity(self, delta: Activity) -> None:
+        """Fold newly appended events into the replayed numbers (counts add up, last times take the max)."""
+        self.conn.executemany(
+            "INSERT INTO access(path, count, last_ts) VALUES (?, ?, ?) ON CONFLICT(path) DO UPDATE SET "
+            "count = count + excluded.count, last_ts = max(coalesce(last_ts, 0), coalesce(excluded.last_ts, 0))",
+            [(p, a.access_count, a.last_access.timestamp() if a.last_access else None)
+             for p, a in delta.paths.items()])
+        self.conn.executemany(
+            "INSERT INTO co_retrieval(a, b, count) VALUES (?, ?, ?) ON CONFLICT(a, b) DO UPDATE SET "
+            "count = count + excluded.count", delta.pairs())
+        self.conn.executemany(
+            "INSERT INTO touches(concept, count, last_ts) VALUES (?, ?, ?) ON CONFLICT(concept) DO UPDATE SET "
+            "count = count + excluded.count, last_ts = max(last_ts, excluded.last_ts)",
+            [(c, t.touches, t.last_touch.timestamp()) for c, t in delta.concepts.items()])
+
     def set_skipped(self, skipped: Iterable[Skipped]) -> None:
         self.conn.execute("DELETE FROM skipped")
         self.conn.executemany("INSERT OR REPLACE INTO skipped(path, reason) VALUES (?, ?)",
@@ -350,7 +365,8 @@ class IndexDB:
         if only is not None:
             if not only:
                 return {}
-            sql += f" AND rowid IN ({','.join('?' * len(only))})"
+            # `+rowid` keeps the filter out of FTS5, which would otherwise run the match once per listed id
+            sql += f" AND +rowid IN ({','.join('?' * len(only))})"
             args += list(only)
         sql += " ORDER BY bm25(chunks_fts, 2.0, 1.0, 1.0) LIMIT ?"
         args.append(limit if only is None else len(only))
