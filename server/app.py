@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from typing import cast
 
 import anyio
 from litestar import Litestar
@@ -13,11 +14,11 @@ from litestar.handlers import asgi
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import JsonRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
-from litestar.types import Receive, Scope, Send
+from litestar.types import ASGIApp, Receive, Scope, Send
 from mcp.server.transport_security import TransportSecuritySettings
 
 from server.auth import CORS_ORIGINS, cors_middleware, token_guard
-from server.errors import handle_exception
+from server.errors import handle_exception, json_errors
 from server.mcp_tools import build_mcp
 from server.routes import v1
 from server.watch import Watcher
@@ -57,13 +58,13 @@ def create_app(
         allowed_hosts=list(allowed_hosts or ()),
         allowed_origins=[*CORS_ORIGINS, "http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
     )
-    mcp_app = mcp.streamable_http_app(streamable_http_path="/", transport_security=security,
-                                      max_request_body_size=max_body_bytes)
+    mcp_app = json_errors(cast("ASGIApp", mcp.streamable_http_app(
+        streamable_http_path="/", transport_security=security, max_request_body_size=max_body_bytes)))
 
     @asgi("/mcp", is_mount=True, copy_scope=True)
     async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
         """MCP over streamable HTTP (same bearer token as the routes)."""
-        await mcp_app(scope, receive, send)  # type: ignore[arg-type]
+        await mcp_app(scope, receive, send)
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:

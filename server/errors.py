@@ -9,6 +9,7 @@ from typing import Any
 import msgspec
 from litestar import MediaType, Request, Response
 from litestar.exceptions import HTTPException, ValidationException
+from litestar.types import ASGIApp, HTTPResponseStartEvent, Message, Receive, Scope, Send
 
 from vault_cortex.errors import VaultCortexError
 
@@ -65,3 +66,38 @@ def handle_exception(request: Request[Any, Any, Any], exc: Exception) -> Respons
     if body.status == 401:
         headers["WWW-Authenticate"] = 'Bearer realm="vault-cortex"'
     return json_error(body, headers or None)
+
+
+def json_errors(app: ASGIApp) -> ASGIApp:
+    """Wrap a mounted ASGI app so its plain-text errors (bad Host, bad Content-Type, unknown path) come in the
+    one JSON shape; its JSON errors (MCP's JSON-RPC errors belong to the protocol) pass through untouched."""
+
+    async def wrapped(scope: Scope, receive: Receive, send: Send) -> None:
+        held: HTTPResponseStartEvent | None = None
+        body = bytearray()
+
+        async def reshape(message: Message) -> None:
+            nonlocal held
+            if message["type"] == "http.response.start" and message["status"] >= 400:
+                types = [v for k, v in message.get("headers", []) if k.lower() == b"content-type"]
+                if not any(t.startswith(b"application/json") for t in types):
+                    held = message
+                    return
+            if held is not None and message["type"] == "http.response.body":
+                body.extend(message.get("body", b""))
+                if message.get("more_body", False):
+                    return
+                status = held["status"]
+                detail = body.decode("utf-8", errors="replace").strip()[:500] or status_name(status)
+                data = msgspec.json.encode(ErrorBody(error=status_name(status), detail=detail, status=status))
+                headers = [(k, v) for k, v in held.get("headers", [])
+                           if k.lower() not in (b"content-type", b"content-length")]
+                headers += [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
+                await send({"type": "http.response.start", "status": status, "headers": headers})
+                await send({"type": "http.response.body", "body": data, "more_body": False})
+                return
+            await send(message)
+
+        await app(scope, receive, reshape)
+
+    return wrapped

@@ -34,6 +34,7 @@ from tests.bench.gen import make_vault, queries
 from vault_cortex import Cortex
 
 COUNTER = "short_term/bench counter.md"
+JOURNAL = "short_term/bench journal.md"
 WORDS = ("amber", "basalt", "cobalt", "dune", "ember", "fjord", "garnet", "harbor", "indigo", "juniper")
 
 
@@ -125,13 +126,17 @@ def bench_visibility(http: httpx.Client, vault: Path, n: int) -> list[float]:
 
 
 class Load:
-    """Readers recalling in a loop while one writer saves a note every 100 ms (files and API in turn)."""
+    """Readers recalling in a loop while a writer saves a note every 100 ms (as an editor does: new notes and
+    edits of one journal note, by atomic rename) and an API client updates a note with If-Match."""
 
     def __init__(self, url: str, auth: dict[str, str], vault: Path, qs: list[str]) -> None:
         self.url, self.auth, self.vault, self.qs = url, auth, vault, qs
         self.latencies: list[float] = []
+        self.api_latencies: list[float] = []
         self.errors: list[str] = []
-        self.files: list[str] = []
+        self.created: list[str] = []
+        self.journal_entries = 0
+        self.saves = 0
         self.api_writes = 0
         self.stop = threading.Event()
         self.lock = threading.Lock()
@@ -152,7 +157,28 @@ class Load:
         with self.lock:
             self.latencies += local
 
-    def writer(self) -> None:
+    def file_writer(self) -> None:
+        journal = "# Bench journal\n"
+        next_at = time.perf_counter()
+        i = 0
+        while not self.stop.is_set():
+            i += 1
+            try:
+                if i % 2:
+                    rel = f"short_term/load {i}.md"
+                    atomic_save(self.vault / rel, f"# Load {i}\n\nWritten under load, note {i} of the run.\n")
+                    self.created.append(rel)
+                else:
+                    journal += f"- entry {i}: journalmark{i}x\n"
+                    atomic_save(self.vault / JOURNAL, journal)
+                    self.journal_entries = i
+                self.saves += 1
+            except OSError as exc:
+                self.errors.append(f"save: {exc!r}")
+            next_at += 0.1
+            time.sleep(max(0.0, next_at - time.perf_counter()))
+
+    def api_writer(self) -> None:
         with httpx.Client(base_url=self.url, headers=self.auth, timeout=30) as http:
             r = http.put("/v1/notes", params={"path": COUNTER}, json={"content": "# Bench counter\n"})
             etag, content = r.headers["ETag"], "# Bench counter\n"
@@ -160,27 +186,24 @@ class Load:
             while not self.stop.is_set():
                 t0 = time.perf_counter()
                 i += 1
+                content += f"- write {i}\n"
                 try:
-                    if i % 2:
-                        rel = f"short_term/load {i}.md"
-                        atomic_save(self.vault / rel, f"# Load {i}\n\nWritten under load, note {i} of the run.\n")
-                        self.files.append(rel)
+                    r = http.put("/v1/notes", params={"path": COUNTER}, json={"content": content},
+                                 headers={"If-Match": etag})
+                    if r.status_code != 200:
+                        self.errors.append(f"write {r.status_code}: {r.text[:200]}")
+                        content = http.get("/v1/notes", params={"path": COUNTER}).json()["content"]
                     else:
-                        content += f"- write {i}\n"
-                        r = http.put("/v1/notes", params={"path": COUNTER}, json={"content": content},
-                                     headers={"If-Match": etag})
-                        if r.status_code != 200:
-                            self.errors.append(f"write {r.status_code}: {r.text[:200]}")
-                        else:
-                            etag = r.headers["ETag"]
-                            self.api_writes += 1
-                except (httpx.HTTPError, OSError) as exc:
+                        etag = r.headers["ETag"]
+                        self.api_writes += 1
+                except httpx.HTTPError as exc:
                     self.errors.append(f"write: {exc!r}")
+                self.api_latencies.append((time.perf_counter() - t0) * 1000)
                 time.sleep(max(0.0, 0.1 - (time.perf_counter() - t0)))
 
     def run(self, readers: int, seconds: float) -> float:
         threads = [threading.Thread(target=self.reader, args=(n,)) for n in range(readers)]
-        threads.append(threading.Thread(target=self.writer))
+        threads += [threading.Thread(target=self.file_writer), threading.Thread(target=self.api_writer)]
         started = time.perf_counter()
         for t in threads:
             t.start()
@@ -190,23 +213,29 @@ class Load:
             t.join()
         return time.perf_counter() - started
 
-    def lost(self, http: httpx.Client) -> list[str]:
-        """Writes the files or the index do not show once the watcher is idle."""
+    def lost(self, http: httpx.Client, notes_before: int) -> list[str]:
+        """Writes that the files or the index do not show once the watcher is idle."""
         while (s := http.get("/v1/status").json()["watch"])["pending"] or s["lag_ms"]:
             time.sleep(0.1)
         lost = []
         counter = http.get("/v1/notes", params={"path": COUNTER}).json()["content"]
         if counter.count("- write ") != self.api_writes:
             lost.append(f"{COUNTER}: {counter.count('- write ')} lines, {self.api_writes} writes acknowledged")
-        for rel in self.files:
+        notes = http.get("/v1/status").json()["index"]["notes"]
+        if notes != notes_before + len(self.created) + 2:
+            lost.append(f"index holds {notes} notes, expected {notes_before} + {len(self.created)} new + 2")
+        for rel in self.created:
             if not (self.vault / rel).is_file():
                 lost.append(f"{rel}: missing on disk")
-        n = int(self.files[-1].split()[-1].removesuffix(".md")) if self.files else 0
-        for rel in self.files[-5:]:
-            hits = http.get("/v1/recall", params={"q": f"Load {rel.split()[-1].removesuffix('.md')} written under load",
-                                                  "k": 20}).json()["hits"]
+        last = f"journalmark{self.journal_entries}x"
+        hits = http.get("/v1/recall", params={"q": last, "k": 1}).json()["hits"]
+        if not hits or hits[0]["path"] != JOURNAL:
+            lost.append(f"{JOURNAL}: its last version (with {last}) is not the one indexed")
+        for rel in self.created[-5:]:
+            n = rel.split()[-1].removesuffix(".md")
+            hits = http.get("/v1/recall", params={"q": f"Load {n} written under load note {n}", "k": 20}).json()["hits"]
             if rel not in [h["path"] for h in hits]:
-                lost.append(f"{rel}: not recalled (of {n})")
+                lost.append(f"{rel}: not recalled")
         return lost
 
 
@@ -227,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"generating {args.notes} notes in {vault}", flush=True)
             make_vault(vault, args.notes, seed=7)
         for stale in vault.glob("short_term/*.md"):  # left by an earlier run of this script
-            if stale.name.startswith(("visibility ", "load ", "bench counter")):
+            if stale.name.startswith(("visibility ", "load ", "bench counter", "bench journal")):
                 stale.unlink()
         t0 = time.perf_counter()
         with Cortex.open(vault) as cx:
@@ -238,9 +267,10 @@ def main(argv: list[str] | None = None) -> int:
         with serving(vault) as (url, auth), httpx.Client(base_url=url, headers=auth, timeout=30) as http:
             wall, took = bench_recall(http, qs[: args.recalls])
             visible = bench_visibility(http, vault, args.saves)
+            notes_before = http.get("/v1/status").json()["index"]["notes"]
             load = Load(url, auth, vault, qs)
             elapsed = load.run(args.readers, args.seconds)
-            lost = load.lost(http)
+            lost = load.lost(http, notes_before)
 
         rows = [
             ("recall over HTTP p50", f"{pct(wall, 50):.1f} ms", "< 50 ms", pct(wall, 50) < 50),
@@ -251,7 +281,9 @@ def main(argv: list[str] | None = None) -> int:
             (f"{args.readers} readers + writer: recalls/s", f"{len(load.latencies) / elapsed:.0f}", "", None),
             ("  recall p50 under load", f"{pct(load.latencies, 50):.0f} ms", "", None),
             ("  recall p95 under load", f"{pct(load.latencies, 95):.0f} ms", "", None),
-            ("  writes (files + API)", f"{len(load.files)} + {load.api_writes}", "", None),
+            ("  saves by the editor (one per 100 ms)", str(load.saves), "", None),
+            ("  API writes with If-Match", f"{load.api_writes}", "", None),
+            ("  API write p95 under load", f"{pct(load.api_latencies, 95):.0f} ms", "", None),
             ("  errors", str(len(load.errors)), "0", not load.errors),
             ("  lost writes", str(len(lost)), "0", not lost),
         ]

@@ -216,6 +216,8 @@ def test_every_error_has_the_one_shape(client: TestClient[Litestar],
         (client.post("/v1/hooks/nonsense", json={}), 404, "NotFound"),
         (client.options("/v1/recall", headers={"Origin": "https://evil.example",
                                                "Access-Control-Request-Method": "GET"}), 403, "Forbidden"),
+        (client.get("/mcp/nope"), 404, "NotFound"),
+        (client.post("/mcp", content=b"{}", headers={"Content-Type": "text/plain"}), 400, "BadRequest"),
         (broken_client.get("/v1/status"), 500, "InternalServerError"),
     ]
     for response, status, name in cases:
