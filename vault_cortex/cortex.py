@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -44,6 +46,17 @@ class NoteDoc(msgspec.Struct, frozen=True, kw_only=True):
     etag: str
 
 
+@contextmanager
+def write_lock(path: Path) -> Iterator[None]:
+    """Serialise index writers across processes (a server, a CLI sync, an MCP stdio server on one vault)."""
+    with open(path, "a+b") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
 class _Facts(msgspec.Struct, frozen=True, kw_only=True):
     """Per-generation numbers ranking reads on every recall, cached with the graph."""
 
@@ -68,7 +81,7 @@ class Cortex:
         self._facts = _Facts(access={}, pairs={}, archived=frozenset())
         self._embedder_lock = threading.Lock()
         self._write_lock = threading.RLock()
-        self._vector_lock = threading.RLock()
+        self._write_depth = 0
         self.db = IndexDB(self.index_dir / "index.db")
         self._owns_cache = cache is None
         self.cache = cache or EmbeddingCache(self.index_dir / "embeddings.db")
@@ -115,12 +128,30 @@ class Cortex:
     # -- index ---------------------------------------------------------------------------------------
     def sync(self, progress: Progress | None = None) -> SyncReport:
         """Re-index what changed since the last sync; never writes a note."""
-        with self._write_lock, self._vector_lock:
+        with self.writing():
             self._check_model()
             report = sync(self.root, self.db, self.vectors, self.cache, lambda: self.embedder, self.settings,
                           progress)
         self.graph()  # rebuild the graph here, off the interactive path of the next recall
         return report
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """Hold the vault's write lock: one writer thread here, and one writer process per vault."""
+        with self._write_lock:
+            if self._write_depth:
+                self._write_depth += 1
+                try:
+                    yield
+                finally:
+                    self._write_depth -= 1
+                return
+            with write_lock(self.index_dir / "write.lock"):
+                self._write_depth = 1
+                try:
+                    yield
+                finally:
+                    self._write_depth = 0
 
     def _check_model(self) -> None:
         """A different model than the index was built with means every vector must be rebuilt."""
@@ -173,21 +204,18 @@ class Cortex:
     def ranked(self, query: str, qvec: Vector, weights: dict[str, float], *, regions: list[str] | None = None,
                exclude: frozenset[str] = frozenset()) -> list[Scored]:
         """Every candidate for a query, scored by the given signal weights, best first."""
-        with self._vector_lock:
-            graph = self.graph()
-            facts = self._facts
-            return rank(query=query, qvec=qvec, db=self.db, vectors=self.vectors, graph=graph,
-                        concepts=self._concepts(), access=facts.access, pairs=facts.pairs, settings=self.settings,
-                        weights=weights,
-                        now=self.clock().timestamp(), regions=regions, exclude=exclude)
+        graph = self.graph()
+        facts = self._facts
+        return rank(query=query, qvec=qvec, db=self.db, vectors=self.vectors, graph=graph,
+                    concepts=self._concepts(), access=facts.access, pairs=facts.pairs, settings=self.settings,
+                    weights=weights, now=self.clock().timestamp(), regions=regions, exclude=exclude)
 
     def similarity(self, qvec: Vector, paths: Sequence[str]) -> dict[str, float]:
         """Best cosine similarity between a query vector and any chunk of each note."""
         ids = self.db.note_ids(paths)
         chunks = self.db.chunks_of(ids.values())
-        with self._vector_lock:
-            return {path: max(self.vectors.similarity(qvec, [c.id for c in chunks.get(i, [])]).values(), default=0.0)
-                    for path, i in ids.items()}
+        return {path: max(self.vectors.similarity(qvec, [c.id for c in chunks.get(i, [])]).values(), default=0.0)
+                for path, i in ids.items()}
 
     def related(self, path: str, *, k: int | None = None, mode: str | None = None, client: str = "api") -> Recall:
         """Notes related to a note by its content, leaving out itself and the notes it already links to."""
@@ -199,8 +227,7 @@ class Cortex:
         if path not in ids:
             raise NoteNotFound(f"no indexed note at {path!r} (is it saved and synced?)")
         chunks = self.db.chunks_of([ids[path]])[ids[path]]
-        with self._vector_lock:
-            vecs = list(self.vectors.get([c.id for c in chunks]).values())
+        vecs = list(self.vectors.get([c.id for c in chunks]).values())
         if not vecs:
             return Recall(query=path, mode=mode_name, hits=[], took_ms=0.0)
         qvec = np.mean(np.stack(vecs), axis=0).astype(np.float32)
@@ -334,7 +361,7 @@ class Cortex:
         """Create (if_match None: the note must not exist) or replace a note whose ETag still matches."""
         file = note_path(self.root, path)
         data = content.encode("utf-8")
-        with self._write_lock:
+        with self.writing():
             atomic_write(file, data, if_match)
             self.sync()
         return NoteDoc(path=path, content=content, etag=content_hash(data))

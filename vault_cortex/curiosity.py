@@ -130,7 +130,7 @@ def wonder(cx: Cortex, question: str, *, context: str | None = None) -> Curiosit
     """Create an open question in `curiosities/` (never overwriting); asking again returns the existing one."""
     q = clean_question(question)
     path = f"{CURIOSITIES_DIR}/{note_filename(q)}.md"
-    with cx._write_lock:
+    with cx.writing():
         try:
             doc = cx.read_note(path)
         except NoteNotFound:
@@ -145,7 +145,7 @@ def explore(cx: Cortex, path: str, answer_path: str) -> Explored:
         raise InvalidRequest(f"{path!r} is not a curiosity (questions live in {CURIOSITIES_DIR}/)")
     if answer_path == path:
         raise InvalidRequest("a question cannot answer itself")
-    with cx._write_lock:
+    with cx.writing():
         question, answer = cx.read_note(path), cx.read_note(answer_path)
         new_q = close(question.content, link_target(cx, answer_path))
         new_a = add_relation(answer.content, ANSWERS, link_target(cx, path))

@@ -293,7 +293,7 @@ def _open_run(cx: Cortex, checkpoint: Checkpoint | None) -> tuple[_Run, list[dic
 
 def apply(cx: Cortex, p: Plan, *, commit: bool = False, checkpoint: Checkpoint | None = None) -> ApplyReport:
     """Do exactly the plan, journalled; files changed since planning are skipped and reported."""
-    with cx._write_lock:
+    with cx.writing():
         journal = _Journal(cx.root, checkpoint)
         records = journal.records()
         if records and not any(r.get("t") in ("end", "rolled_back") for r in records):
@@ -310,7 +310,7 @@ def apply(cx: Cortex, p: Plan, *, commit: bool = False, checkpoint: Checkpoint |
 
 def resume(cx: Cortex, *, commit: bool = False, checkpoint: Checkpoint | None = None) -> ApplyReport:
     """Finish an interrupted sleep from its journal."""
-    with cx._write_lock:
+    with cx.writing():
         run, records = _open_run(cx, checkpoint)
         if any(r.get("t") in ("end", "rolled_back") for r in records):
             raise InvalidRequest(f"the last sleep ({run.plan.id}) finished or was rolled back: nothing to resume")
@@ -321,7 +321,7 @@ def resume(cx: Cortex, *, commit: bool = False, checkpoint: Checkpoint | None = 
 
 def rollback(cx: Cortex, *, checkpoint: Checkpoint | None = None) -> ApplyReport:
     """Undo the last sleep, finished or interrupted, step by step in reverse; hand-edited files are kept."""
-    with cx._write_lock:
+    with cx.writing():
         run, records = _open_run(cx, checkpoint)
         if any(r.get("t") == "rolled_back" for r in records):
             raise InvalidRequest(f"the last sleep ({run.plan.id}) was already rolled back")

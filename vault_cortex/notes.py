@@ -38,7 +38,7 @@ def remember(cx: Cortex, text: str, *, title: str | None = None, region: str | N
         _check_rel(rel)
         for target in targets:
             content = add_relation(content, rel, target.removeprefix("[[").removesuffix("]]"))
-    with cx._write_lock:
+    with cx.writing():
         for n in range(1, 1000):
             rel_path = f"{region}/{stem}{'' if n == 1 else f' {n}'}.md"
             if not (cx.root / rel_path).exists():
@@ -50,10 +50,12 @@ def remember(cx: Cortex, text: str, *, title: str | None = None, region: str | N
 def link(cx: Cortex, src: str, rel: str, dst: str) -> NoteDoc:
     """Add a typed relation `rel` from note src to dst, as one minimal frontmatter change."""
     _check_rel(rel)
-    target = dst.removeprefix("[[").removesuffix("]]").removesuffix(".md")
+    target = dst.strip().removeprefix("[[").removesuffix("]]").removesuffix(".md")
     if not target.strip():
         raise InvalidRequest("the link target is empty")
-    with cx._write_lock:
+    if re.search(r"[\[\]|\x00-\x1f\x7f]", target):
+        raise InvalidRequest(f"a link target is a note name or path, without brackets, '|' or line breaks: {dst!r}")
+    with cx.writing():
         doc = cx.read_note(src)
         new = add_relation(doc.content, rel, target)
         if new == doc.content:

@@ -116,6 +116,8 @@ def rank(
     chunks = db.chunks_by_id(set(dense) | set(lexical))
     fused = fuse(dense, lexical, rs.dense_weight, rs.lexical_weight)
     notes = db.notes_by_id({c.note_id for c in chunks.values()})
+    # a sync running beside us may remove a chunk or note between these reads: such candidates drop out
+    chunks = {i: c for i, c in chunks.items() if c.note_id in notes}
     best = [f for f in best_per_note(fused, {i: c.note_id for i, c in chunks.items()})
             if _wanted(notes[chunks[f.chunk_id].note_id], regions, exclude)]
 
@@ -135,6 +137,7 @@ def rank(
             lexical.update(db.lexical(query, len(chunk_ids), only=chunk_ids))
             chunks.update({c.id: c for c in extra_chunks})
             notes.update(db.notes_by_id(ids.values()))
+            chunks = {i: c for i, c in chunks.items() if c.note_id in notes}
             fused = fuse(dense, lexical, rs.dense_weight, rs.lexical_weight)
             best = [f for f in best_per_note(fused, {i: c.note_id for i, c in chunks.items()})
                     if _wanted(notes[chunks[f.chunk_id].note_id], regions, exclude)]

@@ -166,7 +166,7 @@ def folder_paths(cx: Cortex, folder: str) -> list[str]:
 
 def bump(cx: Cortex, path: str, step: float, reason: str) -> WeightChange:
     """Raise a note's weight by step (capped at 1) as one changed line; refused if the note changed meanwhile."""
-    with cx._write_lock:
+    with cx.writing():
         doc = cx.read_note(path)
         fm = parse_note(path, doc.content).frontmatter
         baseline = as_weight(fm.get("baseline"), DEFAULT_WEIGHT)
@@ -188,7 +188,7 @@ def decay_folder(cx: Cortex, folder: str, half_life_days: float, last_used: Mapp
     """
     now = cx.clock()
     changes, unchanged = [], 0
-    with cx._write_lock:
+    with cx.writing():
         for path in folder_paths(cx, folder):
             try:
                 doc = cx.read_note(path)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -62,11 +63,15 @@ class EmbeddingCache:
 
 
 class Vectors:
-    """The usearch index of chunk vectors; added with one thread (usearch #735 loses vectors otherwise)."""
+    """The usearch index of chunk vectors; added with one thread (usearch #735 loses vectors otherwise).
+
+    Every method takes a short lock, so searches run while a sync changes the index between them.
+    """
 
     def __init__(self, path: Path, dim: int) -> None:
         self.path = path
         self.dim = dim
+        self._lock = threading.RLock()
         self.index = Index(ndim=dim, metric="cos", dtype="f16")
         self.problem = ""  # why a saved file was not usable (it is rebuilt from the cache)
         if path.exists():
@@ -79,26 +84,31 @@ class Vectors:
                 self.index = loaded
 
     def __len__(self) -> int:
-        return len(self.index)
+        with self._lock:
+            return len(self.index)
 
     def keys(self) -> set[int]:
-        return {int(k) for k in np.asarray(self.index.keys)}
+        with self._lock:
+            return {int(k) for k in np.asarray(self.index.keys)}
 
     def add(self, ids: Sequence[int], vectors: Vector) -> None:
-        if len(ids):
-            self.index.add(np.asarray(ids, dtype=np.uint64), np.asarray(vectors, dtype=np.float32), threads=1)
+        with self._lock:
+            if len(ids):
+                self.index.add(np.asarray(ids, dtype=np.uint64), np.asarray(vectors, dtype=np.float32), threads=1)
 
     def remove(self, ids: Iterable[int]) -> None:
-        keys = [i for i in ids]
-        if keys:
-            self.index.remove(np.asarray(keys, dtype=np.uint64))
+        with self._lock:
+            keys = [i for i in ids]
+            if keys:
+                self.index.remove(np.asarray(keys, dtype=np.uint64))
 
     def search(self, query: Vector, count: int) -> dict[int, float]:
         """Cosine similarity of the `count` nearest chunks."""
-        if len(self.index) == 0 or count <= 0:
-            return {}
-        matches = self.index.search(np.asarray(query, dtype=np.float32), min(count, len(self.index)))
-        return {int(k): 1.0 - float(d) for k, d in zip(matches.keys, matches.distances, strict=True)}
+        with self._lock:
+            if len(self.index) == 0 or count <= 0:
+                return {}
+            matches = self.index.search(np.asarray(query, dtype=np.float32), min(count, len(self.index)))
+            return {int(k): 1.0 - float(d) for k, d in zip(matches.keys, matches.distances, strict=True)}
 
     def similarity(self, query: Vector, ids: Sequence[int]) -> dict[int, float]:
         """Exact cosine similarity of the query to the given chunks (those present)."""
@@ -112,14 +122,16 @@ class Vectors:
         return out
 
     def get(self, ids: Sequence[int]) -> dict[int, Vector]:
-        if not ids:
-            return {}
-        got: Any = self.index.get(np.asarray(ids, dtype=np.uint64), dtype="f32")
-        if len(ids) == 1 and not isinstance(got, tuple):
-            got = (got,)
-        return {int(i): np.asarray(v, dtype=np.float32) for i, v in zip(ids, got, strict=True) if v is not None}
+        with self._lock:
+            if not ids:
+                return {}
+            got: Any = self.index.get(np.asarray(ids, dtype=np.uint64), dtype="f32")
+            if len(ids) == 1 and not isinstance(got, tuple):
+                got = (got,)
+            return {int(i): np.asarray(v, dtype=np.float32) for i, v in zip(ids, got, strict=True) if v is not None}
 
     def save(self) -> None:
-        tmp = self.path.with_suffix(".tmp")
-        self.index.save(str(tmp))
-        os.replace(tmp, self.path)
+        with self._lock:
+            tmp = self.path.with_suffix(".tmp")
+            self.index.save(str(tmp))
+            os.replace(tmp, self.path)
