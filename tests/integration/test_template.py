@@ -189,7 +189,7 @@ def _lines(path: Path) -> set[str]:
 
 def test_gitignore_and_gitattributes(vault: Path) -> None:
     assert _lines(vault / ".gitignore") == {
-        ".cortex/index/", ".cortex/token", ".obsidian/workspace*.json", ".trash/",
+        ".cortex/index/", ".cortex/token", ".cortex/hooks/", ".obsidian/workspace*.json", ".trash/",
     }
     assert _lines(vault / ".gitattributes") == {".cortex/activity/*.jsonl merge=union"}
 
