@@ -40,7 +40,7 @@ class Region(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
     half_life_days: float = 90.0  # 0 = never decays (identity regions)
     identity: bool = False
     resonance: str = "cold"  # "warm" or "cold"
-    cap: int = 6  # at most this many items of the region in one packed context
+    cap: int = 6  # at most this many items of the region per 1,000 tokens of a packed context
 
 
 def _default_regions() -> dict[str, Region]:

@@ -266,7 +266,8 @@ class Cortex:
         chunks = self.db.chunks_of({s.note.id for s in scored})
         candidates = [*extra, *(to_candidate(s, chunks.get(s.note.id, [])) for s in scored)]
         order = self.settings.regions.order
-        caps = {name: self.settings.region(name).cap for name in order}
+        scale = max(1.0, budget_tokens / 1000)  # caps are per 1,000 tokens of budget
+        caps = {name: max(1, round(self.settings.region(name).cap * scale)) for name in order}
         return pack(candidates, budget_tokens=budget_tokens, region_order=order, caps=caps,
                     count_tokens=self.embedder.count_tokens, vault_name=self.root.name,
                     section_order=section_order)
