@@ -53,6 +53,7 @@ def test_every_hit_has_signals_in_range_and_a_reason(fixture_vault, embedder) ->
 
 def test_a_user_mode_from_config(fixture_vault, embedder) -> None:  # type: ignore[no-untyped-def]
     root = fixture_vault("graph_lift")
+    (root / ".cortex").mkdir(exist_ok=True)
     (root / ".cortex/config.toml").write_text("[modes.lexical]\nrelevance = 1.0\n")
     with Cortex.open(root, embedder=embedder) as cx:
         cx.sync()
