@@ -24,6 +24,7 @@ from vault_cortex.dream import (
     Merge,
     Survey,
     Triage,
+    WeightDecay,
     Wire,
     dream_log,
     find_patterns,
@@ -32,6 +33,8 @@ from vault_cortex.dream import (
 from vault_cortex.edit import render_new_note
 from vault_cortex.errors import InvalidRequest
 from vault_cortex.graph import CO_RETRIEVED, EdgeWeights
+from vault_cortex.habits import HABITS_DIR
+from vault_cortex.habits import half_life as habit_half_life
 from vault_cortex.operations import (
     HANDOFF,
     STATE_PATH,
@@ -50,6 +53,8 @@ from vault_cortex.operations import (
     top_folder,
     unique_path,
 )
+from vault_cortex.resonance import RESONANCE_DIR, decay_step
+from vault_cortex.resonance import half_life as resonance_half_life
 from vault_cortex.tiers import Source, TierReport, clusters, summarise, unit_rows
 from vault_cortex.tiers import report as tier_report
 from vault_cortex.vault import ARCHIVE
@@ -65,6 +70,7 @@ ACCESS_BOOST = 0.3  # the most accesses can add to a short-term note's importanc
 KEYWORD_WEIGHT = 0.06  # a keyword hit's pull toward its region, on the cosine scale of centroid similarity
 EDGE_WEIGHT = EdgeWeights().of(CO_RETRIEVED)
 RELATED_PER_NOTE = 3  # most related_to links suggested from one note in one sleep
+WEIGHT_STEP = 0.01  # least habit or resonance weight change worth a written line; smaller ones accumulate
 
 
 def keyword_hits(text: str, words: Sequence[str]) -> list[str]:
@@ -115,6 +121,7 @@ class _Sleep:
         self.importance: dict[str, float] = {}  # after decay
         self.moved: dict[str, str] = {}  # path → where the plan moves it
         self.anchors = dict(world.state.anchors)
+        self.weight_anchors = dict(world.state.weight_anchors)
 
     def region(self, name: str) -> tuple[float, bool]:
         r = self.settings.region(name)
@@ -178,6 +185,29 @@ class _Sleep:
                 self.importance[p] = after
                 out.append(Decay(path=p, before=m.importance, after=after, days=round(days, 1),
                                  half_life=half_life))
+        return out
+
+    def weight_decay(self) -> list[WeightDecay]:
+        """Habit and resonance weights pulled toward their baselines, for the time since each was last used.
+
+        Counts from the latest of the last reinforcement or touch, the last write of the note and the last
+        sleep that decayed it, so planning twice (or after `resonance decay --apply`) never decays twice.
+        """
+        kinds = {HABITS_DIR: ("habit", habit_half_life(self.settings)),
+                 RESONANCE_DIR: ("resonance", resonance_half_life(self.settings))}
+        out = []
+        for p, m in sorted(self.live.items()):
+            kind = kinds.get(top_folder(p))
+            if kind is None or m.weight is None or m.text is None:
+                continue
+            name, half_life = kind
+            since = max(t for t in (m.mtime, self.weight_anchors.get(p), self.world.weight_use.get(p)) if t is not None)
+            props = {"weight": m.weight} | ({"baseline": m.baseline} if m.baseline is not None else {})
+            change = decay_step(p, props, since, self.now, half_life)
+            if abs(change.before - change.after) >= WEIGHT_STEP - 1e-9:
+                days = max(0.0, (self.now - since).total_seconds() / DAY)
+                out.append(WeightDecay(path=p, kind=name, before=change.before, after=change.after,
+                                       baseline=change.baseline, days=round(days, 1), half_life=half_life))
         return out
 
     def edge_decay(self) -> list[EdgeDecay]:
@@ -331,6 +361,7 @@ def make_plan(world: World, vectors: Mapping[str, Vector], *, settings: Settings
     full, save = mode == "full", mode == "save"
     merges = s.merges() if full else []
     decay = s.decay() if full else []
+    weights = s.weight_decay() if full else []
     triage = [] if save else s.triage(prune=full)
     wires = [] if save else s.wires([m.into for m, _ in merges])
     moved = dict(s.moved)
@@ -344,6 +375,11 @@ def make_plan(world: World, vectors: Mapping[str, Vector], *, settings: Settings
         if d.edit("decay", x.path, "set_property", "importance", x.after, f"unused {x.days:g} days, half-life "
                   f"{x.half_life:g} days", f"{x.before:.2f}", f"{x.after:.2f}"):
             s.anchors[x.path] = world.now
+    for wd in weights:
+        if d.edit("decay", wd.path, "set_property", "weight", wd.after, f"{wd.kind} weight toward its baseline "
+                  f"{wd.baseline:g}: {wd.days:g} days since last used, half-life {wd.half_life:g} days",
+                  f"{wd.before:g}", f"{wd.after:g}"):
+            s.weight_anchors[wd.path] = world.now
     for w in wires:
         target = links.target(w.dst)
         if w.rel == "co_retrieved":
@@ -382,7 +418,7 @@ def make_plan(world: World, vectors: Mapping[str, Vector], *, settings: Settings
     everyday = [p for p, m in s.live.items() if not special(p) and p not in s.gone and not m.layer]
     findings = Findings(
         survey=s.survey(), merges=[m for m, _ in merges], triage=triage, decay=decay,
-        edges=s.edge_decay() if full else [], wires=wires, tiers=reports, warnings=d.warnings,
+        edges=s.edge_decay() if full else [], weights=weights, wires=wires, tiers=reports, warnings=d.warnings,
         health=None if save else world.health,
         patterns=find_patterns(
             [p for p in everyday if (c := s.live[p].created) and c.timestamp() >= recent_cut],
@@ -395,7 +431,9 @@ def make_plan(world: World, vectors: Mapping[str, Vector], *, settings: Settings
         d.create("dream", dream, dream_log(world.now, mode, findings, links), "the dream log of this sleep")
         anchors = {moved.get(p, p): t for p, t in s.anchors.items()
                    if p not in s.gone and moved.get(p, p) in links.paths}
-        state = State(last_sleep=world.now, anchors=dict(sorted(anchors.items())), conflicts=[])
+        weighted = {p: t for p, t in s.weight_anchors.items() if p in links.paths}
+        state = State(last_sleep=world.now, anchors=dict(sorted(anchors.items())), conflicts=[],
+                      weight_anchors=dict(sorted(weighted.items())))
     left = {t.path: t.importance for t in triage if t.decision in ("stay", "keep")} if triage else {
         p: s.importance.get(p, s.live[p].importance or 0.5) for p in s.survey().short_term}
     left |= {m.into: m.importance for m, _ in merges if s.live[m.sources[0]].region == SHORT_TERM}

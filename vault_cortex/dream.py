@@ -73,6 +73,18 @@ class EdgeDecay(msgspec.Struct, frozen=True, kw_only=True):
     days: float
 
 
+class WeightDecay(msgspec.Struct, frozen=True, kw_only=True):
+    """A habit's or resonance concept's weight pulled toward its baseline since it was last used."""
+
+    path: str
+    kind: str  # habit or resonance
+    before: float
+    after: float
+    baseline: float
+    days: float  # since its last use, last write or last decay
+    half_life: float
+
+
 class Wire(msgspec.Struct, frozen=True, kw_only=True):
     src: str
     rel: str  # co_retrieved or related_to
@@ -93,6 +105,7 @@ class Findings(msgspec.Struct, frozen=True, kw_only=True):
     triage: list[Triage] = msgspec.field(default_factory=list)
     decay: list[Decay] = msgspec.field(default_factory=list)
     edges: list[EdgeDecay] = msgspec.field(default_factory=list)
+    weights: list[WeightDecay] = msgspec.field(default_factory=list)
     wires: list[Wire] = msgspec.field(default_factory=list)
     patterns: list[Pattern] = msgspec.field(default_factory=list)
     health: GraphHealth | None = None
@@ -147,10 +160,12 @@ def findings_markdown(f: Findings, link: Link) -> str:
     if f.wires:
         out += ["", "## Connected"]
         out += [f"- {link(w.src)} `{w.rel}` {link(w.dst)}: {w.why}" for w in f.wires]
-    if f.decay or f.edges:
+    if f.decay or f.edges or f.weights:
         out += ["", "## Decayed"]
         out += [f"- {link(d.path)}: importance {d.before:.2f} → {d.after:.2f} ({d.days:.1f} days unused, "
                 f"half-life {d.half_life:g} days)" for d in f.decay]
+        out += [f"- {link(w.path)}: {w.kind} weight {w.before:g} → {w.after:g}, toward its baseline {w.baseline:g} "
+                f"({w.days:.1f} days since last used, half-life {w.half_life:g} days)" for w in f.weights]
         out += [f"- edge {link(e.a)} — {link(e.b)} (co_retrieved): weight {e.before:.2f} → {e.after:.2f} "
                 f"({e.days:.1f} days since recalled together)" for e in f.edges]
     if f.patterns:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from vault_cortex.activity import FeedbackEvent
+from vault_cortex.config import Settings
 from vault_cortex.errors import InvalidRequest
 from vault_cortex.resonance import (
     DEFAULT_WEIGHT,
@@ -24,6 +25,7 @@ from vault_cortex.resonance import (
     bump,
     decay_folder,
     last_feedback,
+    number_setting,
 )
 from vault_cortex.resonance import setting as _setting
 from vault_cortex.vectors import Vector
@@ -244,10 +246,14 @@ def reinforce(cx: Cortex, path: str, *, context: str | None = None, client: str 
     return change
 
 
+def half_life(settings: Settings) -> float:
+    """Days for the distance between a habit's weight and its baseline to halve."""
+    return number_setting(settings, "habits", "half_life_days", HALF_LIFE_DAYS)
+
+
 def decay_habits(cx: Cortex, *, dry_run: bool = True) -> DecayPlan:
-    """Preview (or apply) decay of every habit's weight toward its baseline; sleep calls this."""
-    half_life = _setting(cx, "habits", "half_life_days", HALF_LIFE_DAYS)
-    return decay_folder(cx, HABITS_DIR, half_life, last_feedback(cx, HABITS_DIR), dry_run)
+    """Preview (or apply) decay of every habit's weight toward its baseline (a full sleep plans the same)."""
+    return decay_folder(cx, HABITS_DIR, half_life(cx.settings), last_feedback(cx, HABITS_DIR), dry_run)
 
 
 def _body(content: str) -> str:

@@ -29,6 +29,7 @@ class State(msgspec.Struct, frozen=True, kw_only=True):
     last_sleep: datetime | None = None
     anchors: dict[str, datetime] = msgspec.field(default_factory=dict)
     conflicts: list[str] = msgspec.field(default_factory=list)
+    weight_anchors: dict[str, datetime] = msgspec.field(default_factory=dict)  # habit/resonance weight decay
 
 
 # -- inputs ------------------------------------------------------------------------------------------------
@@ -94,6 +95,8 @@ class Memo(msgspec.Struct, frozen=True, kw_only=True):
     derived_from: tuple[str, ...] = ()
     accesses: int = 0  # accesses since it was created
     last_access: datetime | None = None
+    weight: float | None = None  # habits/ and resonance/ notes with a `weight:`, read as a weight in [0, 1]
+    baseline: float | None = None  # ... and where decay pulls it (0.5 when unset)
 
 
 class World(msgspec.Struct, frozen=True, kw_only=True):
@@ -110,6 +113,7 @@ class World(msgspec.Struct, frozen=True, kw_only=True):
     opens_since: int = 0
     state: State = msgspec.field(default_factory=State)
     state_hash: str | None = None  # of state.json as read (None: no file yet)
+    weight_use: dict[str, datetime] = msgspec.field(default_factory=dict)  # last reinforcement or touch
 
 
 # -- the plan ------------------------------------------------------------------------------------------

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from vault_cortex.activity import FeedbackEvent, TouchEvent, read_events
+from vault_cortex.activity import Event, FeedbackEvent, TouchEvent, read_events
+from vault_cortex.config import Settings
 from vault_cortex.edit import set_property
 from vault_cortex.errors import ConfigError, InvalidRequest, NoteNotFound
 from vault_cortex.note import parse_note
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 RESONANCE_DIR = "resonance"
 CATEGORIES = ("identity", "relationship", "aesthetic", "theme", "concept", "emotional")
 DEFAULT_WEIGHT = 0.5
+HALF_LIFE_DAYS = 30.0  # `resonance.half_life_days` overrides it
 CLOSE = 0.2  # |actual - claimed| within this reads as "lived as claimed"
 
 
@@ -147,10 +149,9 @@ def stem(path: str) -> str:
     return path.rsplit("/", 1)[-1].removesuffix(".md")
 
 
-# -- IO, through the facade ------------------------------------------------------------------------------
-def setting(cx: Cortex, section: str, key: str, default: float) -> float:
+def number_setting(settings: Settings, section: str, key: str, default: float) -> float:
     """A number from a feature section of config.toml (or its environment override, a string)."""
-    value = cx.settings.extra.get(section, {}).get(key, default)
+    value = settings.extra.get(section, {}).get(key, default)
     try:
         number = float(value)
     except (TypeError, ValueError):
@@ -158,6 +159,17 @@ def setting(cx: Cortex, section: str, key: str, default: float) -> float:
     if number < 0 or math.isnan(number):
         raise ConfigError(f"{section}.{key} must be >= 0, not {value!r}")
     return number
+
+
+def half_life(settings: Settings) -> float:
+    """Days for the distance between a concept's weight and its baseline to halve."""
+    return number_setting(settings, "resonance", "half_life_days", HALF_LIFE_DAYS)
+
+
+# -- IO, through the facade ------------------------------------------------------------------------------
+def setting(cx: Cortex, section: str, key: str, default: float) -> float:
+    """A number from a feature section of the vault's settings."""
+    return number_setting(cx.settings, section, key, default)
 
 
 def folder_paths(cx: Cortex, folder: str) -> list[str]:
@@ -248,19 +260,23 @@ def touch(cx: Cortex, concept: str, *, by: str | None = None, client: str = "api
 
 def decay(cx: Cortex, *, dry_run: bool = True) -> DecayPlan:
     """Preview (or apply) decay of every concept's weight toward its baseline."""
-    half_life = setting(cx, "resonance", "half_life_days", 30)
-    return decay_folder(cx, RESONANCE_DIR, half_life, last_touches(cx), dry_run)
+    return decay_folder(cx, RESONANCE_DIR, half_life(cx.settings), last_touches(cx), dry_run)
 
 
-def last_touches(cx: Cortex, since: datetime | None = None) -> dict[str, datetime]:
-    """The last logged touch of each concept note (touches name a concept by file name or alias)."""
-    return {p: max(times) for p, times in _touch_times(cx, since).items()}
+def last_touches(cx: Cortex, since: datetime | None = None,
+                 events: Sequence[Event] | None = None) -> dict[str, datetime]:
+    """The last logged touch of each concept note (touches name a concept by file name or alias).
+
+    events: the activity log already read (read from the vault when None).
+    """
+    return {p: max(times) for p, times in _touch_times(cx, since, events).items()}
 
 
-def _touch_times(cx: Cortex, since: datetime | None) -> dict[str, list[datetime]]:
+def _touch_times(cx: Cortex, since: datetime | None,
+                 events: Sequence[Event] | None = None) -> dict[str, list[datetime]]:
     by_name = {n: c.path for c in concepts(cx) for n in c.names}
     out: dict[str, list[datetime]] = {}
-    for event in read_events(cx.root)[0]:
+    for event in read_events(cx.root)[0] if events is None else events:
         if isinstance(event, TouchEvent) and (since is None or event.ts >= since):
             path = by_name.get(event.concept.casefold())
             if path:
@@ -268,10 +284,10 @@ def _touch_times(cx: Cortex, since: datetime | None) -> dict[str, list[datetime]
     return out
 
 
-def last_feedback(cx: Cortex, folder: str) -> dict[str, datetime]:
+def last_feedback(cx: Cortex, folder: str, events: Sequence[Event] | None = None) -> dict[str, datetime]:
     """The last `useful` feedback logged for each note in a folder (a reinforced habit)."""
     out: dict[str, datetime] = {}
-    for event in read_events(cx.root)[0]:
+    for event in read_events(cx.root)[0] if events is None else events:
         if isinstance(event, FeedbackEvent) and event.useful and event.path.startswith(folder + "/"):
             out[event.path] = max(event.ts, out.get(event.path, event.ts))
     return out

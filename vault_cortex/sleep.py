@@ -21,8 +21,20 @@ from vault_cortex.activity import FeedbackEvent, OpenEvent, RecallEvent, read_ev
 from vault_cortex.config import Settings
 from vault_cortex.consolidate import make_plan
 from vault_cortex.errors import InvalidRequest
+from vault_cortex.habits import HABITS_DIR
 from vault_cortex.journal import ApplyReport, Skip, apply, load_plan, plan_file, resume, rollback, save_plan
-from vault_cortex.operations import STATE_PATH, Memo, Plan, State, World, parse_when, plan_markdown, sleep_settings
+from vault_cortex.operations import (
+    STATE_PATH,
+    Memo,
+    Plan,
+    State,
+    World,
+    parse_when,
+    plan_markdown,
+    sleep_settings,
+    top_folder,
+)
+from vault_cortex.resonance import DEFAULT_WEIGHT, RESONANCE_DIR, as_weight, last_feedback, last_touches
 from vault_cortex.vault import content_hash
 
 if TYPE_CHECKING:
@@ -68,6 +80,7 @@ def gather(cx: Cortex, now: datetime) -> tuple[World, dict[str, np.ndarray]]:
         elif isinstance(e, OpenEvent) or (isinstance(e, FeedbackEvent) and e.useful):
             used[e.path].append(e.ts)
     graph = cx.graph()
+    weight_use = {**last_feedback(cx, HABITS_DIR, events), **last_touches(cx, events=events)}
     memos = []
     for row in rows:
         try:
@@ -80,6 +93,8 @@ def gather(cx: Cortex, now: datetime) -> tuple[World, dict[str, np.ndarray]]:
             text: str | None = data.decode("utf-8")
         except UnicodeDecodeError:
             text = None
+        weighted = top_folder(row.path) in (HABITS_DIR, RESONANCE_DIR) and "weight" in fm
+        baseline = as_weight(fm.get("baseline"), DEFAULT_WEIGHT) if weighted else None
         memos.append(Memo(
             path=row.path, title=row.title, region=row.region, hash=content_hash(data), text=text,
             mtime=datetime.fromtimestamp(row.mtime_ns / 1e9, UTC), cortex=_str(fm.get("cortex")),
@@ -89,14 +104,15 @@ def gather(cx: Cortex, now: datetime) -> tuple[World, dict[str, np.ndarray]]:
             degree=graph.degree(row.path), neighbours=tuple(sorted(neighbours[row.path])),
             co_listed=tuple(sorted(co_listed[row.path])), derived_from=tuple(derived[row.path]),
             accesses=sum(1 for t in used[row.path] if created is None or t >= created),
-            last_access=max(used[row.path], default=None)))
+            last_access=max(used[row.path], default=None),
+            weight=as_weight(fm["weight"], baseline) if baseline is not None else None, baseline=baseline))
     taken = frozenset([*db.note_paths(), *(s.path for s in db.skipped())])
     world = World(
         now=now, notes=tuple(memos), taken=taken, health=cx.graph_health(), state=state, state_hash=state_hash,
         co_pairs=tuple((a, b, len(ts)) for (a, b), ts in sorted(pairs.items())),
         pair_last={f"{a}|{b}": max(ts) for (a, b), ts in pairs.items()},
         events_since=len(since), recalls_since=sum(isinstance(e, RecallEvent) for e in since),
-        opens_since=sum(isinstance(e, OpenEvent) for e in since))
+        opens_since=sum(isinstance(e, OpenEvent) for e in since), weight_use=weight_use)
     return world, note_vectors(cx, [m.path for m in memos])
 
 

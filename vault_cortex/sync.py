@@ -24,7 +24,7 @@ from vault_cortex.vectors import EmbeddingCache, Vector, Vectors
 
 log = logging.getLogger(__name__)
 
-BATCH_NOTES = 128  # notes per write transaction: a killed sync keeps what it finished
+BATCH_NOTES = 32  # notes per write transaction and progress step: a killed sync keeps what it finished
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 

@@ -1,0 +1,63 @@
+"""The sleep routes under /v1: plan a consolidation (a dry run, saved for review), then apply exactly that plan."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import msgspec
+from litestar import get, post
+from litestar.params import JSONBody, QueryParameter
+from msgspec import Meta
+
+from server.plans import PLAN_ID, check_plan, saved_plan
+from server.routes import CortexDep
+from vault_cortex.errors import InvalidRequest
+from vault_cortex.operations import Plan, plan_markdown
+from vault_cortex.sleep import ApplyReport
+
+SleepMode = Literal["full", "light", "save"]
+PlanId = Annotated[str, Meta(pattern=f"^{PLAN_ID.pattern}$", max_length=32,
+                             description="The id of a plan GET /v1/sleep/plan returned (and saved), "
+                                         "e.g. 20261130T033000Z.")]
+
+
+class SleepPlanView(msgspec.Struct, frozen=True, kw_only=True):
+    """A sleep plan, and the same plan as markdown for review (what `vault-cortex sleep --dry-run` prints)."""
+
+    plan: Plan
+    markdown: str
+    saved: bool  # saved in .cortex/sleep/ under plan.id, to apply by id (a plan with nothing to do is not)
+
+
+class ApplyBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Which plan to apply: the id of a saved plan, or the plan itself (one of the two)."""
+
+    plan_id: PlanId | None = None
+    plan: Plan | None = None
+    commit: bool = False  # commit the changed files when the vault is a git repository
+
+
+@get("/sleep/plan", sync_to_thread=True)
+def sleep_plan(
+    cx: CortexDep,
+    mode: Annotated[SleepMode, QueryParameter(description="full (every phase), light (promote and link) or "
+                                                          "save (the handoff only).")] = "full",
+) -> SleepPlanView:
+    """Plan a consolidation without changing any note: every operation with its reason, saved for review.
+    Apply it with POST /v1/sleep/apply."""
+    plan = cx.sleep_plan(mode)
+    return SleepPlanView(plan=plan, markdown=plan_markdown(plan), saved=bool(plan.ops))
+
+
+@post("/sleep/apply", status_code=200, sync_to_thread=True)
+def sleep_apply(cx: CortexDep, data: JSONBody[ApplyBody]) -> ApplyReport:
+    """Apply exactly a plan, journalled: a file changed since planning is skipped and reported (`skipped`),
+    never overwritten; 409 while an interrupted sleep waits to be resumed or rolled back."""
+    if (data.plan_id is None) == (data.plan is None):
+        raise InvalidRequest("send either plan_id (a plan GET /v1/sleep/plan saved) or the plan itself")
+    plan = saved_plan(cx, data.plan_id) if data.plan_id is not None else data.plan
+    assert plan is not None
+    return cx.sleep_apply(check_plan(cx, plan), commit=data.commit)
+
+
+HANDLERS = [sleep_plan, sleep_apply]
