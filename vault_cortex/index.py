@@ -6,7 +6,6 @@ Everything here can be rebuilt from the vault; deleting `.cortex/index/` loses n
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -21,6 +20,7 @@ from vault_cortex.chunk import Chunk
 from vault_cortex.errors import IndexUnavailable
 from vault_cortex.links import Dangling, Resolver
 from vault_cortex.note import Note
+from vault_cortex.rank import fts_query
 from vault_cortex.vault import Skipped
 
 SCHEMA_VERSION = "1"
@@ -59,19 +59,6 @@ CREATE TABLE IF NOT EXISTS co_retrieval(a TEXT NOT NULL, b TEXT NOT NULL, count 
 CREATE TABLE IF NOT EXISTS touches(concept TEXT PRIMARY KEY, count INTEGER NOT NULL, last_ts REAL);
 """
 
-# Words too common to help BM25; a query made only of them falls back to all its words.
-_STOPWORDS = frozenset(
-    """
-    a about above after again against all am an and any are as at be because been before being below between
-    both but by can could did do does doing down during each few for from further had has have having he her
-    here hers herself him himself his how i if in into is it its itself just me more most my myself no nor
-    not now of off on once only or other our ours ourselves out over own same she should so some such than
-    that the their theirs them themselves then there these they this those through to too under until up
-    very was we were what when where which while who whom why will with would you your yours yourself
-    yourselves ever
-    """.split()
-)
-_WORD = re.compile(r"\w+", re.UNICODE)
 
 
 class NoteRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -116,12 +103,14 @@ class FileState(msgspec.Struct, frozen=True, kw_only=True):
     hash: str
 
 
-def fts_query(query: str) -> str:
-    """An FTS5 MATCH expression: the query's words OR-ed, stopwords dropped, each quoted."""
-    words = [w.lower() for w in _WORD.findall(query)]
-    kept = [w for w in words if w not in _STOPWORDS] or words
-    unique = list(dict.fromkeys(kept))
-    return " OR ".join('"' + w.replace('"', '""') + '"' for w in unique)
+def _note_row(r: Any) -> NoteRow:
+    return NoteRow(id=r[0], path=r[1], title=r[2], region=r[3], importance=r[4], created=r[5], project=r[6],
+                   layer=r[7], pinned=bool(r[8]), mtime_ns=r[9])
+
+
+def _chunk_row(r: Any) -> ChunkRow:
+    return ChunkRow(id=r[0], note_id=r[1], ord=r[2], heading=r[3], text=r[4], start_line=r[5], end_line=r[6],
+                    tokens=r[7])
 
 
 class IndexDB:
@@ -311,49 +300,37 @@ class IndexDB:
             "noise": q("SELECT coalesce(sum(noise), 0) FROM notes").fetchone()[0],
         }
 
+    def _select_in(self, sql: str, values: Sequence[Any]) -> Iterator[Any]:
+        """Rows of a query with one `IN ({marks})`, 500 values at a time (SQLite's variable limit)."""
+        for start in range(0, len(values), 500):
+            part = list(values[start:start + 500])
+            yield from self._r().execute(sql.format(marks=",".join("?" * len(part))), part)
+
     def note_paths(self) -> list[str]:
         return [r[0] for r in self._r().execute("SELECT path FROM notes ORDER BY path")]
 
     def notes_by_id(self, ids: Iterable[int]) -> dict[int, NoteRow]:
-        out: dict[int, NoteRow] = {}
-        id_list = list(ids)
-        for start in range(0, len(id_list), 500):
-            part = id_list[start:start + 500]
-            rows = self._r().execute(
-                "SELECT id, path, title, region, importance, created, project, layer, pinned, mtime_ns "
-                f"FROM notes WHERE id IN ({','.join('?' * len(part))})", part)
-            for r in rows:
-                out[r[0]] = NoteRow(id=r[0], path=r[1], title=r[2], region=r[3], importance=r[4],
-                                    created=r[5], project=r[6], layer=r[7], pinned=bool(r[8]), mtime_ns=r[9])
-        return out
+        rows = self._select_in(
+            "SELECT id, path, title, region, importance, created, project, layer, pinned, mtime_ns "
+            "FROM notes WHERE id IN ({marks})", list(ids))
+        return {r[0]: _note_row(r) for r in rows}
 
     def all_notes(self) -> list[NoteRow]:
-        ids = [r[0] for r in self._r().execute("SELECT id FROM notes")]
-        return list(self.notes_by_id(ids).values())
+        rows = self._r().execute(
+            "SELECT id, path, title, region, importance, created, project, layer, pinned, mtime_ns FROM notes")
+        return [_note_row(r) for r in rows]
 
     def chunks_by_id(self, ids: Iterable[int]) -> dict[int, ChunkRow]:
-        out: dict[int, ChunkRow] = {}
-        id_list = list(ids)
-        for start in range(0, len(id_list), 500):
-            part = id_list[start:start + 500]
-            rows = self._r().execute(
-                "SELECT id, note_id, ord, heading, text, start_line, end_line, tokens FROM chunks "
-                f"WHERE id IN ({','.join('?' * len(part))})", part)
-            for r in rows:
-                out[r[0]] = ChunkRow(id=r[0], note_id=r[1], ord=r[2], heading=r[3], text=r[4],
-                                     start_line=r[5], end_line=r[6], tokens=r[7])
-        return out
+        rows = self._select_in(
+            "SELECT id, note_id, ord, heading, text, start_line, end_line, tokens FROM chunks WHERE id IN ({marks})",
+            list(ids))
+        return {r[0]: _chunk_row(r) for r in rows}
 
     def chunk_hashes(self) -> dict[int, str]:
         return dict(self._r().execute("SELECT id, hash FROM chunks").fetchall())
 
     def embed_texts(self, hashes: Sequence[str]) -> dict[str, str]:
-        out: dict[str, str] = {}
-        for start in range(0, len(hashes), 500):
-            part = list(hashes[start:start + 500])
-            out.update(self._r().execute(
-                f"SELECT hash, embed_text FROM chunks WHERE hash IN ({','.join('?' * len(part))})", part))
-        return out
+        return dict(self._select_in("SELECT hash, embed_text FROM chunks WHERE hash IN ({marks})", hashes))
 
     def lexical(self, query: str, limit: int, only: Sequence[int] | None = None) -> dict[int, float]:
         """BM25 scores (higher is better) of the best `limit` chunks, or of the given chunk ids."""
@@ -389,24 +366,15 @@ class IndexDB:
         """Every chunk of the given notes, in order."""
         ids = list(note_ids)
         out: dict[int, list[ChunkRow]] = {i: [] for i in ids}
-        for start in range(0, len(ids), 500):
-            part = ids[start:start + 500]
-            rows = self._r().execute(
-                "SELECT id, note_id, ord, heading, text, start_line, end_line, tokens FROM chunks "
-                f"WHERE note_id IN ({','.join('?' * len(part))}) ORDER BY note_id, ord", part)
-            for r in rows:
-                out[r[1]].append(ChunkRow(id=r[0], note_id=r[1], ord=r[2], heading=r[3], text=r[4],
-                                          start_line=r[5], end_line=r[6], tokens=r[7]))
+        rows = self._select_in(
+            "SELECT id, note_id, ord, heading, text, start_line, end_line, tokens FROM chunks "
+            "WHERE note_id IN ({marks}) ORDER BY note_id, ord", ids)
+        for r in rows:
+            out[r[1]].append(_chunk_row(r))
         return out
 
     def note_ids(self, paths: Iterable[str]) -> dict[str, int]:
-        wanted = list(paths)
-        out: dict[str, int] = {}
-        for start in range(0, len(wanted), 500):
-            part = wanted[start:start + 500]
-            out.update(self._r().execute(
-                f"SELECT path, id FROM notes WHERE path IN ({','.join('?' * len(part))})", part).fetchall())
-        return out
+        return dict(self._select_in("SELECT path, id FROM notes WHERE path IN ({marks})", list(paths)))
 
     def frontmatter(self, path: str) -> dict[str, Any] | None:
         row = self._r().execute("SELECT frontmatter FROM notes WHERE path = ?", (path,)).fetchone()
