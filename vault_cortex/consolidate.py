@@ -30,7 +30,6 @@ from vault_cortex.dream import (
     find_patterns,
     handoff_text,
 )
-from vault_cortex.edit import render_new_note
 from vault_cortex.errors import InvalidRequest
 from vault_cortex.graph import CO_RETRIEVED, EdgeWeights
 from vault_cortex.habits import HABITS_DIR
@@ -58,6 +57,7 @@ from vault_cortex.resonance import half_life as resonance_half_life
 from vault_cortex.tiers import Source, TierReport, clusters, summarise, unit_rows
 from vault_cortex.tiers import report as tier_report
 from vault_cortex.vault import ARCHIVE
+from vault_cortex.yamltext import render_new_note
 
 Vector = np.ndarray  # unit-length float32 note or sentence vector
 Embed = Callable[[Sequence[str]], np.ndarray]

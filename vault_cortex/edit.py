@@ -11,7 +11,6 @@ import unicodedata
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import date, datetime
 from typing import Any
 
 from ruamel.yaml import YAML
@@ -20,19 +19,12 @@ from ruamel.yaml.constructor import RoundTripConstructor
 from ruamel.yaml.error import YAMLError
 
 from vault_cortex.errors import InvalidRequest, NoteParseError
+from vault_cortex.yamltext import FENCE_OPEN, render_entry, render_key, scalar
 
 Value = str | int | float | bool | list[str] | None
 
-_OPEN = re.compile(r"\ufeff?---[ \t]*(?:\r?\n|\Z)")
 _CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.M)
-_WORDS = {"~", "null", "true", "false", "yes", "no", "on", "off", "=", "<<"}
-_NUMBERISH = re.compile(r"[-+]?(?:\.(?:inf|nan)|\.?[0-9][0-9a-z_.:+-]*)", re.I)
-_DATEISH = re.compile(r"\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[-+]\d\d:\d\d)?)?")
 _QUOTED = {'"': re.compile(r'"(?:[^"\\]|\\.)*"', re.S), "'": re.compile(r"'(?:[^']|'')*'")}
-_SPECIAL_FLOATS = {"nan": ".nan", "inf": ".inf", "-inf": "-.inf"}
-_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
-_BAD_NAME = re.compile(r'%%|[#|^:\[\]/\\?*<>"\x00-\x1f\x7f-\x9f\u2028\u2029]')
-_RESERVED = {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(1, 10)), *(f"LPT{i}" for i in range(1, 10))}
 
 
 class _Constructor(RoundTripConstructor):
@@ -65,7 +57,7 @@ class _Entry:
 
 def get_frontmatter_span(text: str) -> tuple[int, int] | None:
     """Offsets of the YAML between the fences, or None when the note has no (closed) frontmatter."""
-    opening = _OPEN.match(text)
+    opening = FENCE_OPEN.match(text)
     if opening is None or not opening.group().endswith("\n"):
         return None
     closing = _CLOSE.search(text, opening.end())
@@ -96,7 +88,7 @@ def add_relation(text: str, rel: str, target: str) -> str:
     top, (off, dash) = _indent(data), _item_style(fm, data)
     if "relations" not in data:
         child = top + " " * _map_unit(data)
-        new = [top + "relations:", child + _render_key(rel) + ":", child + " " * off + dash + _scalar(link)]
+        new = [top + "relations:", child + render_key(rel) + ":", child + " " * off + dash + scalar(link)]
         fm.lines += [line + fm.nl for line in new]
         return _finish(fm, text)
     e = _entry(fm, data, "relations", len(fm.lines))
@@ -114,44 +106,12 @@ def add_relation(text: str, rel: str, target: str) -> str:
     return _finish(fm, text)
 
 
-def render_new_note(*, title: str | None, body: str, properties: Mapping[str, object]) -> str:
-    """A new note's text: frontmatter in the given key order, `# title` unless the body has one, LF, final newline."""
-    lines: list[str] = []
-    for key, value in properties.items():
-        if value is not None:
-            lines += _render_entry(_render_key(key) + ":", value, "  - ", None)
-    body = body.replace("\r\n", "\n").replace("\r", "\n")
-    if title and title.strip() and not body.startswith("# "):
-        title = " ".join(title.split())
-        body = f"# {title}\n\n{body}" if body.strip() else f"# {title}\n"
-    if body and not body.endswith("\n"):
-        body += "\n"
-    if not lines and not _OPEN.match(body):
-        return body
-    return "---\n" + "".join(line + "\n" for line in lines) + "---\n" + body
-
-
-def note_filename(title: str) -> str:
-    """A safe file stem (without `.md`) for a title: no link- or file-system-breaking characters, ≤ 100 chars."""
-    name = " ".join(_BAD_NAME.sub(" ", unicodedata.normalize("NFC", title)).split()).lstrip(". ")
-    if len(name) > 100 or len(name.encode()) > 200:
-        name = name[:100]
-        while len(name.encode()) > 200:
-            name = name[:-1]
-        cut = name.rfind(" ")
-        name = name[:cut] if cut >= 60 else name
-    name = name.rstrip(". \u200d")
-    if name.split(".")[0].upper() in _RESERVED:
-        name += "_"
-    return name or "untitled"
-
-
 def _parse(text: str) -> _Fm:
     i = text.find("\n")
     nl = "\r\n" if i > 0 and text[i - 1] == "\r" else "\n"
     span = get_frontmatter_span(text)
     if span is None:
-        if _OPEN.match(text):
+        if FENCE_OPEN.match(text):
             raise NoteParseError("the note opens frontmatter with '---' but never closes it")
         bom = "\ufeff" if text.startswith("\ufeff") else ""
         return _Fm(bom + "---" + nl, [], "---" + nl + text[len(bom) :], nl, CommentedMap(), created=True)
@@ -305,7 +265,7 @@ def _set(
     if key not in m:
         if value is not None:
             fm.lines[limit:limit] = [
-                ln + fm.nl for ln in _render_entry(indent + _render_key(key) + ":", value, prefix, style)
+                ln + fm.nl for ln in render_entry(indent + render_key(key) + ":", value, prefix, style)
             ]
         return
     e = _entry(fm, m, key, limit)
@@ -322,7 +282,7 @@ def _set(
             fm.lines[e.start + 1 : e.end] = _reuse_items(fm, e, old, value, prefix)
             return
     quote = e.value[:1] if e.value[:1] in ("'", '"') and isinstance(value, str) else ""
-    new = _render_entry(e.head, value, prefix, style, e.gap or " ", e.comment, quote)
+    new = render_entry(e.head, value, prefix, style, e.gap or " ", e.comment, quote)
     fm.lines[e.start : e.end] = [ln + e.eol for ln in new]
 
 
@@ -337,7 +297,7 @@ def _reuse_items(fm: _Fm, e: _Entry, old: CommentedSeq, value: list[Any], prefix
     out = fm.lines[e.start + 1 : starts[0]]
     for v in value:
         hit = next((i for i, (x, _) in enumerate(pool) if isinstance(x, str) and x == v), None)
-        out += [prefix + _scalar(v) + e.eol] if hit is None else pool.pop(hit)[1]
+        out += [prefix + scalar(v) + e.eol] if hit is None else pool.pop(hit)[1]
     return out
 
 
@@ -359,7 +319,7 @@ def _add(
             close, last = _flow_close(blob, old.lc.col)
             inner = blob[old.lc.col + 1 : close]
             space = " " if "," not in inner or re.search(r",\s", inner) else ""
-            ins = _scalar(item, flow=True)
+            ins = scalar(item, flow=True)
             ins = ins if blob[last] == "[" else (space if blob[last] == "," else "," + space) + ins
             blob = blob[: last + 1] + ins + blob[last + 1 :]
             fm.lines[old.lc.line : e.end] = re.findall(r"[^\n]*\n", blob)
@@ -369,7 +329,7 @@ def _add(
             pos = e.end
             while pos > old.lc.item(len(old) - 1)[0] + 1 and _filler(fm.lines[pos - 1], dash_col):
                 pos -= 1
-            fm.lines.insert(pos, prefix + _scalar(item) + e.eol)
+            fm.lines.insert(pos, prefix + scalar(item) + e.eol)
 
 
 def _link_key(s: str) -> str | None:
@@ -390,85 +350,3 @@ def _same(old: object, new: object) -> bool:
     if isinstance(new, list):
         return isinstance(old, list) and all(isinstance(x, str) for x in old) and list(old) == new
     return isinstance(old, str) == isinstance(new, str) and _kind(old) == _kind(new) and old == new
-
-
-def _render_entry(
-    head: str, value: object, prefix: str, style: str | None, gap: str = " ", comment: str = "", quote: str = ""
-) -> list[str]:
-    """Lines (without line breaks) for `head value`, lists in flow or block style, mappings as blocks."""
-    if isinstance(value, Mapping):
-        if not value:
-            return [head + gap + "{}" + comment]
-        child = " " * (len(head) - len(head.lstrip()) + 2)
-        out = [head + comment]
-        for k, v in value.items():
-            out += _render_entry(child + _render_key(k) + ":", v, child + "  - ", None)
-        return out
-    if isinstance(value, list | tuple):
-        style = style or _default_style(list(value))
-        if style == "flow" or not value:
-            return [head + gap + "[" + ", ".join(_scalar(i, flow=True) for i in value) + "]" + comment]
-        return [head + comment] + [prefix + _scalar(i) for i in value]
-    return [head + gap + _scalar(value, quote=quote) + comment]
-
-
-def _default_style(items: list[Any]) -> str:
-    """Flow for short lists of plain words, block otherwise (wikilinks, quoting, long items)."""
-    plain = all(isinstance(i, int | float) or (isinstance(i, str) and _plain_ok(i, True)) for i in items)
-    return "flow" if plain and sum(len(str(i)) + 2 for i in items) <= 60 else "block"
-
-
-def _render_key(key: object) -> str:
-    if not isinstance(key, str) or not key.strip():
-        raise InvalidRequest(f"a property name must be a non-empty string, not {key!r}")
-    return _scalar(key)
-
-
-def _scalar(v: object, flow: bool = False, quote: str = "") -> str:
-    """A scalar as YAML needs it: plain when YAML 1.1 and 1.2 both read it back unchanged, else quoted."""
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        return _float(v)
-    if isinstance(v, date | datetime):
-        v = v.isoformat()
-    if not isinstance(v, str):
-        raise InvalidRequest(f"cannot write a {type(v).__name__} as a property value")
-    if "[[" in v:
-        return _double(v)
-    if quote == "'" and v.isprintable():
-        return "'" + v.replace("'", "''") + "'"
-    return _double(v) if quote == '"' or not _plain_ok(v, flow) else v
-
-
-def _plain_ok(s: str, flow: bool) -> bool:
-    if not s or s != s.strip() or not s.isprintable() or s[0] in "-?:,[]{}#&*!|>'\"%@`":
-        return False
-    if ": " in s or " #" in s or s.endswith(":") or (flow and any(c in s for c in ",[]{}:#?")):
-        return False
-    if s.lower() in _WORDS:
-        return False
-    if _DATEISH.fullmatch(s):  # dates stay plain, as Obsidian writes them; only valid ones (PyYAML builds them)
-        try:
-            (date.fromisoformat if len(s) == 10 else datetime.fromisoformat)(s)
-            return True
-        except ValueError:
-            return False
-    return not _NUMBERISH.fullmatch(s)
-
-
-def _double(s: str) -> str:
-    return '"' + "".join(_ESCAPES.get(c) or (c if c.isprintable() else _hex(ord(c))) for c in s) + '"'
-
-
-def _hex(n: int) -> str:
-    return f"\\x{n:02x}" if n < 0x100 else f"\\u{n:04x}" if n < 0x10000 else f"\\U{n:08x}"
-
-
-def _float(f: float) -> str:
-    r = repr(f)
-    if r in _SPECIAL_FLOATS:
-        return _SPECIAL_FLOATS[r]
-    return r.replace("e", ".0e") if "e" in r and "." not in r else r  # PyYAML reads '1e-05' as a string
