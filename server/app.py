@@ -1,4 +1,4 @@
-"""The app factory: the /v1 routes, MCP at /mcp, token, CORS, limits and the watcher in one Litestar app."""
+"""The app factory: the /v1 routes, MCP at /mcp, token, CORS, limits, the watcher and the nightly sleep in one app."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from typing import cast
 
 import anyio
-from litestar import Litestar
+from litestar import Litestar, Router
 from litestar.di import Provide
 from litestar.handlers import asgi
 from litestar.openapi import OpenAPIConfig
@@ -17,10 +17,11 @@ from litestar.openapi.spec import Components, SecurityScheme
 from litestar.types import ASGIApp, Receive, Scope, Send
 from mcp.server.transport_security import TransportSecuritySettings
 
+from server import routes, routes_habits, routes_sleep
 from server.auth import CORS_ORIGINS, cors_middleware, token_guard
 from server.errors import handle_exception, json_errors
 from server.mcp_tools import build_mcp
-from server.routes import v1
+from server.nightly import Nightly
 from server.watch import Watcher
 from vault_cortex import __version__
 from vault_cortex.cortex import Cortex
@@ -44,6 +45,7 @@ def create_app(
     *,
     token: str,
     watcher: Watcher | None = None,
+    nightly: Nightly | None = None,
     allowed_hosts: Sequence[str] | None = LOOPBACK_HOSTS,
     max_body_bytes: int = MAX_BODY_BYTES,
 ) -> Litestar:
@@ -51,6 +53,7 @@ def create_app(
 
     allowed_hosts: Host header values MCP accepts (`name:*` = any port), against DNS rebinding; None turns
     the check off (a non-loopback bind, where the token alone guards).
+    nightly: runs the nightly sleep in the background while the app runs (when `[sleep] nightly` is on).
     """
     mcp = build_mcp(cx)
     security = TransportSecuritySettings(
@@ -72,6 +75,8 @@ def create_app(
             tg.start_soon(warm_up, cx)
             if watcher is not None:
                 tg.start_soon(watcher.run)
+            if nightly is not None:
+                tg.start_soon(nightly.run)
             try:
                 yield
             finally:
@@ -83,10 +88,15 @@ def create_app(
     def provide_watcher() -> Watcher | None:
         return watcher
 
+    def provide_nightly() -> Nightly | None:
+        return nightly
+
+    v1 = Router(path="/v1", route_handlers=[*routes.HANDLERS, *routes_sleep.HANDLERS, *routes_habits.HANDLERS])
     return Litestar(
         route_handlers=[v1, mcp_endpoint],
         dependencies={"cx": Provide(provide_cortex, sync_to_thread=False),
-                      "watcher": Provide(provide_watcher, sync_to_thread=False)},
+                      "watcher": Provide(provide_watcher, sync_to_thread=False),
+                      "nightly": Provide(provide_nightly, sync_to_thread=False)},
         guards=[token_guard(token)],
         middleware=[cors_middleware],
         exception_handlers={Exception: handle_exception},

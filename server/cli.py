@@ -49,6 +49,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from server.app import LOOPBACK_HOSTS, create_app
     from server.auth import is_loopback
     from server.bearer import TOKEN_FILE, load_or_create_token
+    from server.nightly import Nightly
     from server.watch import Watcher
     from vault_cortex.cortex import Cortex
 
@@ -69,7 +70,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             allowed_hosts = None if host in ("0.0.0.0", "::") else [*LOOPBACK_HOSTS, f"{host}:*"]
         token = load_or_create_token(cx.root, os.environ)
         watcher = Watcher(cx, debounce_ms=int(settings.get("debounce_ms", 300)))
-        app = create_app(cx, token=token, watcher=watcher, allowed_hosts=allowed_hosts)
+        app = create_app(cx, token=token, watcher=watcher, nightly=Nightly(cx), allowed_hosts=allowed_hosts)
         where = f"[{host}]" if ":" in host else host
         print(f"serving {cx.root} at http://{where}:{port}/v1 and /mcp; token in {cx.root / TOKEN_FILE}",
               file=sys.stderr)
@@ -123,7 +124,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("serve", help="serve the vault over HTTP and MCP, re-indexing on every save",
                        description="Create the vault if the folder is missing or empty, sync, then serve the "
-                                   "HTTP API (/v1) and MCP (/mcp) while watching the files.")
+                                   "HTTP API (/v1) and MCP (/mcp) while watching the files; with [sleep] nightly "
+                                   "= true, also run a light sleep every night at nightly_at.")
     _vault_arg(p)
     p.add_argument("--host", default=None, help=f"address to bind (default: [server] host, else {DEFAULT_HOST})")
     p.add_argument("--port", type=int, default=None, help=f"port (default: [server] port, else {DEFAULT_PORT})")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 import msgspec
 from mcp.server.mcpserver import MCPServer
@@ -11,9 +11,11 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
+from server.plans import check_plan, saved_plan
 from vault_cortex import __version__
 from vault_cortex.cortex import Cortex
 from vault_cortex.errors import VaultCortexError
+from vault_cortex.operations import plan_markdown
 
 T = TypeVar("T")
 
@@ -23,11 +25,19 @@ vault-cortex is your long-term memory: a markdown vault of notes (memories) link
 - Before answering from memory, or when the user refers to earlier work, call `recall`.
 - After learning something worth keeping (a decision, a fix, a preference, a fact), call `remember`.
 - When one memory supports, contradicts or leads to another, call `link`.
+- Before a kind of task or a tool call, call `habits_for_context` and follow what it returns; after following
+  a habit, call `reinforce_habit`.
+- For a question worth answering later, call `wonder`; once a memory answers it, call `explore`.
+- To consolidate memory, call `sleep_plan`, show the plan, and call `sleep_apply` only once it is approved.
 Every recalled item says why it was chosen; a score is a ranking, not proof of relevance."""
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 ADDITIVE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
                            open_world_hint=False)
+IDEMPOTENT = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
+                             open_world_hint=False)
+REWRITES = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False,
+                           open_world_hint=False)  # moves and edits notes (nothing deleted; reversible)
 
 Query = Annotated[str, Field(description="What you want to remember: a question, topic or task, in words.",
                              min_length=1, max_length=10_000)]
@@ -39,6 +49,8 @@ Budget = Annotated[int | None, Field(description="Token budget of the returned t
                                      ge=0, le=100_000)]
 NotePath = Annotated[str, Field(description="Vault-relative path of a note, e.g. 'scientific/SQLite WAL mode.md'.",
                                 min_length=1, max_length=1024)]
+Text = Annotated[str | None, Field(description="What you are doing or about to do, in words: the task, the "
+                                               "prompt, a note's text.", max_length=10_000)]
 
 
 def _builtins(value: Any) -> dict[str, Any]:
@@ -129,4 +141,115 @@ def build_mcp(cx: Cortex, *, client: str = "mcp") -> MCPServer:
         Call this when asked to tidy or review the vault, or before suggesting links to add."""
         return _builtins(_call(cx.graph_health))
 
+    _memory_tools(mcp, cx, client)
+    _sleep_tools(mcp, cx)
     return mcp
+
+
+def _memory_tools(mcp: MCPServer, cx: Cortex, client: str) -> None:
+    """Habits, resonance and curiosity."""
+
+    @mcp.tool(annotations=READ_ONLY)
+    def habits_for_context(
+        text: Text = None,
+        tool: Annotated[str | None, Field(description="A tool call you are about to make, e.g. 'Bash(pytest -q)', "
+                                                      "'Edit' or 'mcp__github__create_pr'.", max_length=2000)] = None,
+    ) -> dict[str, Any]:
+        """The user's habits (how they want things done) that apply to what you are about to do. Call this
+        BEFORE starting a kind of task (fixing a bug, downloading, writing, committing) or a tool call, and
+        follow what it returns; afterwards call `reinforce_habit` for each habit you followed. Give text,
+        tool or both; `markdown` is the habits ready to read."""
+        return _builtins(_call(lambda: cx.habits_for_context(text or "", tool=tool)))
+
+    @mcp.tool(annotations=ADDITIVE)
+    def reinforce_habit(
+        path: Annotated[str, Field(description="The habit's path as `habits_for_context` returned it, e.g. "
+                                               "'habits/Write the test first.md'.", min_length=1, max_length=1024)],
+        context: Annotated[str | None, Field(description="What you followed it for, in a sentence.",
+                                             max_length=10_000)] = None,
+    ) -> dict[str, Any]:
+        """Record that you FOLLOWED a habit: raises its weight so it ranks higher next time (unused habits
+        decay back toward their baseline). Call it once per habit per task, after acting on it."""
+        return _builtins(_call(lambda: cx.reinforce(path, context=context, client=client)))
+
+    @mcp.tool(annotations=ADDITIVE)
+    def resonate(
+        concept: Annotated[str, Field(description="The concept's name or alias, e.g. 'craftsmanship', or its "
+                                                  "path in resonance/.", min_length=1, max_length=300)],
+        by: Annotated[str | None, Field(description="Path of the note that engaged the concept, if any.",
+                                        max_length=1024)] = None,
+    ) -> dict[str, Any]:
+        """Touch a resonance concept (what matters to the user: identity, relationships, taste, themes; the
+        notes in resonance/): raises its weight, which warm recall modes use. Call it when the work or the
+        conversation genuinely engages one of these concepts, not to flatter."""
+        return _builtins(_call(lambda: cx.touch(concept, by=by, client=client)))
+
+    @mcp.tool(annotations=READ_ONLY)
+    def resonance_report(
+        days: Annotated[int | None, Field(description="The window in days (default: the vault's "
+                                                      "resonance.report_days).", ge=1, le=36500)] = None,
+    ) -> dict[str, Any]:
+        """What the user says matters (each concept's baseline) beside what they actually engaged with lately
+        (touches, mentions in recent notes). Call it when asked to reflect, review priorities or say what
+        they have been focused on."""
+        return _builtins(_call(lambda: cx.resonance_report(days=days)))
+
+    @mcp.tool(annotations=IDEMPOTENT)
+    def wonder(
+        question: Annotated[str, Field(description="The open question, as a question.", min_length=1,
+                                       max_length=300)],
+        context: Annotated[str | None, Field(description="Why it came up and what is known so far.",
+                                             max_length=10_000)] = None,
+    ) -> dict[str, Any]:
+        """Save an OPEN QUESTION worth answering later (a note in curiosities/). Call it when you or the user
+        hit something unresolved that is not for now. Asking again returns the existing question; open
+        questions come back at session start when they match the task."""
+        return _builtins(_call(lambda: cx.wonder(question, context=context)))
+
+    @mcp.tool(annotations=READ_ONLY)
+    def list_curiosities(
+        text: Annotated[str | None, Field(description="Only questions relevant to this text, best first.",
+                                          max_length=10_000)] = None,
+    ) -> dict[str, Any]:
+        """The open questions saved with `wonder`, newest first; with text, those relevant to it. Call it when
+        starting on a topic (what is still unanswered about it?) or when looking for something to explore."""
+        return _builtins(_call(lambda: cx.list_curiosities(text)))
+
+    @mcp.tool(annotations=ADDITIVE)
+    def explore(
+        path: Annotated[str, Field(description="The question's path, e.g. 'curiosities/Why does X happen.md'.",
+                                   min_length=1, max_length=1024)],
+        answer_path: NotePath,
+    ) -> dict[str, Any]:
+        """Close an open question with the memory that answers it, linked both ways. Call it once the answer
+        is in memory: `remember` the answer first if it is new, then pass the question's and the answer's paths."""
+        return _builtins(_call(lambda: cx.explore(path, answer_path)))
+
+
+def _sleep_tools(mcp: MCPServer, cx: Cortex) -> None:
+    """Consolidation: a plan to review, then exactly that plan applied."""
+
+    @mcp.tool(annotations=READ_ONLY)
+    def sleep_plan(
+        mode: Annotated[Literal["full", "light", "save"],
+                        Field(description="light: promote short-term notes and add links (safe often); full: "
+                                          "also merge, decay, prune to archive/ and summarise; save: only "
+                                          "the handoff.")] = "light",
+    ) -> dict[str, Any]:
+        """Plan a consolidation ("sleep") of memory WITHOUT changing any note: every merge, promotion, new
+        link, decay and move to archive/, with its reason, as markdown. Call it at the end of a long session
+        or when asked to tidy or consolidate memory; show the plan to the user and call `sleep_apply` with its
+        `id` only if they approve."""
+        plan = _call(lambda: cx.sleep_plan(mode))
+        return {"id": plan.id, "mode": plan.mode, "operations": len(plan.ops), "saved": bool(plan.ops),
+                "markdown": plan_markdown(plan)}
+
+    @mcp.tool(annotations=REWRITES)
+    def sleep_apply(
+        plan_id: Annotated[str, Field(description="The `id` that `sleep_plan` returned.", pattern=r"^\d{8}T\d{6}Z$")],
+        commit: Annotated[bool, Field(description="Commit the changes when the vault is a git repository.")] = False,
+    ) -> dict[str, Any]:
+        """Apply a plan `sleep_plan` made, exactly as planned: notes are edited or moved, never deleted, and
+        every step is journalled (`vault-cortex sleep --rollback` undoes it). Call it only after the plan was
+        reviewed and approved. Files edited since planning are skipped and listed in `skipped`."""
+        return _builtins(_call(lambda: cx.sleep_apply(check_plan(cx, saved_plan(cx, plan_id)), commit=commit)))

@@ -85,16 +85,19 @@ class Nightly:
 
     def once(self) -> ApplyReport | None:
         """Plan and apply one sleep now; the report, or None when there was nothing to do or it failed."""
-        self._last_run_at = self.clock()
-        self._runs += 1
+        started = self.clock()
+        report: ApplyReport | None = None
+        error: str | None = None
         try:
             plan = self.cx.sleep_plan(self.mode)
             report = self.cx.sleep_apply(plan, commit=True) if plan.ops else None
         except Exception as exc:  # noqa: BLE001 - log it, show it in /v1/status, try again tomorrow
             log.exception("the nightly sleep failed")
-            self._last_report, self._last_error = None, f"{type(exc).__name__}: {exc}"
+            error = f"{type(exc).__name__}: {exc}"
+        self._last_run_at, self._last_report, self._last_error = started, report, error
+        self._runs += 1
+        if error is not None:
             return None
-        self._last_report, self._last_error = report, None
         if report is None:
             log.info("nightly sleep: nothing to do")
         else:

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 from urllib.parse import quote
 
 import msgspec
-from litestar import Response, Router, get, post, put
+from litestar import Response, get, post, put
 from litestar.di import NamedDependency
 from litestar.exceptions import NotFoundException
 from litestar.params import FromPath, FromQuery, HeaderParameter, JSONBody, QueryParameter
@@ -14,6 +14,7 @@ from msgspec import Meta
 
 from server.auth import PUBLIC
 from server.hooks import HOOK_EVENTS, run_hook
+from server.nightly import Nightly, NightlyStatus
 from server.watch import Watcher, WatchStatus
 from vault_cortex import __version__
 from vault_cortex.context import Context
@@ -29,6 +30,7 @@ MAX_PATH_CHARS = 1024
 
 CortexDep = NamedDependency[Cortex]
 WatcherDep = NamedDependency[Watcher | None]
+NightlyDep = NamedDependency[Nightly | None]
 QueryText = Annotated[str, Meta(min_length=1, max_length=MAX_QUERY_CHARS)]
 K = Annotated[int, Meta(ge=1, le=MAX_K)]
 Budget = Annotated[int, Meta(ge=0, le=100_000)]
@@ -81,11 +83,16 @@ class Health(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Status(msgspec.Struct, frozen=True, kw_only=True):
-    """The index (counts, model, last sync), the watcher (index lag) and the files the index left out."""
+    """The index (counts, model, last sync), the watcher (index lag), the files the index left out, the vault's
+    regions and modes, and the nightly sleep."""
 
     index: dict[str, Any]
     watch: WatchStatus | None
     skipped: list[Skipped]
+    # Always sent; optional in the schema so that a newer plugin still reads an older server's status.
+    regions: list[str] = msgspec.field(default_factory=list)  # the configured region order, for grouping
+    modes: list[str] = msgspec.field(default_factory=list)  # the ranking modes the vault knows, sorted
+    nightly: NightlyStatus | None = None  # None when this server runs no nightly schedule
 
 
 def etag_header(doc: NoteDoc) -> dict[str, str]:
@@ -111,9 +118,12 @@ def health() -> Health:
 
 
 @get("/status", sync_to_thread=True)
-def status(cx: CortexDep, watcher: WatcherDep) -> Status:
-    """Counts, model, last sync, index lag and the files the index skipped, with why."""
-    return Status(index=cx.status(), watch=watcher.status() if watcher else None, skipped=cx.db.skipped())
+def status(cx: CortexDep, watcher: WatcherDep, nightly: NightlyDep) -> Status:
+    """Counts, model, last sync, index lag, the files the index skipped (with why), the region order, the
+    modes and the nightly sleep."""
+    return Status(index=cx.status(), watch=watcher.status() if watcher else None, skipped=cx.db.skipped(),
+                  regions=list(cx.settings.regions.order), modes=sorted(cx.settings.modes),
+                  nightly=nightly.status() if nightly else None)
 
 
 @get("/recall", sync_to_thread=True)
@@ -209,5 +219,5 @@ def hook(cx: CortexDep, event: FromPath[str], data: JSONBody[dict[str, Any]]) ->
     return run_hook(lambda: cx, event, data)
 
 
-v1 = Router(path="/v1", route_handlers=[health, status, recall_get, recall_post, context, related, read_note,
-                                        write_note, remember, link, graph_health, hook])
+HANDLERS = [health, status, recall_get, recall_post, context, related, read_note, write_note, remember, link,
+            graph_health, hook]

@@ -5,6 +5,37 @@
 /** The server version the schema was taken from. */
 export const API_VERSION = "0.1.0";
 
+export interface ApplyBody {
+  commit?: boolean;
+  plan?: Plan | null;
+  /** The id of a plan GET /v1/sleep/plan returned (and saved), e.g. 20261130T033000Z. */
+  plan_id?: string | null;
+}
+
+export interface ApplyReport {
+  applied: number[];
+  commit?: string | null;
+  journal?: string;
+  plan: string;
+  rolled_back?: boolean;
+  skipped: Skip[];
+  undone?: number[];
+}
+
+export interface ConceptUse {
+  actual: number;
+  category: string;
+  claimed: number;
+  gap: number;
+  mentioned_in: string[];
+  mentions: number;
+  name: string;
+  path: string;
+  touches: number;
+  verdict: string;
+  weight: number;
+}
+
 export interface Context {
   context: Packed;
   markdown: string;
@@ -26,6 +57,75 @@ export interface ContextBody {
   task?: string | null;
 }
 
+export interface Curiosities {
+  items: Curiosity[];
+  open: number;
+  text: string | null;
+}
+
+export interface Curiosity {
+  answered_by?: string | null;
+  created?: string | null;
+  path: string;
+  question: string;
+  similarity?: number | null;
+  status: string;
+}
+
+export interface Decay {
+  after: number;
+  before: number;
+  days: number;
+  half_life: number;
+  path: string;
+}
+
+export interface DecayBody {
+  apply?: boolean;
+}
+
+export interface DecayPlan {
+  applied: boolean;
+  changes: WeightChange[];
+  folder: string;
+  half_life_days: number;
+  unchanged: number;
+}
+
+export interface EdgeDecay {
+  a: string;
+  after: number;
+  b: string;
+  before: number;
+  days: number;
+}
+
+export interface ExploreBody {
+  answer_path: string;
+  path: string;
+}
+
+export interface Explored {
+  answer: string;
+  answer_etag: string;
+  question: Curiosity;
+  question_etag: string;
+}
+
+export interface Findings {
+  decay?: Decay[];
+  edges?: EdgeDecay[];
+  health?: GraphHealth | null;
+  merges?: Merge[];
+  patterns?: Pattern[];
+  survey: Survey;
+  tiers?: TierReport[];
+  triage?: Triage[];
+  warnings?: string[];
+  weights?: WeightDecay[];
+  wires?: Wire[];
+}
+
 export interface GraphHealth {
   articulation_points: string[];
   bridges: unknown[][];
@@ -41,6 +141,34 @@ export interface GraphHealth {
 export interface Group {
   items: PackedItem[];
   name: string;
+}
+
+export interface HabitMatch {
+  path: string;
+  score: number;
+  similarity?: number;
+  text: string;
+  title: string;
+  tokens: number;
+  tool_pattern?: string | null;
+  trigger?: string | null;
+  weight: number;
+  why: string;
+}
+
+export interface Habits {
+  habits: HabitMatch[];
+  markdown: string;
+  text: string;
+  tokens: number;
+  took_ms: number;
+  tool: string | null;
+}
+
+export interface Handoff {
+  conflicts: string[];
+  curiosities: string[];
+  short_term: unknown[][];
 }
 
 export interface Health {
@@ -73,6 +201,24 @@ export interface LinkBody {
   src: string;
 }
 
+export interface Merge {
+  archived: string[];
+  importance: number;
+  into: string;
+  similarity: number;
+  sources: string[];
+}
+
+export interface NightlyStatus {
+  enabled: boolean;
+  last_error: string | null;
+  last_report: ApplyReport | null;
+  last_run_at: string | null;
+  mode: string;
+  next_at: string | null;
+  runs: number;
+}
+
 export interface NoteBody {
   content: string;
 }
@@ -81,6 +227,23 @@ export interface NoteDoc {
   content: string;
   etag: string;
   path: string;
+}
+
+export interface Op {
+  action: string;
+  after?: string | null;
+  before?: string | null;
+  content?: string | null;
+  dest?: string | null;
+  hashes: Record<string, string | null>;
+  key?: string | null;
+  path: string;
+  phase: string;
+  reason: string;
+  requires?: number[];
+  result: string;
+  step: number;
+  value?: string | number | null;
 }
 
 export interface Packed {
@@ -109,6 +272,21 @@ export interface PackedItem {
   wikilink: string;
 }
 
+export interface Pattern {
+  recent: string[];
+  related: unknown[][];
+}
+
+export interface Plan {
+  created: string;
+  findings: Findings;
+  handoff?: Handoff | null;
+  id: string;
+  mode: string;
+  ops: Op[];
+  state?: State | null;
+}
+
 export interface Recall {
   context?: Packed | null;
   hits: Hit[];
@@ -126,6 +304,11 @@ export interface RecallBody {
   regions?: string[] | null;
 }
 
+export interface ReinforceBody {
+  context?: string | null;
+  path: string;
+}
+
 export interface RememberBody {
   importance?: number | null;
   project?: string | null;
@@ -136,15 +319,55 @@ export interface RememberBody {
   title?: string | null;
 }
 
+export interface ResonanceReport {
+  concepts: ConceptUse[];
+  days: number;
+  since: string;
+}
+
+export interface Skip {
+  path: string;
+  reason: string;
+  step: number;
+}
+
 export interface Skipped {
   path: string;
   reason: string;
 }
 
+export interface SleepPlanView {
+  markdown: string;
+  plan: Plan;
+  saved: boolean;
+}
+
+export interface State {
+  anchors?: Record<string, string>;
+  conflicts?: string[];
+  last_sleep?: string | null;
+  weight_anchors?: Record<string, string>;
+}
+
 export interface Status {
   index: Record<string, unknown>;
+  modes?: string[];
+  nightly?: NightlyStatus | null;
+  regions?: string[];
   skipped: Skipped[];
   watch: WatchStatus | null;
+}
+
+export interface Survey {
+  archived: number;
+  by_region: Record<string, number>;
+  events_since: number;
+  folders: Record<string, number>;
+  last_sleep: string | null;
+  notes: number;
+  opens_since: number;
+  recalls_since: number;
+  short_term: string[];
 }
 
 export interface SyncReport {
@@ -163,6 +386,30 @@ export interface SyncReport {
   updated: number;
 }
 
+export interface TierReport {
+  ratio: number;
+  source_tokens: number;
+  summaries: string[];
+  summary_tokens: number;
+  tier: string;
+}
+
+export interface TouchBody {
+  by?: string | null;
+  concept: string;
+}
+
+export interface Triage {
+  accesses: number;
+  decision: string;
+  dest?: string | null;
+  importance: number;
+  path: string;
+  region?: string | null;
+  score: number;
+  why: string;
+}
+
 export interface WatchStatus {
   lag_ms: number;
   last_error: string | null;
@@ -171,6 +418,38 @@ export interface WatchStatus {
   pending: boolean;
   syncs: number;
   watching: boolean;
+}
+
+export interface WeightChange {
+  after: number;
+  baseline: number;
+  before: number;
+  name: string;
+  path: string;
+  reason: string;
+  written: boolean;
+}
+
+export interface WeightDecay {
+  after: number;
+  baseline: number;
+  before: number;
+  days: number;
+  half_life: number;
+  kind: string;
+  path: string;
+}
+
+export interface Wire {
+  dst: string;
+  rel: string;
+  src: string;
+  why: string;
+}
+
+export interface WonderBody {
+  context?: string | null;
+  question: string;
 }
 
 /** Every route: its parameters, JSON body and the JSON of its success response. */
@@ -182,12 +461,55 @@ export interface Routes {
     body: ContextBody;
     response: Context;
   };
+  "GET /v1/curiosities": {
+    query: {
+      /** Only the questions close to this text, best first. */
+      text?: string | null;
+    };
+    path: never;
+    headers: never;
+    body: never;
+    response: Curiosities;
+  };
+  "POST /v1/curiosities": {
+    query: never;
+    path: never;
+    headers: never;
+    body: WonderBody;
+    response: Curiosity;
+  };
+  "POST /v1/curiosities/explore": {
+    query: never;
+    path: never;
+    headers: never;
+    body: ExploreBody;
+    response: Explored;
+  };
   "GET /v1/graph/health": {
     query: never;
     path: never;
     headers: never;
     body: never;
     response: GraphHealth;
+  };
+  "GET /v1/habits": {
+    query: {
+      /** The context: a task, a prompt, a note's text. */
+      text?: string | null;
+      /** An agent's tool call, e.g. Bash(pytest -q) or Edit. */
+      tool?: string | null;
+    };
+    path: never;
+    headers: never;
+    body: never;
+    response: Habits;
+  };
+  "POST /v1/habits/reinforce": {
+    query: never;
+    path: never;
+    headers: never;
+    body: ReinforceBody;
+    response: WeightChange;
   };
   "GET /v1/health": {
     query: never;
@@ -275,6 +597,47 @@ export interface Routes {
     body: never;
     response: Recall;
   };
+  "POST /v1/resonance/decay": {
+    query: never;
+    path: never;
+    headers: never;
+    body: DecayBody;
+    response: DecayPlan;
+  };
+  "GET /v1/resonance/report": {
+    query: {
+      /** The window in days (default: the vault's resonance.report_days). */
+      days?: number | null;
+    };
+    path: never;
+    headers: never;
+    body: never;
+    response: ResonanceReport;
+  };
+  "POST /v1/resonance/touch": {
+    query: never;
+    path: never;
+    headers: never;
+    body: TouchBody;
+    response: WeightChange;
+  };
+  "POST /v1/sleep/apply": {
+    query: never;
+    path: never;
+    headers: never;
+    body: ApplyBody;
+    response: ApplyReport;
+  };
+  "GET /v1/sleep/plan": {
+    query: {
+      /** full (every phase), light (promote and link) or save (the handoff only). */
+      mode?: "full" | "light" | "save";
+    };
+    path: never;
+    headers: never;
+    body: never;
+    response: SleepPlanView;
+  };
   "GET /v1/status": {
     query: never;
     path: never;
@@ -289,7 +652,12 @@ export type RouteId = keyof Routes;
 /** Each route's method, path template, success status and the component its response is (if one). */
 export const ROUTES = {
   "POST /v1/context": { method: "POST", path: "/v1/context", status: 200, response: "Context" },
+  "GET /v1/curiosities": { method: "GET", path: "/v1/curiosities", status: 200, response: "Curiosities" },
+  "POST /v1/curiosities": { method: "POST", path: "/v1/curiosities", status: 200, response: "Curiosity" },
+  "POST /v1/curiosities/explore": { method: "POST", path: "/v1/curiosities/explore", status: 200, response: "Explored" },
   "GET /v1/graph/health": { method: "GET", path: "/v1/graph/health", status: 200, response: "GraphHealth" },
+  "GET /v1/habits": { method: "GET", path: "/v1/habits", status: 200, response: "Habits" },
+  "POST /v1/habits/reinforce": { method: "POST", path: "/v1/habits/reinforce", status: 200, response: "WeightChange" },
   "GET /v1/health": { method: "GET", path: "/v1/health", status: 200, response: "Health" },
   "POST /v1/hooks/{event}": { method: "POST", path: "/v1/hooks/{event}", status: 200, response: null },
   "POST /v1/links": { method: "POST", path: "/v1/links", status: 200, response: "NoteDoc" },
@@ -299,28 +667,66 @@ export const ROUTES = {
   "GET /v1/recall": { method: "GET", path: "/v1/recall", status: 200, response: "Recall" },
   "POST /v1/recall": { method: "POST", path: "/v1/recall", status: 200, response: "Recall" },
   "GET /v1/related": { method: "GET", path: "/v1/related", status: 200, response: "Recall" },
+  "POST /v1/resonance/decay": { method: "POST", path: "/v1/resonance/decay", status: 200, response: "DecayPlan" },
+  "GET /v1/resonance/report": { method: "GET", path: "/v1/resonance/report", status: 200, response: "ResonanceReport" },
+  "POST /v1/resonance/touch": { method: "POST", path: "/v1/resonance/touch", status: 200, response: "WeightChange" },
+  "POST /v1/sleep/apply": { method: "POST", path: "/v1/sleep/apply", status: 200, response: "ApplyReport" },
+  "GET /v1/sleep/plan": { method: "GET", path: "/v1/sleep/plan", status: 200, response: "SleepPlanView" },
   "GET /v1/status": { method: "GET", path: "/v1/status", status: 200, response: "Status" },
 } as const satisfies Record<RouteId, { method: string; path: string; status: number; response: string | null }>;
 
 /** The required top-level fields of each component, for checking replies at the boundary. */
 export const REQUIRED_FIELDS: Record<string, readonly string[]> = {
+  ApplyBody: [],
+  ApplyReport: ["applied", "plan", "skipped"],
+  ConceptUse: ["actual", "category", "claimed", "gap", "mentioned_in", "mentions", "name", "path", "touches", "verdict", "weight"],
   Context: ["context", "markdown", "matching_questions", "mode", "nudge", "open_questions", "project", "task", "took_ms"],
   ContextBody: [],
+  Curiosities: ["items", "open", "text"],
+  Curiosity: ["path", "question", "status"],
+  Decay: ["after", "before", "days", "half_life", "path"],
+  DecayBody: [],
+  DecayPlan: ["applied", "changes", "folder", "half_life_days", "unchanged"],
+  EdgeDecay: ["a", "after", "b", "before", "days"],
+  ExploreBody: ["answer_path", "path"],
+  Explored: ["answer", "answer_etag", "question", "question_etag"],
+  Findings: ["survey"],
   GraphHealth: ["articulation_points", "bridges", "components", "dangling", "edges", "hubs", "islands", "largest_component", "notes"],
   Group: ["items", "name"],
+  HabitMatch: ["path", "score", "text", "title", "tokens", "weight", "why"],
+  Habits: ["habits", "markdown", "text", "tokens", "took_ms", "tool"],
+  Handoff: ["conflicts", "curiosities", "short_term"],
   Health: ["ok", "version"],
   Hit: ["dense", "heading", "lexical", "line", "path", "reason", "region", "score", "signals", "snippet", "title"],
   Hub: ["degree", "path"],
   LinkBody: ["dst", "rel", "src"],
+  Merge: ["archived", "importance", "into", "similarity", "sources"],
+  NightlyStatus: ["enabled", "last_error", "last_report", "last_run_at", "mode", "next_at", "runs"],
   NoteBody: ["content"],
   NoteDoc: ["content", "etag", "path"],
+  Op: ["action", "hashes", "path", "phase", "reason", "result", "step"],
   Packed: ["budget_tokens", "dropped", "groups", "items", "markdown", "tokens"],
   PackedItem: ["heading", "line", "obsidian_uri", "path", "reason", "region", "score", "section", "signals", "text", "title", "tokens", "widened", "wikilink"],
+  Pattern: ["recent", "related"],
+  Plan: ["created", "findings", "id", "mode", "ops"],
   Recall: ["hits", "mode", "query", "took_ms"],
   RecallBody: ["query"],
+  ReinforceBody: ["path"],
   RememberBody: ["text"],
+  ResonanceReport: ["concepts", "days", "since"],
+  Skip: ["path", "reason", "step"],
   Skipped: ["path", "reason"],
+  SleepPlanView: ["markdown", "plan", "saved"],
+  State: [],
   Status: ["index", "skipped", "watch"],
+  Survey: ["archived", "by_region", "events_since", "folders", "last_sleep", "notes", "opens_since", "recalls_since", "short_term"],
   SyncReport: ["added", "chunks_cached", "chunks_embedded", "deleted", "embed_seconds", "noise_blocks", "notes", "problems", "renamed", "seconds", "skipped", "unchanged", "updated"],
+  TierReport: ["ratio", "source_tokens", "summaries", "summary_tokens", "tier"],
+  TouchBody: ["concept"],
+  Triage: ["accesses", "decision", "importance", "path", "score", "why"],
   WatchStatus: ["lag_ms", "last_error", "last_report", "last_sync_at", "pending", "syncs", "watching"],
+  WeightChange: ["after", "baseline", "before", "name", "path", "reason", "written"],
+  WeightDecay: ["after", "baseline", "before", "days", "half_life", "kind", "path"],
+  Wire: ["dst", "rel", "src", "why"],
+  WonderBody: ["question"],
 };

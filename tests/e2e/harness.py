@@ -5,13 +5,17 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+import anyio
 import httpx
+import httpx2
 import uvicorn
 from litestar import Litestar
 from litestar.testing import TestClient
+from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
 
 from server.app import LOOPBACK_HOSTS
 
@@ -78,6 +82,16 @@ class LiveServer:
     def __exit__(self, *exc: object) -> None:
         self.server.should_exit = True
         self.thread.join(timeout=20)
+
+
+def over_http(live: LiveServer, body: Callable[[Client], Awaitable[Any]], token: str = TOKEN) -> Any:
+    """Run `body` with an MCP client connected to the live server's /mcp (streamable HTTP)."""
+    async def main() -> Any:
+        async with (httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30) as http,
+                    Client(streamable_http_client(f"{live.url}/mcp", http_client=http)) as client):
+            return await body(client)
+
+    return anyio.run(main)
 
 
 def wait_for(predicate: Callable[[], bool], timeout: float = 10.0, step: float = 0.02) -> bool:

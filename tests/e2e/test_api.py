@@ -180,8 +180,14 @@ def test_openapi_schema_lists_the_routes(client: TestClient[Litestar], app: Lite
     schema = client.get("/schema/openapi.json").json()
     assert client.get("/schema").json() == schema
     for path in ("/v1/health", "/v1/status", "/v1/recall", "/v1/context", "/v1/related", "/v1/notes",
-                 "/v1/links", "/v1/graph/health", "/v1/hooks/{event}"):
+                 "/v1/links", "/v1/graph/health", "/v1/hooks/{event}", "/v1/sleep/plan", "/v1/sleep/apply",
+                 "/v1/habits", "/v1/habits/reinforce", "/v1/resonance/touch", "/v1/resonance/report",
+                 "/v1/resonance/decay", "/v1/curiosities", "/v1/curiosities/explore"):
         assert path in schema["paths"], path
+    schemas = schema["components"]["schemas"]
+    for name in ("SleepPlanView", "ApplyBody", "ApplyReport", "Plan", "Habits", "WeightChange", "ResonanceReport",
+                 "DecayPlan", "Curiosity", "Curiosities", "Explored", "NightlyStatus"):
+        assert name in schemas, name  # typed bodies and responses, not free-form objects
     assert schema["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer"
 
 

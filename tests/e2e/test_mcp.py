@@ -4,29 +4,18 @@ from __future__ import annotations
 
 import shutil
 import sys
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx
-import httpx2
 import pytest
-from harness import AUTH, TOKEN, LiveServer, assert_error_shape
+from harness import AUTH, LiveServer, assert_error_shape, over_http
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
-from mcp.client.streamable_http import streamable_http_client
 
-TOOLS = {"recall", "remember", "context", "related", "link", "graph_health"}
-
-
-def over_http(live: LiveServer, body: Callable[[Client], Awaitable[Any]], token: str = TOKEN) -> Any:
-    async def main() -> Any:
-        async with (httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30) as http,
-                    Client(streamable_http_client(f"{live.url}/mcp", http_client=http)) as client):
-            return await body(client)
-
-    return anyio.run(main)
+TOOLS = {"recall", "remember", "context", "related", "link", "graph_health", "habits_for_context", "reinforce_habit",
+         "resonate", "resonance_report", "wonder", "list_curiosities", "explore", "sleep_plan", "sleep_apply"}
 
 
 def test_tools_tell_an_agent_when_to_call_them(live: LiveServer) -> None:
@@ -105,9 +94,12 @@ def test_stdio(synced_template: Path, tmp_path: Path) -> None:
         async with Client(params) as client:
             tools = (await client.list_tools()).tools
             recalled = await client.call_tool("recall", {"query": "node battery ran flat", "k": 2})
-            return tools, recalled
+            habits = await client.call_tool("habits_for_context", {"tool": "Bash(pytest -q)"})
+            return tools, recalled, habits
 
-    tools, recalled = anyio.run(main)
+    tools, recalled, habits = anyio.run(main)
     assert {t.name for t in tools} == TOOLS
     assert not recalled.is_error
     assert recalled.structured_content["hits"][0]["path"] == "short_term/2026-11-29 node 3 battery ran flat.md"
+    assert not habits.is_error
+    assert [h["path"] for h in habits.structured_content["habits"]] == ["habits/Write the test first.md"]

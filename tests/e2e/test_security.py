@@ -20,6 +20,7 @@ from server.cli import main as cli_main
 from vault_cortex.cortex import Cortex
 
 OUTSIDE = "outside"  # a folder next to the vault, holding a secret note
+QUESTION = "curiosities/Why does the WAL file grow during long reads.md"
 
 
 def _urls(app: Litestar) -> list[tuple[str, str]]:
@@ -94,6 +95,9 @@ def test_traversal_and_symlink_escapes_are_refused(client: TestClient[Litestar],
         client.get("/v1/related", params={"path": payload}),
         client.post("/v1/links", json={"src": payload, "rel": "supports", "dst": "soul/Build things that last.md"}),
         client.post("/v1/context", json={"active_note": payload}),
+        client.post("/v1/habits/reinforce", json={"path": payload}),
+        client.post("/v1/curiosities/explore", json={"path": payload, "answer_path": "soul/Build things that last.md"}),
+        client.post("/v1/curiosities/explore", json={"path": QUESTION, "answer_path": payload}),
     ]
     for response in responses:
         assert response.status_code == 400, (response.request.method, response.request.url, response.text)

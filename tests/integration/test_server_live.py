@@ -82,6 +82,8 @@ def test_serve_creates_the_vault_and_a_private_token(served: Served) -> None:
     status = served.get("/v1/status").json()
     assert status["index"]["notes"] >= 20
     assert status["watch"]["watching"] is True
+    assert status["nightly"]["enabled"] is False and status["nightly"]["next_at"] is None  # off in the template
+    assert status["regions"][0] == "soul" and "balanced" in status["modes"]
     assert httpx.get(f"{served.url}/v1/status", timeout=5).status_code == 401
 
 

@@ -1,0 +1,109 @@
+"""The habit, resonance, curiosity and sleep tools through the real MCP client (streamable HTTP at /mcp).
+
+test_mcp.py's stdio test calls `habits_for_context` over stdio as well.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness import LiveServer, over_http
+from mcp.client import Client
+
+from vault_cortex.cortex import Cortex
+
+HABIT = "habits/Write the test first.md"
+
+
+def test_the_new_tools_say_when_to_call_them(live: LiveServer) -> None:
+    async def body(client: Client) -> Any:
+        return {t.name: t for t in (await client.list_tools()).tools}
+
+    tools = over_http(live, body)
+    when = {"habits_for_context": "BEFORE starting a kind of task", "reinforce_habit": "FOLLOWED a habit",
+            "resonate": "genuinely engages", "resonance_report": "asked to reflect", "wonder": "OPEN QUESTION",
+            "list_curiosities": "when starting on a topic", "explore": "once the answer is in memory",
+            "sleep_plan": "WITHOUT changing any note", "sleep_apply": "only after the plan was reviewed"}
+    for name, phrase in when.items():
+        assert phrase in " ".join(tools[name].description.split()), name
+    assert tools["sleep_plan"].annotations.read_only_hint is True
+    assert tools["sleep_apply"].annotations.destructive_hint is True
+    assert tools["habits_for_context"].annotations.read_only_hint is True
+    assert tools["wonder"].annotations.idempotent_hint is True
+    assert set(tools["sleep_plan"].input_schema["properties"]["mode"]["enum"]) == {"full", "light", "save"}
+
+
+def test_habits_then_reinforce(live: LiveServer, cx: Cortex) -> None:
+    async def body(client: Client) -> Any:
+        found = await client.call_tool("habits_for_context", {"text": "fix the flaky regression in the collector"})
+        done = await client.call_tool("reinforce_habit", {"path": HABIT, "context": "fixed the flaky test"})
+        wrong = await client.call_tool("reinforce_habit", {"path": "scientific/SQLite WAL mode.md"})
+        return found, done, wrong
+
+    found, done, wrong = over_http(live, body)
+    assert not found.is_error and found.structured_content["habits"][0]["path"] == HABIT
+    assert "Write the test first" in found.structured_content["markdown"]
+    assert not done.is_error
+    assert (done.structured_content["before"], done.structured_content["after"]) == (0.7, 0.8)
+    assert "weight: 0.8\n" in (cx.root / HABIT).read_text(encoding="utf-8")
+    assert wrong.is_error and "InvalidRequest" in wrong.content[0].text
+
+
+def test_resonate_then_report(live: LiveServer) -> None:
+    async def body(client: Client) -> Any:
+        touched = await client.call_tool("resonate", {"concept": "wonder"})
+        report = await client.call_tool("resonance_report", {"days": 7})
+        unknown = await client.call_tool("resonate", {"concept": "astrology"})
+        return touched, report, unknown
+
+    touched, report, unknown = over_http(live, body)
+    assert not touched.is_error and touched.structured_content["path"] == "resonance/Curiosity.md"
+    rows = {r["name"]: r for r in report.structured_content["concepts"]}
+    assert rows["Curiosity"]["touches"] == 1 and report.structured_content["days"] == 7
+    assert unknown.is_error and "NoteNotFound" in unknown.content[0].text
+
+
+def test_wonder_list_explore(live: LiveServer) -> None:
+    question = "Why does the greenhouse fan hum at night?"
+
+    async def body(client: Client) -> Any:
+        asked = await client.call_tool("wonder", {"question": question, "context": "Only after midnight."})
+        listed = await client.call_tool("list_curiosities", {"text": "fan noise in the greenhouse at night"})
+        answer = await client.call_tool("remember", {
+            "text": "The fan hums at night because the PWM frequency drops to 100 Hz when the controller idles.",
+            "title": "Fan hum comes from low PWM frequency", "region": "scientific"})
+        explored = await client.call_tool("explore", {"path": asked.structured_content["path"],
+                                                      "answer_path": answer.structured_content["path"]})
+        after = await client.call_tool("list_curiosities", {})
+        return asked, listed, explored, after
+
+    asked, listed, explored, after = over_http(live, body)
+    path = asked.structured_content["path"]
+    assert path == "curiosities/Why does the greenhouse fan hum at night.md"
+    assert listed.structured_content["items"][0]["path"] == path
+    assert not explored.is_error
+    assert explored.structured_content["question"]["status"] == "explored"
+    assert explored.structured_content["question"]["answered_by"] == "[[Fan hum comes from low PWM frequency]]"
+    assert path not in [c["path"] for c in after.structured_content["items"]]
+
+
+def test_sleep_plan_then_apply(live: LiveServer, cx: Cortex) -> None:
+    async def body(client: Client) -> Any:
+        plan = await client.call_tool("sleep_plan", {"mode": "light"})
+        applied = await client.call_tool("sleep_apply", {"plan_id": plan.structured_content["id"]})
+        unknown = await client.call_tool("sleep_apply", {"plan_id": "20000101T000000Z"})
+        malformed = await client.call_tool("sleep_apply", {"plan_id": "../../x"})
+        bad_mode = await client.call_tool("sleep_plan", {"mode": "deep"})
+        return plan, applied, unknown, malformed, bad_mode
+
+    plan, applied, unknown, malformed, bad_mode = over_http(live, body)
+    assert not plan.is_error
+    out = plan.structured_content
+    assert out["mode"] == "light" and out["operations"] > 0 and out["saved"] is True
+    assert out["markdown"].startswith(f"# Sleep plan {out['id']} (light)")
+    assert not applied.is_error
+    report = applied.structured_content
+    assert report["plan"] == out["id"] and len(report["applied"]) == out["operations"] and report["skipped"] == []
+    assert "<!-- vault-cortex:sleep:start -->" in (cx.root / "HANDOFF.md").read_text(encoding="utf-8")
+    assert unknown.is_error and "no saved sleep plan" in unknown.content[0].text
+    assert malformed.is_error and bad_mode.is_error
