@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import UTC
 from functools import partial
 
 import numpy as np
@@ -34,6 +34,7 @@ from vault_cortex.errors import InvalidRequest
 from vault_cortex.graph import CO_RETRIEVED, EdgeWeights
 from vault_cortex.habits import HABITS_DIR
 from vault_cortex.habits import half_life as habit_half_life
+from vault_cortex.merge import merged_note
 from vault_cortex.operations import (
     HANDOFF,
     STATE_PATH,
@@ -46,7 +47,6 @@ from vault_cortex.operations import (
     body_of,
     sleep_settings,
     special,
-    stamp,
     state_json,
     title_of,
     top_folder,
@@ -57,7 +57,6 @@ from vault_cortex.resonance import half_life as resonance_half_life
 from vault_cortex.tiers import Source, TierReport, clusters, summarise, unit_rows
 from vault_cortex.tiers import report as tier_report
 from vault_cortex.vault import ARCHIVE
-from vault_cortex.yamltext import render_new_note
 
 Vector = np.ndarray  # unit-length float32 note or sentence vector
 Embed = Callable[[Sequence[str]], np.ndarray]
@@ -303,53 +302,6 @@ class _Sleep:
             used[a], used[b] = used.get(a, 0) + 1, used.get(b, 0) + 1
             out.append(Wire(src=a, rel="related_to", dst=b, why=f"similar ({sim:.2f}) but not linked"))
         return out
-
-
-def _norm(s: str) -> str:
-    return " ".join(re.sub(r"[^\w\s]", " ", s.casefold()).split())
-
-
-def merged_note(group: Sequence[Memo], region: str, importance: float, now: datetime,
-                archived: Mapping[str, str]) -> str:
-    """One note holding every member's distinct lines and sentences, `derived_from` all of them."""
-    seen: set[str] = set()
-    titles = {m.title.casefold() for m in group}
-    parts: list[str] = []
-    for i, m in enumerate(group):
-        lines = body_of(m.text or "").strip("\n").splitlines()
-        if lines and lines[0].lstrip("# ").strip().casefold() == m.title.casefold():
-            lines = lines[1:]
-        kept: list[str] = []
-        for line in lines:
-            units = [u for u in re.split(r"(?<=[.!?])\s+", line.strip()) if u]
-            fresh = [u for u in units if _norm(u) not in seen or not _norm(u)]
-            seen |= {_norm(u) for u in units}
-            if not units or len(fresh) == len(units):
-                kept.append(line)
-            elif fresh and not line.lstrip().startswith("#"):
-                indent = line[: len(line) - len(line.lstrip())]
-                kept.append(indent + " ".join(fresh))
-        text = re.sub(r"\n{3,}", "\n\n", "\n".join(kept).strip("\n"))
-        if i and text.strip():
-            parts.append(f"## From [[{archived[m.path].removesuffix('.md')}]]\n\n{text}")
-        elif text.strip():
-            parts.append(text)
-    relations: dict[str, list[str]] = {"derived_from": [f"[[{archived[m.path].removesuffix('.md')}]]" for m in group]}
-    for m in group:
-        for rel, targets in m.relations.items():
-            for t in targets:
-                name = t.strip("[]").split("|")[0].split("#")[0].rsplit("/", 1)[-1].casefold()
-                if name not in titles and t not in relations.setdefault(rel, []):
-                    relations[rel].append(t)
-    props = {
-        "cortex": region, "importance": importance, "created": stamp(now),
-        "tags": list(dict.fromkeys(t for m in group for t in m.tags)) or None,
-        "project": group[0].project if len({m.project for m in group}) == 1 else None,
-        "aliases": list(dict.fromkeys(a for m in group for a in m.aliases)) or None,
-        "relations": {k: v for k, v in relations.items() if v},
-    }
-    body = f"# {group[0].title}\n\n" + "\n\n".join(parts) + "\n"
-    return render_new_note(title=None, body=body, properties=props)
 
 
 def make_plan(world: World, vectors: Mapping[str, Vector], *, settings: Settings, mode: str, embed: Embed,

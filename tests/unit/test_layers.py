@@ -12,7 +12,8 @@ PACKAGE = Path(vault_cortex.__file__).parent
 CORE = {"note", "frontmatter", "links", "chunk", "noise", "rank", "graph", "pack", "edit", "yamltext", "errors"}
 IMPURE = {"os", "sqlite3", "pathlib", "shutil", "tempfile", "socket", "subprocess", "time", "usearch",
           "onnxruntime", "tokenizers", "watchfiles", "litestar", "httpx", "urllib.request"}
-ADAPTERS = {"vault", "index", "vectors", "embed", "sync", "activity", "recall", "context", "cortex", "cli",
+ADAPTERS = {"vault", "index", "vectors", "embed", "sync", "activity", "recall", "context", "cortex", "cli", "cli_more",
+            "doctor", "notes", "journal",
             "consolidate", "sleep", "transcript", "habits", "resonance", "curiosity", "tiers", "dream"}
 
 
