@@ -8,8 +8,12 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from server import hooks
+
+if TYPE_CHECKING:
+    from vault_cortex.sync import SyncReport
 
 log = logging.getLogger("server")
 
@@ -43,6 +47,12 @@ def prepare_vault(root: Path) -> bool:
     return False
 
 
+def _announce(report: SyncReport) -> None:
+    """Say once that the start-up sync is done (the server answers meanwhile; recall sees what is indexed)."""
+    print(f"indexed {report.notes} notes in {report.seconds:.1f}s ({report.added} added, {report.updated} updated, "
+          f"{report.deleted} deleted, {report.skipped} skipped); watching for changes", file=sys.stderr)
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
@@ -51,6 +61,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from server.bearer import TOKEN_FILE, load_or_create_token
     from server.nightly import Nightly
     from server.watch import Watcher
+    from vault_cortex.cli import ProgressBar
     from vault_cortex.cortex import Cortex
 
     root = Path(args.vault).expanduser()
@@ -69,7 +80,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
             log.warning("binding %s: other machines can reach the API (the bearer token still guards it)", host)
             allowed_hosts = None if host in ("0.0.0.0", "::") else [*LOOPBACK_HOSTS, f"{host}:*"]
         token = load_or_create_token(cx.root, os.environ)
-        watcher = Watcher(cx, debounce_ms=int(settings.get("debounce_ms", 300)))
+        watcher = Watcher(cx, debounce_ms=int(settings.get("debounce_ms", 300)), progress=ProgressBar(),
+                          announce=_announce)
         app = create_app(cx, token=token, watcher=watcher, nightly=Nightly(cx), allowed_hosts=allowed_hosts)
         where = f"[{host}]" if ":" in host else host
         print(f"serving {cx.root} at http://{where}:{port}/v1 and /mcp; token in {cx.root / TOKEN_FILE}",

@@ -6,6 +6,7 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -13,7 +14,7 @@ import anyio
 import msgspec
 from watchfiles import Change, awatch
 
-from vault_cortex.sync import SyncReport
+from vault_cortex.sync import Progress, SyncReport
 
 log = logging.getLogger(__name__)
 
@@ -56,8 +57,11 @@ class Watcher:
     that land during a sync trigger one more. Syncs never overlap.
     """
 
-    def __init__(self, cortex: Syncable, *, debounce_ms: int = 300) -> None:
+    def __init__(self, cortex: Syncable, *, debounce_ms: int = 300, progress: Progress | None = None,
+                 announce: Callable[[SyncReport], None] | None = None) -> None:
         self.cortex = cortex
+        self._progress = progress  # shown during the start-up sync only
+        self._announce = announce  # told the start-up sync's report
         self.debounce_ms = max(debounce_ms, 0)
         self.root = str(cortex.root)
         self._watching = False
@@ -123,7 +127,8 @@ class Watcher:
             self._wake = anyio.Event()
             started = time.monotonic()
             try:
-                report = await anyio.to_thread.run_sync(self.cortex.sync)
+                progress = self._progress if self._syncs == 0 else None
+                report = await anyio.to_thread.run_sync(self.cortex.sync, progress)
             except Exception as exc:  # noqa: BLE001 - keep watching; the next change retries
                 log.exception("sync failed")
                 self._last_error = f"{type(exc).__name__}: {exc}"
@@ -132,6 +137,8 @@ class Watcher:
                 self._last_report = report
                 self._last_error = None
                 self._last_sync_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+                if self._syncs == 1 and self._announce is not None:
+                    self._announce(report)
                 log.info("synced: %d added, %d updated, %d renamed, %d deleted in %.2fs", report.added,
                          report.updated, report.renamed, report.deleted, report.seconds)
             if self._wake.is_set():  # changes arrived during the sync: count their wait from its start
