@@ -9,7 +9,8 @@ import vault_cortex
 
 PACKAGE = Path(vault_cortex.__file__).parent
 # Pure core: values in, values out. No disk, clock, environment, network, database or model.
-CORE = {"note", "frontmatter", "links", "chunk", "noise", "rank", "graph", "pack", "edit", "yamltext", "errors"}
+CORE = {"note", "frontmatter", "links", "chunk", "noise", "rank", "graph", "pack", "edit", "yamltext", "errors",
+        "merge", "tiers", "dream"}
 IMPURE = {"os", "sqlite3", "pathlib", "shutil", "tempfile", "socket", "subprocess", "time", "usearch",
           "onnxruntime", "tokenizers", "watchfiles", "litestar", "httpx", "urllib.request"}
 ADAPTERS = {"vault", "index", "vectors", "embed", "sync", "activity", "recall", "context", "cortex", "cli", "cli_more",
