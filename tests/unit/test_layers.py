@@ -15,7 +15,7 @@ IMPURE = {"os", "sqlite3", "pathlib", "shutil", "tempfile", "socket", "subproces
           "onnxruntime", "tokenizers", "watchfiles", "litestar", "httpx", "urllib.request"}
 ADAPTERS = {"vault", "index", "vectors", "embed", "sync", "activity", "recall", "context", "cortex", "cli", "cli_more",
             "doctor", "notes", "journal",
-            "consolidate", "sleep", "transcript", "habits", "resonance", "curiosity", "tiers", "dream"}
+            "consolidate", "sleep", "transcript", "habits", "resonance", "curiosity"}
 
 
 def imports(path: Path) -> set[str]:
