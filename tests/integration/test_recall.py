@@ -27,7 +27,7 @@ def test_graph_signal_lifts_a_linked_note_with_no_match(fixture_vault, embedder)
         paths = [h.path for h in balanced]
         assert paths[0] == expected["top"]
         lifted = next(h for h in balanced if h.path == expected["lifted_by_graph"])
-        assert lifted.signals["lexical" if False else "relevance"] < 0.5
+        assert lifted.signals["relevance"] < 0.5
         assert lifted.signals["graph"] > 0.5
         assert "linked to the top results" in lifted.reason
         assert paths.index(expected["lifted_by_graph"]) == 1
