@@ -92,10 +92,14 @@ class Cortex:
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, env: Mapping[str, str] | None = None,
              embedder: Embedder | None = None) -> Cortex:
-        """Open a vault folder (its `.cortex/config.toml` is optional) and its index."""
+        """Open a vault (a folder holding `.cortex/`; its config.toml is optional) and its index."""
         root = Path(path).expanduser()
         if not root.is_dir():
             raise VaultNotFound(f"no vault at {root}: run `vault-cortex init {root}` to create one")
+        if not (root / ".cortex").is_dir():
+            raise VaultNotFound(
+                f"{root} is not a vault (it has no .cortex/ folder): run `vault-cortex init DIR` for a new vault, "
+                f"or `mkdir {root / '.cortex'}` to index an existing Obsidian vault there")
         return cls(root.resolve(), load_settings(root, env), embedder)
 
     def __enter__(self) -> Cortex:

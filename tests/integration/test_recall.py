@@ -87,6 +87,7 @@ def test_decay_sinks_an_unused_note_but_a_specific_query_still_finds_it(tmp_path
 def test_identity_regions_do_not_decay(tmp_path: Path, embedder) -> None:  # type: ignore[no-untyped-def]
     root = tmp_path / "soulful"
     (root / "soul").mkdir(parents=True)
+    (root / ".cortex").mkdir()
     (root / "soul/Values.md").write_text("---\nimportance: 0.9\ncreated: 2020-01-01\n---\nHonesty over comfort.\n")
     stamp = datetime(2020, 1, 1, tzinfo=UTC).timestamp()
     os.utime(root / "soul/Values.md", (stamp, stamp))
