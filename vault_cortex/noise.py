@@ -84,6 +84,7 @@ _EXCEPTION = re.compile(
     r"^(?:Exception in thread .*|Uncaught .*|panic: .*|goroutine \d+ \[.*|"
     r"[\w$.]*(?:Exception|Error|Throwable)\b.*|thread '.*' panicked at .*)$"
 )
+_CAUSE = re.compile(r"^\s*(?:Caused by|Suppressed): \S")  # a chained exception's message, kept
 _PY_TRACE = re.compile(r"^\s*Traceback \(most recent call last\):\s*$")
 _PY_CHAIN = re.compile(
     r"^\s*(?:During handling of the above exception|The above exception was the direct cause)"
@@ -141,21 +142,22 @@ def fences(lines: Sequence[str]) -> list[Fence]:
 def find_noise(lines: Sequence[str], first_line: int = 1) -> tuple[Noise, ...]:
     """Spans of noise in `lines`, numbered from `first_line`; earlier detectors win where spans overlap."""
     kinds: list[NoiseKind | None] = [None] * len(lines)
+    kept: set[int] = set()  # a trace's error message lines: the one part worth finding again
 
     def mark(start: int, end: int, kind: NoiseKind) -> None:
         for i in range(start, end + 1):
-            if kinds[i] is None:
+            if kinds[i] is None and i not in kept:
                 kinds[i] = kind
 
     blocks = fences(lines)
     _xml_blocks(lines, mark)
-    _python_traces(lines, mark)
-    _frame_runs(lines, mark)
+    _python_traces(lines, mark, kept)
+    _frame_runs(lines, mark, kept)
     _fenced_blocks(lines, blocks, mark)
     _line_runs(lines, mark)
     _bare_json(lines, kinds, mark)
     _minified_json(lines, mark)
-    _whole_fences(lines, blocks, kinds)
+    _whole_fences(lines, blocks, kinds, kept)
     spans: list[Noise] = []
     for i, kind in enumerate(kinds):
         if kind is None:
@@ -187,19 +189,21 @@ def _xml_blocks(lines: Sequence[str], mark: _Mark) -> None:
             covered = rows[k]
 
 
-def _python_traces(lines: Sequence[str], mark: _Mark) -> None:
+def _python_traces(lines: Sequence[str], mark: _Mark, kept: set[int]) -> None:
     i = 0
     while i < len(lines):
         if not _PY_TRACE.match(lines[i]):
             i += 1
             continue
         start, j = i, i + 1
+        raised: list[int] = []
         while True:
             indent = len(lines[i]) - len(lines[i].lstrip())
             while j < len(lines) and (_indent(lines[j]) > indent or lines[j].lstrip().startswith("File ")):
                 j += 1
             if j < len(lines) and _PY_RAISED.match(lines[j].strip()) and _indent(lines[j]) <= indent:
-                j += 1  # the exception line
+                raised.append(j)  # the exception line: its message is kept
+                j += 1
             k = _next_text(lines, j)
             if k is None or not _PY_CHAIN.match(lines[k]):
                 break
@@ -208,11 +212,12 @@ def _python_traces(lines: Sequence[str], mark: _Mark) -> None:
                 break
             i, j = t, t + 1
         if any(_PY_FILE.match(lines[k]) for k in range(start, j)):  # REPL and doctest examples stay
+            kept.update(raised)
             mark(start, j - 1, "stack_trace")
         i = max(j, start + 1)
 
 
-def _frame_runs(lines: Sequence[str], mark: _Mark) -> None:
+def _frame_runs(lines: Sequence[str], mark: _Mark, kept: set[int]) -> None:
     i = 0
     while i < len(lines):
         j = i
@@ -226,6 +231,9 @@ def _frame_runs(lines: Sequence[str], mark: _Mark) -> None:
                 if above is None or start - above > 2 or not _EXCEPTION.match(lines[above].strip()):
                     break
                 start = above
+                if not lines[above].lstrip().startswith("goroutine "):
+                    kept.add(above)  # the exception or panic message is kept
+            kept.update(k for k in range(start, j) if _CAUSE.match(lines[k]))
             mark(start, j - 1, "stack_trace")
         i = max(j, i + 1)
 
@@ -317,15 +325,18 @@ def _minified_json(lines: Sequence[str], mark: _Mark) -> None:
             mark(i, i, "json_dump")
 
 
-def _whole_fences(lines: Sequence[str], blocks: Sequence[Fence], kinds: list[NoiseKind | None]) -> None:
-    """A fence whose content is mostly noise goes whole, fence lines and leftovers included."""
+def _whole_fences(lines: Sequence[str], blocks: Sequence[Fence], kinds: list[NoiseKind | None],
+                  kept: set[int]) -> None:
+    """A fence whose content is mostly noise goes whole, fence lines and leftovers included (but not a
+    trace's error message)."""
     for f in blocks:
-        inner = [i for i in f.content if lines[i].strip()]
+        inner = [i for i in f.content if lines[i].strip() and i not in kept]
         noisy: Counter[NoiseKind] = Counter(k for i in inner if (k := kinds[i]) is not None)
         if inner and sum(noisy.values()) >= 0.8 * len(inner):
             kind = noisy.most_common(1)[0][0]
             for i in range(f.start, f.end + 1):
-                kinds[i] = kinds[i] or kind
+                if i not in kept:
+                    kinds[i] = kinds[i] or kind
 
 
 def _continues(line: str) -> bool:

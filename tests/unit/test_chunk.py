@@ -162,16 +162,23 @@ The old server held the lock."""
 def test_noise_is_left_out_and_reported_in_file_lines() -> None:
     chunked = chunk_note(make_note("# Debugging\n" + TRACE, body_line=4), words)
     assert summary(chunked.chunks) == [
-        (("Debugging",), 5, 12, "Sync crashed:\n\nThe old server held the lock.")
-    ]
-    assert [(n.start_line, n.end_line, n.kind) for n in chunked.noise] == [(7, 10, "stack_trace")]
+        (("Debugging",), 5, 12,
+         "Sync crashed:\n\nsqlite3.OperationalError: database is locked\n\nThe old server held the lock.")
+    ]  # the frames go; the error message stays searchable
+    assert [(n.start_line, n.end_line, n.kind) for n in chunked.noise] == [(7, 9, "stack_trace")]
 
 
 def test_a_section_of_only_noise_gives_no_chunk() -> None:
-    trace = TRACE.split("\n")[2:6]
+    trace = TRACE.split("\n")[2:5]  # the frames without their error message
     chunked = chunk_note(make_note("# Keep\nProse.\n# Trace\n" + "\n".join(trace)), words)
     assert summary(chunked.chunks) == [(("Keep",), 2, 2, "Prose.")]
     assert len(chunked.noise) == 1
+
+
+def test_a_trace_keeps_only_its_error_message() -> None:
+    trace = TRACE.split("\n")[2:6]
+    chunked = chunk_note(make_note("# Keep\nProse.\n# Trace\n" + "\n".join(trace)), words)
+    assert summary(chunked.chunks)[1] == (("Trace",), 7, 7, "sqlite3.OperationalError: database is locked")
 
 
 def test_a_long_heading_path_gives_way_to_the_text() -> None:
