@@ -31,6 +31,7 @@ from vault_cortex.dream import (
     handoff_text,
 )
 from vault_cortex.errors import InvalidRequest
+from vault_cortex.frontmatter import body_text
 from vault_cortex.graph import CO_RETRIEVED, EdgeWeights
 from vault_cortex.habits import HABITS_DIR
 from vault_cortex.habits import half_life as habit_half_life
@@ -44,7 +45,6 @@ from vault_cortex.operations import (
     Plan,
     State,
     World,
-    body_of,
     sleep_settings,
     special,
     state_json,
@@ -82,7 +82,7 @@ def natural_region(memo: Memo, vec: Vector | None, centroids: Mapping[str, Vecto
     """Where a short-term note belongs: its own `cortex:`, else centroid similarity leaned by keyword rules."""
     if memo.cortex and memo.cortex != SHORT_TERM and memo.cortex in order:
         return memo.cortex, f"its own cortex: {memo.cortex}"
-    body = body_of(memo.text or "")
+    body = body_text(memo.text or "")
     scores: dict[str, float] = {}
     why: dict[str, str] = {}
     for region in order:
@@ -356,7 +356,7 @@ def make_plan(world: World, vectors: Mapping[str, Vector], *, settings: Settings
             links.add(path)
             return path
 
-        sources = [Source(path=moved.get(p, p), title=title_of(moved.get(p, p)), layer=m.layer, body=body_of(m.text),
+        sources = [Source(path=moved.get(p, p), title=title_of(moved.get(p, p)), layer=m.layer, body=body_text(m.text),
                           created=m.created, session=m.session, project=m.project,
                           derived_from=tuple(moved.get(x, x) for x in m.derived_from))
                    for p, m in sorted(s.live.items()) if m.layer and m.text is not None and p not in s.gone]

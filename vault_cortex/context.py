@@ -3,7 +3,6 @@ packed into one token budget."""
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -12,6 +11,7 @@ import msgspec
 
 from vault_cortex.activity import RecallEvent
 from vault_cortex.curiosity import open_matching
+from vault_cortex.frontmatter import body_text
 from vault_cortex.habits import match as match_habits
 from vault_cortex.pack import Candidate, Packed, Piece
 from vault_cortex.recall import Scored
@@ -46,14 +46,9 @@ def query_text(cx: Cortex, task: str | None, project: str | None, active_note: s
     if active_note:
         doc = cx.read_note(active_note)
         parts.append(doc.path.rsplit("/", 1)[-1].removesuffix(".md"))
-        parts.append(_strip_frontmatter(doc.content)[:600])
+        parts.append(body_text(doc.content)[:600])
     parts += [r.rsplit("/", 1)[-1].removesuffix(".md") for r in (recent or [])]
     return "\n".join(parts).strip()
-
-
-def _strip_frontmatter(text: str) -> str:
-    m = re.match(r"\ufeff?---\r?\n.*?\r?\n(?:---|\.\.\.)\r?\n", text, re.S)
-    return text[m.end():] if m else text
 
 
 def special(cx: Cortex, path: str, section: str, score: float, why: str) -> Candidate | None:

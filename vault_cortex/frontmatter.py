@@ -33,6 +33,7 @@ __all__ = [
     "property_links",
     "read_aliases",
     "read_tags",
+    "body_text",
     "split_frontmatter",
     "typed_fields",
 ]
@@ -51,6 +52,12 @@ _SPLIT_TAGS = re.compile(r"[,\s]+")
 def is_tag(text: str) -> bool:
     """Whether `text` (without '#') is a valid tag: tag characters only, not all digits or dashes."""
     return _TAG.fullmatch(text) is not None and _NOT_A_TAG.fullmatch(text) is None
+
+
+def body_text(text: str) -> str:
+    """A note's text after its frontmatter, as the parser reads it (BOM dropped, line endings as LF)."""
+    text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    return split_frontmatter(text)[1]
 
 
 def split_frontmatter(text: str) -> tuple[str | None, str, int, list[str]]:

@@ -17,6 +17,7 @@ import msgspec
 from vault_cortex.activity import FeedbackEvent
 from vault_cortex.config import Settings
 from vault_cortex.errors import InvalidRequest
+from vault_cortex.frontmatter import body_text
 from vault_cortex.resonance import (
     DEFAULT_WEIGHT,
     DecayPlan,
@@ -224,7 +225,7 @@ def habits_for_context(cx: Cortex, text: str, *, tool: str | None = None,
             break
         doc = cx.read_note(c.path)
         title = doc.path.rsplit("/", 1)[-1].removesuffix(".md")
-        fitted = fit(lead(_body(doc.content)), title, budget, cx.embedder.count_tokens)
+        fitted = fit(lead(body_text(doc.content)), title, budget, cx.embedder.count_tokens)
         if fitted is None:
             continue
         budget -= fitted[1]
@@ -256,6 +257,3 @@ def decay_habits(cx: Cortex, *, dry_run: bool = True) -> DecayPlan:
     return decay_folder(cx, HABITS_DIR, half_life(cx.settings), last_feedback(cx, HABITS_DIR), dry_run)
 
 
-def _body(content: str) -> str:
-    m = re.match(r"\ufeff?---\r?\n.*?\r?\n(?:---|\.\.\.)[ \t]*\r?\n", content, re.S)
-    return (content[m.end():] if m else content).replace("\r\n", "\n")

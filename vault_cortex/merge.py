@@ -6,7 +6,8 @@ import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
-from vault_cortex.operations import Memo, body_of, stamp
+from vault_cortex.frontmatter import body_text
+from vault_cortex.operations import Memo, stamp
 from vault_cortex.yamltext import render_new_note
 
 
@@ -21,7 +22,7 @@ def merged_note(group: Sequence[Memo], region: str, importance: float, now: date
     titles = {m.title.casefold() for m in group}
     parts: list[str] = []
     for i, m in enumerate(group):
-        lines = body_of(m.text or "").strip("\n").splitlines()
+        lines = body_text(m.text or "").strip("\n").splitlines()
         if lines and lines[0].lstrip("# ").strip().casefold() == m.title.casefold():
             lines = lines[1:]
         kept: list[str] = []

@@ -13,7 +13,7 @@ import msgspec
 
 from vault_cortex.config import Settings
 from vault_cortex.dream import Findings, Handoff, findings_markdown
-from vault_cortex.edit import add_relation, add_to_list, get_frontmatter_span, set_property
+from vault_cortex.edit import add_relation, add_to_list, set_property
 from vault_cortex.errors import InvalidRequest, NoteParseError
 from vault_cortex.graph import GraphHealth
 from vault_cortex.vault import ARCHIVE, content_hash
@@ -276,15 +276,6 @@ class Draft:
         self.text[dest], self.hash[dest] = self.text.pop(path, None), h
         self.hash.pop(path, None)
         return step
-
-
-
-def body_of(text: str) -> str:
-    """A note's text after its frontmatter."""
-    span = get_frontmatter_span(text)
-    if span is None:
-        return text
-    return text[span[1]:].split("\n", 1)[1] if "\n" in text[span[1]:] else ""
 
 
 

@@ -21,6 +21,7 @@ from vault_cortex.config import parse_settings
 from vault_cortex.consolidate import make_plan, natural_region
 from vault_cortex.dream import Handoff, handoff_text
 from vault_cortex.edit import get_frontmatter_span
+from vault_cortex.frontmatter import body_text
 from vault_cortex.graph import Graph, health
 from vault_cortex.operations import (
     HANDOFF,
@@ -31,7 +32,6 @@ from vault_cortex.operations import (
     State,
     World,
     apply_edit,
-    body_of,
     plan_markdown,
     sleep_settings,
 )
@@ -344,9 +344,9 @@ def test_plans_never_lose_a_note_and_touch_only_what_they_name(spec: list[tuple[
     touched = {x for op in p.ops for x in (op.path, op.dest) if x}
     for m in notes:
         assert m.path in touched or files.get(m.path) == m.text
-    bodies = [body_of(text) for text in files.values()]
+    bodies = [body_text(text) for text in files.values()]
     for m in notes:  # every body survives byte for byte: kept, edited (frontmatter only) or moved to archive/
-        assert body_of(m.text or "") in bodies
+        assert body_text(m.text or "") in bodies
 
 
 # -- tiers ---------------------------------------------------------------------------------------------------
