@@ -237,7 +237,7 @@ class Cortex:
         qvec = np.mean(np.stack(vecs), axis=0).astype(np.float32)
         qvec /= float(np.linalg.norm(qvec)) or 1.0
         text = " ".join([path.rsplit("/", 1)[-1].removesuffix(".md"), *(c.text for c in chunks)])[:2000]
-        linked = {ln.dst for ln in self.db.links() if ln.src == path and ln.dst}
+        linked = {ln.dst for ln in self.db.links(src=path) if ln.dst}
         exclude = frozenset({path, *linked}) | self.archived()
         top = self.ranked(text, qvec, weights, exclude=exclude)[:k]
         hits = [to_hit(s, text) for s in top]

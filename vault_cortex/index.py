@@ -387,15 +387,20 @@ class IndexDB:
             "WHERE n.path LIKE ? ORDER BY n.path", (prefix + "%",)).fetchall()
         return [(p, t, a or t) for p, t, a in rows]
 
-    def links(self, *, dangling_only: bool = False) -> list[LinkRow]:
+    def links(self, *, dangling_only: bool = False, src: str | None = None) -> list[LinkRow]:
+        """Links of every note (or of the note `src`), optionally only the dangling ones."""
         sql = ("SELECT n.path, l.target, l.subpath, l.kind, l.rel, l.line, l.dst_path, l.ambiguous "
-               "FROM links l JOIN notes n ON n.id = l.note_id")
+               "FROM links l JOIN notes n ON n.id = l.note_id WHERE 1")
+        args: list[str] = []
         if dangling_only:
-            sql += " WHERE l.dst_path IS NULL"
+            sql += " AND l.dst_path IS NULL"
+        if src is not None:
+            sql += " AND n.path = ?"
+            args.append(src)
         return [
             LinkRow(src=r[0], target=r[1], subpath=r[2], kind=r[3], rel=r[4], line=r[5], dst=r[6],
                     ambiguous=tuple(json.loads(r[7])) if r[7] else ())
-            for r in self._r().execute(sql + " ORDER BY n.path, l.line")
+            for r in self._r().execute(sql + " ORDER BY n.path, l.line", args)
         ]
 
     def skipped(self) -> list[Skipped]:
