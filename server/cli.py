@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from server import hooks
 
 if TYPE_CHECKING:
-    from vault_cortex.sync import SyncReport
+    from vault_cortex.index.sync import SyncReport
 
 log = logging.getLogger("server")
 
@@ -36,7 +36,7 @@ def _vault_arg(p: argparse.ArgumentParser) -> None:
 def prepare_vault(root: Path) -> bool:
     """Create the vault from the template if the folder is missing or empty; True if it was created."""
     from vault_cortex.errors import VaultNotFound
-    from vault_cortex.vault import init_vault, is_vault
+    from vault_cortex.files.vault import init_vault, is_vault
 
     if not root.exists() or (root.is_dir() and not any(root.iterdir())):
         init_vault(root)
@@ -61,7 +61,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from server.bearer import TOKEN_FILE, load_or_create_token
     from server.nightly import Nightly
     from server.watch import Watcher
-    from vault_cortex.cli import ProgressBar
+    from vault_cortex.cli.main import ProgressBar
     from vault_cortex.cortex import Cortex
 
     root = Path(args.vault).expanduser()
@@ -99,7 +99,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from server.watch import Watcher
     from vault_cortex.cortex import Cortex
     from vault_cortex.errors import VaultNotFound
-    from vault_cortex.vault import is_vault
+    from vault_cortex.files.vault import is_vault
 
     root = Path(args.vault).expanduser()
     if not is_vault(root):
@@ -128,8 +128,8 @@ def cmd_hook(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from vault_cortex.cli import SUBCOMMANDS_ATTR
-    from vault_cortex.cli import build_parser as library_parser
+    from vault_cortex.cli.main import SUBCOMMANDS_ATTR
+    from vault_cortex.cli.main import build_parser as library_parser
 
     parser = library_parser()
     sub: argparse._SubParsersAction[argparse.ArgumentParser] = getattr(parser, SUBCOMMANDS_ATTR)
@@ -173,7 +173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["hook"]:
         return _hook_fast(args[1:])
-    from vault_cortex.cli import run
+    from vault_cortex.cli.main import run
 
     return run(build_parser(), args)
 

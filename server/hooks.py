@@ -27,7 +27,7 @@ from server.bearer import read_token
 
 if TYPE_CHECKING:  # the library loads numpy and ONNX: imported only when a hook opens the vault itself
     from vault_cortex.cortex import Cortex
-    from vault_cortex.recall import Hit
+    from vault_cortex.recall.pipeline import Hit
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +114,7 @@ def _tool(open_cx: OpenCortex, payload: Mapping[str, Any]) -> str | None:
         return None
     tool_input = payload.get("tool_input")
     cx = open_cx()
-    from vault_cortex.habits import render
+    from vault_cortex.identity.habits import render
 
     found = cx.habits_for_context("", tool=tool, tool_input=tool_input if isinstance(tool_input, dict) else None)
     state = SessionState(cx.root, str(payload.get("session_id") or ""))

@@ -15,7 +15,7 @@ from server.plans import check_plan, saved_plan
 from vault_cortex import __version__
 from vault_cortex.cortex import Cortex
 from vault_cortex.errors import VaultCortexError
-from vault_cortex.operations import plan_markdown
+from vault_cortex.sleep.operations import plan_markdown
 
 T = TypeVar("T")
 

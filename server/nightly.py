@@ -11,7 +11,7 @@ import msgspec
 
 from vault_cortex.config import Settings
 from vault_cortex.cortex import Cortex
-from vault_cortex.sleep import ApplyReport, next_nightly
+from vault_cortex.sleep.cycle import ApplyReport, next_nightly
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +42,7 @@ class Nightly:
     """Runs `mode` sleep (plan, then apply; committed when the vault is a git repository) when it is due.
 
     `clock` and `schedule` are seams for tests: the clock gives the current local time, the schedule
-    (`vault_cortex.sleep.next_nightly`) when the next run is due, or None when nightly sleep is off.
+    (`vault_cortex.sleep.cycle.next_nightly`) when the next run is due, or None when nightly sleep is off.
     """
 
     def __init__(self, cx: Cortex, *, clock: Clock = local_now, schedule: Schedule = next_nightly,

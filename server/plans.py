@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import re
 
-from vault_cortex.consolidate import MODES
 from vault_cortex.cortex import Cortex
 from vault_cortex.errors import InvalidRequest
-from vault_cortex.operations import STATE_PATH, Op, Plan
-from vault_cortex.sleep import load_plan, plan_file
-from vault_cortex.vault import note_path
+from vault_cortex.files.vault import note_path
+from vault_cortex.sleep.consolidate import MODES
+from vault_cortex.sleep.cycle import load_plan, plan_file
+from vault_cortex.sleep.operations import STATE_PATH, Op, Plan
 
 PLAN_ID = re.compile(r"\d{8}T\d{6}Z")  # what `sleep.plan` names a plan: its UTC time, e.g. 20261130T033000Z
 EDITS = ("set_property", "add_to_list", "add_relation")

@@ -17,12 +17,12 @@ from server.hooks import HOOK_EVENTS, run_hook
 from server.nightly import Nightly, NightlyStatus
 from server.watch import Watcher, WatchStatus
 from vault_cortex import __version__
-from vault_cortex.context import Context
 from vault_cortex.cortex import Cortex, NoteDoc
 from vault_cortex.errors import InvalidRequest
-from vault_cortex.graph import GraphHealth
-from vault_cortex.recall import Recall
-from vault_cortex.vault import Skipped
+from vault_cortex.files.vault import Skipped
+from vault_cortex.identity.context import Context
+from vault_cortex.recall.graph import GraphHealth
+from vault_cortex.recall.pipeline import Recall
 
 MAX_QUERY_CHARS = 10_000  # a hard cap; the vault's recall.max_query_chars (checked by the facade) is lower
 MAX_K = 1000

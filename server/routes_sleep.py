@@ -12,8 +12,8 @@ from msgspec import Meta
 from server.plans import PLAN_ID, check_plan, saved_plan
 from server.routes import CortexDep
 from vault_cortex.errors import InvalidRequest
-from vault_cortex.operations import Plan, plan_markdown
-from vault_cortex.sleep import ApplyReport
+from vault_cortex.sleep.cycle import ApplyReport
+from vault_cortex.sleep.operations import Plan, plan_markdown
 
 SleepMode = Literal["full", "light", "save"]
 PlanId = Annotated[str, Meta(pattern=f"^{PLAN_ID.pattern}$", max_length=32,

@@ -14,7 +14,7 @@ import anyio
 import msgspec
 from watchfiles import Change, awatch
 
-from vault_cortex.sync import Progress, SyncReport
+from vault_cortex.index.sync import Progress, SyncReport
 
 log = logging.getLogger(__name__)
 

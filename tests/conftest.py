@@ -25,7 +25,7 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 def embedder():  # type: ignore[no-untyped-def]
     """The real ONNX model, loaded once per test session."""
     from vault_cortex.config import EmbeddingSettings
-    from vault_cortex.embed import load_embedder
+    from vault_cortex.index.embed import load_embedder
 
     return load_embedder(EmbeddingSettings())
 

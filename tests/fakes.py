@@ -9,7 +9,7 @@ from functools import cache
 
 import numpy as np
 
-from vault_cortex.embed import Tokenizer, Vectors
+from vault_cortex.index.embed import Tokenizer, Vectors
 
 _WORD = re.compile(r"\w+")
 

@@ -1,7 +1,6 @@
 """vault-cortex: long-term memory for people and AI agents, kept as an Obsidian-style markdown vault."""
 
 from vault_cortex.cortex import Cortex, NoteDoc
-from vault_cortex.doctor import Doctor, Verify
 from vault_cortex.errors import (
     ConfigError,
     IndexUnavailable,
@@ -15,8 +14,9 @@ from vault_cortex.errors import (
     VaultNotFound,
     WriteConflict,
 )
-from vault_cortex.recall import Hit, Recall
-from vault_cortex.sync import SyncReport
+from vault_cortex.index.doctor import Doctor, Verify
+from vault_cortex.index.sync import SyncReport
+from vault_cortex.recall.pipeline import Hit, Recall
 
 __version__ = "0.1.0"
 

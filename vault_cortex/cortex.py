@@ -16,21 +16,25 @@ from types import TracebackType
 import msgspec
 import numpy as np
 
-from vault_cortex import curiosity, doctor, habits, notes, resonance, sleep, transcript
-from vault_cortex.activity import Event, OpenEvent, RecallEvent
-from vault_cortex.activity import append as append_event
+from vault_cortex import notes
 from vault_cortex.config import Settings, load_settings
-from vault_cortex.context import Context, build_context
-from vault_cortex.doctor import Doctor, Verify
-from vault_cortex.embed import Embedder, load_embedder
 from vault_cortex.errors import InvalidRequest, NoteNotFound, VaultNotFound
-from vault_cortex.graph import Graph, GraphHealth, health
-from vault_cortex.index import IndexDB
-from vault_cortex.pack import Candidate, Packed, pack
-from vault_cortex.recall import Concept, Recall, Scored, rank, to_candidate, to_hit
-from vault_cortex.sync import Progress, SyncReport, reconcile_vectors, sync
-from vault_cortex.vault import ARCHIVE, atomic_write, content_hash, note_path
-from vault_cortex.vectors import EmbeddingCache, Vector, Vectors
+from vault_cortex.files.vault import ARCHIVE, atomic_write, content_hash, note_path
+from vault_cortex.identity import curiosity, habits, resonance
+from vault_cortex.identity.context import Context, build_context
+from vault_cortex.index import doctor
+from vault_cortex.index.activity import Event, OpenEvent, RecallEvent
+from vault_cortex.index.activity import append as append_event
+from vault_cortex.index.db import IndexDB
+from vault_cortex.index.doctor import Doctor, Verify
+from vault_cortex.index.embed import Embedder, load_embedder
+from vault_cortex.index.sync import Progress, SyncReport, reconcile_vectors, sync
+from vault_cortex.index.vectors import EmbeddingCache, Vector, Vectors
+from vault_cortex.recall.graph import Graph, GraphHealth, health
+from vault_cortex.recall.pack import Candidate, Packed, pack
+from vault_cortex.recall.pipeline import Concept, Recall, Scored, rank, to_candidate, to_hit
+from vault_cortex.sleep import cycle as sleep
+from vault_cortex.sleep import transcript
 
 log = logging.getLogger(__name__)
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from vault_cortex.edit import add_relation
 from vault_cortex.errors import InvalidRequest
-from vault_cortex.yamltext import note_filename, render_new_note
+from vault_cortex.files.edit import add_relation
+from vault_cortex.files.yamltext import note_filename, render_new_note
 
 if TYPE_CHECKING:
     from vault_cortex.cortex import Cortex, NoteDoc

@@ -21,7 +21,7 @@ def openapi_json() -> str:
     """The schema of a freshly built app, as the text `openapi.json` holds."""
     from server.app import create_app
     from vault_cortex.cortex import Cortex
-    from vault_cortex.vault import init_vault
+    from vault_cortex.files.vault import init_vault
 
     with tempfile.TemporaryDirectory(prefix="vault-cortex-schema-") as tmp:
         root = Path(tmp) / "vault"

@@ -23,7 +23,7 @@ import msgspec
 
 from vault_cortex import Cortex
 from vault_cortex.config import load_settings
-from vault_cortex.embed import Embedder, load_embedder
+from vault_cortex.index.embed import Embedder, load_embedder
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo-dev"
 KS = (1, 5, 10)

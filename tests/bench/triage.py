@@ -23,10 +23,10 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from vault_cortex import consolidate  # noqa: E402
 from vault_cortex.cortex import Cortex  # noqa: E402
-from vault_cortex.operations import sleep_settings  # noqa: E402
-from vault_cortex.sleep import gather  # noqa: E402
+from vault_cortex.sleep import consolidate  # noqa: E402
+from vault_cortex.sleep.cycle import gather  # noqa: E402
+from vault_cortex.sleep.operations import sleep_settings  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "fixtures" / "vaults" / "triage"
 NOW = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)

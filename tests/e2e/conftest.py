@@ -14,8 +14,8 @@ from litestar.testing import TestClient
 from server.app import create_app
 from server.watch import Watcher
 from vault_cortex.cortex import Cortex
-from vault_cortex.embed import Embedder
-from vault_cortex.vault import init_vault
+from vault_cortex.files.vault import init_vault
+from vault_cortex.index.embed import Embedder
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,7 @@ from litestar.testing import TestClient
 
 from server.app import create_app
 from vault_cortex.cortex import Cortex
-from vault_cortex.embed import Embedder
+from vault_cortex.index.embed import Embedder
 
 ARCH = "long_term/greenhouse-sensor architecture.md"
 WAL = "scientific/SQLite WAL mode.md"

@@ -2,7 +2,7 @@
 commits it when the vault is a git repository, and stops waiting for the next night when the app shuts down.
 
 A clock that starts half a second before 03:30 and runs at real speed drives the real schedule
-(`vault_cortex.sleep.next_nightly`) from the vault's own config, so nothing waits for more than a second.
+(`vault_cortex.sleep.cycle.next_nightly`) from the vault's own config, so nothing waits for more than a second.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from harness import TEST_HOSTS, TOKEN, checked_client, wait_for
 from server.app import create_app
 from server.nightly import Nightly, NightlyStatus
 from vault_cortex.cortex import Cortex
-from vault_cortex.embed import Embedder
+from vault_cortex.index.embed import Embedder
 
 START = datetime(2026, 11, 30, 3, 29, 59, 500_000, tzinfo=UTC)  # the vault's nightly_at is 03:30
 

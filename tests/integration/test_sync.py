@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from vault_cortex import Cortex
-from vault_cortex.vault import init_vault
+from vault_cortex.files.vault import init_vault
 
 
 def write(root: Path, rel: str, text: str) -> Path:

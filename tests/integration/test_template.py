@@ -12,7 +12,7 @@ import yaml
 
 from vault_cortex.config import SIGNALS, load_settings
 from vault_cortex.errors import VaultExists
-from vault_cortex.vault import init_vault, template_dir, walk
+from vault_cortex.files.vault import init_vault, template_dir, walk
 
 CORTICES = ["soul", "personality", "artistic", "linguistic", "scientific", "long_term", "short_term"]
 OTHER_FOLDERS = ["habits", "resonance", "curiosities", "dreams", "archive", "raw", "_templates"]

@@ -12,7 +12,7 @@ import pytest
 
 from server.watch import Watcher, in_dot_folder
 from vault_cortex.cortex import Cortex
-from vault_cortex.embed import Embedder
+from vault_cortex.index.embed import Embedder
 
 NOTES = {
     "scientific/Ferrite beads.md": "# Ferrite beads\n\nA ferrite bead on the sensor cable stopped the I2C glitches.\n",

@@ -8,8 +8,8 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vault_cortex.chunk import Chunk, chunk_note, embed_text, text_hash
-from vault_cortex.note import Heading, Note
+from vault_cortex.files.chunk import Chunk, chunk_note, embed_text, text_hash
+from vault_cortex.files.note import Heading, Note
 
 
 def words(text: str) -> int:

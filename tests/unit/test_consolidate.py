@@ -18,12 +18,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vault_cortex.config import parse_settings
-from vault_cortex.consolidate import make_plan, natural_region
-from vault_cortex.dream import Handoff, handoff_text
-from vault_cortex.edit import get_frontmatter_span
-from vault_cortex.frontmatter import body_text
-from vault_cortex.graph import Graph, health
-from vault_cortex.operations import (
+from vault_cortex.files.edit import get_frontmatter_span
+from vault_cortex.files.frontmatter import body_text
+from vault_cortex.files.vault import content_hash
+from vault_cortex.recall.graph import Graph, health
+from vault_cortex.sleep.consolidate import make_plan, natural_region
+from vault_cortex.sleep.cycle import next_nightly
+from vault_cortex.sleep.dream import Handoff, handoff_text
+from vault_cortex.sleep.operations import (
     HANDOFF,
     STATE_PATH,
     Memo,
@@ -35,10 +37,8 @@ from vault_cortex.operations import (
     plan_markdown,
     sleep_settings,
 )
-from vault_cortex.sleep import next_nightly
-from vault_cortex.tiers import Source, select, sentences, summarise, unit_rows
-from vault_cortex.transcript import parse_transcript, render
-from vault_cortex.vault import content_hash
+from vault_cortex.sleep.tiers import Source, select, sentences, summarise, unit_rows
+from vault_cortex.sleep.transcript import parse_transcript, render
 
 NOW = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 SETTINGS = parse_settings({})

@@ -17,7 +17,7 @@ def _commands() -> list[str]:
     try:
         from server.cli import build_parser
     except ImportError:  # the server adapter adds serve/mcp/hook; the core commands are checked regardless
-        from vault_cortex.cli import build_parser
+        from vault_cortex.cli.main import build_parser
     parser = build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     return sorted(sub.choices)

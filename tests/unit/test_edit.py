@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from vault_cortex.edit import add_relation, add_to_list, get_frontmatter_span, set_property
 from vault_cortex.errors import NoteParseError
-from vault_cortex.yamltext import note_filename, render_new_note
+from vault_cortex.files.edit import add_relation, add_to_list, get_frontmatter_span, set_property
+from vault_cortex.files.yamltext import note_filename, render_new_note
 
 NOTE = """\
 ---

@@ -12,8 +12,8 @@ from typing import Any
 import msgspec
 import pytest
 
-from vault_cortex.links import Dangling, Resolver
-from vault_cortex.note import Note, decode, is_binary, parse_note
+from vault_cortex.files.links import Dangling, Resolver
+from vault_cortex.files.note import Note, decode, is_binary, parse_note
 
 VAULTS = Path(__file__).resolve().parents[1] / "fixtures" / "vaults"
 # Parser vaults are the ones whose expected.json lists edges; other vaults serve other tests.

@@ -8,7 +8,7 @@ import time
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vault_cortex.graph import Edge, EdgeWeights, Graph, Hub, health, proximity
+from vault_cortex.recall.graph import Edge, EdgeWeights, Graph, Hub, health, proximity
 
 
 def links(*pairs: str, rel: str = "links_to") -> list[tuple[str, str | None, str]]:

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from vault_cortex.habits import candidate, fit, lead, parse_tool, render, tool_arguments, tool_matches, trigger_hit
+from vault_cortex.identity.habits import (
+    candidate,
+    fit,
+    lead,
+    parse_tool,
+    render,
+    tool_arguments,
+    tool_matches,
+    trigger_hit,
+)
 
 
 @pytest.mark.parametrize(

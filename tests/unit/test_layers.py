@@ -9,13 +9,14 @@ import vault_cortex
 
 PACKAGE = Path(vault_cortex.__file__).parent
 # Pure core: values in, values out. No disk, clock, environment, network, database or model.
-CORE = {"note", "frontmatter", "links", "chunk", "noise", "rank", "graph", "pack", "edit", "yamltext", "errors",
-        "merge", "tiers", "dream"}
+CORE = {"files/note", "files/frontmatter", "files/links", "files/chunk", "files/noise", "recall/rank", "recall/graph",
+        "recall/pack", "files/edit", "files/yamltext", "errors", "sleep/merge", "sleep/tiers", "sleep/dream"}
 IMPURE = {"os", "sqlite3", "pathlib", "shutil", "tempfile", "socket", "subprocess", "time", "usearch",
           "onnxruntime", "tokenizers", "watchfiles", "litestar", "httpx", "urllib.request"}
-ADAPTERS = {"vault", "index", "vectors", "embed", "sync", "activity", "recall", "context", "cortex", "cli", "cli_more",
-            "doctor", "notes", "journal",
-            "consolidate", "sleep", "transcript", "habits", "resonance", "curiosity"}
+ADAPTERS = {"files.vault", "index.db", "index.vectors", "index.embed", "index.sync", "index.activity",
+            "recall.pipeline", "identity.context", "cortex", "cli.main", "cli.more", "index.doctor", "notes",
+            "sleep.journal", "sleep.consolidate", "sleep.cycle", "sleep.transcript", "identity.habits",
+            "identity.resonance", "identity.curiosity"}
 
 
 def imports(path: Path) -> set[str]:
@@ -35,7 +36,7 @@ def test_core_modules_are_pure() -> None:
             continue
         found = imports(path)
         bad = {m for m in found if m in IMPURE or m.split(".")[0] in IMPURE}
-        bad |= {m for m in found if m.startswith("vault_cortex.") and m.split(".")[1] in ADAPTERS}
+        bad |= {m for m in found if m.startswith("vault_cortex.") and m.removeprefix("vault_cortex.") in ADAPTERS}
         assert not bad, f"vault_cortex/{name}.py is core and must not import {sorted(bad)}"
 
 
@@ -52,5 +53,5 @@ def test_no_grab_bag_modules() -> None:
 
 def test_public_surface_matches_all() -> None:
     exported = {n for n in dir(vault_cortex) if not n.startswith("_")}
-    modules = {p.stem for p in PACKAGE.glob("*.py")} | {"template", "data"}
+    modules = {p.stem for p in PACKAGE.glob("*.py")} | {p.name for p in PACKAGE.iterdir() if p.is_dir()}
     assert set(vault_cortex.__all__) - {"__version__"} == exported - modules

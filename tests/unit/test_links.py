@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vault_cortex.links import Dangling, Resolved, Resolver, parse_destination, parse_linktext
+from vault_cortex.files.links import Dangling, Resolved, Resolver, parse_destination, parse_linktext
 
 NFC_CAFE = unicodedata.normalize("NFC", "Café")
 NFD_CAFE = unicodedata.normalize("NFD", "Café")

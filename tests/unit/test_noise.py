@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from vault_cortex.noise import Fence, Noise, fences, find_noise
+from vault_cortex.files.noise import Fence, Noise, fences, find_noise
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "noise"
 KINDS = ("log", "stack_trace", "json_dump", "tool_output")

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vault_cortex.note import RELATION_TYPES, Note, RawLink, decode, is_binary, parse_note
+from vault_cortex.files.note import RELATION_TYPES, Note, RawLink, decode, is_binary, parse_note
 
 
 def parse(text: str, path: str = "n.md", **kwargs: Any) -> Note:

@@ -14,7 +14,7 @@ import tokenizers
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vault_cortex.pack import Candidate, Packed, Piece, pack, render_markdown
+from vault_cortex.recall.pack import Candidate, Packed, Piece, pack, render_markdown
 
 REGIONS = ["soul", "long_term", "short_term"]
 SECTIONS = ["Pinned", "Habits"]
@@ -28,7 +28,8 @@ def words(text: str) -> int:
 
 @functools.cache
 def _wordpiece() -> tokenizers.Tokenizer:
-    tok = tokenizers.Tokenizer.from_file(str(Path(__file__).parents[2] / "vault_cortex" / "data" / "tokenizer.json"))
+    path = Path(__file__).parents[2] / "vault_cortex" / "index" / "data" / "tokenizer.json"
+    tok = tokenizers.Tokenizer.from_file(str(path))
     tok.no_padding()  # the bundled file pads and truncates to 128 for the model; counting needs neither
     tok.no_truncation()
     return tok

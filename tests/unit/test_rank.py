@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from vault_cortex.config import DEFAULT_MODES, SIGNALS
-from vault_cortex.rank import (
+from vault_cortex.recall.rank import (
     DAY,
     NoteFacts,
     RegionFacts,

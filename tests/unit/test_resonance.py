@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from vault_cortex.curiosity import close, is_open, new_question, question_of
-from vault_cortex.resonance import (
+from vault_cortex.identity.curiosity import close, is_open, new_question, question_of
+from vault_cortex.identity.resonance import (
     ConceptInfo,
     as_weight,
     decay_step,

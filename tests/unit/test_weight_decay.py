@@ -7,12 +7,12 @@ from datetime import UTC, datetime, timedelta
 import msgspec
 
 from vault_cortex.config import parse_settings
-from vault_cortex.consolidate import make_plan
-from vault_cortex.dream import WeightDecay
-from vault_cortex.graph import Graph, health
-from vault_cortex.operations import Memo, Plan, World, apply_edit, plan_markdown
-from vault_cortex.resonance import decay_step
-from vault_cortex.vault import content_hash
+from vault_cortex.files.vault import content_hash
+from vault_cortex.identity.resonance import decay_step
+from vault_cortex.recall.graph import Graph, health
+from vault_cortex.sleep.consolidate import make_plan
+from vault_cortex.sleep.dream import WeightDecay
+from vault_cortex.sleep.operations import Memo, Plan, World, apply_edit, plan_markdown
 
 NOW = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 SETTINGS = parse_settings({})

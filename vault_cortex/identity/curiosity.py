@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from vault_cortex.edit import add_relation, set_property
 from vault_cortex.errors import InvalidRequest, NoteNotFound, WriteConflict
-from vault_cortex.note import parse_note
-from vault_cortex.resonance import setting
-from vault_cortex.vectors import Vector
-from vault_cortex.yamltext import note_filename, render_new_note
+from vault_cortex.files.edit import add_relation, set_property
+from vault_cortex.files.note import parse_note
+from vault_cortex.files.yamltext import note_filename, render_new_note
+from vault_cortex.identity.resonance import setting
+from vault_cortex.index.vectors import Vector
 
 if TYPE_CHECKING:
     from vault_cortex.cortex import Cortex

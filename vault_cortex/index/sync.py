@@ -12,15 +12,15 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from vault_cortex.activity import ACTIVITY_DIR, Event, decode_lines, replay
-from vault_cortex.chunk import Chunked, chunk_note
 from vault_cortex.config import Settings
-from vault_cortex.embed import Embedder
-from vault_cortex.index import FileState, IndexDB
-from vault_cortex.links import Resolver
-from vault_cortex.note import RELATION_TYPES, Note, decode, is_binary, parse_note
-from vault_cortex.vault import Skipped, VaultFile, content_hash, walk
-from vault_cortex.vectors import EmbeddingCache, Vector, Vectors
+from vault_cortex.files.chunk import Chunked, chunk_note
+from vault_cortex.files.links import Resolver
+from vault_cortex.files.note import RELATION_TYPES, Note, decode, is_binary, parse_note
+from vault_cortex.files.vault import Skipped, VaultFile, content_hash, walk
+from vault_cortex.index.activity import ACTIVITY_DIR, Event, decode_lines, replay
+from vault_cortex.index.db import FileState, IndexDB
+from vault_cortex.index.embed import Embedder
+from vault_cortex.index.vectors import EmbeddingCache, Vector, Vectors
 
 log = logging.getLogger(__name__)
 

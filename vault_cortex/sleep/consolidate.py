@@ -15,7 +15,15 @@ from functools import partial
 import numpy as np
 
 from vault_cortex.config import Settings
-from vault_cortex.dream import (
+from vault_cortex.errors import InvalidRequest
+from vault_cortex.files.frontmatter import body_text
+from vault_cortex.files.vault import ARCHIVE
+from vault_cortex.identity.habits import HABITS_DIR
+from vault_cortex.identity.habits import half_life as habit_half_life
+from vault_cortex.identity.resonance import RESONANCE_DIR, decay_step
+from vault_cortex.identity.resonance import half_life as resonance_half_life
+from vault_cortex.recall.graph import CO_RETRIEVED, EdgeWeights
+from vault_cortex.sleep.dream import (
     PATTERN_DAYS,
     Decay,
     EdgeDecay,
@@ -30,13 +38,8 @@ from vault_cortex.dream import (
     find_patterns,
     handoff_text,
 )
-from vault_cortex.errors import InvalidRequest
-from vault_cortex.frontmatter import body_text
-from vault_cortex.graph import CO_RETRIEVED, EdgeWeights
-from vault_cortex.habits import HABITS_DIR
-from vault_cortex.habits import half_life as habit_half_life
-from vault_cortex.merge import merged_note
-from vault_cortex.operations import (
+from vault_cortex.sleep.merge import merged_note
+from vault_cortex.sleep.operations import (
     HANDOFF,
     STATE_PATH,
     Draft,
@@ -52,11 +55,8 @@ from vault_cortex.operations import (
     top_folder,
     unique_path,
 )
-from vault_cortex.resonance import RESONANCE_DIR, decay_step
-from vault_cortex.resonance import half_life as resonance_half_life
-from vault_cortex.tiers import Source, TierReport, clusters, summarise, unit_rows
-from vault_cortex.tiers import report as tier_report
-from vault_cortex.vault import ARCHIVE
+from vault_cortex.sleep.tiers import Source, TierReport, clusters, summarise, unit_rows
+from vault_cortex.sleep.tiers import report as tier_report
 
 Vector = np.ndarray  # unit-length float32 note or sentence vector
 Embed = Callable[[Sequence[str]], np.ndarray]

@@ -14,7 +14,7 @@ from datetime import date, datetime, timedelta
 import msgspec
 import numpy as np
 
-from vault_cortex.yamltext import note_filename, render_new_note
+from vault_cortex.files.yamltext import note_filename, render_new_note
 
 Embed = Callable[[Sequence[str]], np.ndarray]
 CountTokens = Callable[[str], int]

@@ -12,9 +12,9 @@ from datetime import datetime
 import msgspec
 import numpy as np
 
-from vault_cortex.graph import GraphHealth
-from vault_cortex.tiers import TierReport, clusters, unit_rows
-from vault_cortex.yamltext import render_new_note
+from vault_cortex.files.yamltext import render_new_note
+from vault_cortex.recall.graph import GraphHealth
+from vault_cortex.sleep.tiers import TierReport, clusters, unit_rows
 
 Link = Callable[[str], str]
 

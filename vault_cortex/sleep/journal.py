@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from vault_cortex.dream import dream_addendum, handoff_text
 from vault_cortex.errors import InvalidRequest, WriteConflict
-from vault_cortex.operations import STATE_PATH, Op, Plan, apply_edit, state_json
-from vault_cortex.vault import atomic_write, content_hash, note_path
+from vault_cortex.files.vault import atomic_write, content_hash, note_path
+from vault_cortex.sleep.dream import dream_addendum, handoff_text
+from vault_cortex.sleep.operations import STATE_PATH, Op, Plan, apply_edit, state_json
 
 if TYPE_CHECKING:
     from vault_cortex.cortex import Cortex

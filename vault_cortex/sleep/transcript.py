@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from vault_cortex.errors import InvalidRequest, WriteConflict
-from vault_cortex.vault import atomic_write, note_path
-from vault_cortex.yamltext import note_filename, render_new_note
+from vault_cortex.files.vault import atomic_write, note_path
+from vault_cortex.files.yamltext import note_filename, render_new_note
 
 if TYPE_CHECKING:
     from vault_cortex.cortex import Cortex

@@ -17,13 +17,15 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import numpy as np
 
-from vault_cortex.activity import FeedbackEvent, OpenEvent, RecallEvent, read_events
 from vault_cortex.config import Settings
-from vault_cortex.consolidate import make_plan
 from vault_cortex.errors import InvalidRequest
-from vault_cortex.habits import HABITS_DIR
-from vault_cortex.journal import ApplyReport, Skip, apply, load_plan, plan_file, resume, rollback, save_plan
-from vault_cortex.operations import (
+from vault_cortex.files.vault import content_hash
+from vault_cortex.identity.habits import HABITS_DIR
+from vault_cortex.identity.resonance import DEFAULT_WEIGHT, RESONANCE_DIR, as_weight, last_feedback, last_touches
+from vault_cortex.index.activity import FeedbackEvent, OpenEvent, RecallEvent, read_events
+from vault_cortex.sleep.consolidate import make_plan
+from vault_cortex.sleep.journal import ApplyReport, Skip, apply, load_plan, plan_file, resume, rollback, save_plan
+from vault_cortex.sleep.operations import (
     STATE_PATH,
     Memo,
     Plan,
@@ -34,8 +36,6 @@ from vault_cortex.operations import (
     sleep_settings,
     top_folder,
 )
-from vault_cortex.resonance import DEFAULT_WEIGHT, RESONANCE_DIR, as_weight, last_feedback, last_touches
-from vault_cortex.vault import content_hash
 
 if TYPE_CHECKING:
     from vault_cortex.cortex import Cortex

@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from vault_cortex.activity import Event, FeedbackEvent, TouchEvent, read_events
 from vault_cortex.config import Settings
-from vault_cortex.edit import set_property
 from vault_cortex.errors import ConfigError, InvalidRequest, NoteNotFound
-from vault_cortex.note import parse_note
-from vault_cortex.recall import parse_time
+from vault_cortex.files.edit import set_property
+from vault_cortex.files.note import parse_note
+from vault_cortex.index.activity import Event, FeedbackEvent, TouchEvent, read_events
+from vault_cortex.recall.pipeline import parse_time
 
 if TYPE_CHECKING:
     from vault_cortex.cortex import Cortex

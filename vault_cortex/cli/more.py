@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from vault_cortex import sleep
 from vault_cortex.cortex import Cortex
 from vault_cortex.errors import InvalidRequest
-from vault_cortex.resonance import DecayPlan, ResonanceReport, WeightChange
+from vault_cortex.identity.resonance import DecayPlan, ResonanceReport, WeightChange
+from vault_cortex.sleep import cycle as sleep
 
 if TYPE_CHECKING:
-    from vault_cortex.cli import AddCommand
+    from vault_cortex.cli.main import AddCommand
 
 
 def cmd_habits(args: argparse.Namespace) -> int:
@@ -164,7 +164,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def add_more_commands(add: AddCommand) -> None:
     """Register this module's commands on the main parser."""
-    from vault_cortex.cli import vault_arg
+    from vault_cortex.cli.main import vault_arg
 
     p = add("habits", cmd_habits, "habits that apply to a context or tool call, strongest first")
     vault_arg(p)

@@ -13,13 +13,13 @@ from typing import TextIO
 
 import msgspec
 
-from vault_cortex.cli_more import add_more_commands
+from vault_cortex.cli.more import add_more_commands
 from vault_cortex.cortex import Cortex
-from vault_cortex.doctor import Doctor
 from vault_cortex.errors import VaultCortexError
-from vault_cortex.recall import Recall
-from vault_cortex.sync import SyncReport
-from vault_cortex.vault import init_vault
+from vault_cortex.files.vault import init_vault
+from vault_cortex.index.doctor import Doctor
+from vault_cortex.index.sync import SyncReport
+from vault_cortex.recall.pipeline import Recall
 
 log = logging.getLogger("vault_cortex")
 

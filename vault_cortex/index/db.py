@@ -15,13 +15,13 @@ from typing import Any
 
 import msgspec
 
-from vault_cortex.activity import Activity
-from vault_cortex.chunk import Chunk
 from vault_cortex.errors import IndexUnavailable
-from vault_cortex.links import Dangling, Resolver
-from vault_cortex.note import Note
-from vault_cortex.rank import fts_query
-from vault_cortex.vault import Skipped
+from vault_cortex.files.chunk import Chunk
+from vault_cortex.files.links import Dangling, Resolver
+from vault_cortex.files.note import Note
+from vault_cortex.files.vault import Skipped
+from vault_cortex.index.activity import Activity
+from vault_cortex.index.fts import fts_query
 
 SCHEMA_VERSION = "1"
 

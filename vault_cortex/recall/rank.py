@@ -2,32 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 
 import msgspec
 
-# Words too common to help BM25; a query made only of them falls back to all its words.
-_STOPWORDS = frozenset(
-    """
-    a about above after again against all am an and any are as at be because been before being below between
-    both but by can could did do does doing down during each few for from further had has have having he her
-    here hers herself him himself his how i if in into is it its itself just me more most my myself no nor
-    not now of off on once only or other our ours ourselves out over own same she should so some such than
-    that the their theirs them themselves then there these they this those through to too under until up
-    very was we were what when where which while who whom why will with would you your yours yourself
-    yourselves ever
-    """.split()
-)
-_WORD = re.compile(r"\w+", re.UNICODE)
-
-
-def fts_query(query: str) -> str:
-    """An FTS5 MATCH expression: the query's words OR-ed, stopwords dropped, each quoted."""
-    words = [w.lower() for w in _WORD.findall(query)]
-    kept = [w for w in words if w not in _STOPWORDS] or words
-    unique = list(dict.fromkeys(kept))
-    return " OR ".join('"' + w.replace('"', '""') + '"' for w in unique)
+from vault_cortex.index.fts import WORD
 
 
 class Fused(msgspec.Struct, frozen=True, kw_only=True):
@@ -100,7 +79,7 @@ def snippet(text: str, query: str, width: int = 240) -> str:
     flat = " ".join(text.split())
     if len(flat) <= width:
         return flat
-    words = {w.lower() for w in _WORD.findall(query) if len(w) > 2}
+    words = {w.lower() for w in WORD.findall(query) if len(w) > 2}
     best, best_at = -1, 0
     step = max(20, width // 4)
     for start in range(0, max(1, len(flat) - width + step), step):

@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from vault_cortex.index import LinkRow
-from vault_cortex.sync import Progress
-from vault_cortex.vault import Skipped, walk
+from vault_cortex.files.vault import Skipped, walk
+from vault_cortex.index.db import LinkRow
+from vault_cortex.index.sync import Progress
 
 if TYPE_CHECKING:
     from vault_cortex.cortex import Cortex

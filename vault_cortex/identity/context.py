@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from vault_cortex.activity import RecallEvent
-from vault_cortex.curiosity import open_matching
-from vault_cortex.frontmatter import body_text
-from vault_cortex.habits import match as match_habits
-from vault_cortex.pack import Candidate, Packed, Piece
-from vault_cortex.recall import Scored
-from vault_cortex.resonance import setting
+from vault_cortex.files.frontmatter import body_text
+from vault_cortex.identity.curiosity import open_matching
+from vault_cortex.identity.habits import match as match_habits
+from vault_cortex.identity.resonance import setting
+from vault_cortex.index.activity import RecallEvent
+from vault_cortex.recall.pack import Candidate, Packed, Piece
+from vault_cortex.recall.pipeline import Scored
 
 if TYPE_CHECKING:
     from vault_cortex.cortex import Cortex

@@ -6,9 +6,9 @@ import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
-from vault_cortex.frontmatter import body_text
-from vault_cortex.operations import Memo, stamp
-from vault_cortex.yamltext import render_new_note
+from vault_cortex.files.frontmatter import body_text
+from vault_cortex.files.yamltext import render_new_note
+from vault_cortex.sleep.operations import Memo, stamp
 
 
 def _norm(s: str) -> str:

@@ -13,10 +13,11 @@ from functools import lru_cache
 import msgspec
 
 from vault_cortex.config import Settings
-from vault_cortex.graph import Graph, proximity
-from vault_cortex.index import ChunkRow, IndexDB, NoteRow
-from vault_cortex.pack import Candidate, Packed, Piece
-from vault_cortex.rank import (
+from vault_cortex.index.db import ChunkRow, IndexDB, NoteRow
+from vault_cortex.index.vectors import Vector, Vectors
+from vault_cortex.recall.graph import Graph, proximity
+from vault_cortex.recall.pack import Candidate, Packed, Piece
+from vault_cortex.recall.rank import (
     Fused,
     NoteFacts,
     RegionFacts,
@@ -29,7 +30,6 @@ from vault_cortex.rank import (
     snippet,
     weighted,
 )
-from vault_cortex.vectors import Vector, Vectors
 
 SEEDS = 10  # best candidates that seed graph proximity
 GRAPH_EXTRAS = 10  # graph neighbours added as candidates though no text matched

@@ -11,8 +11,8 @@ from collections.abc import Callable, Sequence
 
 import msgspec
 
-from vault_cortex.noise import Fence, Noise, fences, find_noise
-from vault_cortex.note import Note
+from vault_cortex.files.noise import Fence, Noise, fences, find_noise
+from vault_cortex.files.note import Note
 
 CountTokens = Callable[[str], int]
 

@@ -17,7 +17,7 @@ from typing import Any
 import msgspec
 import yaml
 
-from vault_cortex.links import WIKILINK, parse_linktext
+from vault_cortex.files.links import WIKILINK, parse_linktext
 
 try:
     from yaml import CSafeLoader as _BaseLoader

@@ -19,7 +19,7 @@ from ruamel.yaml.constructor import RoundTripConstructor
 from ruamel.yaml.error import YAMLError
 
 from vault_cortex.errors import InvalidRequest, NoteParseError
-from vault_cortex.yamltext import FENCE_OPEN, render_entry, render_key, scalar
+from vault_cortex.files.yamltext import FENCE_OPEN, render_entry, render_key, scalar
 
 Value = str | int | float | bool | list[str] | None
 

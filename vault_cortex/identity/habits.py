@@ -14,11 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from vault_cortex.activity import FeedbackEvent
 from vault_cortex.config import Settings
 from vault_cortex.errors import InvalidRequest
-from vault_cortex.frontmatter import body_text
-from vault_cortex.resonance import (
+from vault_cortex.files.frontmatter import body_text
+from vault_cortex.identity.resonance import (
     DEFAULT_WEIGHT,
     DecayPlan,
     WeightChange,
@@ -28,8 +27,9 @@ from vault_cortex.resonance import (
     last_feedback,
     number_setting,
 )
-from vault_cortex.resonance import setting as _setting
-from vault_cortex.vectors import Vector
+from vault_cortex.identity.resonance import setting as _setting
+from vault_cortex.index.activity import FeedbackEvent
+from vault_cortex.index.vectors import Vector
 
 if TYPE_CHECKING:
     from vault_cortex.cortex import Cortex

@@ -12,11 +12,11 @@ from datetime import UTC, datetime
 import msgspec
 
 from vault_cortex.config import Settings
-from vault_cortex.dream import Findings, Handoff, findings_markdown
-from vault_cortex.edit import add_relation, add_to_list, set_property
 from vault_cortex.errors import InvalidRequest, NoteParseError
-from vault_cortex.graph import GraphHealth
-from vault_cortex.vault import ARCHIVE, content_hash
+from vault_cortex.files.edit import add_relation, add_to_list, set_property
+from vault_cortex.files.vault import ARCHIVE, content_hash
+from vault_cortex.recall.graph import GraphHealth
+from vault_cortex.sleep.dream import Findings, Handoff, findings_markdown
 
 SPECIAL = frozenset({"habits", "resonance", "curiosities", "dreams", "raw", ARCHIVE, "summaries", "_templates"})
 HANDOFF = "HANDOFF.md"

@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from vault_cortex.frontmatter import (
+from vault_cortex.files.frontmatter import (
     TAG_CHAR,
     get_property,
     is_tag,
@@ -24,7 +24,7 @@ from vault_cortex.frontmatter import (
     split_frontmatter,
     typed_fields,
 )
-from vault_cortex.links import MARKDOWN_LINK, WIKILINK, parse_destination, parse_linktext
+from vault_cortex.files.links import MARKDOWN_LINK, WIKILINK, parse_destination, parse_linktext
 
 __all__ = ["RELATION_TYPES", "Heading", "Note", "RawLink", "decode", "is_binary", "parse_note"]
 

@@ -1,0 +1,5 @@
+"""The derived index: everything rebuilt from the files, never the source of truth.
+
+Lives here: SQLite (notes, chunks, FTS5, links), the usearch vectors and embedding cache, the ONNX embedder,
+sync, the activity log and the doctor. May import `files`, `errors` and `config`; nothing above it.
+"""
