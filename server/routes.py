@@ -17,9 +17,9 @@ from server.hooks import HOOK_EVENTS, run_hook
 from server.nightly import Nightly, NightlyStatus
 from server.watch import Watcher, WatchStatus
 from vault_cortex import __version__
-from vault_cortex.cortex import Cortex, NoteDoc
+from vault_cortex.cortex import Cortex
 from vault_cortex.errors import InvalidRequest
-from vault_cortex.files.vault import Skipped
+from vault_cortex.files.vault import NoteDoc, Skipped
 from vault_cortex.identity.context import Context
 from vault_cortex.recall.graph import GraphHealth
 from vault_cortex.recall.pipeline import Recall

@@ -1,6 +1,6 @@
 """vault-cortex: long-term memory for people and AI agents, kept as an Obsidian-style markdown vault."""
 
-from vault_cortex.cortex import Cortex, NoteDoc
+from vault_cortex.cortex import Cortex
 from vault_cortex.errors import (
     ConfigError,
     IndexUnavailable,
@@ -14,6 +14,7 @@ from vault_cortex.errors import (
     VaultNotFound,
     WriteConflict,
 )
+from vault_cortex.files.vault import NoteDoc
 from vault_cortex.index.doctor import Doctor, Verify
 from vault_cortex.index.sync import SyncReport
 from vault_cortex.recall.pipeline import Hit, Recall

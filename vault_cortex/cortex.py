@@ -19,7 +19,7 @@ import numpy as np
 from vault_cortex import notes
 from vault_cortex.config import Settings, load_settings
 from vault_cortex.errors import InvalidRequest, NoteNotFound, VaultNotFound
-from vault_cortex.files.vault import ARCHIVE, atomic_write, content_hash, note_path
+from vault_cortex.files.vault import ARCHIVE, NoteDoc, atomic_write, content_hash, note_path
 from vault_cortex.identity import curiosity, habits, resonance
 from vault_cortex.identity.context import Context, build_context
 from vault_cortex.index import doctor
@@ -40,14 +40,6 @@ log = logging.getLogger(__name__)
 
 INDEX_DIR = ".cortex/index"
 RESONANCE_DIR = "resonance"
-
-
-class NoteDoc(msgspec.Struct, frozen=True, kw_only=True):
-    """A note's full text and its ETag (the content hash), for read-modify-write with If-Match."""
-
-    path: str
-    content: str
-    etag: str
 
 
 @contextmanager

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from vault_cortex.errors import InvalidRequest
 from vault_cortex.files.edit import add_relation
+from vault_cortex.files.vault import NoteDoc
 from vault_cortex.files.yamltext import note_filename, render_new_note
-
-if TYPE_CHECKING:
-    from vault_cortex.cortex import Cortex, NoteDoc
+from vault_cortex.index.host import Store
 
 
-def remember(cx: Cortex, text: str, *, title: str | None = None, region: str | None = None,
+def remember(cx: Store, text: str, *, title: str | None = None, region: str | None = None,
              tags: list[str] | None = None, importance: float | None = None, project: str | None = None,
              relations: dict[str, list[str]] | None = None, client: str = "api") -> NoteDoc:
     """Write a new memory note (atomically, never over an existing file) and index it at once."""
@@ -48,7 +46,7 @@ def remember(cx: Cortex, text: str, *, title: str | None = None, region: str | N
     return doc
 
 
-def link(cx: Cortex, src: str, rel: str, dst: str) -> NoteDoc:
+def link(cx: Store, src: str, rel: str, dst: str) -> NoteDoc:
     """Add a typed relation `rel` from note src to dst, as one minimal frontmatter change."""
     _check_rel(rel)
     target = dst.strip().removeprefix("[[").removesuffix("]]").removesuffix(".md")

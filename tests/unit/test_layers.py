@@ -1,4 +1,9 @@
-"""The shape of the code: a pure core, adapters around it, and nothing in the library importing the server."""
+"""The shape of the code: one-way dependencies between the sub-packages, a pure core inside each, and nothing in
+the library importing the server.
+
+Order (each may import only from its own level and those left of it; `errors` and `config` are the base):
+    files <- index <- recall <- identity <- sleep <- cortex, notes <- cli        (then server/, outside)
+"""
 
 from __future__ import annotations
 
@@ -8,36 +13,80 @@ from pathlib import Path
 import vault_cortex
 
 PACKAGE = Path(vault_cortex.__file__).parent
+BASE = {"errors": 0, "config": 1}
+LEVELS = {"files": 2, "index": 3, "recall": 4, "identity": 5, "sleep": 6, "cortex": 7, "notes": 7, "__init__": 7,
+          "cli": 8}
 # Pure core: values in, values out. No disk, clock, environment, network, database or model.
-CORE = {"files/note", "files/frontmatter", "files/links", "files/chunk", "files/noise", "recall/rank", "recall/graph",
-        "recall/pack", "files/edit", "files/yamltext", "errors", "sleep/merge", "sleep/tiers", "sleep/dream"}
+PURE = {"files.note", "files.frontmatter", "files.links", "files.chunk", "files.noise", "files.edit", "files.yamltext",
+        "index.fts", "recall.rank", "recall.graph", "recall.pack", "sleep.merge", "sleep.tiers", "sleep.dream",
+        "errors"}
 IMPURE = {"os", "sqlite3", "pathlib", "shutil", "tempfile", "socket", "subprocess", "time", "usearch",
-          "onnxruntime", "tokenizers", "watchfiles", "litestar", "httpx", "urllib.request"}
-ADAPTERS = {"files.vault", "index.db", "index.vectors", "index.embed", "index.sync", "index.activity",
-            "recall.pipeline", "identity.context", "cortex", "cli.main", "cli.more", "index.doctor", "notes",
-            "sleep.journal", "sleep.consolidate", "sleep.cycle", "sleep.transcript", "identity.habits",
-            "identity.resonance", "identity.curiosity"}
+          "onnxruntime", "tokenizers", "watchfiles", "litestar", "httpx", "urllib.request", "fcntl", "threading"}
 
 
 def imports(path: Path) -> set[str]:
+    """Every module a file imports, TYPE_CHECKING blocks included; `from pkg import mod` counts as pkg.mod."""
     out: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             out |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             out.add(node.module)
+            if node.module.startswith("vault_cortex"):
+                out |= {f"{node.module}.{a.name}" for a in node.names
+                        if (PACKAGE / Path(*node.module.split(".")[1:]) / a.name).with_suffix(".py").exists()
+                        or (PACKAGE / Path(*node.module.split(".")[1:]) / a.name).is_dir()}
     return out
 
 
+def modules() -> dict[str, Path]:
+    """vault_cortex's modules by dotted name relative to the package ("files.note", "cortex")."""
+    return {".".join(p.relative_to(PACKAGE).with_suffix("").parts): p for p in PACKAGE.rglob("*.py")}
+
+
+def level(name: str) -> int:
+    """A module's place in the order; a sub-package's modules share its level."""
+    head = name.split(".")[0]
+    return BASE[head] if head in BASE else LEVELS[head]
+
+
+def test_every_module_has_a_place_in_the_order() -> None:
+    unplaced = sorted(n for n in modules() if n.split(".")[0] not in BASE | LEVELS)
+    assert not unplaced, f"{unplaced}: put each module in a sub-package (or add it to the order here, with a reason)"
+
+
+def test_dependencies_point_one_way() -> None:
+    """files <- index <- recall <- identity <- sleep <- cortex <- cli: an import that points back up fails."""
+    wrong = []
+    for name, path in sorted(modules().items()):
+        for dep in imports(path):
+            if dep == "vault_cortex" or not dep.startswith("vault_cortex."):
+                continue
+            target = dep.removeprefix("vault_cortex.")
+            if level(target) > level(name) and not target.startswith(name.split(".")[0] + "."):
+                wrong.append(f"vault_cortex.{name} imports {dep}")
+    assert not wrong, "imports pointing back up the order:\n" + "\n".join(wrong)
+
+
+def does_io(found: set[str]) -> set[str]:
+    return {m for m in found if m in IMPURE or m.split(".")[0] in IMPURE}
+
+
 def test_core_modules_are_pure() -> None:
-    for name in sorted(CORE):
-        path = PACKAGE / f"{name}.py"
-        if not path.exists():
-            continue
-        found = imports(path)
-        bad = {m for m in found if m in IMPURE or m.split(".")[0] in IMPURE}
-        bad |= {m for m in found if m.startswith("vault_cortex.") and m.removeprefix("vault_cortex.") in ADAPTERS}
-        assert not bad, f"vault_cortex/{name}.py is core and must not import {sorted(bad)}"
+    """A pure module imports no IO library, and no vault_cortex module that imports one itself."""
+    found_modules = modules()
+    adapters = {f"vault_cortex.{n}" for n, p in found_modules.items() if does_io(imports(p))}
+    for name in sorted(PURE):
+        assert name in found_modules, f"{name} is listed as pure but does not exist"
+        found = imports(found_modules[name])
+        bad = does_io(found) | (found & adapters)
+        assert not bad, f"vault_cortex/{name.replace('.', '/')}.py is core and must not import {sorted(bad)}"
+
+
+def test_each_sub_package_says_what_lives_there_and_what_it_may_import() -> None:
+    for init in sorted(PACKAGE.glob("*/__init__.py")):
+        doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
+        assert "Lives here" in doc and "may import" in doc.lower(), f"{init.parent.name}/__init__.py: say what lives"
 
 
 def test_the_library_never_imports_the_server() -> None:
@@ -48,10 +97,11 @@ def test_the_library_never_imports_the_server() -> None:
 
 def test_no_grab_bag_modules() -> None:
     for name in ("utils", "helpers", "misc", "common"):
-        assert not (PACKAGE / f"{name}.py").exists()
+        assert not list(PACKAGE.rglob(f"{name}.py"))
 
 
 def test_public_surface_matches_all() -> None:
     exported = {n for n in dir(vault_cortex) if not n.startswith("_")}
-    modules = {p.stem for p in PACKAGE.glob("*.py")} | {p.name for p in PACKAGE.iterdir() if p.is_dir()}
-    assert set(vault_cortex.__all__) - {"__version__"} == exported - modules
+    packages = {p.name for p in PACKAGE.iterdir() if p.is_dir()} | {"template"}  # the starter vault, as package data
+    names = {p.stem for p in PACKAGE.glob("*.py")} | packages
+    assert set(vault_cortex.__all__) - {"__version__"} == exported - names

@@ -24,6 +24,14 @@ log = logging.getLogger(__name__)
 ARCHIVE = "archive"
 
 
+class NoteDoc(msgspec.Struct, frozen=True, kw_only=True):
+    """A note's full text and its ETag (the content hash), for read-modify-write with If-Match."""
+
+    path: str
+    content: str
+    etag: str
+
+
 class VaultFile(msgspec.Struct, frozen=True, kw_only=True):
     """A file found by the walk: its vault path (NFC, '/'), its name on disk, size and mtime."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import msgspec
 
@@ -14,11 +14,22 @@ from vault_cortex.identity.curiosity import open_matching
 from vault_cortex.identity.habits import match as match_habits
 from vault_cortex.identity.resonance import setting
 from vault_cortex.index.activity import RecallEvent
+from vault_cortex.index.host import Searchable
+from vault_cortex.index.vectors import Vector
 from vault_cortex.recall.pack import Candidate, Packed, Piece
 from vault_cortex.recall.pipeline import Scored
 
-if TYPE_CHECKING:
-    from vault_cortex.cortex import Cortex
+
+class Recalling(Searchable, Protocol):
+    """What session-start context uses: the store, ranking and packing, modes and the archive."""
+
+    def ranked(self, query: str, qvec: Vector, weights: dict[str, float], *, regions: list[str] | None = None,
+               exclude: frozenset[str] = frozenset()) -> list[Scored]: ...
+    def pack(self, scored: list[Scored], budget_tokens: int, extra: Sequence[Candidate] = (),
+             section_order: Sequence[str] = ()) -> Packed: ...
+    def mode(self, mode: str | None) -> tuple[str, dict[str, float]]: ...
+    def archived(self) -> frozenset[str]: ...
+
 
 HANDOFF = "HANDOFF.md"
 SECTIONS = ("Pinned", "Habits", "Open questions", "Handoff")
@@ -39,7 +50,7 @@ class Context(msgspec.Struct, frozen=True, kw_only=True):
     took_ms: float
 
 
-def query_text(cx: Cortex, task: str | None, project: str | None, active_note: str | None,
+def query_text(cx: Recalling, task: str | None, project: str | None, active_note: str | None,
                recent: Sequence[str] | None) -> str:
     """The text recall runs on: the task, the project, the active note's head and the recent notes' titles."""
     parts = [p for p in (task, project) if p]
@@ -51,7 +62,7 @@ def query_text(cx: Cortex, task: str | None, project: str | None, active_note: s
     return "\n".join(parts).strip()
 
 
-def special(cx: Cortex, path: str, section: str, score: float, why: str) -> Candidate | None:
+def special(cx: Recalling, path: str, section: str, score: float, why: str) -> Candidate | None:
     """A whole-note candidate for one of the fixed sections (pinned, habits, questions, handoff)."""
     ids = cx.db.note_ids([path])
     if path not in ids:
@@ -69,7 +80,7 @@ def special(cx: Cortex, path: str, section: str, score: float, why: str) -> Cand
     )
 
 
-def pinned(cx: Cortex) -> list[str]:
+def pinned(cx: Recalling) -> list[str]:
     """Identity-region notes marked `pinned: true`, else the most important ones, at most a few."""
     identity = {name for name in cx.settings.regions.order if cx.settings.region(name).identity}
     notes = [n for n in cx.db.all_notes() if n.region in identity]
@@ -77,7 +88,7 @@ def pinned(cx: Cortex) -> list[str]:
     return [n.path for n in sorted(chosen, key=lambda n: (-(n.importance or 0.5), n.path))[:MAX_PINNED]]
 
 
-def build_context(cx: Cortex, *, task: str | None, project: str | None, active_note: str | None,
+def build_context(cx: Recalling, *, task: str | None, project: str | None, active_note: str | None,
                   recent: Sequence[str] | None, budget_tokens: int | None, mode: str | None, client: str) -> Context:
     """Pinned notes, matching habits and open questions, the handoff and recall, packed in one budget."""
     started = time.perf_counter()

@@ -7,7 +7,7 @@ Closing a question sets `status: explored` and `answered_by: "[[answer]]"` on th
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 
@@ -16,10 +16,8 @@ from vault_cortex.files.edit import add_relation, set_property
 from vault_cortex.files.note import parse_note
 from vault_cortex.files.yamltext import note_filename, render_new_note
 from vault_cortex.identity.resonance import setting
+from vault_cortex.index.host import Searchable
 from vault_cortex.index.vectors import Vector
-
-if TYPE_CHECKING:
-    from vault_cortex.cortex import Cortex
 
 CURIOSITIES_DIR = "curiosities"
 OPEN = "open"
@@ -104,7 +102,7 @@ def clean_question(question: str) -> str:
 
 
 # -- IO, through the facade ------------------------------------------------------------------------------
-def open_matching(cx: Cortex, qvec: Vector | None) -> tuple[list[Curiosity], list[Curiosity]]:
+def open_matching(cx: Searchable, qvec: Vector | None) -> tuple[list[Curiosity], list[Curiosity]]:
     """Every open question, and those at least `curiosity.match_threshold` similar to the vector, best first."""
     paths = [p for p in cx.db.note_paths() if p.startswith(CURIOSITIES_DIR + "/")]
     fms = {p: cx.db.frontmatter(p) or {} for p in paths}
@@ -119,7 +117,7 @@ def open_matching(cx: Cortex, qvec: Vector | None) -> tuple[list[Curiosity], lis
     return open_, sorted(matching, key=lambda c: (-(c.similarity or 0.0), c.path))
 
 
-def list_curiosities(cx: Cortex, text: str | None = None) -> Curiosities:
+def list_curiosities(cx: Searchable, text: str | None = None) -> Curiosities:
     """Open questions, newest first; with a text, only those relevant to it, best first."""
     text = (text or "").strip()[: cx.settings.recall.max_query_chars] or None
     qvec = cx.embedder.embed([text])[0] if text else None
@@ -127,7 +125,7 @@ def list_curiosities(cx: Cortex, text: str | None = None) -> Curiosities:
     return Curiosities(text=text, open=len(open_), items=matching if text else open_)
 
 
-def wonder(cx: Cortex, question: str, *, context: str | None = None) -> Curiosity:
+def wonder(cx: Searchable, question: str, *, context: str | None = None) -> Curiosity:
     """Create an open question in `curiosities/` (never overwriting); asking again returns the existing one."""
     q = clean_question(question)
     path = f"{CURIOSITIES_DIR}/{note_filename(q)}.md"
@@ -140,7 +138,7 @@ def wonder(cx: Cortex, question: str, *, context: str | None = None) -> Curiosit
     return to_curiosity(path, parse_note(path, doc.content).frontmatter)
 
 
-def explore(cx: Cortex, path: str, answer_path: str) -> Explored:
+def explore(cx: Searchable, path: str, answer_path: str) -> Explored:
     """Close a question with the memory that answers it, linking both ways; refused if either changed meanwhile."""
     if not path.startswith(CURIOSITIES_DIR + "/"):
         raise InvalidRequest(f"{path!r} is not a curiosity (questions live in {CURIOSITIES_DIR}/)")
@@ -161,7 +159,7 @@ def explore(cx: Cortex, path: str, answer_path: str) -> Explored:
                     question_etag=q_doc.etag, answer_etag=a_doc.etag)
 
 
-def link_target(cx: Cortex, path: str) -> str:
+def link_target(cx: Searchable, path: str) -> str:
     """How to link a note: its file name when no other note shares it, else its path (without `.md`)."""
     name = path.rsplit("/", 1)[-1].removesuffix(".md")
     same = [p for p in cx.db.note_paths() if p.rsplit("/", 1)[-1].removesuffix(".md").casefold() == name.casefold()]

@@ -10,7 +10,7 @@ import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from fnmatch import fnmatchcase
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 
@@ -29,10 +29,8 @@ from vault_cortex.identity.resonance import (
 )
 from vault_cortex.identity.resonance import setting as _setting
 from vault_cortex.index.activity import FeedbackEvent
+from vault_cortex.index.host import Searchable
 from vault_cortex.index.vectors import Vector
-
-if TYPE_CHECKING:
-    from vault_cortex.cortex import Cortex
 
 HABITS_DIR = "habits"
 REINFORCE_STEP = 0.1  # `habits.reinforce_step` overrides it
@@ -194,7 +192,7 @@ def fit(text: str, title: str, budget: int, count: Any) -> tuple[str, int] | Non
 
 
 # -- IO, through the facade ------------------------------------------------------------------------------
-def match(cx: Cortex, text: str, qvec: Vector | None, *, tool: str | None = None,
+def match(cx: Searchable, text: str, qvec: Vector | None, *, tool: str | None = None,
           tool_input: Mapping[str, Any] | None = None) -> list[Candidate]:
     """Every habit that applies to the text (and tool call), strongest first."""
     paths = [p for p in cx.db.note_paths() if p.startswith(HABITS_DIR + "/")]
@@ -209,7 +207,7 @@ def match(cx: Cortex, text: str, qvec: Vector | None, *, tool: str | None = None
     return sorted(found, key=lambda c: (-c.score, c.path))
 
 
-def habits_for_context(cx: Cortex, text: str, *, tool: str | None = None,
+def habits_for_context(cx: Searchable, text: str, *, tool: str | None = None,
                        tool_input: Mapping[str, Any] | None = None) -> Habits:
     """Habits for a context (trigger, meaning or tool pattern), strongest first, within the count and token caps."""
     started = time.perf_counter()
@@ -237,7 +235,7 @@ def habits_for_context(cx: Cortex, text: str, *, tool: str | None = None,
                   tokens=sum(h.tokens for h in chosen), took_ms=round((time.perf_counter() - started) * 1000, 2))
 
 
-def reinforce(cx: Cortex, path: str, *, context: str | None = None, client: str = "api") -> WeightChange:
+def reinforce(cx: Searchable, path: str, *, context: str | None = None, client: str = "api") -> WeightChange:
     """A habit was followed: raise its weight (one line) and log it as useful feedback."""
     if not path.startswith(HABITS_DIR + "/"):
         raise InvalidRequest(f"{path!r} is not a habit (habits live in {HABITS_DIR}/)")
@@ -252,7 +250,7 @@ def half_life(settings: Settings) -> float:
     return number_setting(settings, "habits", "half_life_days", HALF_LIFE_DAYS)
 
 
-def decay_habits(cx: Cortex, *, dry_run: bool = True) -> DecayPlan:
+def decay_habits(cx: Searchable, *, dry_run: bool = True) -> DecayPlan:
     """Preview (or apply) decay of every habit's weight toward its baseline (a full sleep plans the same)."""
     return decay_folder(cx, HABITS_DIR, half_life(cx.settings), last_feedback(cx, HABITS_DIR), dry_run)
 

@@ -10,7 +10,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 
@@ -19,10 +19,8 @@ from vault_cortex.errors import ConfigError, InvalidRequest, NoteNotFound
 from vault_cortex.files.edit import set_property
 from vault_cortex.files.note import parse_note
 from vault_cortex.index.activity import Event, FeedbackEvent, TouchEvent, read_events
+from vault_cortex.index.host import Store
 from vault_cortex.recall.pipeline import parse_time
-
-if TYPE_CHECKING:
-    from vault_cortex.cortex import Cortex
 
 RESONANCE_DIR = "resonance"
 CATEGORIES = ("identity", "relationship", "aesthetic", "theme", "concept", "emotional")
@@ -167,16 +165,16 @@ def half_life(settings: Settings) -> float:
 
 
 # -- IO, through the facade ------------------------------------------------------------------------------
-def setting(cx: Cortex, section: str, key: str, default: float) -> float:
+def setting(cx: Store, section: str, key: str, default: float) -> float:
     """A number from a feature section of the vault's settings."""
     return number_setting(cx.settings, section, key, default)
 
 
-def folder_paths(cx: Cortex, folder: str) -> list[str]:
+def folder_paths(cx: Store, folder: str) -> list[str]:
     return [p for p in cx.db.note_paths() if p.startswith(folder + "/")]
 
 
-def bump(cx: Cortex, path: str, step: float, reason: str) -> WeightChange:
+def bump(cx: Store, path: str, step: float, reason: str) -> WeightChange:
     """Raise a note's weight by step (capped at 1) as one changed line; refused if the note changed meanwhile."""
     with cx.writing():
         doc = cx.read_note(path)
@@ -191,7 +189,7 @@ def bump(cx: Cortex, path: str, step: float, reason: str) -> WeightChange:
                         written=written, reason=reason)
 
 
-def decay_folder(cx: Cortex, folder: str, half_life_days: float, last_used: Mapping[str, datetime],
+def decay_folder(cx: Store, folder: str, half_life_days: float, last_used: Mapping[str, datetime],
                  dry_run: bool) -> DecayPlan:
     """Pull every weight in a folder toward its baseline for the time since the note was last used or written.
 
@@ -221,7 +219,7 @@ def decay_folder(cx: Cortex, folder: str, half_life_days: float, last_used: Mapp
                      unchanged=unchanged)
 
 
-def concepts(cx: Cortex) -> list[ConceptInfo]:
+def concepts(cx: Store) -> list[ConceptInfo]:
     """Every indexed resonance note with its names and values."""
     out = []
     for path in folder_paths(cx, RESONANCE_DIR):
@@ -236,7 +234,7 @@ def concepts(cx: Cortex) -> list[ConceptInfo]:
     return out
 
 
-def resolve(cx: Cortex, concept: str) -> str:
+def resolve(cx: Store, concept: str) -> str:
     """The resonance note a concept names: its path, file name, or one of its aliases (any case)."""
     wanted = concept.strip().removeprefix("[[").removesuffix("]]").removesuffix(".md").casefold()
     if not wanted:
@@ -249,7 +247,7 @@ def resolve(cx: Cortex, concept: str) -> str:
     raise NoteNotFound(f"no resonance note named {concept!r} (concepts: {names}); create one in {RESONANCE_DIR}/")
 
 
-def touch(cx: Cortex, concept: str, *, by: str | None = None, client: str = "api") -> WeightChange:
+def touch(cx: Store, concept: str, *, by: str | None = None, client: str = "api") -> WeightChange:
     """Raise a concept's weight by `resonance.touch_step` (one line) and log the touch."""
     path = resolve(cx, concept)
     step = setting(cx, "resonance", "touch_step", 0.1)
@@ -258,12 +256,12 @@ def touch(cx: Cortex, concept: str, *, by: str | None = None, client: str = "api
     return change
 
 
-def decay(cx: Cortex, *, dry_run: bool = True) -> DecayPlan:
+def decay(cx: Store, *, dry_run: bool = True) -> DecayPlan:
     """Preview (or apply) decay of every concept's weight toward its baseline."""
     return decay_folder(cx, RESONANCE_DIR, half_life(cx.settings), last_touches(cx), dry_run)
 
 
-def last_touches(cx: Cortex, since: datetime | None = None,
+def last_touches(cx: Store, since: datetime | None = None,
                  events: Sequence[Event] | None = None) -> dict[str, datetime]:
     """The last logged touch of each concept note (touches name a concept by file name or alias).
 
@@ -272,7 +270,7 @@ def last_touches(cx: Cortex, since: datetime | None = None,
     return {p: max(times) for p, times in _touch_times(cx, since, events).items()}
 
 
-def _touch_times(cx: Cortex, since: datetime | None,
+def _touch_times(cx: Store, since: datetime | None,
                  events: Sequence[Event] | None = None) -> dict[str, list[datetime]]:
     by_name = {n: c.path for c in concepts(cx) for n in c.names}
     out: dict[str, list[datetime]] = {}
@@ -284,7 +282,7 @@ def _touch_times(cx: Cortex, since: datetime | None,
     return out
 
 
-def last_feedback(cx: Cortex, folder: str, events: Sequence[Event] | None = None) -> dict[str, datetime]:
+def last_feedback(cx: Store, folder: str, events: Sequence[Event] | None = None) -> dict[str, datetime]:
     """The last `useful` feedback logged for each note in a folder (a reinforced habit)."""
     out: dict[str, datetime] = {}
     for event in read_events(cx.root)[0] if events is None else events:
@@ -293,7 +291,7 @@ def last_feedback(cx: Cortex, folder: str, events: Sequence[Event] | None = None
     return out
 
 
-def report(cx: Cortex, days: int | None = None) -> ResonanceReport:
+def report(cx: Store, days: int | None = None) -> ResonanceReport:
     """Claimed (baseline) vs actual use: touches and mentions in notes created or modified in the last days."""
     days = int(setting(cx, "resonance", "report_days", 30)) if days is None else days
     if not 1 <= days <= 36500:

@@ -6,16 +6,22 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import msgspec
 
 from vault_cortex.files.vault import Skipped, walk
-from vault_cortex.index.db import LinkRow
-from vault_cortex.index.sync import Progress
+from vault_cortex.index.db import IndexDB, LinkRow
+from vault_cortex.index.host import Searchable
+from vault_cortex.index.sync import Progress, sync
+from vault_cortex.index.vectors import EmbeddingCache, Vectors
 
-if TYPE_CHECKING:
-    from vault_cortex.cortex import Cortex
+
+class Checked(Searchable, Protocol):
+    """What the doctor reads: the store, its vectors and the embedding cache they are checked against."""
+
+    @property
+    def cache(self) -> EmbeddingCache: ...
 
 
 class Doctor(msgspec.Struct, frozen=True, kw_only=True):
@@ -39,7 +45,7 @@ class Verify(msgspec.Struct, frozen=True, kw_only=True):
 
 
 
-def doctor(cx: Cortex) -> Doctor:
+def doctor(cx: Checked) -> Doctor:
     """Parse problems, skipped files, dangling and ambiguous links, and index/file drift."""
     links = cx.db.links()
     walked = walk(cx.root, cx.settings.index)
@@ -64,21 +70,23 @@ def doctor(cx: Cortex) -> Doctor:
     )
 
 
-def verify(cx: Cortex, progress: Progress | None = None) -> Verify:
+def verify(cx: Checked, progress: Progress | None = None) -> Verify:
     """Rebuild the index into a temporary folder and compare it with the live one."""
     started = time.perf_counter()
     cx.sync()
     tmp = Path(tempfile.mkdtemp(prefix="vault-cortex-verify-"))
     try:
-        rebuilt = type(cx)(cx.root, cx.settings, cx.embedder, index_dir=tmp, cache=cx.cache)
+        embedder = cx.embedder
+        rebuilt_db = IndexDB(tmp / "index.db")
         try:
-            rebuilt.sync(progress)
-            differences = _compare(cx.db.snapshot(), rebuilt.db.snapshot())
-            if len(cx.vectors) != len(rebuilt.vectors):
+            rebuilt_vectors = Vectors(tmp / "vectors.usearch", embedder.dim)
+            sync(cx.root, rebuilt_db, rebuilt_vectors, cx.cache, lambda: embedder, cx.settings, progress)
+            differences = _compare(cx.db.snapshot(), rebuilt_db.snapshot())
+            if len(cx.vectors) != len(rebuilt_vectors):
                 differences.append(
-                    f"vectors: live index has {len(cx.vectors)}, rebuild has {len(rebuilt.vectors)}")
+                    f"vectors: live index has {len(cx.vectors)}, rebuild has {len(rebuilt_vectors)}")
         finally:
-            rebuilt.close()
+            rebuilt_db.close()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return Verify(ok=not differences, differences=differences,

@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import msgspec
 import numpy as np
@@ -23,6 +23,8 @@ from vault_cortex.files.vault import content_hash
 from vault_cortex.identity.habits import HABITS_DIR
 from vault_cortex.identity.resonance import DEFAULT_WEIGHT, RESONANCE_DIR, as_weight, last_feedback, last_touches
 from vault_cortex.index.activity import FeedbackEvent, OpenEvent, RecallEvent, read_events
+from vault_cortex.index.host import Searchable
+from vault_cortex.recall.graph import Graph, GraphHealth
 from vault_cortex.sleep.consolidate import make_plan
 from vault_cortex.sleep.journal import ApplyReport, Skip, apply, load_plan, plan_file, resume, rollback, save_plan
 from vault_cortex.sleep.operations import (
@@ -37,9 +39,6 @@ from vault_cortex.sleep.operations import (
     top_folder,
 )
 
-if TYPE_CHECKING:
-    from vault_cortex.cortex import Cortex
-
 __all__ = ["ApplyReport", "Plan", "Skip", "apply", "gather", "load_plan", "next_nightly", "plan", "plan_file",
            "plan_markdown", "resume", "rollback"]
 
@@ -48,7 +47,14 @@ log = logging.getLogger(__name__)
 
 # -- gathering ----------------------------------------------------------------------------------------------
 
-def gather(cx: Cortex, now: datetime) -> tuple[World, dict[str, np.ndarray]]:
+class Sleeping(Searchable, Protocol):
+    """What a sleep reads and writes: the store, its vectors and the note graph with its health."""
+
+    def graph(self) -> Graph: ...
+    def graph_health(self) -> GraphHealth: ...
+
+
+def gather(cx: Sleeping, now: datetime) -> tuple[World, dict[str, np.ndarray]]:
     """Sync, then read what planning needs: notes and texts, links, graph health, activity, vectors, state."""
     cx.sync()
     root, db = cx.root, cx.db
@@ -116,7 +122,7 @@ def gather(cx: Cortex, now: datetime) -> tuple[World, dict[str, np.ndarray]]:
     return world, note_vectors(cx, [m.path for m in memos])
 
 
-def note_vectors(cx: Cortex, paths: Iterable[str]) -> dict[str, np.ndarray]:
+def note_vectors(cx: Sleeping, paths: Iterable[str]) -> dict[str, np.ndarray]:
     """Each note's whole-note vector: the normalised mean of its chunk vectors."""
     ids = cx.db.note_ids(paths)
     chunks = cx.db.chunks_of(ids.values())
@@ -160,7 +166,7 @@ def load_state(root: Path) -> tuple[State, str | None]:
 
 # -- plans ---------------------------------------------------------------------------------------------------
 
-def plan(cx: Cortex, mode: str = "full") -> Plan:
+def plan(cx: Sleeping, mode: str = "full") -> Plan:
     """Plan a sleep and save it as `.cortex/sleep/plan-<id>.json`; the vault does not change."""
     world, vectors = gather(cx, cx.clock())
     p = make_plan(world, vectors, settings=cx.settings, mode=mode, embed=cx.embedder.embed,

@@ -15,17 +15,15 @@ import re
 import subprocess
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 
 from vault_cortex.errors import InvalidRequest, WriteConflict
 from vault_cortex.files.vault import atomic_write, content_hash, note_path
+from vault_cortex.index.host import Store
 from vault_cortex.sleep.dream import dream_addendum, handoff_text
 from vault_cortex.sleep.operations import STATE_PATH, Op, Plan, apply_edit, state_json
-
-if TYPE_CHECKING:
-    from vault_cortex.cortex import Cortex
 
 log = logging.getLogger(__name__)
 
@@ -120,7 +118,7 @@ class _Journal:
 class _Run:
     """One application of a plan: what the journal says so far, and the steps still to do."""
 
-    def __init__(self, cx: Cortex, p: Plan, journal: _Journal, records: list[dict[str, Any]]) -> None:
+    def __init__(self, cx: Store, p: Plan, journal: _Journal, records: list[dict[str, Any]]) -> None:
         self.cx, self.root, self.plan, self.journal = cx, cx.root, p, journal
         self.backups = self.root / SLEEP_DIR / "runs" / p.id
         self.begun = {r["step"]: r for r in records if r.get("t") == "begin"}
@@ -282,7 +280,7 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def _open_run(cx: Cortex, checkpoint: Checkpoint | None) -> tuple[_Run, list[dict[str, Any]]]:
+def _open_run(cx: Store, checkpoint: Checkpoint | None) -> tuple[_Run, list[dict[str, Any]]]:
     journal = _Journal(cx.root, checkpoint)
     records = journal.records()
     start = next((r for r in records if r.get("t") == "start"), None)
@@ -291,7 +289,7 @@ def _open_run(cx: Cortex, checkpoint: Checkpoint | None) -> tuple[_Run, list[dic
     return _Run(cx, load_plan(cx.root / start["plan"]), journal, records), records
 
 
-def apply(cx: Cortex, p: Plan, *, commit: bool = False, checkpoint: Checkpoint | None = None) -> ApplyReport:
+def apply(cx: Store, p: Plan, *, commit: bool = False, checkpoint: Checkpoint | None = None) -> ApplyReport:
     """Do exactly the plan, journalled; files changed since planning are skipped and reported."""
     with cx.writing():
         journal = _Journal(cx.root, checkpoint)
@@ -308,7 +306,7 @@ def apply(cx: Cortex, p: Plan, *, commit: bool = False, checkpoint: Checkpoint |
         return _finish(cx, _Run(cx, p, journal, []), commit)
 
 
-def resume(cx: Cortex, *, commit: bool = False, checkpoint: Checkpoint | None = None) -> ApplyReport:
+def resume(cx: Store, *, commit: bool = False, checkpoint: Checkpoint | None = None) -> ApplyReport:
     """Finish an interrupted sleep from its journal."""
     with cx.writing():
         run, records = _open_run(cx, checkpoint)
@@ -319,7 +317,7 @@ def resume(cx: Cortex, *, commit: bool = False, checkpoint: Checkpoint | None = 
         return _finish(cx, run, commit)
 
 
-def rollback(cx: Cortex, *, checkpoint: Checkpoint | None = None) -> ApplyReport:
+def rollback(cx: Store, *, checkpoint: Checkpoint | None = None) -> ApplyReport:
     """Undo the last sleep, finished or interrupted, step by step in reverse; hand-edited files are kept."""
     with cx.writing():
         run, records = _open_run(cx, checkpoint)
@@ -338,7 +336,7 @@ def rollback(cx: Cortex, *, checkpoint: Checkpoint | None = None) -> ApplyReport
         return run.report(rolled_back=True)
 
 
-def _finish(cx: Cortex, run: _Run, commit: bool) -> ApplyReport:
+def _finish(cx: Store, run: _Run, commit: bool) -> ApplyReport:
     run.cleanup()
     run.run()
     cx.sync()

@@ -13,16 +13,14 @@ import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 
 from vault_cortex.errors import InvalidRequest, WriteConflict
 from vault_cortex.files.vault import atomic_write, note_path
 from vault_cortex.files.yamltext import note_filename, render_new_note
-
-if TYPE_CHECKING:
-    from vault_cortex.cortex import Cortex
+from vault_cortex.index.host import Store
 
 RAW = "raw"
 _MD_TURN = re.compile(r"^(?:\*\*(?P<b>user|human|you|assistant|claude|ai):\*\*|#{1,4}\s+(?P<h>user|human|you|"
@@ -175,7 +173,7 @@ def render(t: Transcript, *, fallback: datetime, source: str) -> list[tuple[str,
     return out
 
 
-def import_transcript(cx: Cortex, file: str | Path, session: str | None = None) -> Imported:
+def import_transcript(cx: Store, file: str | Path, session: str | None = None) -> Imported:
     """Write a transcript's exchanges as raw notes (never over different ones) and index them."""
     path = Path(file).expanduser()
     try:
@@ -193,7 +191,7 @@ def import_transcript(cx: Cortex, file: str | Path, session: str | None = None) 
                     tool_calls=sum(len(x.tools) for x in t.exchanges))
 
 
-def _write(cx: Cortex, notes: Sequence[tuple[str, str]]) -> tuple[list[str], list[str]]:
+def _write(cx: Store, notes: Sequence[tuple[str, str]]) -> tuple[list[str], list[str]]:
     files = [(p, note_path(cx.root, p), c.encode()) for p, c in notes]
     clash = [p for p, f, data in files if f.exists() and f.read_bytes() != data]
     if clash:
