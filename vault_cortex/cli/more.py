@@ -167,12 +167,14 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def _print_import(file: str, done: Imported) -> None:
-    held = ", ".join(f"{v} {k}" for k, v in done.counts.items() if v or k in ("exchanges", "entities"))
+    held = ", ".join(f"{k} {v}" for k, v in done.counts.items() if v or k in ("exchanges", "entities"))
+    fmt = f"claude-code, {done.format}" if done.format in ("jsonl", "markdown") else done.format
     what = f"session {done.session!r} ({held})" if done.session else held
-    print(f"imported {file} ({done.format}): {what}")
-    print(f"  {len(done.created)} notes created, {len(done.updated)} updated, {len(done.unchanged)} already there, "
-          f"{len(done.kept)} kept (edited since, or written by something else: left as they are)"
-          + (f"; {done.tool_calls} tool calls kept as one line each" if done.tool_calls else ""))
+    tools = f"; tool calls {done.tool_calls}, each kept as one line" if done.tool_calls else ""
+    print(f"imported {file} ({fmt}): {what}{tools}")
+    print(f"  notes: {len(done.created)} created, {len(done.updated)} updated, {len(done.unchanged)} already there, "
+          f"{len(done.kept)} kept" + (" (edited since, or written by something else: left as they are)"
+                                      if done.kept else ""))
     for label, paths in (("created", done.created), ("updated", done.updated), ("kept", done.kept)):
         for path in paths[:SHOW]:
             print(f"  {label}: {path}")
