@@ -133,13 +133,15 @@ def capture(root: Path, payload: Mapping[str, Any]) -> str | None:
     Only files: the running server's watcher (or the next sync) indexes the notes. Importing again adds
     nothing; a transcript that grew adds its new exchanges and refreshes its last one (see sleep/transcript).
     """
-    file = Path(str(payload.get("transcript_path") or "")).expanduser()
-    if file.suffix != ".jsonl" or not file.is_file():
-        raise ValueError(f"no transcript to capture at {str(file)!r} (expected the session's .jsonl)")
+    from vault_cortex.errors import InvalidRequest
     from vault_cortex.sleep.transcript import capture_transcript, session_name
 
+    file = Path(str(payload.get("transcript_path") or "")).expanduser()
+    if file.suffix != ".jsonl" or not file.is_file():
+        raise InvalidRequest(f"no transcript to capture at {str(file)!r} (expected the session's .jsonl)")
+
     project = Path(str(payload.get("cwd") or "")).name or None
-    done = capture_transcript(root, file, session_name(file, project))
+    done = capture_transcript(root, file, default_session=session_name(file, project))
     print(f"vault-cortex: session {done.session!r} captured: {len(done.created)} new, {len(done.updated)} updated, "
           f"{len(done.unchanged)} unchanged, {len(done.kept)} kept raw notes", file=sys.stderr)
     return None

@@ -171,3 +171,15 @@ def test_a_10_mb_transcript_streams(vault: Path, tmp_path: Path) -> None:
     assert peak < 3_000_000, peak
 
 
+
+
+def test_an_explicit_session_name_wins_over_the_recorded_one(vault: Path, tmp_path: Path) -> None:
+    from vault_cortex.sleep.transcript import capture_transcript
+
+    transcript = tmp_path / f"{SID}.jsonl"
+    transcript.write_text("".join(FIRST), encoding="utf-8")
+    hook("session-end", vault, transcript)
+    again = capture_transcript(vault, transcript, default_session="ignored: the record's name wins")
+    assert again.session == "2026-11-30 greenhouse 7c1d9e0b" and not again.created
+    named = capture_transcript(vault, transcript, "wal talk")
+    assert named.created == ["raw/wal talk 01.md", "raw/wal talk 02.md"]

@@ -262,11 +262,12 @@ class Tally:
                         updated=p["updated"], kept=p["kept"], tool_calls=tool_calls, counts=counts or {})
 
 
-def capture_transcript(root: Path, file: str | Path, session: str | None = None) -> Imported:
+def capture_transcript(root: Path, file: str | Path, session: str | None = None, *,
+                       default_session: str | None = None) -> Imported:
     """Write a transcript's exchanges as raw notes in the vault at root (no indexing: sync does that).
 
-    The session's name is the one used the last time this file was imported, else `session`, else the
-    file's name; a note that exists with other content and was not written by this import is left alone
+    The session's name is `session`, else the one used the last time this file was imported, else
+    `default_session`, else the file's name; a note that exists with other content and was not written by this import is left alone
     and listed in `kept`, except on a file's first import, where it means the session's name is taken.
     """
     path = Path(file).expanduser().resolve()
@@ -278,7 +279,7 @@ def capture_transcript(root: Path, file: str | Path, session: str | None = None)
     with fh:
         stat = path.stat()
         fallback = datetime.fromtimestamp(stat.st_mtime, UTC)
-        name = str(log.resume.get("session") or session or path.stem)
+        name = str(session or log.resume.get("session") or default_session or path.stem)
         fmt = detect(line for _, line in _lines(fh, 0))
         start, first = 0, 1
         r = log.resume
