@@ -267,8 +267,9 @@ def capture_transcript(root: Path, file: str | Path, session: str | None = None,
     """Write a transcript's exchanges as raw notes in the vault at root (no indexing: sync does that).
 
     The session's name is `session`, else the one used the last time this file was imported, else
-    `default_session`, else the file's name; a note that exists with other content and was not written by this import is left alone
-    and listed in `kept`, except on a file's first import, where it means the session's name is taken.
+    `default_session`, else the file's name. A note that exists with other content and was not written by
+    this import is left alone and listed in `kept`, except on a file's first import, where it means the
+    session's name is taken (WriteConflict).
     """
     path = Path(file).expanduser().resolve()
     log = ImportLog(root, f"transcript:{path}")
