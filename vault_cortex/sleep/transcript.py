@@ -294,21 +294,26 @@ def capture_transcript(root: Path, file: str | Path, session: str | None = None,
             fh.seek(0)
             exchanges = iter_markdown(line.decode("utf-8", "replace").rstrip("\r\n") for line in fh)
         tally, tools, n, last = Tally(), 0, first - 1, start
-        for n, (offset, x) in enumerate(exchanges, first):
-            rel, text = render_exchange(name, n, x, fallback=fallback, source=path.name)
-            outcome = log.write(rel, text)
-            if outcome == "kept" and log.fresh and n == 1:
-                raise WriteConflict(f"{rel} already exists with other content; import under another --session name")
-            tally.add(outcome, rel)
-            tools += len(x.tools)
-            last = offset
-        if n < 1:
-            raise InvalidRequest(f"no prompt and answer found in {path}")
-        if fmt == "jsonl":
-            log.resume = {"session": name, "offset": last, "n": n, "size": stat.st_size, "head": _head(fh, last)}
-        else:
-            log.resume = {"session": name}
-        log.save()
+        try:
+            for n, (offset, x) in enumerate(exchanges, first):
+                rel, text = render_exchange(name, n, x, fallback=fallback, source=path.name)
+                outcome = log.write(rel, text)
+                if outcome == "kept" and log.fresh and n == 1:
+                    raise WriteConflict(f"{rel} already exists with other content; import under another --session "
+                                        "name")
+                tally.add(outcome, rel)
+                tools += len(x.tools)
+                last = offset
+            if n < 1:
+                raise InvalidRequest(f"no prompt and answer found in {path}")
+            if fmt == "jsonl":
+                log.resume = {"session": name, "offset": last, "n": n, "size": stat.st_size,
+                              "head": _head(fh, last)}
+            else:
+                log.resume = {"session": name}
+        finally:  # what was written is recorded even when a later line fails; the resume point only on success
+            if tally.paths["created"] or tally.paths["updated"] or n >= 1:
+                log.save()
     return tally.result(name, fmt, tool_calls=tools, counts={"exchanges": n})
 
 
