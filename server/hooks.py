@@ -1,10 +1,11 @@
-"""Claude Code hooks: session-start context, prompt-time recall (each memory once per session), tool habits.
+"""Claude Code hooks: session-start context, prompt-time recall (each memory once per session), tool habits,
+and capture of the session's transcript into `raw/` at SessionEnd and PreCompact.
 
 `vault-cortex hook EVENT` reads the hook's JSON input on stdin and prints its output. It posts to the running
 server when `/v1/health` answers within HEALTH_TIMEOUT, and otherwise opens the vault itself; the same
-`run_hook` does the work either way. It never blocks the agent: it always exits 0 and prints valid JSON or
-nothing. This module imports only the standard library at load time, so a hook costs little when the
-server runs.
+`run_hook` does the work either way (capture writes only files, so it always runs in the hook's process).
+It never blocks the agent: it always exits 0 and prints valid JSON or nothing. This module imports only
+the standard library at load time, so a hook costs little when the server runs.
 """
 
 from __future__ import annotations
@@ -139,7 +140,6 @@ def capture(root: Path, payload: Mapping[str, Any]) -> str | None:
     file = Path(str(payload.get("transcript_path") or "")).expanduser()
     if file.suffix != ".jsonl" or not file.is_file():
         raise InvalidRequest(f"no transcript to capture at {str(file)!r} (expected the session's .jsonl)")
-
     project = Path(str(payload.get("cwd") or "")).name or None
     done = capture_transcript(root, file, default_session=session_name(file, project))
     print(f"vault-cortex: session {done.session!r} captured: {len(done.created)} new, {len(done.updated)} updated, "
