@@ -151,6 +151,8 @@ def test_captured_sessions_are_indexed_with_their_prompt_answer_edges(
         cx.sync()
         links = {(ln.src, ln.rel, ln.dst) for ln in cx.db.links() if ln.src.startswith("raw/2026-11-30")}
         hit = cx.recall("dashboard hangs while the report runs", k=3).hits[0]
+        tiers = {t.tier: t.summaries for t in cx.sleep_plan("full").findings.tiers}
+    assert "2026-11-30 greenhouse 7c1d9e0b (session).md" in " ".join(tiers["session"])  # sleep summarises it
     name = "raw/2026-11-30 greenhouse 7c1d9e0b"
     assert (f"{name} 02.md", "follows", f"{name} 01.md") in links
     assert any(rel == "answer_to" for _, rel, _ in links)
