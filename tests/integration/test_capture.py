@@ -185,3 +185,23 @@ def test_an_explicit_session_name_wins_over_the_recorded_one(vault: Path, tmp_pa
     assert again.session == "2026-11-30 greenhouse 7c1d9e0b" and not again.created
     named = capture_transcript(vault, transcript, "wal talk")
     assert named.created == ["raw/wal talk 01.md", "raw/wal talk 02.md"]
+
+
+def test_harness_text_is_not_a_prompt() -> None:
+    from vault_cortex.sleep.transcript import parse_transcript
+
+    lines = [
+        rec("user", "Summarise the WAL findings."),
+        rec("assistant", [{"type": "text", "text": "Readers starve the checkpoint."}]),
+        rec("user", "<command-name>/compact</command-name>\n<command-message>compact</command-message>"),
+        rec("user", "<local-command-stdout>Compacted.</local-command-stdout>"),
+        rec("user", "This session is being continued from a previous conversation…", isCompactSummary=True),
+        rec("user", [{"type": "text", "text": "[Request interrupted by user for tool use]"}]),
+        rec("assistant", [{"type": "text", "text": "Stopped."}]),
+        rec("user", "Now the fix?"),
+        rec("assistant", "Close the cursor."),
+    ]
+    t = parse_transcript("".join(lines), "s")
+    assert [(x.prompt, x.answer) for x in t.exchanges] == [
+        ("Summarise the WAL findings.", "Readers starve the checkpoint.\n\nStopped."),
+        ("Now the fix?", "Close the cursor.")]
