@@ -127,6 +127,34 @@ def cmd_hook(args: argparse.Namespace) -> int:
     return hooks.main(args.event, args.vault, args.url)
 
 
+def cmd_install(args: argparse.Namespace) -> int:
+    """Write (or with uninstall, remove) the MCP server and hook entries in Claude Code's settings."""
+    from server import install
+
+    install_ = args.fn is cmd_install
+    vault = Path(args.vault).expanduser() if install_ else None
+    project = Path(args.project).expanduser().resolve() if args.project else None
+    changes = install.apply(args.scope, vault, install=install_, dry_run=args.dry_run, command=args.command,
+                            project=project)
+    for change in changes:
+        if args.dry_run and change.diff:
+            print(change.diff, end="")
+        state = ("deleted (left empty)" if change.removed else "created" if change.created
+                 else "updated" if change.changed else "unchanged")
+        print(f"{change.path}: {'would be ' if args.dry_run and change.changed else ''}{state}", file=sys.stderr)
+    if args.dry_run:
+        print("dry run: nothing written", file=sys.stderr)
+    elif install_:
+        events = ", ".join(install.HOOKS)
+        print(f"Claude Code ({args.scope} scope) now runs vault-cortex on {vault}: the MCP server "
+              f"'{install.SERVER_NAME}' and the hooks {events}. Restart Claude Code to load them.", file=sys.stderr)
+    return 0
+
+
+def cmd_uninstall(args: argparse.Namespace) -> int:
+    return cmd_install(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from vault_cortex.cli.main import SUBCOMMANDS_ATTR
     from vault_cortex.cli.main import build_parser as library_parser
@@ -150,11 +178,29 @@ def build_parser() -> argparse.ArgumentParser:
     _vault_arg(p)
     p.set_defaults(fn=cmd_mcp)
 
-    p = sub.add_parser("hook", help="Claude Code hook: session-start, prompt or tool (JSON on stdin/stdout)",
+    p = sub.add_parser("hook", help=f"Claude Code hook: {', '.join(hooks.HOOK_EVENTS)} (JSON on stdin/stdout)",
                        description="Run a Claude Code hook: read its JSON input on stdin, print its output. "
                                    "Always exits 0, printing valid JSON or nothing.")
     _hook_args(p)
     p.set_defaults(fn=cmd_hook)
+
+    for name in ("install", "uninstall"):
+        verb = "write" if name == "install" else "remove"
+        p = sub.add_parser(name, help=f"{verb} vault-cortex's MCP server and hooks in an agent's settings",
+                           description=f"{verb.capitalize()} the MCP server entry and the hook entries of every event "
+                                       "vault-cortex supports in Claude Code's settings, merging with what is there "
+                                       "(other hooks and servers are never touched).")
+        p.add_argument("agent", choices=("claude-code",))
+        if name == "install":
+            _vault_arg(p)
+        p.add_argument("--scope", choices=("user", "project"), default="user",
+                       help="user: ~/.claude/settings.json and ~/.claude.json; project: .claude/settings.json and "
+                            ".mcp.json in the project folder (default: user)")
+        p.add_argument("--project", default=None, metavar="DIR", help="the project folder (default: the current one)")
+        p.add_argument("--command", default=None, metavar="CMD",
+                       help="how to run vault-cortex (default: this installation's executable, absolute)")
+        p.add_argument("--dry-run", action="store_true", help="print the diff of each file; write nothing")
+        p.set_defaults(fn=cmd_install if name == "install" else cmd_uninstall)
     return parser
 
 

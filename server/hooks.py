@@ -1,10 +1,11 @@
-"""Claude Code hooks: session-start context, prompt-time recall (each memory once per session), tool habits.
+"""Claude Code hooks: session-start context, prompt-time recall (each memory once per session), tool habits,
+and capture of the session's transcript into `raw/` at SessionEnd and PreCompact.
 
 `vault-cortex hook EVENT` reads the hook's JSON input on stdin and prints its output. It posts to the running
 server when `/v1/health` answers within HEALTH_TIMEOUT, and otherwise opens the vault itself; the same
-`run_hook` does the work either way. It never blocks the agent: it always exits 0 and prints valid JSON or
-nothing. This module imports only the standard library at load time, so a hook costs little when the
-server runs.
+`run_hook` does the work either way (capture writes only files, so it always runs in the hook's process).
+It never blocks the agent: it always exits 0 and prints valid JSON or nothing. This module imports only
+the standard library at load time, so a hook costs little when the server runs.
 """
 
 from __future__ import annotations
@@ -31,8 +32,10 @@ if TYPE_CHECKING:  # the library loads numpy and ONNX: imported only when a hook
 
 log = logging.getLogger(__name__)
 
-HOOK_EVENTS = ("session-start", "prompt", "tool")
-EVENT_NAMES = {"session-start": "SessionStart", "prompt": "UserPromptSubmit", "tool": "PreToolUse"}
+HOOK_EVENTS = ("session-start", "prompt", "tool", "session-end", "pre-compact")
+EVENT_NAMES = {"session-start": "SessionStart", "prompt": "UserPromptSubmit", "tool": "PreToolUse",
+               "session-end": "SessionEnd", "pre-compact": "PreCompact"}
+CAPTURE_EVENTS = ("session-end", "pre-compact")  # write the transcript to raw/; nothing goes to the model
 VAULT_ENV = "VAULT_CORTEX_VAULT"
 URL_ENV = "VAULT_CORTEX_URL"
 STATE_DIR = ".cortex/hooks"
@@ -40,7 +43,7 @@ MAX_CONTEXT_CHARS = 8000  # Claude Code keeps about 10,000 characters of hook co
 MAX_INPUT_BYTES = 1 << 20
 MIN_PROMPT_CHARS = 12  # "yes", "go on": nothing worth a recall
 HEALTH_TIMEOUT = 0.3
-ROUTE_TIMEOUT = {"session-start": 30.0, "prompt": 10.0, "tool": 5.0}
+ROUTE_TIMEOUT = {"session-start": 30.0, "prompt": 10.0, "tool": 5.0, "session-end": 30.0, "pre-compact": 30.0}
 STATE_TTL_SECONDS = 7 * 86400
 DEFAULT_HOOKS = {"prompt_threshold": 0.5, "prompt_budget_tokens": 400, "session_budget_tokens": 1500}
 
@@ -125,8 +128,32 @@ def _tool(open_cx: OpenCortex, payload: Mapping[str, Any]) -> str | None:
     return "\n".join([TOOL_HEADER.format(tool=tool), *(render(h.title, h.text) for h in fresh)])
 
 
+def capture(root: Path, payload: Mapping[str, Any]) -> str | None:
+    """Import the session's transcript into `raw/`, one note per exchange; the summary goes to stderr only.
+
+    Only files: the running server's watcher (or the next sync) indexes the notes. Importing again adds
+    nothing; a transcript that grew adds its new exchanges and refreshes its last one (see sleep/transcript).
+    """
+    from vault_cortex.errors import InvalidRequest
+    from vault_cortex.sleep.transcript import capture_transcript, session_name
+
+    file = Path(str(payload.get("transcript_path") or "")).expanduser()
+    if file.suffix != ".jsonl" or not file.is_file():
+        raise InvalidRequest(f"no transcript to capture at {str(file)!r} (expected the session's .jsonl)")
+    project = Path(str(payload.get("cwd") or "")).name or None
+    done = capture_transcript(root, file, default_session=session_name(file, project))
+    print(f"vault-cortex: session {done.session!r} captured: {len(done.created)} new, {len(done.updated)} updated, "
+          f"{len(done.unchanged)} unchanged, {len(done.kept)} kept raw notes", file=sys.stderr)
+    return None
+
+
+def _capture(open_cx: OpenCortex, payload: Mapping[str, Any]) -> str | None:
+    return capture(open_cx().root, payload)
+
+
 _HANDLERS: dict[str, Callable[[OpenCortex, Mapping[str, Any]], str | None]] = {
     "session-start": _session_start, "prompt": _prompt, "tool": _tool,
+    "session-end": _capture, "pre-compact": _capture,
 }
 
 
@@ -241,6 +268,9 @@ def dispatch(event: str, payload: dict[str, Any], vault: str | None, url: str | 
     root = Path(vault).expanduser()
     if not (root / ".cortex").is_dir():
         raise ValueError(f"{root} is not a vault (no .cortex/)")
+    if event in CAPTURE_EVENTS:  # files only, no model: faster here than a round trip, server or not
+        capture(root, payload)
+        return {}
     base = (url or server_url(root)).rstrip("/")
     token = read_token(root, env)
     if token and server_answers(base):

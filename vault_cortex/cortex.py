@@ -34,7 +34,7 @@ from vault_cortex.recall.graph import Graph, GraphHealth, health
 from vault_cortex.recall.pack import Candidate, Packed, pack
 from vault_cortex.recall.pipeline import Concept, Recall, Scored, rank, to_candidate, to_hit
 from vault_cortex.sleep import cycle as sleep
-from vault_cortex.sleep import transcript
+from vault_cortex.sleep import imports, transcript
 
 log = logging.getLogger(__name__)
 
@@ -434,3 +434,11 @@ class Cortex:
     def import_transcript(self, file: str | os.PathLike[str], session: str | None = None) -> transcript.Imported:
         """Import a Claude Code JSONL or markdown chat as raw notes, one per prompt→answer exchange."""
         return transcript.import_transcript(self, Path(file), session)
+
+    def import_file(self, file: str | os.PathLike[str], fmt: str | None = None,
+                    session: str | None = None) -> transcript.Imported:
+        """Import a Claude Code transcript, a ChatGPT export or an MCP memory graph (detected), then index it."""
+        done = imports.import_file(self.root, Path(file), fmt=fmt, session=session,
+                                   folder=self.settings.regions.default)
+        self.sync()
+        return done

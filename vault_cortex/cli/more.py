@@ -1,4 +1,4 @@
-"""The `vault-cortex` commands for habits, resonance, curiosity, sleep and transcript import."""
+"""The `vault-cortex` commands for habits, resonance, curiosity, sleep and imports."""
 
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ from vault_cortex.cortex import Cortex
 from vault_cortex.errors import InvalidRequest
 from vault_cortex.identity.resonance import DecayPlan, ResonanceReport, WeightChange
 from vault_cortex.sleep import cycle as sleep
+from vault_cortex.sleep import imports
+from vault_cortex.sleep.transcript import Imported
 
 if TYPE_CHECKING:
     from vault_cortex.cli.main import AddCommand
@@ -153,13 +155,34 @@ def cmd_sleep(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    files = list(args.file)
+    if files[0] == "transcript" and len(files) > 1 and not Path("transcript").exists():
+        files = files[1:]  # the old form, `vault-cortex import transcript FILE`
+    if args.session and len(files) > 1:
+        raise InvalidRequest("--session names one transcript: import one file at a time with it")
     with Cortex.open(args.vault) as cx:
-        done = cx.import_transcript(args.file, args.session)
-    print(f"imported {args.file} ({done.format}) as session {done.session!r}: {len(done.created)} raw notes, "
-          f"{len(done.unchanged)} already there; {done.tool_calls} tool calls kept as one line each")
-    for path in done.created:
-        print(f"  {path}")
+        for file in files:
+            _print_import(file, cx.import_file(file, args.format, args.session))
     return 0
+
+
+def _print_import(file: str, done: Imported) -> None:
+    held = ", ".join(f"{k} {v}" for k, v in done.counts.items() if v or k in ("exchanges", "entities"))
+    fmt = f"claude-code, {done.format}" if done.format in ("jsonl", "markdown") else done.format
+    what = f"session {done.session!r} ({held})" if done.session else held
+    tools = f"; tool calls {done.tool_calls}, each kept as one line" if done.tool_calls else ""
+    print(f"imported {file} ({fmt}): {what}{tools}")
+    print(f"  notes: {len(done.created)} created, {len(done.updated)} updated, {len(done.unchanged)} already there, "
+          f"{len(done.kept)} kept" + (" (edited since, or written by something else: left as they are)"
+                                      if done.kept else ""))
+    for label, paths in (("created", done.created), ("updated", done.updated), ("kept", done.kept)):
+        for path in paths[:SHOW]:
+            print(f"  {label}: {path}")
+        if len(paths) > SHOW:
+            print(f"  … and {len(paths) - SHOW} more {label}")
+
+
+SHOW = 20  # notes listed per outcome; the counts above are complete
 
 
 def add_more_commands(add: AddCommand) -> None:
@@ -207,8 +230,11 @@ def add_more_commands(add: AddCommand) -> None:
     p.add_argument("--commit", action="store_true", help="git-commit the files the sleep changed")
     p.add_argument("--json", action="store_true")
 
-    p = add("import", cmd_import, "import a chat transcript as raw notes, one per prompt→answer exchange")
+    p = add("import", cmd_import, "import chats (Claude Code, ChatGPT) as raw notes, or an MCP memory graph as notes")
     vault_arg(p)
-    p.add_argument("kind", choices=("transcript",))
-    p.add_argument("file", help="a Claude Code JSONL transcript or a markdown chat")
-    p.add_argument("--session", default=None, help="the session's name (default: the file's name)")
+    p.add_argument("file", nargs="+", metavar="FILE",
+                   help="a Claude Code JSONL transcript or markdown chat, ChatGPT's conversations.json, or the MCP "
+                        "memory server's memory.json (several files: each is imported)")
+    p.add_argument("--format", default=None, choices=imports.FORMATS,
+                   help="the file's format (default: detected from its first bytes)")
+    p.add_argument("--session", default=None, help="claude-code: the session's name (default: the file's name)")

@@ -2,31 +2,42 @@
 
 Each note is `layer: raw` with its `session`; the answer points at its prompt (`answer_to::`) and each
 exchange at the one before it (`follows::`). Tool calls and their output are noise: each becomes one line
-naming the tool and how much output it gave, never the output itself. Parsing is pure; `import_transcript`
-does the IO.
+naming the tool and how much output it gave, never the output itself; so are meta records, slash-command
+echoes, system reminders, compaction summaries and sub-agent side chains. The file is read line by line and
+each exchange written when the next prompt begins, so a transcript of any size costs the memory of one
+exchange. A transcript that grew since its last import is read from where its last exchange began: the
+notes before it stay as they are, that exchange's note is replaced (atomically, and only if nobody edited
+it), and the new exchanges are added (see `importlog`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import msgspec
 
 from vault_cortex.errors import InvalidRequest, WriteConflict
-from vault_cortex.files.vault import atomic_write, note_path
 from vault_cortex.files.yamltext import note_filename, render_new_note
 from vault_cortex.index.host import Store
+from vault_cortex.sleep.importlog import ImportLog
 
 RAW = "raw"
 _MD_TURN = re.compile(r"^(?:\*\*(?P<b>user|human|you|assistant|claude|ai):\*\*|#{1,4}\s+(?P<h>user|human|you|"
-                      r"assistant|claude|ai)\s*:?\s*$)", re.I | re.M)
+                      r"assistant|claude|ai)\s*:?\s*$)", re.I)
 _USER = {"user", "human", "you"}
 _INPUT_KEYS = ("command", "file_path", "path", "pattern", "url", "query", "description", "prompt")
+# Text Claude Code puts in user records that the user did not write: slash-command echoes, their output,
+# reminders the harness adds, interruptions.
+_NOISE_TAG = re.compile(r"<(system-reminder|command-name|command-message|command-args|local-command-stdout|"
+                        r"local-command-stderr|user-prompt-submit-hook)>.*?</\1>", re.S)
+_NOISE_LINE = re.compile(r"^\[Request interrupted by user[^\]]*\]$", re.M)
+HEAD_BYTES = 1 << 16  # the start of a transcript, hashed to tell a grown transcript from a different one
 
 
 class Exchange(msgspec.Struct, frozen=True, kw_only=True):
@@ -45,54 +56,73 @@ class Transcript(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Imported(msgspec.Struct, frozen=True, kw_only=True):
-    session: str
+    """What an import did: notes created, replaced (their source grew), already there, and left alone."""
+
+    session: str  # the session's name; "" when the file held several (a ChatGPT export)
     format: str
-    created: list[str]  # new raw notes
+    created: list[str]  # new notes
     unchanged: list[str]  # already imported, identical
-    tool_calls: int  # tool calls reduced to one line each
+    tool_calls: int = 0  # tool calls reduced to one line each
+    updated: list[str] = []  # imported before from this source, untouched since, and the source changed
+    kept: list[str] = []  # differ from the source but were edited (or written by something else): left alone
+    counts: dict[str, int] = {}  # what the file held: exchanges, conversations, entities, relations…
 
 
+# -- parsing, pure: lines in, exchanges out ----------------------------------------------------------------
 def parse_transcript(text: str, session: str) -> Transcript:
     """A transcript from JSONL (Claude Code) or markdown chat text; the format is detected."""
-    first = next((line for line in text.splitlines() if line.strip()), "")
-    if first.lstrip().startswith("{"):
-        return Transcript(session=session, format="jsonl", exchanges=tuple(_jsonl(text)))
-    return Transcript(session=session, format="markdown", exchanges=tuple(_markdown(text)))
+    lines = text.splitlines()
+    fmt = detect(lines)
+    exchanges = iter_jsonl((0, line) for line in lines) if fmt == "jsonl" else iter_markdown(lines)
+    return Transcript(session=session, format=fmt, exchanges=tuple(x for _, x in exchanges))
+
+
+def detect(lines: Iterable[str | bytes]) -> str:
+    first = next((line for line in lines if line.strip()), "")
+    return "jsonl" if (first.lstrip()[:1] in ("{", b"{")) else "markdown"
 
 
 class _Open:
-    def __init__(self, prompt: str, at: datetime | None) -> None:
-        self.prompt, self.at = prompt, at
+    def __init__(self, prompt: str, at: datetime | None, offset: int) -> None:
+        self.prompt, self.at, self.offset = prompt, at, offset
         self.answer: list[str] = []
         self.tools: dict[str, list[str]] = {}  # tool_use id → [name and input, output size]
 
-    def close(self) -> Exchange:
+    def close(self) -> tuple[int, Exchange]:
         tools = tuple(f"*(tool: {name}{' → ' + size if size else ''})*" for name, size in self.tools.values())
-        return Exchange(prompt=self.prompt.strip(), answer="\n\n".join(self.answer).strip(), tools=tools, at=self.at)
+        return self.offset, Exchange(prompt=self.prompt.strip(), answer="\n\n".join(self.answer).strip(),
+                                     tools=tools, at=self.at)
 
 
-def _jsonl(text: str) -> list[Exchange]:
-    out: list[Exchange] = []
+def iter_jsonl(lines: Iterable[tuple[int, str | bytes]]) -> Iterator[tuple[int, Exchange]]:
+    """Exchanges of a Claude Code transcript as they close, each with the offset its prompt line had."""
     cur: _Open | None = None
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, (offset, line) in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
             rec = json.loads(line)
         except ValueError:
+            if isinstance(line, bytes) and not line.endswith(b"\n"):
+                break  # the last line, still being written
             raise InvalidRequest(f"transcript line {n} is not JSON") from None
-        kind = rec.get("type") if isinstance(rec, dict) else None
-        if kind not in ("user", "assistant") or rec.get("isMeta"):
+        if not isinstance(rec, dict):
             continue
-        content = (rec.get("message") or {}).get("content")
+        kind = rec.get("type")
+        if kind not in ("user", "assistant") or rec.get("isMeta") or rec.get("isSidechain") or rec.get(
+                "isCompactSummary") or rec.get("isVisibleInTranscriptOnly"):
+            continue
+        message = rec.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
-        blocks = [b for b in blocks if isinstance(b, dict)]
-        texts = [str(b.get("text") or "") for b in blocks if b.get("type") == "text"]
-        if kind == "user" and any(t.strip() for t in texts):
-            if cur is not None:
-                out.append(cur.close())
-            cur = _Open("\n\n".join(t for t in texts if t.strip()), _when(rec.get("timestamp")))
-            continue
+        blocks = [b for b in blocks if isinstance(b, dict)] if isinstance(blocks, list) else []
+        if kind == "user":
+            texts = [_clean(str(b.get("text") or "")) for b in blocks if b.get("type") == "text"]
+            if any(texts):
+                if cur is not None:
+                    yield cur.close()
+                cur = _Open("\n\n".join(t for t in texts if t), _when(rec.get("timestamp")), offset)
+                continue
         if cur is None:
             continue
         for b in blocks:
@@ -103,8 +133,11 @@ def _jsonl(text: str) -> list[Exchange]:
             elif b.get("type") == "tool_result" and str(b.get("tool_use_id")) in cur.tools:
                 cur.tools[str(b.get("tool_use_id"))][1] = _size(b.get("content"))
     if cur is not None:
-        out.append(cur.close())
-    return out
+        yield cur.close()
+
+
+def _clean(text: str) -> str:
+    return _NOISE_LINE.sub("", _NOISE_TAG.sub("", text)).strip()
 
 
 def _tool(block: dict[str, Any]) -> str:
@@ -134,73 +167,182 @@ def _when(value: Any) -> datetime | None:
     return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
-def _markdown(text: str) -> list[Exchange]:
-    marks = list(_MD_TURN.finditer(text))
-    if not marks:
-        raise InvalidRequest("no chat turns found: expected `**User:**`/`**Assistant:**` lines or `## User` headings")
-    out: list[Exchange] = []
+def iter_markdown(lines: Iterable[str]) -> Iterator[tuple[int, Exchange]]:
+    """Exchanges of a markdown chat (`**User:**` lines or `## User` headings), as they close."""
     cur: _Open | None = None
-    for i, m in enumerate(marks):
-        role = (m["b"] or m["h"]).lower()
-        body = text[m.end(): marks[i + 1].start() if i + 1 < len(marks) else len(text)].strip()
+    role: str | None = None
+    body: list[str] = []
+    seen = False
+
+    def flush() -> Iterator[tuple[int, Exchange]]:
+        nonlocal cur
+        text = "\n".join(body).strip()
         if role in _USER:
             if cur is not None:
-                out.append(cur.close())
-            cur = _Open(body, None)
-        elif cur is not None and body:
-            cur.answer.append(body)
+                yield cur.close()
+            cur = _Open(text, None, 0)
+        elif role is not None and cur is not None and text:
+            cur.answer.append(text)
+
+    for line in lines:
+        m = _MD_TURN.match(line)
+        if m is None:
+            body.append(line)
+            continue
+        yield from flush()
+        seen = True
+        role = (m["b"] or m["h"]).lower()
+        body = [line[m.end():]] if m["b"] else []
+    if not seen:
+        raise InvalidRequest("no chat turns found: expected `**User:**`/`**Assistant:**` lines or `## User` headings")
+    yield from flush()
     if cur is not None:
-        out.append(cur.close())
-    return out
+        yield cur.close()
+
+
+# -- rendering, pure ------------------------------------------------------------------------------------
+def title(session: str, n: int) -> str:
+    """The title of a session's n-th exchange; stable however long the session grows."""
+    return note_filename(f"{session} {n:02d}")
+
+
+def render_exchange(session: str, n: int, x: Exchange, *, fallback: datetime, source: str,
+                    extra: dict[str, object] | None = None) -> tuple[str, str]:
+    """The raw note of a session's n-th exchange (from 1) as (vault path, text)."""
+    name = title(session, n)
+    body = (f"## Prompt\n\n{x.prompt or '(empty)'}\n\n## Answer\nanswer_to:: [[#Prompt]]\n\n"
+            f"{x.answer or '(no answer)'}\n")
+    if x.tools:
+        body += "\n" + "\n".join(x.tools) + "\n"
+    if n > 1:
+        body += f"\nfollows:: [[{title(session, n - 1)}]]\n"
+    at = x.at or fallback
+    props: dict[str, object] = {"layer": RAW, "session": session, "exchange": n,
+                                "created": at.strftime("%Y-%m-%dT%H:%M"), "source": source}
+    props.update(extra or {})
+    props["tags"] = ["transcript"]
+    return f"{RAW}/{name}.md", render_new_note(title=name, body=body, properties=props)
 
 
 def render(t: Transcript, *, fallback: datetime, source: str) -> list[tuple[str, str]]:
     """The raw notes of a transcript as (vault path, text), in order."""
-    width = max(2, len(str(len(t.exchanges))))
-    titles = [note_filename(f"{t.session} {n:0{width}d}") for n in range(1, len(t.exchanges) + 1)]
-    out = []
-    for n, (x, title) in enumerate(zip(t.exchanges, titles, strict=True)):
-        at = x.at or fallback
-        body = (f"## Prompt\n\n{x.prompt or '(empty)'}\n\n## Answer\nanswer_to:: [[#Prompt]]\n\n"
-                f"{x.answer or '(no answer)'}\n")
-        if x.tools:
-            body += "\n" + "\n".join(x.tools) + "\n"
-        if n:
-            body += f"\nfollows:: [[{titles[n - 1]}]]\n"
-        props = {"layer": RAW, "session": t.session, "exchange": n + 1, "created": at.strftime("%Y-%m-%dT%H:%M"),
-                 "source": source, "tags": ["transcript"]}
-        out.append((f"{RAW}/{title}.md", render_new_note(title=title, body=body, properties=props)))
-    return out
+    return [render_exchange(t.session, n, x, fallback=fallback, source=source)
+            for n, x in enumerate(t.exchanges, 1)]
+
+
+# -- the IO: a file in, notes out -----------------------------------------------------------------------
+def _lines(fh: IO[bytes], start: int) -> Iterator[tuple[int, bytes]]:
+    fh.seek(start)
+    offset = start
+    for line in fh:
+        yield offset, line
+        offset += len(line)
+
+
+def _head(fh: IO[bytes], size: int) -> str:
+    fh.seek(0)
+    return hashlib.sha256(fh.read(min(size, HEAD_BYTES))).hexdigest()
+
+
+class Tally:
+    """The outcomes of writing notes, gathered into an `Imported`."""
+
+    def __init__(self) -> None:
+        self.paths: dict[str, list[str]] = {"created": [], "unchanged": [], "updated": [], "kept": []}
+
+    def add(self, outcome: str, path: str) -> None:
+        self.paths[outcome].append(path)
+
+    def result(self, session: str, fmt: str, *, tool_calls: int = 0, counts: dict[str, int] | None = None,
+               ) -> Imported:
+        p = self.paths
+        return Imported(session=session, format=fmt, created=p["created"], unchanged=p["unchanged"],
+                        updated=p["updated"], kept=p["kept"], tool_calls=tool_calls, counts=counts or {})
+
+
+def capture_transcript(root: Path, file: str | Path, session: str | None = None, *,
+                       default_session: str | None = None) -> Imported:
+    """Write a transcript's exchanges as raw notes in the vault at root (no indexing: sync does that).
+
+    The session's name is `session`, else the one used the last time this file was imported, else
+    `default_session`, else the file's name. A note that exists with other content and was not written by
+    this import is left alone and listed in `kept`, except on a file's first import, where it means the
+    session's name is taken (WriteConflict).
+    """
+    path = Path(file).expanduser().resolve()
+    log = ImportLog(root, f"transcript:{path}")
+    try:
+        fh = path.open("rb")
+    except OSError as exc:
+        raise InvalidRequest(f"cannot read the transcript {path}: {exc}") from exc
+    with fh:
+        stat = path.stat()
+        fallback = datetime.fromtimestamp(stat.st_mtime, UTC)
+        name = str(session or log.resume.get("session") or default_session or path.stem)
+        fmt = detect(line for _, line in _lines(fh, 0))
+        start, first = 0, 1
+        r = log.resume
+        if (fmt == "jsonl" and r.get("session") == name and isinstance(r.get("offset"), int)
+                and isinstance(r.get("n"), int) and stat.st_size >= int(r.get("size") or 0)
+                and _head(fh, int(r["offset"])) == r.get("head")):
+            start, first = int(r["offset"]), int(r["n"])  # read from the exchange that may have grown
+        if fmt == "jsonl":
+            exchanges: Iterator[tuple[int, Exchange]] = iter_jsonl(_lines(fh, start))
+        else:
+            fh.seek(0)
+            exchanges = iter_markdown(line.decode("utf-8", "replace").rstrip("\r\n") for line in fh)
+        tally, tools, n, last = Tally(), 0, first - 1, start
+        try:
+            for n, (offset, x) in enumerate(exchanges, first):
+                rel, text = render_exchange(name, n, x, fallback=fallback, source=path.name)
+                outcome = log.write(rel, text)
+                if outcome == "kept" and log.fresh and n == 1:
+                    raise WriteConflict(f"{rel} already exists with other content; import under another --session "
+                                        "name")
+                tally.add(outcome, rel)
+                tools += len(x.tools)
+                last = offset
+            if n < 1:
+                raise InvalidRequest(f"no prompt and answer found in {path}")
+            if fmt == "jsonl":
+                log.resume = {"session": name, "offset": last, "n": n, "size": stat.st_size,
+                              "head": _head(fh, last)}
+            else:
+                log.resume = {"session": name}
+        finally:  # what was written is recorded even when a later line fails; the resume point only on success
+            if tally.paths["created"] or tally.paths["updated"] or n >= 1:
+                log.save()
+    return tally.result(name, fmt, tool_calls=tools, counts={"exchanges": n})
+
+
+def session_name(file: str | Path, project: str | None) -> str:
+    """A captured session's name: the day it began, the project and the session id's start."""
+    path = Path(file)
+    day: datetime | None = None
+    try:
+        with path.open("rb") as fh:
+            for _, line in zip(range(200), fh, strict=False):
+                day = _when(_record(line).get("timestamp"))
+                if day is not None:
+                    break
+        day = day or datetime.fromtimestamp(path.stat().st_mtime, UTC)
+    except OSError:
+        day = datetime.now(UTC)
+    parts = [day.strftime("%Y-%m-%d"), project or "", path.stem[:8]]
+    return " ".join(p for p in parts if p)
+
+
+def _record(line: bytes) -> dict[str, Any]:
+    try:
+        rec = json.loads(line)
+    except ValueError:
+        return {}
+    return rec if isinstance(rec, dict) else {}
 
 
 def import_transcript(cx: Store, file: str | Path, session: str | None = None) -> Imported:
-    """Write a transcript's exchanges as raw notes (never over different ones) and index them."""
-    path = Path(file).expanduser()
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-        mtime = datetime.fromtimestamp(path.stat().st_mtime, UTC)
-    except OSError as exc:
-        raise InvalidRequest(f"cannot read the transcript {path}: {exc}") from exc
-    t = parse_transcript(text, session or path.stem)
-    if not t.exchanges:
-        raise InvalidRequest(f"no prompt and answer found in {path}")
-    notes = render(t, fallback=mtime, source=path.name)
-    created, unchanged = _write(cx, notes)
+    """Write a transcript's exchanges as raw notes (never over edited ones) and index them."""
+    done = capture_transcript(cx.root, file, session)
     cx.sync()
-    return Imported(session=t.session, format=t.format, created=created, unchanged=unchanged,
-                    tool_calls=sum(len(x.tools) for x in t.exchanges))
+    return done
 
-
-def _write(cx: Store, notes: Sequence[tuple[str, str]]) -> tuple[list[str], list[str]]:
-    files = [(p, note_path(cx.root, p), c.encode()) for p, c in notes]
-    clash = [p for p, f, data in files if f.exists() and f.read_bytes() != data]
-    if clash:
-        raise WriteConflict(f"{clash[0]} already exists with other content; import under another --session name")
-    created, unchanged = [], []
-    for p, f, data in files:
-        if f.exists():
-            unchanged.append(p)
-        else:
-            atomic_write(f, data, None)
-            created.append(p)
-    return created, unchanged

@@ -1,0 +1,178 @@
+"""`vault-cortex install claude-code`: merged into real settings files, idempotent, and undone exactly."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from server import hooks, install
+from server.cli import main
+from vault_cortex.errors import ConfigError
+from vault_cortex.files.vault import init_vault
+
+FIX = Path(__file__).resolve().parents[1] / "fixtures" / "claude_settings"
+REPO = Path(__file__).resolve().parents[2]
+CMD = "/opt/vc/bin/vault-cortex"
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    root = tmp_path / "my vault"  # a space: commands must quote it
+    init_vault(root)
+    return root
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return tmp_path / "home"
+
+
+def place(home: Path, settings: str | None = None, claude_json: str | None = None) -> tuple[Path, Path]:
+    s_file, m_file = install.files("user", home=home)
+    for name, dest in ((settings, s_file), (claude_json, m_file)):
+        if name is not None:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(FIX / name, dest)
+    return s_file, m_file
+
+
+def run(vault: Path | None, home: Path, *, uninstall: bool = False, **kw: object) -> list[install.Change]:
+    return install.apply("user", vault, install=not uninstall, command=CMD, home=home, **kw)  # type: ignore[arg-type]
+
+
+def commands(settings: dict[str, object]) -> dict[str, list[str]]:
+    hooks_ = settings.get("hooks", {})
+    assert isinstance(hooks_, dict)
+    return {event: [h["command"] for g in groups for h in g["hooks"]] for event, groups in hooks_.items()}
+
+
+def test_every_hook_the_project_supports_is_installed() -> None:
+    installed = {event for event, _ in install.HOOKS.values()}
+    assert set(hooks.HOOK_EVENTS) <= installed
+    assert {k: v for k, v in hooks.EVENT_NAMES.items()} == {
+        v[0]: k for k, v in install.HOOKS.items() if v[0] in hooks.EVENT_NAMES}
+
+
+def test_missing_files_are_created_and_uninstall_removes_them(vault: Path, home: Path) -> None:
+    s_file, m_file = install.files("user", home=home)
+    changes = run(vault, home)
+    assert [c.created for c in changes] == [True, True]
+    settings = json.loads(s_file.read_text())
+    vault_q = f"'{vault.resolve()}'"
+    assert commands(settings) == {event: [f"{CMD} hook {ours} --vault {vault_q}"]
+                                  for event, (ours, _) in install.HOOKS.items()}
+    assert settings["hooks"]["PreToolUse"][0]["matcher"] == "*"
+    assert "matcher" not in settings["hooks"]["SessionEnd"][0]
+    assert json.loads(m_file.read_text())["mcpServers"]["vault-cortex"] == {
+        "type": "stdio", "command": CMD, "args": ["mcp", "--vault", str(vault.resolve())], "env": {}}
+    assert not any(c.changed for c in run(vault, home))  # install twice = once
+    changes = run(None, home, uninstall=True)
+    assert [c.removed for c in changes] == [True, True]
+    assert not s_file.exists() and not m_file.exists()
+
+
+def test_other_tools_are_kept_and_uninstall_restores_the_files_byte_for_byte(vault: Path, home: Path) -> None:
+    s_file, m_file = place(home, "settings_other_tools.json", "claude_json_other_servers.json")
+    before = s_file.read_bytes(), m_file.read_bytes()
+    run(vault, home)
+    settings, claude = json.loads(s_file.read_text()), json.loads(m_file.read_text())
+    old = json.loads(before[0])
+    assert settings["permissions"] == old["permissions"] and settings["model"] == "sonnet"
+    cmds = commands(settings)
+    assert cmds["PreToolUse"][0] == "/home/me/bin/check-bash-command.sh" and len(cmds["PreToolUse"]) == 2
+    assert cmds["PostToolUse"][0].startswith("npx prettier") and cmds["Notification"] == [
+        "notify-send 'Claude Code' 'needs you'"]
+    assert set(claude["mcpServers"]) == {"github", "vault-cortex"} and claude["numStartups"] == 42
+    mtimes = s_file.stat().st_mtime_ns, m_file.stat().st_mtime_ns
+    assert not any(c.changed for c in run(vault, home))
+    assert (s_file.stat().st_mtime_ns, m_file.stat().st_mtime_ns) == mtimes  # not even rewritten
+    run(None, home, uninstall=True)
+    assert (s_file.read_bytes(), m_file.read_bytes()) == before
+
+
+def test_hand_copied_entries_and_another_vault_are_replaced_in_place(vault: Path, home: Path, tmp_path: Path) -> None:
+    s_file, _ = place(home, "settings_readme_copy.json")
+    run(vault, home)
+    cmds = commands(json.loads(s_file.read_text()))
+    assert all(len([c for c in cs if "vault-cortex hook" in c]) == 1 for cs in cmds.values())
+    assert cmds["PreToolUse"] == [f"{CMD} hook tool --vault '{vault.resolve()}'", "/home/me/bin/guard.sh"]
+    other = tmp_path / "other"
+    init_vault(other)
+    run(other, home)
+    cmds = commands(json.loads(s_file.read_text()))
+    assert cmds["PreToolUse"] == [f"{CMD} hook tool --vault {other.resolve()}", "/home/me/bin/guard.sh"]
+    run(None, home, uninstall=True)
+    assert commands(json.loads(s_file.read_text())) == {"PreToolUse": ["/home/me/bin/guard.sh"]}
+
+
+@pytest.mark.parametrize("uninstall", [False, True])
+def test_malformed_json_is_a_clear_error_and_no_file_is_touched(vault: Path, home: Path, uninstall: bool) -> None:
+    s_file, m_file = place(home, "settings_malformed.json", "claude_json_other_servers.json")
+    before = s_file.read_bytes(), m_file.read_bytes()
+    with pytest.raises(ConfigError, match=r"settings.json is not valid JSON \(line 4.*nothing was changed"):
+        run(vault, home, uninstall=uninstall)
+    assert (s_file.read_bytes(), m_file.read_bytes()) == before
+    assert sorted(p.name for p in s_file.parent.iterdir()) == ["settings.json"]  # no temp file left
+
+
+@pytest.mark.parametrize("text", ["", "[]", '{"hooks": []}'])
+def test_empty_and_odd_settings(vault: Path, home: Path, text: str) -> None:
+    s_file, _ = install.files("user", home=home)
+    s_file.parent.mkdir(parents=True)
+    s_file.write_text(text)
+    if text == "":
+        run(vault, home)
+        assert len(commands(json.loads(s_file.read_text()))) == len(install.HOOKS)
+        return
+    with pytest.raises(ConfigError):
+        run(vault, home)
+    assert s_file.read_text() == text
+
+
+def test_not_a_vault_is_refused(home: Path, tmp_path: Path) -> None:
+    from vault_cortex.errors import VaultNotFound
+
+    with pytest.raises(VaultNotFound):
+        run(tmp_path, home)
+    assert not (home / ".claude").exists()
+
+
+def test_cli_project_scope_dry_run_then_install_and_the_installed_hook_runs(
+        vault: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    args = ["install", "claude-code", "--vault", str(vault), "--scope", "project", "--project", str(project)]
+    assert main([*args, "--dry-run"]) == 0
+    out = capsys.readouterr()
+    assert "+++ b/" in out.out and '"SessionEnd"' in out.out and "dry run: nothing written" in out.err
+    assert not (project / ".claude").exists() and not (project / ".mcp.json").exists()
+    assert main(args) == 0
+    settings = json.loads((project / ".claude" / "settings.json").read_text())
+    assert json.loads((project / ".mcp.json").read_text())["mcpServers"]["vault-cortex"]["args"][0] == "mcp"
+    # the installed SessionEnd command, run by a shell as Claude Code runs it, captures a transcript
+    transcript = tmp_path / "s1.jsonl"
+    transcript.write_text(json.dumps({"type": "user", "timestamp": "2026-11-30T09:00:00Z",
+                                      "message": {"content": "What did we decide about batching?"}}) + "\n" +
+                          json.dumps({"type": "assistant", "message": {"content": "One transaction a second."}}) + "\n")
+    command = settings["hooks"]["SessionEnd"][0]["hooks"][0]["command"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VAULT_CORTEX_")}
+    if not Path(shlex_first(command)).is_file():  # no console script (not pip-installed): run the module instead
+        command = command.replace(shlex_first(command), f"{sys.executable} -m server.cli", 1)
+    done = subprocess.run(["sh", "-c", command], input=json.dumps({"transcript_path": str(transcript), "cwd": "/x/p"}),
+                          capture_output=True, text=True, cwd=REPO, env=env, timeout=60)
+    assert done.returncode == 0 and done.stdout == "", done.stderr
+    assert len(list((vault / "raw").glob("2026-11-30 p s1 01.md"))) == 1
+    assert main(["uninstall", "claude-code", "--scope", "project", "--project", str(project)]) == 0
+    assert not (project / ".mcp.json").exists() and not (project / ".claude" / "settings.json").exists()
+
+
+def shlex_first(command: str) -> str:
+    import shlex
+
+    return shlex.split(command)[0]
