@@ -14,6 +14,7 @@ from vault_cortex.identity.curiosity import open_matching
 from vault_cortex.identity.habits import match as match_habits
 from vault_cortex.identity.resonance import setting
 from vault_cortex.index.activity import RecallEvent
+from vault_cortex.recall.filters import Filters
 from vault_cortex.recall.pack import Candidate, Packed, Piece
 from vault_cortex.recall.pipeline import Scored
 
@@ -78,7 +79,8 @@ def pinned(cx: Cortex) -> list[str]:
 
 
 def build_context(cx: Cortex, *, task: str | None, project: str | None, active_note: str | None,
-                  recent: Sequence[str] | None, budget_tokens: int | None, mode: str | None, client: str) -> Context:
+                  recent: Sequence[str] | None, budget_tokens: int | None, mode: str | None, client: str,
+                  filters: Filters | None = None) -> Context:
     """Pinned notes, matching habits and open questions, the handoff and recall, packed in one budget."""
     started = time.perf_counter()
     budget = cx.settings.recall.budget_tokens if budget_tokens is None else budget_tokens
@@ -111,7 +113,8 @@ def build_context(cx: Cortex, *, task: str | None, project: str | None, active_n
     scored: list[Scored] = []
     if qvec is not None:
         taken = frozenset(c.path for c in extra) | cx.archived()
-        scored = cx.ranked(text, qvec, weights, exclude=taken)[: cx.settings.recall.max_k]
+        allowed = cx.allowed(filters, exclude=taken)
+        scored = cx.ranked(text, qvec, weights, exclude=taken, allowed=allowed)[: cx.settings.recall.max_k]
     packed = cx.pack(scored, max(50, budget - nudge_tokens), extra=extra, section_order=SECTIONS)
     if task or project:
         cx.log(RecallEvent(ts=cx.clock(), client=client, query=text[:500], mode=mode_name,
