@@ -141,8 +141,61 @@ def cmd_recent(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_related(args: argparse.Namespace) -> int:
+    from vault_cortex.cli.main import _print_recall
+
+    with Cortex.open(args.vault) as cx:
+        cx.sync()
+        result = cx.related(cx.resolve(args.note), k=args.k, mode=args.mode, client="cli")
+    if args.json:
+        print(msgspec.json.encode(result).decode())
+    else:
+        _print_recall(result)
+    return 0
+
+
+def cmd_link(args: argparse.Namespace) -> int:
+    with Cortex.open(args.vault) as cx:
+        cx.sync()
+        doc = cx.link(cx.resolve(args.src), args.rel, args.dst)
+    print(f"{doc.path}: {args.rel} → [[{args.dst.removeprefix('[[').removesuffix(']]')}]]")
+    return 0
+
+
+def cmd_reinforce(args: argparse.Namespace) -> int:
+    from vault_cortex.cli.more import _print_weight
+
+    with Cortex.open(args.vault) as cx:
+        cx.sync()
+        change = cx.reinforce(cx.resolve(args.habit), context=args.context, client="cli")
+    if args.json:
+        print(msgspec.json.encode(change).decode())
+    else:
+        _print_weight(change)
+    return 0
+
+
 def add_note_commands(add: AddCommand) -> None:
     from vault_cortex.cli.main import vault_arg
+
+    p = add("related", cmd_related, "memories related to a note by its content, leaving out what it links")
+    vault_arg(p)
+    p.add_argument("note", help="a vault path or a note name")
+    p.add_argument("-k", "--k", type=int, default=None)
+    p.add_argument("--mode", default=None)
+    p.add_argument("--json", action="store_true")
+
+    p = add("link", cmd_link, "add a typed relation from one note to another (one frontmatter line)")
+    vault_arg(p)
+    p.add_argument("src", help="the source note (path or name)")
+    p.add_argument("rel", help="the relation: supports, contradicts, leads_to, depends_on, ...")
+    p.add_argument("dst", help="the target note's name or path")
+
+    p = add("reinforce", cmd_reinforce, "a habit was followed: raise its weight (one line) and log it")
+    vault_arg(p)
+    p.add_argument("habit", help="the habit note (path or name)")
+    p.add_argument("--context", default=None, help="what it was followed for")
+    p.add_argument("--json", action="store_true")
 
     p = add("read", cmd_read, "print a note (by path or title, as a link resolves) and its etag")
     vault_arg(p)

@@ -42,7 +42,7 @@ def link_text(dest: str, source: str, resolver: Resolver) -> str:
 
 def _allowed(path: str, text: str) -> tuple[dict[int, set[str]], set[str], int]:
     """Link targets the parser found, by 1-based line (code blocks excluded), and those of the frontmatter."""
-    note = parse_note(path, text)
+    note = parse_note(path, re.sub("[\udc80-\udcff]", "\ufffd", text))  # bytes that are not UTF-8, as parsing sees them
     by_line: dict[int, set[str]] = {}
     props: set[str] = set()
     for ln in note.links:

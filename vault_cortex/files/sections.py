@@ -78,9 +78,11 @@ def _need(value: str | None, field: str, op: str) -> str:
     return value
 
 
-def _nl(text: str) -> str:
-    """The file's line break: that of its first line, else \\n."""
-    i = text.find("\n")
+def _nl(text: str, at: int = 0) -> str:
+    """The line break used around offset `at`: the next one, else the one before, else \\n (files may mix)."""
+    i = text.find("\n", at)
+    if i < 0:
+        i = text.rfind("\n", 0, at)
     return "\r\n" if i > 0 and text[i - 1] == "\r" else "\n"
 
 
@@ -103,7 +105,7 @@ def _body_start(text: str) -> int:
 
 def append(text: str, content: str) -> str:
     """Add lines at the end of the note (a line break first if its last line has none)."""
-    nl = _nl(text)
+    nl = _nl(text, len(text))
     sep = nl if text and not text.endswith(("\n", "\r")) else ""
     return text + sep + _block(content, nl)
 
@@ -111,7 +113,7 @@ def append(text: str, content: str) -> str:
 def prepend(text: str, content: str) -> str:
     """Add lines at the start of the body, right after the frontmatter."""
     at = _body_start(text)
-    nl = _nl(text)
+    nl = _nl(text, at)
     if at == len(text) and text and not text.endswith("\n"):  # frontmatter whose closing fence has no break
         return text + nl + _block(content, nl)
     return text[:at] + _block(content, nl) + text[at:]
@@ -202,7 +204,7 @@ def replace_section(text: str, heading: str, content: str) -> str:
     last = stop
     while last > start and not rows[last - 1].strip():
         last -= 1
-    nl = _nl(text)
+    nl = _nl(text, len("".join(rows[: at.line])))
     head = "".join(rows[:start])
     if head and not head.endswith(("\n", "\r")):  # the heading is the file's last line, without a break
         head += nl
