@@ -200,13 +200,21 @@ def related(
 
 
 @get("/notes", sync_to_thread=True)
-def read_note(cx: CortexDep, path: Annotated[str, QueryParameter(
-                  min_length=1, max_length=MAX_PATH_CHARS,
-                  description="A note's vault path (soul/Values.md) or its name as a link resolves it (Values)")],
-              ) -> Response[NoteDoc]:
-    """A note's text (by path or title, resolved as Obsidian resolves a link), with its ETag (also in the ETag
-    header) for a later PUT or edit with If-Match. Logged as an open."""
-    doc = cx.open_note(path, client="http")
+def read_note(
+    cx: CortexDep,
+    path: Annotated[str | None, QueryParameter(min_length=1, max_length=MAX_PATH_CHARS,
+                                               description="Vault-relative path of a note, e.g. soul/Values.md")]
+    = None,
+    name: Annotated[str | None, QueryParameter(min_length=1, max_length=MAX_PATH_CHARS,
+                                               description="Or a note's name, resolved as Obsidian resolves a "
+                                                           "link: Values, [[Folder/Values]]")] = None,
+) -> Response[NoteDoc]:
+    """A note's text, by `path` or by `name` (resolved as Obsidian resolves a link), with its ETag (also in the
+    ETag header) for a later PUT or edit with If-Match. Logged as an open."""
+    if (path is None) == (name is None):
+        raise InvalidRequest("give either path (a vault path) or name (a note's name), not both or neither")
+    # a path is a path, never resolved as a name
+    doc = cx.open_note(path or name or "", client="http", exact=path is not None)
     return Response(doc, headers=etag_header(doc))
 
 

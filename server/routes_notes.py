@@ -14,24 +14,26 @@ from vault_cortex.files.sections import EditOp
 from vault_cortex.index.recent import Recent
 from vault_cortex.notes import Edited, Moved
 
+NoteName = Annotated[str, Meta(min_length=1, max_length=MAX_PATH_CHARS,
+                               description="A vault path (soul/Values.md) or a note's name as a link resolves it")]
 IfMatch = Annotated[str | None, HeaderParameter(name="If-Match", description="The ETag the note was read with; "
                                                 "the change is refused (409) if the note changed since.")]
 
 
 class EditBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """A note (path or title) and one edit of it."""
+    """A note (its vault path, or its name as a link resolves it) and one edit of it."""
 
-    path: NotePath
+    note: NoteName
     edit: EditOp
 
 
 class MoveBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    path: NotePath
-    dest: Annotated[str, Meta(min_length=1, max_length=MAX_PATH_CHARS)]
+    note: NoteName
+    dest: NotePath
 
 
 class ArchiveBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    path: NotePath
+    note: NoteName
 
 
 def _etag(value: str) -> dict[str, str]:
@@ -42,7 +44,7 @@ def _etag(value: str) -> dict[str, str]:
 def edit_note(cx: CortexDep, data: JSONBody[EditBody], if_match: IfMatch = None) -> Response[Edited]:
     """One minimal edit of a note: append, prepend, replace_section (by heading path), find_replace (exact, with
     the expected count) or set_property. Only the touched lines change; atomic; logged; 409 on a stale If-Match."""
-    result = cx.edit_note(data.path, data.edit, etag=parse_if_match(if_match), client="http")
+    result = cx.edit_note(data.note, data.edit, etag=parse_if_match(if_match), client="http")
     return Response(result, headers=_etag(result.etag))
 
 
@@ -50,14 +52,14 @@ def edit_note(cx: CortexDep, data: JSONBody[EditBody], if_match: IfMatch = None)
 def move_note(cx: CortexDep, data: JSONBody[MoveBody], if_match: IfMatch = None) -> Response[Moved]:
     """Move (rename) a note; links to it that would break are rewritten in the linking notes and listed in
     `relinked`. 409 if the destination exists or If-Match is stale."""
-    result = cx.move_note(data.path, data.dest, etag=parse_if_match(if_match), client="http")
+    result = cx.move_note(data.note, data.dest, etag=parse_if_match(if_match), client="http")
     return Response(result, headers=_etag(result.etag))
 
 
 @post("/notes/archive", status_code=200, sync_to_thread=True)
 def archive_note(cx: CortexDep, data: JSONBody[ArchiveBody], if_match: IfMatch = None) -> Response[Moved]:
     """Move a note to archive/ (never deleted; recall finds it with include_archive)."""
-    result = cx.archive_note(data.path, etag=parse_if_match(if_match), client="http")
+    result = cx.archive_note(data.note, etag=parse_if_match(if_match), client="http")
     return Response(result, headers=_etag(result.etag))
 
 

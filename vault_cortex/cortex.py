@@ -403,9 +403,9 @@ class Cortex:
         """A note's path from its path or a link target (`Title`, `[[Folder/Title]]`), as Obsidian resolves it."""
         return notes.resolve(self, name)
 
-    def open_note(self, name: str, *, client: str = "api") -> NoteDoc:
-        """Read a note named by path or title (with its ETag) and log the open."""
-        doc = self.read_note(self.resolve(name))
+    def open_note(self, name: str, *, client: str = "api", exact: bool = False) -> NoteDoc:
+        """Read a note named by path or title (exact: by its vault path only), with its ETag, and log the open."""
+        doc = self.read_note(name if exact else self.resolve(name))
         self.log(OpenEvent(ts=self.clock(), client=client, path=doc.path))
         return doc
 

@@ -23,7 +23,8 @@ export interface ApplyReport {
 }
 
 export interface ArchiveBody {
-  path: string;
+  /** A vault path (soul/Values.md) or a note's name as a link resolves it */
+  note: string;
 }
 
 export interface ConceptUse {
@@ -117,7 +118,8 @@ export interface EdgeDecay {
 
 export interface EditBody {
   edit: EditOp;
-  path: string;
+  /** A vault path (soul/Values.md) or a note's name as a link resolves it */
+  note: string;
 }
 
 export interface EditOp {
@@ -249,7 +251,8 @@ export interface Merge {
 
 export interface MoveBody {
   dest: string;
-  path: string;
+  /** A vault path (soul/Values.md) or a note's name as a link resolves it */
+  note: string;
 }
 
 export interface Moved {
@@ -615,8 +618,10 @@ export interface Routes {
   };
   "GET /v1/notes": {
     query: {
-      /** A note's vault path (soul/Values.md) or its name as a link resolves it (Values) */
-      path: string;
+      /** Vault-relative path of a note, e.g. soul/Values.md */
+      path?: string | null;
+      /** Or a note's name, resolved as Obsidian resolves a link: Values, [[Folder/Values]] */
+      name?: string | null;
     };
     path: never;
     headers: never;
@@ -816,7 +821,7 @@ export const ROUTES = {
 export const REQUIRED_FIELDS: Record<string, readonly string[]> = {
   ApplyBody: [],
   ApplyReport: ["applied", "plan", "skipped"],
-  ArchiveBody: ["path"],
+  ArchiveBody: ["note"],
   ConceptUse: ["actual", "category", "claimed", "gap", "mentioned_in", "mentions", "name", "path", "touches", "verdict", "weight"],
   Context: ["context", "markdown", "matching_questions", "mode", "nudge", "open_questions", "project", "task", "took_ms"],
   ContextBody: [],
@@ -827,7 +832,7 @@ export const REQUIRED_FIELDS: Record<string, readonly string[]> = {
   DecayBody: [],
   DecayPlan: ["applied", "changes", "folder", "half_life_days", "unchanged"],
   EdgeDecay: ["a", "after", "b", "before", "days"],
-  EditBody: ["edit", "path"],
+  EditBody: ["edit", "note"],
   EditOp: ["op"],
   Edited: ["changed", "etag", "op", "path"],
   ExploreBody: ["answer_path", "path"],
@@ -843,7 +848,7 @@ export const REQUIRED_FIELDS: Record<string, readonly string[]> = {
   Hub: ["degree", "path"],
   LinkBody: ["dst", "rel", "src"],
   Merge: ["archived", "importance", "into", "similarity", "sources"],
-  MoveBody: ["dest", "path"],
+  MoveBody: ["dest", "note"],
   Moved: ["dest", "etag", "path", "relinked"],
   NightlyStatus: ["enabled", "last_error", "last_report", "last_run_at", "mode", "next_at", "runs"],
   NoteBody: ["content"],

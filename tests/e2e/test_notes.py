@@ -26,17 +26,20 @@ def _note(vault: Path, rel: str, text: str) -> None:
 
 def test_read_a_note_by_path_or_title_with_its_etag(client: TestClient[Litestar], cx: Cortex) -> None:
     by_path = client.get("/v1/notes", params={"path": WAL})
-    by_title = client.get("/v1/notes", params={"path": "sqlite wal mode"})  # resolved like [[sqlite wal mode]]
-    by_link = client.get("/v1/notes", params={"path": "[[SQLite WAL mode#Checkpoints|the WAL]]"})
+    by_title = client.get("/v1/notes", params={"name": "sqlite wal mode"})  # resolved like [[sqlite wal mode]]
+    by_link = client.get("/v1/notes", params={"name": "[[SQLite WAL mode#Checkpoints|the WAL]]"})
     assert by_path.status_code == by_title.status_code == by_link.status_code == 200
     assert by_title.json() == by_path.json() == by_link.json()
     assert by_title.json()["path"] == WAL and by_title.headers["ETag"] == f'"{by_path.json()["etag"]}"'
     opened = [e for e in read_events(cx.root)[0] if isinstance(e, OpenEvent) and e.path == WAL]
     assert len(opened) >= 3
-    missing = client.get("/v1/notes", params={"path": "No such note"})
-    outside = client.get("/v1/notes", params={"path": "../../etc/passwd.md"})
+    missing = client.get("/v1/notes", params={"name": "No such note"})
+    outside = client.get("/v1/notes", params={"name": "../../etc/passwd.md"})
+    not_by_name = client.get("/v1/notes", params={"path": "SQLite WAL mode.md"})  # a path is never a name
+    both = client.get("/v1/notes", params={"path": WAL, "name": "x"})
     assert (missing.status_code, missing.json()["error"]) == (404, "NoteNotFound")
     assert (outside.status_code, outside.json()["error"]) == (400, "UnsafePath")
+    assert (not_by_name.status_code, both.status_code) == (404, 400)
 
 
 def test_edit_note_over_http_each_operation_minimal_atomic_and_logged(client: TestClient[Litestar], cx: Cortex,
@@ -49,7 +52,7 @@ def test_edit_note_over_http_each_operation_minimal_atomic_and_logged(client: Te
 
     def edit(op: dict[str, Any], tag: str | None) -> Any:
         headers = {"If-Match": f'"{tag}"'} if tag else {}
-        return client.post("/v1/notes/edit", json={"path": rel, "edit": op}, headers=headers)
+        return client.post("/v1/notes/edit", json={"note": rel, "edit": op}, headers=headers)
 
     steps = [{"op": "append", "content": "- appended"}, {"op": "prepend", "content": "> prepended"},
              {"op": "replace_section", "heading": "Setup/Install", "content": "uv pip install x"},
@@ -75,9 +78,9 @@ def test_edit_note_over_http_each_operation_minimal_atomic_and_logged(client: Te
     assert "no heading 'Nope'" in heading.json()["detail"]
     twice = edit({"op": "find_replace", "find": "pip install", "replace": "add", "count": 2}, None)
     assert twice.status_code == 400 and "occurs 1 time in the note, not 2" in twice.json()["detail"]
-    outside = client.post("/v1/notes/edit", json={"path": "../x.md", "edit": {"op": "append", "content": "x"}})
+    outside = client.post("/v1/notes/edit", json={"note": "../x.md", "edit": {"op": "append", "content": "x"}})
     assert (outside.status_code, outside.json()["error"]) == (400, "UnsafePath")
-    unknown = client.post("/v1/notes/edit", json={"path": rel, "edit": {"op": "delete"}})
+    unknown = client.post("/v1/notes/edit", json={"note": rel, "edit": {"op": "delete"}})
     assert unknown.status_code == 400 and unknown.json()["error"] == "ValidationError"
     assert client.get("/v1/notes", params={"path": rel}).json()["etag"] == etag  # refused edits changed nothing
 
@@ -90,7 +93,7 @@ def test_move_and_archive_over_http_rewrite_links_and_never_delete(client: TestC
     _note(vault, "short_term/Retire me.md", "# Retire me\nobsolete, see [[Move target]]\n")
     cx.sync()
     before = (vault / "long_term/Links to it.md").read_bytes()
-    moved = client.post("/v1/notes/move", json={"path": "Move target", "dest": "scientific/Moved target.md"})
+    moved = client.post("/v1/notes/move", json={"note": "Move target", "dest": "scientific/Moved target.md"})
     assert moved.status_code == 200, moved.text
     body = moved.json()
     assert body["path"] == "long_term/Move target.md" and body["dest"] == "scientific/Moved target.md"
@@ -100,18 +103,18 @@ def test_move_and_archive_over_http_rewrite_links_and_never_delete(client: TestC
     assert after == before.replace(b"[[Move target#", b"[[Moved target#").replace(b"(Move%20target.md)",
                                                                                   b"(Moved%20target.md)")
     assert not (vault / "long_term/Move target.md").exists() and (vault / "scientific/Moved target.md").exists()
-    exists = client.post("/v1/notes/move", json={"path": "Links to it", "dest": "scientific/Moved target.md"})
+    exists = client.post("/v1/notes/move", json={"note": "Links to it", "dest": "scientific/Moved target.md"})
     assert (exists.status_code, exists.json()["error"]) == (409, "WriteConflict")
-    outside = client.post("/v1/notes/move", json={"path": "Links to it", "dest": "../escape.md"})
+    outside = client.post("/v1/notes/move", json={"note": "Links to it", "dest": "../escape.md"})
     assert (outside.status_code, outside.json()["error"]) == (400, "UnsafePath")
 
-    archived = client.post("/v1/notes/archive", json={"path": "short_term/Retire me.md"})
+    archived = client.post("/v1/notes/archive", json={"note": "short_term/Retire me.md"})
     assert archived.status_code == 200 and archived.json()["dest"] == "archive/short_term/Retire me.md"
     assert (vault / "archive/short_term/Retire me.md").read_text().startswith("# Retire me")
     assert "archive/short_term/Retire me.md" not in {h.path for h in cx.recall("obsolete retire", k=20).hits}
     assert "archive/short_term/Retire me.md" in {h.path for h in cx.recall("obsolete retire", k=20,
                                                                             include_archive=True).hits}
-    again = client.post("/v1/notes/archive", json={"path": "archive/short_term/Retire me.md"})
+    again = client.post("/v1/notes/archive", json={"note": "archive/short_term/Retire me.md"})
     assert again.status_code == 400 and "already in archive/" in again.json()["detail"]
 
 
