@@ -105,6 +105,7 @@ class Moved(msgspec.Struct, frozen=True, kw_only=True):
     dest: str
     etag: str
     relinked: list[Relinked]
+    skipped: list[str] = msgspec.field(default_factory=list)  # linking notes changed meanwhile: not rewritten
 
 
 def resolve(cx: Cortex, name: str) -> str:
@@ -172,6 +173,7 @@ def move(cx: Cortex, path: str, dest: str, *, etag: str | None = None, client: s
         atomic_write(dest_file, new, None)
         src_file.unlink()
         cx.log(EditEvent(ts=cx.clock(), client=client, path=path, op=op, dest=dest))
+        skipped: list[str] = []
         for src in _linking(cx, path, dest):
             file = cx.root / src
             try:
@@ -180,11 +182,15 @@ def move(cx: Cortex, path: str, dest: str, *, etag: str | None = None, client: s
                 continue
             text, changes = relink(old.decode("utf-8", "surrogateescape"), src, src, before, after, moved)
             if changes:
-                atomic_write(file, text.encode("utf-8", "surrogateescape"), content_hash(old))
+                try:
+                    atomic_write(file, text.encode("utf-8", "surrogateescape"), content_hash(old))
+                except WriteConflict:  # edited between our read and write: never overwrite it, report it
+                    skipped.append(src)
+                    continue
                 cx.log(EditEvent(ts=cx.clock(), client=client, path=src, op="relink"))
                 relinked += changes
         cx.sync()
-    return Moved(path=path, dest=dest, etag=content_hash(new), relinked=relinked)
+    return Moved(path=path, dest=dest, etag=content_hash(new), relinked=relinked, skipped=skipped)
 
 
 def archive(cx: Cortex, path: str, *, etag: str | None = None, client: str = "api") -> Moved:
@@ -193,8 +199,8 @@ def archive(cx: Cortex, path: str, *, etag: str | None = None, client: str = "ap
     if top_folder(rel) == ARCHIVE:
         raise InvalidRequest(f"{path!r} is already in {ARCHIVE}/")
     note_path(cx.root, rel)
-    taken = {p for p in cx.db.note_paths() if top_folder(p) == ARCHIVE}
-    taken |= {f"{ARCHIVE}/{rel}"} if (cx.root / ARCHIVE / rel).exists() else set()
+    folder = cx.root / ARCHIVE
+    taken = {nfc(p.relative_to(cx.root).as_posix()) for p in folder.rglob("*.md")} if folder.is_dir() else set()
     return move(cx, rel, unique_path(f"{ARCHIVE}/{rel}", taken), etag=etag, client=client, op="archive")
 
 

@@ -97,3 +97,17 @@ def test_edits_keep_bytes_that_are_not_utf8(tmp_path: Path, embedder: Embedder) 
         moved = cx.move_note("n.md", "sub/n.md")
         assert (root / "sub/n.md").read_bytes().count(b"\xe9") == 2 and moved.dest == "sub/n.md"
 
+
+
+def test_archiving_a_second_note_of_the_same_path_never_overwrites(tmp_path: Path, embedder: Embedder) -> None:
+    root = tmp_path / "vault"
+    (root / ".cortex").mkdir(parents=True)
+    with Cortex.open(root, embedder=embedder) as cx:
+        for n in (1, 2):
+            (root / "short_term").mkdir(exist_ok=True)
+            (root / "short_term/Twice.md").write_text(f"version {n}\n")
+            cx.sync()
+            moved = cx.archive_note("Twice")
+            assert moved.dest == ("archive/short_term/Twice.md" if n == 1 else "archive/short_term/Twice 2.md")
+        assert (root / "archive/short_term/Twice.md").read_text() == "version 1\n"
+        assert (root / "archive/short_term/Twice 2.md").read_text() == "version 2\n"
