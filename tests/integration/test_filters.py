@@ -96,3 +96,10 @@ def test_context_recall_is_narrowed_by_the_filters(cx: Cortex) -> None:
 def test_bad_filters_are_clear_errors(cx: Cortex, filters: Filters, message: str) -> None:
     with pytest.raises(InvalidRequest, match=message):
         cx.recall("battery", filters=filters, log_activity=False)
+
+
+def test_a_loose_filter_searches_the_ann_index_first_and_still_returns_k(cx: Cortex) -> None:
+    result = cx.recall("battery voltage drop", k=10, filters=Filters(tags=["common"]), log_activity=False)
+    assert len(result.hits) == 10 and not any(h.path.startswith("projects/") for h in result.hits)
+    assert [h.path for h in result.hits] == [h.path for h in cx.recall("battery voltage drop", k=10,
+                                                                        log_activity=False).hits]

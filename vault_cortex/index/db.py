@@ -320,6 +320,10 @@ class IndexDB:
             "SELECT id, path, title, region, importance, created, project, layer, pinned, mtime_ns FROM notes")
         return [_note_row(r) for r in rows]
 
+    def note_facts(self) -> list[tuple[int, str, str, str | None, str | None, int]]:
+        """(id, path, region, created, project, mtime_ns) of every note: what recall filters look at."""
+        return self._r().execute("SELECT id, path, region, created, project, mtime_ns FROM notes").fetchall()
+
     def chunks_by_id(self, ids: Iterable[int]) -> dict[int, ChunkRow]:
         rows = self._select_in(
             "SELECT id, note_id, ord, heading, text, start_line, end_line, tokens FROM chunks WHERE id IN ({marks})",

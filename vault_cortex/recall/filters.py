@@ -69,21 +69,27 @@ def allowed_notes(db: IndexDB, filters: Filters, now: datetime,
     prefix = (filters.path_prefix or "").strip().lstrip("/")
     project = (filters.project or "").strip().casefold()
     regions = set(filters.regions or ())
-    keep: set[int] = set()
-    for n in db.all_notes():
-        if n.path in exclude or (regions and n.region not in regions):
-            continue
-        if prefix and not n.path.startswith(prefix):
-            continue
-        if project and (n.project or "").strip().casefold() != project:
-            continue
-        if after is not None or before is not None:
-            created = parse_time(n.created)
-            if created is None or (after is not None and created < after) or (before is not None and created > before):
+    tags = [_tag(t) for t in filters.tags or ()]
+    scan = bool(regions or prefix or project or exclude) or any(v is not None for v in (after, before, modified))
+    keep: set[int] | None = None
+    if scan or not tags:
+        keep = set()
+        for note_id, path, region, created_text, proj, mtime_ns in db.note_facts():
+            if path in exclude or (regions and region not in regions):
                 continue
-        if modified is not None and n.mtime_ns / 1e9 < modified:
-            continue
-        keep.add(n.id)
-    for tag in [_tag(t) for t in filters.tags or ()]:
-        keep &= db.notes_tagged(tag)
-    return frozenset(keep)
+            if prefix and not path.startswith(prefix):
+                continue
+            if project and (proj or "").strip().casefold() != project:
+                continue
+            if after is not None or before is not None:
+                created = parse_time(created_text)
+                if created is None or (after is not None and created < after) or (
+                        before is not None and created > before):
+                    continue
+            if modified is not None and mtime_ns / 1e9 < modified:
+                continue
+            keep.add(note_id)
+    for tag in tags:
+        tagged = db.notes_tagged(tag)
+        keep = tagged if keep is None else keep & tagged
+    return frozenset(keep or ())

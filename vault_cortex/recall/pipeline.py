@@ -180,7 +180,7 @@ def _wanted(note: NoteRow, regions: Sequence[str] | None, exclude: frozenset[str
             and (allowed is None or note.id in allowed))
 
 
-EXACT_LIMIT = 20_000  # with a filter keeping at most this many chunks, dense search scores them all exactly
+EXACT_LIMIT = 20_000  # a filter keeping more chunks than this always searches the ANN index first
 
 
 def dense_candidates(qvec: Vector, db: IndexDB, vectors: Vectors, count: int,
@@ -191,11 +191,11 @@ def dense_candidates(qvec: Vector, db: IndexDB, vectors: Vectors, count: int,
     ids = db.chunk_ids_of(allowed)
     if not ids:
         return {}
-    if len(ids) > EXACT_LIMIT:  # a loose filter: over-fetch from the ANN index in proportion, then filter
-        total = max(1, len(vectors))
+    total = max(1, len(vectors))
+    fetch = count * (total // len(ids) + 1) * 2
+    if len(ids) > EXACT_LIMIT or fetch < len(ids):  # a loose filter: over-fetch from the ANN index, then filter
         wanted = set(ids)
-        found = {i: s for i, s in vectors.search(qvec, min(total, count * (total // len(ids) + 1) * 2)).items()
-                 if i in wanted}
+        found = {i: s for i, s in vectors.search(qvec, min(total, fetch)).items() if i in wanted}
         if len(found) >= count:
             return dict(sorted(found.items(), key=lambda kv: -kv[1])[:count])
     return vectors.search_among(qvec, ids, count)
