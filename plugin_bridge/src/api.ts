@@ -260,6 +260,7 @@ export interface Moved {
   etag: string;
   path: string;
   relinked: Relinked[];
+  skipped?: string[];
 }
 
 export interface NightlyStatus {
