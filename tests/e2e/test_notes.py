@@ -105,6 +105,10 @@ def test_move_and_archive_over_http_rewrite_links_and_never_delete(client: TestC
     assert not (vault / "long_term/Move target.md").exists() and (vault / "scientific/Moved target.md").exists()
     exists = client.post("/v1/notes/move", json={"note": "Links to it", "dest": "scientific/Moved target.md"})
     assert (exists.status_code, exists.json()["error"]) == (409, "WriteConflict")
+    stale = client.post("/v1/notes/move", json={"note": "Links to it", "dest": "scientific/Elsewhere.md"},
+                        headers={"If-Match": '"0123"'})
+    assert (stale.status_code, stale.json()["error"]) == (409, "WriteConflict")
+    assert (vault / "long_term/Links to it.md").exists() and not (vault / "scientific/Elsewhere.md").exists()
     outside = client.post("/v1/notes/move", json={"note": "Links to it", "dest": "../escape.md"})
     assert (outside.status_code, outside.json()["error"]) == (400, "UnsafePath")
 
