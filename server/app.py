@@ -17,7 +17,7 @@ from litestar.openapi.spec import Components, SecurityScheme
 from litestar.types import ASGIApp, Receive, Scope, Send
 from mcp.server.transport_security import TransportSecuritySettings
 
-from server import routes, routes_habits, routes_sleep
+from server import routes, routes_habits, routes_notes, routes_sleep
 from server.auth import CORS_ORIGINS, cors_middleware, token_guard
 from server.errors import handle_exception, json_errors
 from server.mcp_tools import build_mcp
@@ -91,7 +91,8 @@ def create_app(
     def provide_nightly() -> Nightly | None:
         return nightly
 
-    v1 = Router(path="/v1", route_handlers=[*routes.HANDLERS, *routes_sleep.HANDLERS, *routes_habits.HANDLERS])
+    v1 = Router(path="/v1", route_handlers=[*routes.HANDLERS, *routes_notes.HANDLERS, *routes_sleep.HANDLERS,
+                                                   *routes_habits.HANDLERS])
     return Litestar(
         route_handlers=[v1, mcp_endpoint],
         dependencies={"cx": Provide(provide_cortex, sync_to_thread=False),

@@ -11,10 +11,12 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
+from server.mcp_notes import note_tools
 from server.plans import check_plan, saved_plan
 from vault_cortex import __version__
 from vault_cortex.cortex import Cortex
 from vault_cortex.errors import VaultCortexError
+from vault_cortex.recall.filters import Filters
 from vault_cortex.sleep.operations import plan_markdown
 
 T = TypeVar("T")
@@ -27,6 +29,9 @@ vault-cortex is your long-term memory: a markdown vault of notes (memories) link
 - When one memory supports, contradicts or leads to another, call `link`.
 - Before a kind of task or a tool call, call `habits_for_context` and follow what it returns; after following
   a habit, call `reinforce_habit`.
+- To read a note in full, call `read_note` (path or title); change it with `edit_note` (append, replace a
+  section, find and replace, set a property), never by rewriting the file; `move_note` and `archive_note`
+  keep links intact. `recent` lists what changed, was recalled or opened lately.
 - For a question worth answering later, call `wonder`; once a memory answers it, call `explore`.
 - To consolidate memory, call `sleep_plan`, show the plan, and call `sleep_apply` only once it is approved.
 Every recalled item says why it was chosen; a score is a ranking, not proof of relevance."""
@@ -51,6 +56,13 @@ NotePath = Annotated[str, Field(description="Vault-relative path of a note, e.g.
                                 min_length=1, max_length=1024)]
 Text = Annotated[str | None, Field(description="What you are doing or about to do, in words: the task, the "
                                                "prompt, a note's text.", max_length=10_000)]
+Tags = Annotated[list[str] | None, Field(description="Only notes carrying every one of these tags; nested as in "
+                                                     "Obsidian: 'hardware' also matches 'hardware/esp32'.")]
+Regions = Annotated[list[str] | None, Field(description="Only these regions (cortices), e.g. ['scientific'].")]
+When = Annotated[str | None, Field(description="An ISO date (2026-11-01), a date-time, or an age: '7d', '12h', "
+                                               "'2w'.", max_length=40)]
+PathPrefix = Annotated[str | None, Field(description="Only notes under this folder/path prefix, e.g. "
+                                                     "'scientific/' or 'projects/greenhouse'.", max_length=1024)]
 
 
 def _builtins(value: Any) -> dict[str, Any]:
@@ -73,27 +85,44 @@ def build_mcp(cx: Cortex, *, client: str = "mcp") -> MCPServer:
 
     @mcp.tool(annotations=READ_ONLY)
     def recall(query: Query, k: K = None, mode: Mode = None, budget_tokens: Budget = None,
-               regions: Annotated[list[str] | None, Field(description="Only these regions (cortices).")] = None,
+               regions: Regions = None,
                include_archive: Annotated[bool, Field(description="Also search archived notes.")] = False,
+               tags: Tags = None,
+               project: Annotated[str | None, Field(description="Only notes of this project.")] = None,
+               created_after: When = None, created_before: When = None,
+               modified_after: Annotated[str | None, Field(description="Only notes whose file changed since this "
+                                                                       "date or age ('7d').", max_length=40)] = None,
+               path_prefix: PathPrefix = None,
                ) -> dict[str, Any]:
         """Search long-term memory. Call this BEFORE answering from memory, when the user mentions earlier
         work, a person, a project or a decision, or when you are unsure what was decided. Returns notes best
-        first, each with its path, score, the reason it was chosen and the passage that matched."""
+        first, each with its path, score, the reason it was chosen and the passage that matched. Narrow it
+        with tags, regions, project, created/modified dates or a path prefix when you know where to look:
+        the filters apply inside the search, so you still get k notes when k match."""
+        filters = Filters(tags=tags, project=project, created_after=created_after, created_before=created_before,
+                          modified_after=modified_after, path_prefix=path_prefix)
         return _builtins(_call(lambda: cx.recall(query, k=k, mode=mode, budget_tokens=budget_tokens,
                                                  regions=regions, include_archive=include_archive,
-                                                 client=client)))
+                                                 client=client, filters=filters)))
 
     @mcp.tool(annotations=READ_ONLY)
     def context(task: Annotated[str | None, Field(description="The task you are starting, in a sentence.")] = None,
                 project: Annotated[str | None, Field(description="The project's name, if any.")] = None,
                 active_note: Annotated[str | None, Field(description="Path of the note being worked on.")] = None,
                 recent: Annotated[list[str] | None, Field(description="Paths of notes used recently.")] = None,
-                budget_tokens: Budget = None, mode: Mode = None) -> str:
+                budget_tokens: Budget = None, mode: Mode = None, tags: Tags = None, regions: Regions = None,
+                created_after: When = None, created_before: When = None,
+                modified_after: Annotated[str | None, Field(description="Only notes whose file changed since this "
+                                                                        "date or age ('7d').", max_length=40)] = None,
+                path_prefix: PathPrefix = None) -> str:
         """Load what memory holds for a task. Call this ONCE AT THE START of a task or session: it returns a
         token-budgeted markdown block with identity notes, memories of the project and task, matching habits,
-        open questions and the last handoff, grouped by region."""
+        open questions and the last handoff, grouped by region. The filters (tags, regions, dates, path
+        prefix) narrow only the recalled memories, not the pinned notes, habits, questions or handoff."""
+        filters = Filters(tags=tags, regions=regions, created_after=created_after, created_before=created_before,
+                          modified_after=modified_after, path_prefix=path_prefix)
         result = _call(lambda: cx.context(task=task, project=project, active_note=active_note, recent=recent,
-                                          budget_tokens=budget_tokens, mode=mode, client=client))
+                                          budget_tokens=budget_tokens, mode=mode, client=client, filters=filters))
         return result.markdown
 
     @mcp.tool(annotations=READ_ONLY)
@@ -142,6 +171,7 @@ def build_mcp(cx: Cortex, *, client: str = "mcp") -> MCPServer:
         return _builtins(_call(cx.graph_health))
 
     _memory_tools(mcp, cx, client)
+    note_tools(mcp, cx, client, _call)
     _sleep_tools(mcp, cx)
     return mcp
 

@@ -21,6 +21,7 @@ from vault_cortex.cortex import Cortex
 from vault_cortex.errors import InvalidRequest
 from vault_cortex.files.vault import NoteDoc, Skipped
 from vault_cortex.identity.context import Context
+from vault_cortex.recall.filters import Filters
 from vault_cortex.recall.graph import GraphHealth
 from vault_cortex.recall.pipeline import Recall
 
@@ -39,7 +40,23 @@ PathQuery = Annotated[str, QueryParameter(min_length=1, max_length=MAX_PATH_CHAR
                                           description="Vault-relative path of a note, e.g. soul/Values.md")]
 
 
-class RecallBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+class FilterFields(msgspec.Struct, frozen=True, kw_only=True):
+    """Filters applied inside the candidate search (see `Filters`): every one given must hold."""
+
+    tags: list[str] | None = None  # nested: `a` matches `a/b`
+    project: str | None = None
+    created_after: str | None = None  # ISO date or age: 2026-11-01, 7d, 12h, 2w
+    created_before: str | None = None
+    modified_after: str | None = None
+    path_prefix: str | None = None
+
+    def filters(self, regions: list[str] | None = None) -> Filters:
+        return Filters(tags=self.tags, regions=regions, project=self.project, created_after=self.created_after,
+                       created_before=self.created_before, modified_after=self.modified_after,
+                       path_prefix=self.path_prefix)
+
+
+class RecallBody(FilterFields, frozen=True, kw_only=True, forbid_unknown_fields=True):
     query: QueryText
     k: K | None = None
     mode: str | None = None
@@ -48,13 +65,14 @@ class RecallBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     include_archive: bool = False
 
 
-class ContextBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+class ContextBody(FilterFields, frozen=True, kw_only=True, forbid_unknown_fields=True):
     task: Annotated[str, Meta(max_length=MAX_QUERY_CHARS)] | None = None
-    project: str | None = None
+    project: str | None = None  # also the project the context is about (not a filter here)
     active_note: NotePath | None = None
     recent: list[NotePath] | None = None
     budget_tokens: Budget | None = None
     mode: str | None = None
+    regions: list[str] | None = None
 
 
 class RememberBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -135,24 +153,39 @@ def recall_get(
     budget_tokens: Annotated[int | None, QueryParameter(ge=0, le=100_000)] = None,
     regions: FromQuery[list[str] | None] = None,
     include_archive: FromQuery[bool] = False,
+    tags: Annotated[list[str] | None, QueryParameter(
+        description="Only notes with every tag given; nested: `a` matches `a/b`.")] = None,
+    project: Annotated[str | None, QueryParameter(description="Only notes of this project.")] = None,
+    created_after: Annotated[str | None, QueryParameter(
+        description="Only notes created since: an ISO date or an age (7d, 12h, 2w).")] = None,
+    created_before: Annotated[str | None, QueryParameter(description="Only notes created before.")] = None,
+    modified_after: Annotated[str | None, QueryParameter(description="Only files changed since.")] = None,
+    path_prefix: Annotated[str | None, QueryParameter(description="Only notes under this path.")] = None,
 ) -> Recall:
-    """Notes that answer a query, best first, each with the reason it was chosen."""
+    """Notes that answer a query, best first, each with the reason it was chosen; filters apply inside the
+    search, so k results come back whenever k notes match."""
+    filters = Filters(tags=tags, project=project, created_after=created_after, created_before=created_before,
+                      modified_after=modified_after, path_prefix=path_prefix)
     return cx.recall(q, k=k, mode=mode, budget_tokens=budget_tokens, regions=regions,
-                     include_archive=include_archive)
+                     include_archive=include_archive, filters=filters)
 
 
 @post("/recall", status_code=200, sync_to_thread=True)
 def recall_post(cx: CortexDep, data: JSONBody[RecallBody]) -> Recall:
     """The same as GET /v1/recall, for long queries and lists in a JSON body."""
     return cx.recall(data.query, k=data.k, mode=data.mode, budget_tokens=data.budget_tokens,
-                     regions=data.regions, include_archive=data.include_archive)
+                     regions=data.regions, include_archive=data.include_archive, filters=data.filters())
 
 
 @post("/context", status_code=200, sync_to_thread=True)
 def context(cx: CortexDep, data: JSONBody[ContextBody]) -> Context:
-    """A token-budgeted context block for a task (markdown plus the items, grouped by region)."""
+    """A token-budgeted context block for a task (markdown plus the items, grouped by region); the filters
+    (tags, regions, dates, path prefix) narrow its recall part. `project` names the task's project."""
+    filters = Filters(tags=data.tags, regions=data.regions, created_after=data.created_after,
+                      created_before=data.created_before, modified_after=data.modified_after,
+                      path_prefix=data.path_prefix)
     return cx.context(task=data.task, project=data.project, active_note=data.active_note, recent=data.recent,
-                      budget_tokens=data.budget_tokens, mode=data.mode)
+                      budget_tokens=data.budget_tokens, mode=data.mode, filters=filters)
 
 
 @get("/related", sync_to_thread=True)
@@ -167,10 +200,21 @@ def related(
 
 
 @get("/notes", sync_to_thread=True)
-def read_note(cx: CortexDep, path: PathQuery,
-              ) -> Response[NoteDoc]:
-    """A note's text, with its ETag (also in the ETag header) for a later PUT with If-Match."""
-    doc = cx.read_note(path)
+def read_note(
+    cx: CortexDep,
+    path: Annotated[str | None, QueryParameter(min_length=1, max_length=MAX_PATH_CHARS,
+                                               description="Vault-relative path of a note, e.g. soul/Values.md")]
+    = None,
+    name: Annotated[str | None, QueryParameter(min_length=1, max_length=MAX_PATH_CHARS,
+                                               description="Or a note's name, resolved as Obsidian resolves a "
+                                                           "link: Values, [[Folder/Values]]")] = None,
+) -> Response[NoteDoc]:
+    """A note's text, by `path` or by `name` (resolved as Obsidian resolves a link), with its ETag (also in the
+    ETag header) for a later PUT or edit with If-Match. Logged as an open."""
+    if (path is None) == (name is None):
+        raise InvalidRequest("give either path (a vault path) or name (a note's name), not both or neither")
+    # a path is a path, never resolved as a name
+    doc = cx.open_note(path or name or "", client="http", exact=path is not None)
     return Response(doc, headers=etag_header(doc))
 
 

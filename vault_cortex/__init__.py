@@ -14,9 +14,13 @@ from vault_cortex.errors import (
     VaultNotFound,
     WriteConflict,
 )
+from vault_cortex.files.sections import EditOp
 from vault_cortex.files.vault import NoteDoc
 from vault_cortex.index.doctor import Doctor, Verify
+from vault_cortex.index.recent import Recent
 from vault_cortex.index.sync import SyncReport
+from vault_cortex.notes import Edited, Moved
+from vault_cortex.recall.filters import Filters
 from vault_cortex.recall.pipeline import Hit, Recall
 
 __version__ = "0.1.0"
@@ -25,14 +29,19 @@ __all__ = [
     "ConfigError",
     "Cortex",
     "Doctor",
+    "EditOp",
+    "Edited",
+    "Filters",
     "Hit",
     "IndexUnavailable",
     "InvalidRequest",
     "ModelUnavailable",
+    "Moved",
     "NoteNotFound",
     "NoteDoc",
     "NoteParseError",
     "Recall",
+    "Recent",
     "SyncReport",
     "UnsafePath",
     "VaultCortexError",

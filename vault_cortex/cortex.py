@@ -9,7 +9,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import TracebackType
 
@@ -19,17 +19,20 @@ import numpy as np
 from vault_cortex import notes
 from vault_cortex.config import Settings, load_settings
 from vault_cortex.errors import InvalidRequest, NoteNotFound, VaultNotFound
+from vault_cortex.files.sections import EditOp
 from vault_cortex.files.vault import ARCHIVE, NoteDoc, atomic_write, content_hash, note_path
 from vault_cortex.identity import curiosity, habits, resonance
 from vault_cortex.identity.context import Context, build_context
 from vault_cortex.index import doctor
-from vault_cortex.index.activity import Event, OpenEvent, RecallEvent
+from vault_cortex.index import recent as recent_activity
+from vault_cortex.index.activity import Event, OpenEvent, RecallEvent, read_since
 from vault_cortex.index.activity import append as append_event
 from vault_cortex.index.db import IndexDB
 from vault_cortex.index.doctor import Doctor, Verify
 from vault_cortex.index.embed import Embedder, load_embedder
 from vault_cortex.index.sync import Progress, SyncReport, reconcile_vectors, sync
 from vault_cortex.index.vectors import EmbeddingCache, Vector, Vectors
+from vault_cortex.recall.filters import Filters, allowed_notes
 from vault_cortex.recall.graph import Graph, GraphHealth, health
 from vault_cortex.recall.pack import Candidate, Packed, pack
 from vault_cortex.recall.pipeline import Concept, Recall, Scored, rank, to_candidate, to_hit
@@ -183,16 +186,21 @@ class Cortex:
     # -- recall --------------------------------------------------------------------------------------
     def recall(self, query: str, *, k: int | None = None, mode: str | None = None,
                budget_tokens: int | None = None, regions: list[str] | None = None,
-               include_archive: bool = False, client: str = "api", log_activity: bool = True) -> Recall:
-        """Notes for a query, ranked by the mode's signals; with a budget, also the packed context."""
+               include_archive: bool = False, client: str = "api", log_activity: bool = True,
+               filters: Filters | None = None) -> Recall:
+        """Notes for a query, ranked by the mode's signals; with a budget, also the packed context.
+
+        filters (tags, regions, project, dates, path prefix) are applied inside the candidate search, so k
+        results come back whenever k notes match."""
         started = time.perf_counter()
         query = self._check_query(query)
         k = self._check_k(k)
         mode_name, weights = self.mode(mode)
         self._check_regions(regions)
-        qvec = self.embedder.embed([query])[0]
         exclude = frozenset() if include_archive or self.settings.index.include_archive else self.archived()
-        top = self.ranked(query, qvec, weights, regions=regions, exclude=exclude)[:k]
+        allowed = self.allowed(filters, regions, exclude)
+        qvec = self.embedder.embed([query])[0]
+        top = self.ranked(query, qvec, weights, regions=regions, exclude=exclude, allowed=allowed)[:k]
         packed = self.pack(top, budget_tokens) if budget_tokens is not None else None
         hits = [to_hit(s, query) for s in top]
         if log_activity:
@@ -202,13 +210,28 @@ class Cortex:
                       took_ms=round((time.perf_counter() - started) * 1000, 2))
 
     def ranked(self, query: str, qvec: Vector, weights: dict[str, float], *, regions: list[str] | None = None,
-               exclude: frozenset[str] = frozenset()) -> list[Scored]:
-        """Every candidate for a query, scored by the given signal weights, best first."""
+               exclude: frozenset[str] = frozenset(), allowed: frozenset[int] | None = None) -> list[Scored]:
+        """Every candidate for a query, scored by the given signal weights, best first (only `allowed` notes)."""
         graph = self.graph()
         facts = self._facts
         return rank(query=query, qvec=qvec, db=self.db, vectors=self.vectors, graph=graph,
                     concepts=self._concepts(), access=facts.access, pairs=facts.pairs, settings=self.settings,
-                    weights=weights, now=self.clock().timestamp(), regions=regions, exclude=exclude)
+                    weights=weights, now=self.clock().timestamp(), regions=regions, exclude=exclude,
+                    allowed=allowed)
+
+    def allowed(self, filters: Filters | None, regions: list[str] | None = None,
+                exclude: frozenset[str] = frozenset()) -> frozenset[int] | None:
+        """The note ids recall may return under filters and regions (None: no filter, every note)."""
+        filters = filters or Filters()
+        self._check_regions(filters.regions)
+        if regions:
+            both = [r for r in filters.regions if r in regions] if filters.regions else list(regions)
+            if not both:
+                return frozenset()
+            filters = msgspec.structs.replace(filters, regions=both)
+        if not filters.active():
+            return None
+        return allowed_notes(self.db, filters, self.clock(), exclude)
 
     def similarity(self, qvec: Vector, paths: Sequence[str]) -> dict[str, float]:
         """Best cosine similarity between a query vector and any chunk of each note."""
@@ -242,10 +265,11 @@ class Cortex:
 
     def context(self, *, task: str | None = None, project: str | None = None, active_note: str | None = None,
                 recent: list[str] | None = None, budget_tokens: int | None = None, mode: str | None = None,
-                client: str = "api") -> Context:
-        """Session-start context: pinned notes, habits and open questions that match, the handoff, then recall."""
+                client: str = "api", filters: Filters | None = None) -> Context:
+        """Session-start context: pinned notes, habits and open questions that match, the handoff, then recall
+        (the recall part narrowed by filters, if any)."""
         return build_context(self, task=task, project=project, active_note=active_note, recent=recent,
-                             budget_tokens=budget_tokens, mode=mode, client=client)
+                             budget_tokens=budget_tokens, mode=mode, client=client, filters=filters)
 
     # -- writes ---------------------------------------------------------------------------------------
     def remember(self, text: str, *, title: str | None = None, region: str | None = None,
@@ -366,6 +390,36 @@ class Cortex:
             atomic_write(file, data, if_match)
             self.sync()
         return NoteDoc(path=path, content=content, etag=content_hash(data))
+
+    def resolve(self, name: str) -> str:
+        """A note's path from its path or a link target (`Title`, `[[Folder/Title]]`), as Obsidian resolves it."""
+        return notes.resolve(self, name)
+
+    def open_note(self, name: str, *, client: str = "api", exact: bool = False) -> NoteDoc:
+        """Read a note named by path or title (exact: by its vault path only), with its ETag, and log the open."""
+        doc = self.read_note(name if exact else self.resolve(name))
+        self.log(OpenEvent(ts=self.clock(), client=client, path=doc.path))
+        return doc
+
+    def edit_note(self, name: str, op: EditOp, *, etag: str | None = None, client: str = "api") -> notes.Edited:
+        """One minimal edit (append, prepend, replace_section, find_replace, set_property), atomic, logged;
+        refused when `etag` is given and the note changed since."""
+        return notes.edit(self, self.resolve(name), op, etag=etag, client=client)
+
+    def move_note(self, name: str, dest: str, *, etag: str | None = None, client: str = "api") -> notes.Moved:
+        """Move a note; links that would no longer reach it are rewritten (minimal edits, reported)."""
+        return notes.move(self, self.resolve(name), dest, etag=etag, client=client)
+
+    def archive_note(self, name: str, *, etag: str | None = None, client: str = "api") -> notes.Moved:
+        """Move a note to archive/ (never deleted; recall finds it with include_archive)."""
+        return notes.archive(self, self.resolve(name), etag=etag, client=client)
+
+    def recent(self, *, days: int = 7, kinds: Sequence[str] | None = None) -> recent_activity.Recent:
+        """Notes created, changed, recalled and opened over the last days, grouped by day, newest first."""
+        days, chosen = recent_activity.check(days, kinds)
+        now = self.clock()
+        events = read_since(self.root, now - timedelta(days=days)) if set(chosen) - {"created"} else []
+        return recent_activity.recent(self.db.all_notes(), events, now=now, days=days, kinds=chosen)
 
     # -- health --------------------------------------------------------------------------------------
     def doctor(self) -> Doctor:

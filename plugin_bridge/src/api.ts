@@ -22,6 +22,11 @@ export interface ApplyReport {
   undone?: number[];
 }
 
+export interface ArchiveBody {
+  /** A vault path (soul/Values.md) or a note's name as a link resolves it */
+  note: string;
+}
+
 export interface ConceptUse {
   actual: number;
   category: string;
@@ -51,9 +56,15 @@ export interface Context {
 export interface ContextBody {
   active_note?: string | null;
   budget_tokens?: number | null;
+  created_after?: string | null;
+  created_before?: string | null;
   mode?: string | null;
+  modified_after?: string | null;
+  path_prefix?: string | null;
   project?: string | null;
   recent?: string[] | null;
+  regions?: string[] | null;
+  tags?: string[] | null;
   task?: string | null;
 }
 
@@ -70,6 +81,11 @@ export interface Curiosity {
   question: string;
   similarity?: number | null;
   status: string;
+}
+
+export interface Day {
+  date: string;
+  items: RecentItem[];
 }
 
 export interface Decay {
@@ -98,6 +114,30 @@ export interface EdgeDecay {
   b: string;
   before: number;
   days: number;
+}
+
+export interface EditBody {
+  edit: EditOp;
+  /** A vault path (soul/Values.md) or a note's name as a link resolves it */
+  note: string;
+}
+
+export interface EditOp {
+  content?: string | null;
+  count?: number;
+  find?: string | null;
+  heading?: string | null;
+  key?: string | null;
+  op: "append" | "prepend" | "replace_section" | "find_replace" | "set_property";
+  replace?: string | null;
+  value?: string | number | boolean | string[] | null;
+}
+
+export interface Edited {
+  changed: boolean;
+  etag: string;
+  op: string;
+  path: string;
 }
 
 export interface ExploreBody {
@@ -209,6 +249,20 @@ export interface Merge {
   sources: string[];
 }
 
+export interface MoveBody {
+  dest: string;
+  /** A vault path (soul/Values.md) or a note's name as a link resolves it */
+  note: string;
+}
+
+export interface Moved {
+  dest: string;
+  etag: string;
+  path: string;
+  relinked: Relinked[];
+  skipped?: string[];
+}
+
 export interface NightlyStatus {
   enabled: boolean;
   last_error: string | null;
@@ -297,15 +351,44 @@ export interface Recall {
 
 export interface RecallBody {
   budget_tokens?: number | null;
+  created_after?: string | null;
+  created_before?: string | null;
   include_archive?: boolean;
   k?: number | null;
   mode?: string | null;
+  modified_after?: string | null;
+  path_prefix?: string | null;
+  project?: string | null;
   query: string;
   regions?: string[] | null;
+  tags?: string[] | null;
+}
+
+export interface Recent {
+  days: number;
+  groups: Day[];
+  kinds: string[];
+  since: string;
+  total: number;
+}
+
+export interface RecentItem {
+  count: number;
+  detail?: string;
+  kind: string;
+  last: string;
+  path: string;
 }
 
 export interface ReinforceBody {
   context?: string | null;
+  path: string;
+}
+
+export interface Relinked {
+  line: number;
+  new: string;
+  old: string;
   path: string;
 }
 
@@ -537,7 +620,9 @@ export interface Routes {
   "GET /v1/notes": {
     query: {
       /** Vault-relative path of a note, e.g. soul/Values.md */
-      path: string;
+      path?: string | null;
+      /** Or a note's name, resolved as Obsidian resolves a link: Values, [[Folder/Values]] */
+      name?: string | null;
     };
     path: never;
     headers: never;
@@ -563,6 +648,36 @@ export interface Routes {
     body: NoteBody;
     response: NoteDoc;
   };
+  "POST /v1/notes/archive": {
+    query: never;
+    path: never;
+    headers: {
+      /** The ETag the note was read with; the change is refused (409) if the note changed since. */
+      "If-Match"?: string | null;
+    };
+    body: ArchiveBody;
+    response: Moved;
+  };
+  "POST /v1/notes/edit": {
+    query: never;
+    path: never;
+    headers: {
+      /** The ETag the note was read with; the change is refused (409) if the note changed since. */
+      "If-Match"?: string | null;
+    };
+    body: EditBody;
+    response: Edited;
+  };
+  "POST /v1/notes/move": {
+    query: never;
+    path: never;
+    headers: {
+      /** The ETag the note was read with; the change is refused (409) if the note changed since. */
+      "If-Match"?: string | null;
+    };
+    body: MoveBody;
+    response: Moved;
+  };
   "GET /v1/recall": {
     query: {
       /** The query. */
@@ -572,6 +687,18 @@ export interface Routes {
       budget_tokens?: number | null;
       regions?: string[] | null;
       include_archive?: boolean;
+      /** Only notes with every tag given; nested: `a` matches `a/b`. */
+      tags?: string[] | null;
+      /** Only notes of this project. */
+      project?: string | null;
+      /** Only notes created since: an ISO date or an age (7d, 12h, 2w). */
+      created_after?: string | null;
+      /** Only notes created before. */
+      created_before?: string | null;
+      /** Only files changed since. */
+      modified_after?: string | null;
+      /** Only notes under this path. */
+      path_prefix?: string | null;
     };
     path: never;
     headers: never;
@@ -584,6 +711,18 @@ export interface Routes {
     headers: never;
     body: RecallBody;
     response: Recall;
+  };
+  "GET /v1/recent": {
+    query: {
+      /** How many days back. */
+      days?: number;
+      /** Any of created, changed, recalled, opened (default: all). */
+      kinds?: string[] | null;
+    };
+    path: never;
+    headers: never;
+    body: never;
+    response: Recent;
   };
   "GET /v1/related": {
     query: {
@@ -664,8 +803,12 @@ export const ROUTES = {
   "GET /v1/notes": { method: "GET", path: "/v1/notes", status: 200, response: "NoteDoc" },
   "POST /v1/notes": { method: "POST", path: "/v1/notes", status: 201, response: "NoteDoc" },
   "PUT /v1/notes": { method: "PUT", path: "/v1/notes", status: 200, response: "NoteDoc" },
+  "POST /v1/notes/archive": { method: "POST", path: "/v1/notes/archive", status: 200, response: "Moved" },
+  "POST /v1/notes/edit": { method: "POST", path: "/v1/notes/edit", status: 200, response: "Edited" },
+  "POST /v1/notes/move": { method: "POST", path: "/v1/notes/move", status: 200, response: "Moved" },
   "GET /v1/recall": { method: "GET", path: "/v1/recall", status: 200, response: "Recall" },
   "POST /v1/recall": { method: "POST", path: "/v1/recall", status: 200, response: "Recall" },
+  "GET /v1/recent": { method: "GET", path: "/v1/recent", status: 200, response: "Recent" },
   "GET /v1/related": { method: "GET", path: "/v1/related", status: 200, response: "Recall" },
   "POST /v1/resonance/decay": { method: "POST", path: "/v1/resonance/decay", status: 200, response: "DecayPlan" },
   "GET /v1/resonance/report": { method: "GET", path: "/v1/resonance/report", status: 200, response: "ResonanceReport" },
@@ -679,15 +822,20 @@ export const ROUTES = {
 export const REQUIRED_FIELDS: Record<string, readonly string[]> = {
   ApplyBody: [],
   ApplyReport: ["applied", "plan", "skipped"],
+  ArchiveBody: ["note"],
   ConceptUse: ["actual", "category", "claimed", "gap", "mentioned_in", "mentions", "name", "path", "touches", "verdict", "weight"],
   Context: ["context", "markdown", "matching_questions", "mode", "nudge", "open_questions", "project", "task", "took_ms"],
   ContextBody: [],
   Curiosities: ["items", "open", "text"],
   Curiosity: ["path", "question", "status"],
+  Day: ["date", "items"],
   Decay: ["after", "before", "days", "half_life", "path"],
   DecayBody: [],
   DecayPlan: ["applied", "changes", "folder", "half_life_days", "unchanged"],
   EdgeDecay: ["a", "after", "b", "before", "days"],
+  EditBody: ["edit", "note"],
+  EditOp: ["op"],
+  Edited: ["changed", "etag", "op", "path"],
   ExploreBody: ["answer_path", "path"],
   Explored: ["answer", "answer_etag", "question", "question_etag"],
   Findings: ["survey"],
@@ -701,6 +849,8 @@ export const REQUIRED_FIELDS: Record<string, readonly string[]> = {
   Hub: ["degree", "path"],
   LinkBody: ["dst", "rel", "src"],
   Merge: ["archived", "importance", "into", "similarity", "sources"],
+  MoveBody: ["dest", "note"],
+  Moved: ["dest", "etag", "path", "relinked"],
   NightlyStatus: ["enabled", "last_error", "last_report", "last_run_at", "mode", "next_at", "runs"],
   NoteBody: ["content"],
   NoteDoc: ["content", "etag", "path"],
@@ -711,7 +861,10 @@ export const REQUIRED_FIELDS: Record<string, readonly string[]> = {
   Plan: ["created", "findings", "id", "mode", "ops"],
   Recall: ["hits", "mode", "query", "took_ms"],
   RecallBody: ["query"],
+  Recent: ["days", "groups", "kinds", "since", "total"],
+  RecentItem: ["count", "kind", "last", "path"],
   ReinforceBody: ["path"],
+  Relinked: ["line", "new", "old", "path"],
   RememberBody: ["text"],
   ResonanceReport: ["concepts", "days", "since"],
   Skip: ["path", "reason", "step"],

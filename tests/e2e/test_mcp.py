@@ -15,7 +15,8 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
 TOOLS = {"recall", "remember", "context", "related", "link", "graph_health", "habits_for_context", "reinforce_habit",
-         "resonate", "resonance_report", "wonder", "list_curiosities", "explore", "sleep_plan", "sleep_apply"}
+         "resonate", "resonance_report", "wonder", "list_curiosities", "explore", "sleep_plan", "sleep_apply",
+         "read_note", "edit_note", "move_note", "archive_note", "recent"}
 
 
 def test_tools_tell_an_agent_when_to_call_them(live: LiveServer) -> None:

@@ -14,6 +14,7 @@ from typing import TextIO
 import msgspec
 
 from vault_cortex.cli.more import add_more_commands
+from vault_cortex.cli.notes import add_note_commands, filter_args, filters_from
 from vault_cortex.cortex import Cortex
 from vault_cortex.errors import VaultCortexError
 from vault_cortex.files.vault import init_vault
@@ -133,7 +134,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
         if not args.no_sync:
             cx.sync()
         result = cx.recall(args.query, k=args.k, mode=args.mode, budget_tokens=args.budget,
-                           include_archive=args.include_archive, client="cli")
+                           include_archive=args.include_archive, client="cli", filters=filters_from(args))
     if args.json:
         print(msgspec.json.encode(result).decode())
     elif result.context is not None:
@@ -177,7 +178,7 @@ def cmd_context(args: argparse.Namespace) -> int:
         if not args.no_sync:
             cx.sync()
         ctx = cx.context(task=args.task, project=args.project, active_note=args.note, recent=args.recent or None,
-                         budget_tokens=args.budget, mode=args.mode, client="cli")
+                         budget_tokens=args.budget, mode=args.mode, client="cli", filters=filters_from(args))
     if args.format == "json":
         print(msgspec.json.encode(ctx).decode())
     else:
@@ -247,6 +248,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="print the token-budgeted context block (markdown) instead of the list")
     p.add_argument("--include-archive", action="store_true", help="also search notes in archive/")
     p.add_argument("--no-sync", action="store_true", help="skip the incremental sync before recalling")
+    filter_args(p)
 
     p = add("context", cmd_context, "session-start context for a task: pinned, habits, questions, handoff, recall")
     vault_arg(p)
@@ -258,6 +260,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--mode", default=None)
     p.add_argument("--format", choices=("md", "json"), default="md")
     p.add_argument("--no-sync", action="store_true")
+    filter_args(p, project=False)
 
     p = add("remember", cmd_remember, "write a new memory note (never overwrites) and index it")
     vault_arg(p)
@@ -278,6 +281,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
 
     add_more_commands(add)
+    add_note_commands(add)
     return parser
 
 

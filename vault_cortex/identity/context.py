@@ -16,6 +16,7 @@ from vault_cortex.identity.resonance import setting
 from vault_cortex.index.activity import RecallEvent
 from vault_cortex.index.host import Searchable
 from vault_cortex.index.vectors import Vector
+from vault_cortex.recall.filters import Filters
 from vault_cortex.recall.pack import Candidate, Packed, Piece
 from vault_cortex.recall.pipeline import Scored
 
@@ -24,11 +25,13 @@ class Recalling(Searchable, Protocol):
     """What session-start context uses: the store, ranking and packing, modes and the archive."""
 
     def ranked(self, query: str, qvec: Vector, weights: dict[str, float], *, regions: list[str] | None = None,
-               exclude: frozenset[str] = frozenset()) -> list[Scored]: ...
+               exclude: frozenset[str] = frozenset(), allowed: frozenset[int] | None = None) -> list[Scored]: ...
     def pack(self, scored: list[Scored], budget_tokens: int, extra: Sequence[Candidate] = (),
              section_order: Sequence[str] = ()) -> Packed: ...
     def mode(self, mode: str | None) -> tuple[str, dict[str, float]]: ...
     def archived(self) -> frozenset[str]: ...
+    def allowed(self, filters: Filters | None, regions: list[str] | None = None,
+                exclude: frozenset[str] = frozenset()) -> frozenset[int] | None: ...
 
 
 HANDOFF = "HANDOFF.md"
@@ -89,7 +92,8 @@ def pinned(cx: Recalling) -> list[str]:
 
 
 def build_context(cx: Recalling, *, task: str | None, project: str | None, active_note: str | None,
-                  recent: Sequence[str] | None, budget_tokens: int | None, mode: str | None, client: str) -> Context:
+                  recent: Sequence[str] | None, budget_tokens: int | None, mode: str | None, client: str,
+                  filters: Filters | None = None) -> Context:
     """Pinned notes, matching habits and open questions, the handoff and recall, packed in one budget."""
     started = time.perf_counter()
     budget = cx.settings.recall.budget_tokens if budget_tokens is None else budget_tokens
@@ -122,7 +126,8 @@ def build_context(cx: Recalling, *, task: str | None, project: str | None, activ
     scored: list[Scored] = []
     if qvec is not None:
         taken = frozenset(c.path for c in extra) | cx.archived()
-        scored = cx.ranked(text, qvec, weights, exclude=taken)[: cx.settings.recall.max_k]
+        allowed = cx.allowed(filters, exclude=taken)
+        scored = cx.ranked(text, qvec, weights, exclude=taken, allowed=allowed)[: cx.settings.recall.max_k]
     packed = cx.pack(scored, max(50, budget - nudge_tokens), extra=extra, section_order=SECTIONS)
     if task or project:
         cx.log(RecallEvent(ts=cx.clock(), client=client, query=text[:500], mode=mode_name,

@@ -62,8 +62,16 @@ class FeedbackEvent(_Base, frozen=True, kw_only=True, tag="feedback"):
     query: str | None = None
 
 
-Event = RecallEvent | OpenEvent | TouchEvent | FeedbackEvent
-KINDS = frozenset({"recall", "open", "touch", "feedback"})
+class EditEvent(_Base, frozen=True, kw_only=True, tag="edit"):
+    """A note edited, moved or archived through vault-cortex (`op`: append, replace_section, move, ...)."""
+
+    path: str
+    op: str
+    dest: str | None = None  # where a move or archive put the note
+
+
+Event = RecallEvent | OpenEvent | TouchEvent | FeedbackEvent | EditEvent
+KINDS = frozenset({"recall", "open", "touch", "feedback", "edit"})
 
 
 class _Kind(msgspec.Struct):
@@ -181,6 +189,20 @@ def read_events(vault_root: Path) -> tuple[list[Event], int]:
     return events, bad
 
 
+def read_since(vault_root: Path, since: datetime) -> list[Event]:
+    """Events at or after `since`, reading only the month files that can hold them."""
+    folder = vault_root / ACTIVITY_DIR
+    if not folder.is_dir():
+        return []
+    first = f"{stamp(since):%Y-%m}.jsonl"
+    cutoff = stamp(since)
+    events: list[Event] = []
+    for path in sorted(folder.glob("*.jsonl")):
+        if path.name >= first:
+            events += [e for e in decode_lines(path.read_bytes())[0] if e.ts >= cutoff]
+    return events
+
+
 def _pairs(paths: Iterable[str]) -> Iterable[tuple[str, str]]:
     """Unordered pairs (a < b) of distinct paths."""
     unique = sorted(set(paths))
@@ -225,6 +247,8 @@ def replay(events: Iterable[Event], *, top: int = CO_RETRIEVAL_TOP) -> Activity:
                 accessed(event.path, ts)
             else:
                 not_useful[event.path] += 1
+        elif isinstance(event, EditEvent):
+            continue  # edits are history for `recent`; they do not count as accesses
         else:
             touches[event.concept] += 1
             if event.concept not in last_touch or ts > last_touch[event.concept]:

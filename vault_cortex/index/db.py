@@ -320,6 +320,10 @@ class IndexDB:
             "SELECT id, path, title, region, importance, created, project, layer, pinned, mtime_ns FROM notes")
         return [_note_row(r) for r in rows]
 
+    def note_facts(self) -> list[tuple[int, str, str, str | None, str | None, int]]:
+        """(id, path, region, created, project, mtime_ns) of every note: what recall filters look at."""
+        return self._r().execute("SELECT id, path, region, created, project, mtime_ns FROM notes").fetchall()
+
     def chunks_by_id(self, ids: Iterable[int]) -> dict[int, ChunkRow]:
         rows = self._select_in(
             "SELECT id, note_id, ord, heading, text, start_line, end_line, tokens FROM chunks WHERE id IN ({marks})",
@@ -332,13 +336,18 @@ class IndexDB:
     def embed_texts(self, hashes: Sequence[str]) -> dict[str, str]:
         return dict(self._select_in("SELECT hash, embed_text FROM chunks WHERE hash IN ({marks})", hashes))
 
-    def lexical(self, query: str, limit: int, only: Sequence[int] | None = None) -> dict[int, float]:
-        """BM25 scores (higher is better) of the best `limit` chunks, or of the given chunk ids."""
+    def lexical(self, query: str, limit: int, only: Sequence[int] | None = None,
+                notes: frozenset[int] | None = None) -> dict[int, float]:
+        """BM25 scores (higher is better) of the best `limit` chunks, or of the given chunk ids; with `notes`,
+        only chunks of those notes (filtered inside the search, so `limit` of them come back when they exist)."""
         match = fts_query(query)
         if not match:
             return {}
         sql = "SELECT rowid, -bm25(chunks_fts, 2.0, 1.0, 1.0) FROM chunks_fts WHERE chunks_fts MATCH ?"
         args: list[Any] = [match]
+        if notes is not None:
+            sql += " AND +rowid IN (SELECT id FROM chunks WHERE note_id IN (SELECT value FROM json_each(?)))"
+            args.append(json.dumps(sorted(notes)))
         if only is not None:
             if not only:
                 return {}
@@ -373,6 +382,19 @@ class IndexDB:
             out[r[1]].append(_chunk_row(r))
         return out
 
+    def notes_tagged(self, tag: str) -> set[int]:
+        """Notes with the tag or a tag nested under it (`a` matches `a` and `a/b`, as in Obsidian)."""
+        escaped = tag.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        rows = self._r().execute("SELECT note_id FROM tags WHERE tag = ? OR tag LIKE ? ESCAPE '\\'",
+                                 (tag, escaped + "/%"))
+        return {r[0] for r in rows}
+
+    def chunk_ids_of(self, note_ids: frozenset[int]) -> list[int]:
+        """Every chunk id of the given notes."""
+        rows = self._r().execute("SELECT id FROM chunks WHERE note_id IN (SELECT value FROM json_each(?))",
+                                 (json.dumps(sorted(note_ids)),))
+        return [r[0] for r in rows]
+
     def note_ids(self, paths: Iterable[str]) -> dict[str, int]:
         return dict(self._select_in("SELECT path, id FROM notes WHERE path IN ({marks})", list(paths)))
 
@@ -402,6 +424,18 @@ class IndexDB:
                     ambiguous=tuple(json.loads(r[7])) if r[7] else ())
             for r in self._r().execute(sql + " ORDER BY n.path, l.line", args)
         ]
+
+    def linking(self, path: str, name: str) -> list[str]:
+        """Notes with a link that resolves to `path`, or whose target's last segment is `name` (case-folded)."""
+        rows = self._r().execute(
+            "SELECT DISTINCT n.path, l.target, l.dst_path FROM links l JOIN notes n ON n.id = l.note_id").fetchall()
+        out = set()
+        for src, target, dst in rows:
+            last = target.rsplit("/", 1)[-1]
+            last = last[:-3] if last.lower().endswith(".md") else last
+            if dst == path or last.casefold() == name:
+                out.add(src)
+        return sorted(out)
 
     def skipped(self) -> list[Skipped]:
         rows = self._r().execute("SELECT path, reason FROM skipped ORDER BY path")

@@ -110,6 +110,19 @@ class Vectors:
             matches = self.index.search(np.asarray(query, dtype=np.float32), min(count, len(self.index)))
             return {int(k): 1.0 - float(d) for k, d in zip(matches.keys, matches.distances, strict=True)}
 
+    def search_among(self, query: Vector, ids: Sequence[int], count: int) -> dict[int, float]:
+        """Cosine similarity of the `count` chunks nearest to the query among the given ids (exact)."""
+        got = self.get(ids)
+        if not got or count <= 0:
+            return {}
+        keys = list(got)
+        matrix = np.stack([got[k] for k in keys])
+        norms = np.linalg.norm(matrix, axis=1)
+        norms[norms == 0] = 1.0
+        sims = matrix @ np.asarray(query, dtype=np.float32) / norms
+        top = np.argsort(-sims, kind="stable")[:count]
+        return {keys[i]: float(sims[i]) for i in top}
+
     def similarity(self, query: Vector, ids: Sequence[int]) -> dict[int, float]:
         """Exact cosine similarity of the query to the given chunks (those present)."""
         if not ids:

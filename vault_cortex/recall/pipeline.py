@@ -106,11 +106,13 @@ def rank(
     regions: Sequence[str] | None = None,
     exclude: frozenset[str] = frozenset(),
     vector_lock: Callable[[], object] | None = None,
+    allowed: frozenset[int] | None = None,
 ) -> list[Scored]:
-    """Every candidate note scored and sorted, best first."""
+    """Every candidate note scored and sorted, best first; with `allowed` (note ids), only those notes,
+    filtered inside the dense and lexical searches so that filtering never starves the candidates."""
     rs = settings.recall
-    dense = vectors.search(qvec, rs.candidates)
-    lexical = db.lexical(query, rs.candidates)
+    dense = dense_candidates(qvec, db, vectors, rs.candidates, allowed)
+    lexical = db.lexical(query, rs.candidates, notes=allowed)
     dense.update(vectors.similarity(qvec, [i for i in lexical if i not in dense]))
     lexical.update(db.lexical(query, rs.candidates, only=[i for i in dense if i not in lexical]))
     chunks = db.chunks_by_id(set(dense) | set(lexical))
@@ -119,7 +121,7 @@ def rank(
     # a sync running beside us may remove a chunk or note between these reads: such candidates drop out
     chunks = {i: c for i, c in chunks.items() if c.note_id in notes}
     best = [f for f in best_per_note(fused, {i: c.note_id for i, c in chunks.items()})
-            if _wanted(notes[chunks[f.chunk_id].note_id], regions, exclude)]
+            if _wanted(notes[chunks[f.chunk_id].note_id], regions, exclude, allowed)]
 
     use_graph = weights.get("graph", 0.0) > 0 and graph.n_notes > 0
     prox: dict[str, float] = {}
@@ -140,7 +142,7 @@ def rank(
             chunks = {i: c for i, c in chunks.items() if c.note_id in notes}
             fused = fuse(dense, lexical, rs.dense_weight, rs.lexical_weight)
             best = [f for f in best_per_note(fused, {i: c.note_id for i, c in chunks.items()})
-                    if _wanted(notes[chunks[f.chunk_id].note_id], regions, exclude)]
+                    if _wanted(notes[chunks[f.chunk_id].note_id], regions, exclude, allowed)]
 
     top_paths = [notes[chunks[f.chunk_id].note_id].path for f in best[:COACTIVATION_TOP]]
     use_resonance = weights.get("resonance", 0.0) > 0 and bool(concepts)
@@ -172,8 +174,31 @@ def rank(
     return out
 
 
-def _wanted(note: NoteRow, regions: Sequence[str] | None, exclude: frozenset[str]) -> bool:
-    return note.path not in exclude and (not regions or note.region in regions)
+def _wanted(note: NoteRow, regions: Sequence[str] | None, exclude: frozenset[str],
+            allowed: frozenset[int] | None = None) -> bool:
+    return (note.path not in exclude and (not regions or note.region in regions)
+            and (allowed is None or note.id in allowed))
+
+
+EXACT_LIMIT = 20_000  # a filter keeping more chunks than this always searches the ANN index first
+
+
+def dense_candidates(qvec: Vector, db: IndexDB, vectors: Vectors, count: int,
+                     allowed: frozenset[int] | None) -> dict[int, float]:
+    """The `count` chunks nearest the query; with `allowed` notes, the nearest among their chunks only."""
+    if allowed is None:
+        return vectors.search(qvec, count)
+    ids = db.chunk_ids_of(allowed)
+    if not ids:
+        return {}
+    total = max(1, len(vectors))
+    fetch = count * (total // len(ids) + 1) * 2
+    if len(ids) > EXACT_LIMIT or fetch < len(ids):  # a loose filter: over-fetch from the ANN index, then filter
+        wanted = set(ids)
+        found = {i: s for i, s in vectors.search(qvec, min(total, fetch)).items() if i in wanted}
+        if len(found) >= count:
+            return dict(sorted(found.items(), key=lambda kv: -kv[1])[:count])
+    return vectors.search_among(qvec, ids, count)
 
 
 def _resonance(note: NoteRow, chunk: ChunkRow, concepts: Sequence[Concept], graph: Graph) -> float:

@@ -1,0 +1,235 @@
+"""The `vault-cortex` commands that read, edit, move and archive notes, list recent activity, and the filter
+flags shared by `recall` and `context`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from vault_cortex.cortex import Cortex
+from vault_cortex.errors import InvalidRequest
+from vault_cortex.files.sections import EditOp
+from vault_cortex.index.recent import KINDS, Recent
+from vault_cortex.notes import Moved
+from vault_cortex.recall.filters import Filters
+
+if TYPE_CHECKING:
+    from vault_cortex.cli.main import AddCommand
+
+
+def filter_args(p: argparse.ArgumentParser, *, project: bool = True) -> None:
+    """--tag, --region, --project, --created-after, --created-before, --modified-after, --path-prefix."""
+    g = p.add_argument_group("filters (applied inside the search; every one given must hold)")
+    g.add_argument("--tag", dest="filter_tags", action="append", metavar="TAG",
+                   help="only notes with this tag; nested: `a` matches `a/b` (repeatable: all must match)")
+    g.add_argument("--region", dest="filter_regions", action="append", metavar="REGION",
+                   help="only notes of this region (repeatable: any)")
+    if project:
+        g.add_argument("--project", dest="filter_project", default=None, help="only notes of this project")
+    for name, what in (("created-after", "created since"), ("created-before", "created before"),
+                       ("modified-after", "whose file changed since")):
+        g.add_argument(f"--{name}", dest=name.replace("-", "_"), default=None, metavar="WHEN",
+                       help=f"only notes {what} WHEN: an ISO date (2026-11-01) or an age (7d, 12h, 2w)")
+    g.add_argument("--path-prefix", default=None, metavar="PREFIX", help="only notes under this path")
+
+
+def filters_from(args: argparse.Namespace) -> Filters:
+    return Filters(tags=args.filter_tags, regions=args.filter_regions, project=getattr(args, "filter_project", None),
+                   created_after=args.created_after, created_before=args.created_before,
+                   modified_after=args.modified_after, path_prefix=args.path_prefix)
+
+
+def _text(value: str) -> str:
+    return sys.stdin.read() if value == "-" else value
+
+
+def cmd_read(args: argparse.Namespace) -> int:
+    with Cortex.open(args.vault) as cx:
+        cx.sync()
+        doc = cx.open_note(args.note, client="cli")
+    if args.json:
+        print(msgspec.json.encode(doc).decode())
+    else:
+        sys.stdout.write(doc.content)
+        print(f"\n-- {doc.path} (etag {doc.etag})", file=sys.stderr)
+    return 0
+
+
+def _value(raw: str | None) -> str | float | bool | list[str] | None:
+    """A property value from the command line: JSON (1, true, null, ["a"]) when it parses, else text."""
+    if raw is None:
+        return None
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return raw
+    if isinstance(value, list) and all(isinstance(x, str) for x in value):
+        return list(value)
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    raise InvalidRequest(f"a property value is text, a number, true/false, null or a list of text, not {raw!r}")
+
+
+def cmd_edit(args: argparse.Namespace) -> int:
+    op = args.operation
+    if op in ("append", "prepend", "replace_section") and args.content is None:
+        raise InvalidRequest(f"{op} needs --content TEXT (or --content - to read stdin)")
+    edit = EditOp(op=op, content=_text(args.content) if args.content is not None else None, heading=args.heading,
+                  find=args.find, replace=args.replace, count=args.count, key=args.key,
+                  value=None if args.remove else _value(args.value))
+    with Cortex.open(args.vault) as cx:
+        cx.sync()
+        result = cx.edit_note(args.note, edit, etag=args.etag, client="cli")
+    if args.json:
+        print(msgspec.json.encode(result).decode())
+    else:
+        print(f"{result.op}: {result.path}" + ("" if result.changed else " (no change)") + f" (etag {result.etag})")
+    return 0
+
+
+def _print_moved(m: Moved, args: argparse.Namespace) -> None:
+    if args.json:
+        print(msgspec.json.encode(m).decode())
+        return
+    print(f"moved {m.path} → {m.dest}")
+    for r in m.relinked:
+        print(f"  {r.path}:{r.line}: {r.old.strip()}  →  {r.new.strip()}")
+    n = len(m.relinked)
+    print(f"({n} link line{'' if n == 1 else 's'} rewritten)")
+
+
+def cmd_move(args: argparse.Namespace) -> int:
+    with Cortex.open(args.vault) as cx:
+        cx.sync()
+        moved = cx.move_note(args.note, args.dest, etag=args.etag, client="cli")
+    _print_moved(moved, args)
+    return 0
+
+
+def cmd_archive(args: argparse.Namespace) -> int:
+    with Cortex.open(args.vault) as cx:
+        cx.sync()
+        moved = cx.archive_note(args.note, etag=args.etag, client="cli")
+    _print_moved(moved, args)
+    return 0
+
+
+def _print_recent(r: Recent) -> None:
+    if not r.groups:
+        print(f"nothing {', '.join(r.kinds)} in the last {r.days} days")
+        return
+    for day in r.groups:
+        print(day.date)
+        for i in day.items:
+            times = f" ×{i.count}" if i.count > 1 else ""
+            detail = f"  ({i.detail})" if i.detail else ""
+            print(f"  {i.last.astimezone():%H:%M}  {i.kind:<8} {i.path}{times}{detail}")
+
+
+def cmd_recent(args: argparse.Namespace) -> int:
+    with Cortex.open(args.vault) as cx:
+        cx.sync()
+        result = cx.recent(days=args.days, kinds=args.kind)
+    if args.json:
+        print(msgspec.json.encode(result).decode())
+    else:
+        _print_recent(result)
+    return 0
+
+
+def cmd_related(args: argparse.Namespace) -> int:
+    from vault_cortex.cli.main import _print_recall
+
+    with Cortex.open(args.vault) as cx:
+        cx.sync()
+        result = cx.related(cx.resolve(args.note), k=args.k, mode=args.mode, client="cli")
+    if args.json:
+        print(msgspec.json.encode(result).decode())
+    else:
+        _print_recall(result)
+    return 0
+
+
+def cmd_link(args: argparse.Namespace) -> int:
+    with Cortex.open(args.vault) as cx:
+        cx.sync()
+        doc = cx.link(cx.resolve(args.src), args.rel, args.dst)
+    print(f"{doc.path}: {args.rel} → [[{args.dst.removeprefix('[[').removesuffix(']]')}]]")
+    return 0
+
+
+def cmd_reinforce(args: argparse.Namespace) -> int:
+    from vault_cortex.cli.more import _print_weight
+
+    with Cortex.open(args.vault) as cx:
+        cx.sync()
+        change = cx.reinforce(cx.resolve(args.habit), context=args.context, client="cli")
+    if args.json:
+        print(msgspec.json.encode(change).decode())
+    else:
+        _print_weight(change)
+    return 0
+
+
+def add_note_commands(add: AddCommand) -> None:
+    from vault_cortex.cli.main import vault_arg
+
+    p = add("related", cmd_related, "memories related to a note by its content, leaving out what it links")
+    vault_arg(p)
+    p.add_argument("note", help="a vault path or a note name")
+    p.add_argument("-k", "--k", type=int, default=None)
+    p.add_argument("--mode", default=None)
+    p.add_argument("--json", action="store_true")
+
+    p = add("link", cmd_link, "add a typed relation from one note to another (one frontmatter line)")
+    vault_arg(p)
+    p.add_argument("src", help="the source note (path or name)")
+    p.add_argument("rel", help="the relation: supports, contradicts, leads_to, depends_on, ...")
+    p.add_argument("dst", help="the target note's name or path")
+
+    p = add("reinforce", cmd_reinforce, "a habit was followed: raise its weight (one line) and log it")
+    vault_arg(p)
+    p.add_argument("habit", help="the habit note (path or name)")
+    p.add_argument("--context", default=None, help="what it was followed for")
+    p.add_argument("--json", action="store_true")
+
+    p = add("read", cmd_read, "print a note (by path or title, as a link resolves) and its etag")
+    vault_arg(p)
+    p.add_argument("note", help="a vault path or a note name")
+    p.add_argument("--json", action="store_true", help="print {path, content, etag}")
+
+    p = add("edit", cmd_edit, "one minimal edit of a note: append, prepend, replace_section, find_replace, "
+                              "set_property")
+    vault_arg(p)
+    p.add_argument("note", help="a vault path or a note name")
+    p.add_argument("operation", choices=("append", "prepend", "replace_section", "find_replace", "set_property"))
+    p.add_argument("--content", default=None, help="text to add or the section's new text (- reads stdin)")
+    p.add_argument("--heading", default=None, help="replace_section: heading path, e.g. Setup/Install")
+    p.add_argument("--find", default=None, help="find_replace: the exact text to find")
+    p.add_argument("--replace", default=None, help="find_replace: its replacement")
+    p.add_argument("--count", type=int, default=1, help="find_replace: how many times --find must occur")
+    p.add_argument("--key", default=None, help="set_property: the property")
+    p.add_argument("--value", default=None, help="set_property: the value (JSON like 0.7, true, [\"a\"] or text)")
+    p.add_argument("--remove", action="store_true", help="set_property: remove the property")
+    p.add_argument("--etag", default=None, help="refuse the edit if the note changed since this etag")
+    p.add_argument("--json", action="store_true")
+
+    for name, fn, what in (("move", cmd_move, "move or rename a note, rewriting links to it as Obsidian does"),
+                           ("archive", cmd_archive, "move a note to archive/ (never deleted)")):
+        p = add(name, fn, what)
+        vault_arg(p)
+        p.add_argument("note", help="a vault path or a note name")
+        if name == "move":
+            p.add_argument("dest", help="the new vault path")
+        p.add_argument("--etag", default=None, help="refuse if the note changed since this etag")
+        p.add_argument("--json", action="store_true")
+
+    p = add("recent", cmd_recent, "notes created, changed, recalled and opened lately, by day")
+    vault_arg(p)
+    p.add_argument("--days", type=int, default=7, help="how many days back (default 7)")
+    p.add_argument("--kind", action="append", choices=KINDS, help="only this kind (repeatable)")
+    p.add_argument("--json", action="store_true")
