@@ -13,8 +13,9 @@ from typing import TextIO
 
 import msgspec
 
-from vault_cortex.cli.more import add_more_commands
+from vault_cortex.cli.identity import add_identity_commands
 from vault_cortex.cli.notes import add_note_commands, filter_args, filters_from
+from vault_cortex.cli.sleep import add_sleep_commands
 from vault_cortex.cortex import Cortex
 from vault_cortex.errors import VaultCortexError
 from vault_cortex.files.vault import init_vault
@@ -280,7 +281,8 @@ def build_parser() -> argparse.ArgumentParser:
     vault_arg(p)
     p.add_argument("--json", action="store_true")
 
-    add_more_commands(add)
+    add_identity_commands(add)
+    add_sleep_commands(add)
     add_note_commands(add)
     return parser
 

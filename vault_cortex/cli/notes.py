@@ -163,7 +163,7 @@ def cmd_link(args: argparse.Namespace) -> int:
 
 
 def cmd_reinforce(args: argparse.Namespace) -> int:
-    from vault_cortex.cli.more import _print_weight
+    from vault_cortex.cli.identity import _print_weight
 
     with Cortex.open(args.vault) as cx:
         cx.sync()
