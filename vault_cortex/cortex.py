@@ -33,6 +33,7 @@ from vault_cortex.index.vectors import EmbeddingCache, Vector, Vectors
 from vault_cortex.recall.graph import Graph, GraphHealth, health
 from vault_cortex.recall.pack import Candidate, Packed, pack
 from vault_cortex.recall.pipeline import Concept, Recall, Scored, rank, to_candidate, to_hit
+from vault_cortex.recall.rank import co_strength
 from vault_cortex.sleep import cycle as sleep
 from vault_cortex.sleep import transcript
 
@@ -65,7 +66,7 @@ class _Facts(msgspec.Struct, frozen=True, kw_only=True):
     """Per-generation numbers ranking reads on every recall, cached with the graph."""
 
     access: dict[str, tuple[int, float | None]]
-    pairs: dict[tuple[str, str], int]
+    pairs: dict[tuple[str, str], float]  # co-retrieval strength: distinct queries, decayed (rank.co_strength)
     archived: frozenset[str]
 
 
@@ -301,13 +302,15 @@ class Cortex:
         cached = self._graph
         if cached is None or cached[0] != generation:
             notes = self.db.all_notes()
-            graph = Graph([n.path for n in notes], self.db.edges(),
-                          projects={n.path: n.project for n in notes}, co_retrieved=self.db.co_retrieval())
+            now = self.clock().timestamp()
+            pairs = {(a, b): s for a, b, q, last in self.db.co_diversity() if (s := co_strength(q, last, now)) > 0}
+            graph = Graph([n.path for n in notes], self.db.edges(), projects={n.path: n.project for n in notes},
+                          co_retrieved=[(a, b, s) for (a, b), s in pairs.items()])
             self._graph = cached = (generation, graph)
             self._concept_cache = None
             self._facts = _Facts(
                 access=self.db.access(),
-                pairs={(a, b): n for a, b, n in self.db.co_retrieval()},
+                pairs=pairs,
                 archived=frozenset(n.path for n in notes if n.path.startswith(ARCHIVE + "/")),
             )
         return cached[1]

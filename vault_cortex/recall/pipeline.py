@@ -15,7 +15,7 @@ import msgspec
 from vault_cortex.config import Settings
 from vault_cortex.index.db import ChunkRow, IndexDB, NoteRow
 from vault_cortex.index.vectors import Vector, Vectors
-from vault_cortex.recall.graph import Graph, proximity
+from vault_cortex.recall.graph import Graph, relative_to_prior
 from vault_cortex.recall.pack import Candidate, Packed, Piece
 from vault_cortex.recall.rank import (
     Fused,
@@ -99,7 +99,7 @@ def rank(
     graph: Graph,
     concepts: Sequence[Concept],
     access: Mapping[str, tuple[int, float | None]],
-    pairs: Mapping[tuple[str, str], int],
+    pairs: Mapping[tuple[str, str], float],
     settings: Settings,
     weights: dict[str, float],
     now: float,
@@ -125,7 +125,7 @@ def rank(
     prox: dict[str, float] = {}
     if use_graph:
         seeds = {notes[chunks[f.chunk_id].note_id].path: max(f.relevance, 1e-3) for f in best[:SEEDS]}
-        prox = proximity(graph, seeds)
+        prox = relative_to_prior(graph, seeds)  # proximity less the note's prior: no hub bias
         have = {notes[chunks[f.chunk_id].note_id].path for f in best}
         extra_paths = [p for p, v in sorted(prox.items(), key=lambda kv: (-kv[1], kv[0]))
                        if v > 0 and p not in have][:GRAPH_EXTRAS]
