@@ -150,7 +150,8 @@ def build_parser() -> argparse.ArgumentParser:
     _vault_arg(p)
     p.set_defaults(fn=cmd_mcp)
 
-    p = sub.add_parser("hook", help="Claude Code hook: session-start, prompt or tool (JSON on stdin/stdout)",
+    p = sub.add_parser("hook",
+                       help="Claude Code hook: session-start, prompt, tool or tool-result (JSON on stdin/stdout)",
                        description="Run a Claude Code hook: read its JSON input on stdin, print its output. "
                                    "Always exits 0, printing valid JSON or nothing.")
     _hook_args(p)

@@ -46,6 +46,7 @@ class RecallBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     budget_tokens: Budget | None = None
     regions: list[str] | None = None
     include_archive: bool = False
+    gate: bool = False  # only the hits the push gate passes, each with push_probability
 
 
 class ContextBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -135,17 +136,19 @@ def recall_get(
     budget_tokens: Annotated[int | None, QueryParameter(ge=0, le=100_000)] = None,
     regions: FromQuery[list[str] | None] = None,
     include_archive: FromQuery[bool] = False,
+    gate: Annotated[bool, QueryParameter(description="Only the hits the push gate passes (none when nothing is "
+                                         "close enough to push unasked), each with push_probability.")] = False,
 ) -> Recall:
     """Notes that answer a query, best first, each with the reason it was chosen."""
     return cx.recall(q, k=k, mode=mode, budget_tokens=budget_tokens, regions=regions,
-                     include_archive=include_archive)
+                     include_archive=include_archive, gate=gate)
 
 
 @post("/recall", status_code=200, sync_to_thread=True)
 def recall_post(cx: CortexDep, data: JSONBody[RecallBody]) -> Recall:
     """The same as GET /v1/recall, for long queries and lists in a JSON body."""
     return cx.recall(data.query, k=data.k, mode=data.mode, budget_tokens=data.budget_tokens,
-                     regions=data.regions, include_archive=data.include_archive)
+                     regions=data.regions, include_archive=data.include_archive, gate=data.gate)
 
 
 @post("/context", status_code=200, sync_to_thread=True)
@@ -213,7 +216,7 @@ def graph_health(cx: CortexDep) -> GraphHealth:
 @post("/hooks/{event:str}", status_code=200, sync_to_thread=True)
 def hook(cx: CortexDep, event: FromPath[str], data: JSONBody[dict[str, Any]]) -> dict[str, Any]:
     """Claude Code hook I/O: the hook's input object in, its output object out (`{}` = nothing to add).
-    `event` is session-start, prompt or tool; `vault-cortex hook EVENT` posts here when the server runs."""
+    `event` is session-start, prompt, tool or tool-result; `vault-cortex hook EVENT` posts here when the server runs."""
     if event not in HOOK_EVENTS:
         raise NotFoundException(f"no hook {event!r}; hooks: {', '.join(HOOK_EVENTS)}")
     return run_hook(lambda: cx, event, data)

@@ -33,6 +33,7 @@ from vault_cortex.index.vectors import EmbeddingCache, Vector, Vectors
 from vault_cortex.recall.graph import Graph, GraphHealth, health
 from vault_cortex.recall.pack import Candidate, Packed, pack
 from vault_cortex.recall.pipeline import Concept, Recall, Scored, rank, to_candidate, to_hit
+from vault_cortex.recall.pipeline import gate as gate_verdicts
 from vault_cortex.recall.rank import co_strength
 from vault_cortex.sleep import cycle as sleep
 from vault_cortex.sleep import transcript
@@ -192,8 +193,14 @@ class Cortex:
     # -- recall --------------------------------------------------------------------------------------
     def recall(self, query: str, *, k: int | None = None, mode: str | None = None,
                budget_tokens: int | None = None, regions: list[str] | None = None,
-               include_archive: bool = False, client: str = "api", log_activity: bool = True) -> Recall:
-        """Notes for a query, ranked by the mode's signals; with a budget, also the packed context."""
+               include_archive: bool = False, client: str = "api", log_activity: bool = True,
+               gate: bool = False) -> Recall:
+        """Notes for a query, ranked by the mode's signals; with a budget, also the packed context.
+
+        With `gate`, only the hits the push gate passes, each with its `push_probability`: none at all unless
+        the best reaches `push.threshold`, and then those at or above `push.floor`. Empty means nothing is
+        close enough to push unasked.
+        """
         started = time.perf_counter()
         query = self._check_query(query)
         k = self._check_k(k)
@@ -201,9 +208,18 @@ class Cortex:
         self._check_regions(regions)
         qvec = self.embedder.embed([query])[0]
         exclude = frozenset() if include_archive or self.settings.index.include_archive else self.archived()
-        top = self.ranked(query, qvec, weights, regions=regions, exclude=exclude)[:k]
+        ranked = self.ranked(query, qvec, weights, regions=regions, exclude=exclude)
+        if gate:
+            push = self.settings.push
+            verdicts = list(zip(ranked, gate_verdicts(ranked, query, push), strict=False))
+            fire = max((v.probability for _, v in verdicts), default=0.0) >= push.threshold
+            passed = [(s, v) for s, v in verdicts if fire and v.probability >= push.floor][:k]
+            top = [s for s, _ in passed]
+            hits = [to_hit(s, query, v) for s, v in passed]
+        else:
+            top = ranked[:k]
+            hits = [to_hit(s, query) for s in top]
         packed = self.pack(top, budget_tokens) if budget_tokens is not None else None
-        hits = [to_hit(s, query) for s in top]
         if log_activity:
             self.log(RecallEvent(ts=self.clock(), client=client, query=query, mode=mode_name,
                                  paths=tuple(h.path for h in hits)))

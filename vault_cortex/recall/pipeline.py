@@ -12,9 +12,10 @@ from functools import lru_cache
 
 import msgspec
 
-from vault_cortex.config import Settings
+from vault_cortex.config import PushSettings, Settings
 from vault_cortex.index.db import ChunkRow, IndexDB, NoteRow
 from vault_cortex.index.vectors import Vector, Vectors
+from vault_cortex.recall.gate import Cue, Verdict, judge
 from vault_cortex.recall.graph import Graph, relative_to_prior
 from vault_cortex.recall.pack import Candidate, Packed, Piece
 from vault_cortex.recall.rank import (
@@ -50,6 +51,8 @@ class Hit(msgspec.Struct, frozen=True, kw_only=True):
     heading: str
     snippet: str
     line: int
+    push_probability: float | None = None  # with `gate`: the gate's chance that this memory bears on the query
+    push_why: str | None = None  # with `gate`: the features that raised that chance, in words
 
 
 class Recall(msgspec.Struct, frozen=True, kw_only=True):
@@ -196,10 +199,20 @@ def _names_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)")
 
 
-def to_hit(s: Scored, query: str) -> Hit:
+def gate(scored: Sequence[Scored], query: str, push: PushSettings) -> list[Verdict]:
+    """The push gate's verdict on the best-ranked candidates (at most `push.candidates`), in rank order."""
+    cues = [Cue(score=s.score, relevance=s.fused.relevance, dense=s.fused.dense, lexical=s.fused.lexical,
+                cosine=s.fused.cosine, text=f"{s.note.title}\n{s.chunk.text}", region=s.signals["region"],
+                recency=s.signals["recency"]) for s in scored[: push.candidates]]
+    seen = [s.chunk.text for s in scored[push.candidates:]]
+    return judge(query, cues, push.weights, push.intercept, seen)
+
+
+def to_hit(s: Scored, query: str, verdict: Verdict | None = None) -> Hit:
     return Hit(path=s.note.path, title=s.note.title, region=s.note.region, score=s.score, signals=s.signals,
                reason=s.reason, dense=round(s.fused.dense, 4), lexical=round(s.fused.lexical, 4),
-               heading=s.chunk.heading, snippet=snippet(s.chunk.text, query), line=s.chunk.start_line)
+               heading=s.chunk.heading, snippet=snippet(s.chunk.text, query), line=s.chunk.start_line,
+               push_probability=verdict.probability if verdict else None, push_why=verdict.why if verdict else None)
 
 
 def to_candidate(s: Scored, neighbours: Sequence[ChunkRow], section: str = "") -> Candidate:

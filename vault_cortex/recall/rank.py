@@ -16,6 +16,7 @@ class Fused(msgspec.Struct, frozen=True, kw_only=True):
     relevance: float
     dense: float
     lexical: float
+    cosine: float = 0.0  # the raw cosine similarity behind `dense` (0 when it was not computed)
 
 
 def normalise_dense(sims: Mapping[int, float]) -> dict[int, float]:
@@ -54,6 +55,7 @@ def fuse(
             relevance=(dense_weight * d.get(k, 0.0) + lexical_weight * lx.get(k, 0.0)) / total,
             dense=d.get(k, 0.0),
             lexical=lx.get(k, 0.0),
+            cosine=float(dense.get(k, 0.0)),
         )
         for k in set(d) | set(lx)
     ]
