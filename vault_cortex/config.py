@@ -104,7 +104,7 @@ def _default_gate() -> dict[str, float]:
 class PushSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """The push gate: a logistic regression over ranking features (recall/gate.py) and its threshold."""
 
-    threshold: float = 0.16  # push only when the best candidate's probability reaches this
+    threshold: float = 0.17  # push only when the best candidate's probability reaches this
     floor: float = 0.0  # once pushing, every candidate whose probability reaches this goes along (rank order)
     candidates: int = 10  # the best-ranked candidates the gate looks at
     intercept: float = -6.004
