@@ -182,6 +182,8 @@ export interface Hit {
   lexical: number;
   line: number;
   path: string;
+  push_probability?: number | null;
+  push_why?: string | null;
   reason: string;
   region: string;
   score: number;
@@ -297,6 +299,7 @@ export interface Recall {
 
 export interface RecallBody {
   budget_tokens?: number | null;
+  gate?: boolean;
   include_archive?: boolean;
   k?: number | null;
   mode?: string | null;
@@ -572,6 +575,8 @@ export interface Routes {
       budget_tokens?: number | null;
       regions?: string[] | null;
       include_archive?: boolean;
+      /** Only the hits the push gate passes (none when nothing is close enough to push unasked), each with push_probability. */
+      gate?: boolean;
     };
     path: never;
     headers: never;
