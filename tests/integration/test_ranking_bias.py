@@ -58,3 +58,22 @@ def test_a_pair_counts_once_per_distinct_query_and_fades(fixture_vault, embedder
         hits = {h.path: h for h in cx.recall("watering the fern and the cactus", k=5, mode="explore",
                                              log_activity=False).hits}
         assert hits["long_term/Bicycle chain care.md"].signals["coactivation"] == 0.0  # two queries: not yet
+
+
+def test_sleep_writes_no_co_retrieved_edge_for_one_query_recalled_again_and_again(fixture_vault, embedder) -> None:  # type: ignore[no-untyped-def]
+    from vault_cortex.index.activity import RecallEvent, append
+
+    root = fixture_vault("graph_lift")
+    now = datetime.now(UTC)
+    pair = ("long_term/Houseplant watering.md", "long_term/Bicycle chain care.md")
+    for _ in range(6):
+        append(root, RecallEvent(ts=now, client="test", query="plants and bikes", mode="balanced", paths=pair))
+    with Cortex.open(root, embedder=embedder) as cx:
+        cx.sync()
+        wires = [op for op in cx.sleep_plan("full").ops if op.key == "co_retrieved"]
+        assert wires == []
+        for i in range(3):  # three distinct queries: now it is a pattern worth an edge
+            append(root, RecallEvent(ts=now, client="test", query=f"query {i}", mode="balanced", paths=pair))
+        cx.sync()
+        wires = [op for op in cx.sleep_plan("full").ops if op.key == "co_retrieved"]
+        assert wires and "4 distinct queries" in wires[0].reason  # the repeated one counts once
