@@ -92,17 +92,19 @@ def quality(rows: list[Row], budget: int) -> None:
 
 def prompt_latency(work: Path, n: int = 100) -> None:
     """The prompt hook in-process (recall, gate, render, session state) on the first conversation's vault."""
-    root = sorted(work.glob("conv-*"))[0]
     conv = json.loads(sorted(fit_gate.DATA.glob("*.json"))[0].read_text("utf-8"))
     questions = [qa["question"] for qa in conv["qa"]][:n]
-    with Cortex(root.resolve(), load_settings(root, env={})) as cx:
-        run_hook(lambda: cx, "prompt", {"prompt": questions[0]})  # load the model
-        times = []
-        for i, q in enumerate(questions):
-            t0 = time.perf_counter()
-            run_hook(lambda: cx, "prompt", {"prompt": q, "session_id": f"bench-{i}"})
-            times.append((time.perf_counter() - t0) * 1000)
-        shutil.rmtree(root / ".cortex" / "hooks", ignore_errors=True)
+    with tempfile.TemporaryDirectory(prefix="vault-cortex-push-") as tmp:
+        # a copy: the hook logs its recalls, which would change the next run's ranking (access, co-activation)
+        root = Path(tmp) / "vault"
+        shutil.copytree(sorted(work.glob("conv-*"))[0], root)
+        with Cortex(root.resolve(), load_settings(root, env={})) as cx:
+            run_hook(lambda: cx, "prompt", {"prompt": questions[0]})  # load the model
+            times = []
+            for i, q in enumerate(questions):
+                t0 = time.perf_counter()
+                run_hook(lambda: cx, "prompt", {"prompt": q, "session_id": f"bench-{i}"})
+                times.append((time.perf_counter() - t0) * 1000)
     print(f"prompt hook in-process ({len(times)} prompts): p50 {pct(times, 50):.0f} ms, p95 {pct(times, 95):.0f} ms")
 
 
