@@ -34,7 +34,7 @@ from vault_cortex.index.embed import load_embedder  # noqa: E402
 from vault_cortex.recall.gate import Cue, features  # noqa: E402
 from vault_cortex.recall.pipeline import gate, to_hit  # noqa: E402
 
-DATA = Path("/work/shared/data/locomo-dev")
+DATA = locomo.DATA if locomo.DATA.is_dir() else Path("/work/shared/data/locomo-dev")  # worktrees sit a level deeper
 BUDGET_TOKENS = 400  # the prompt hook's default budget
 CANDIDATES = PushSettings().candidates
 TARGET_PRECISION = 0.68  # chosen on the training folds with a little room above the 0.65 target
