@@ -1,5 +1,6 @@
-"""Claude Code hooks: session-start context, prompt-time recall (each memory once per session), tool habits,
-and capture of the session's transcript into `raw/` at SessionEnd and PreCompact.
+"""Claude Code hooks: session-start context, pushed memories on prompts and failed tool results (through the push
+gate, each memory once per session), tool habits, and capture of the session's transcript into `raw/` at
+SessionEnd and PreCompact.
 
 `vault-cortex hook EVENT` reads the hook's JSON input on stdin and prints its output. It posts to the running
 server when `/v1/health` answers within HEALTH_TIMEOUT, and otherwise opens the vault itself; the same
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from server.bearer import read_token
+from server.tool_output import failure_query
 
 if TYPE_CHECKING:  # the library loads numpy and ONNX: imported only when a hook opens the vault itself
     from vault_cortex.cortex import Cortex
@@ -32,9 +34,9 @@ if TYPE_CHECKING:  # the library loads numpy and ONNX: imported only when a hook
 
 log = logging.getLogger(__name__)
 
-HOOK_EVENTS = ("session-start", "prompt", "tool", "session-end", "pre-compact")
+HOOK_EVENTS = ("session-start", "prompt", "tool", "tool-result", "session-end", "pre-compact")
 EVENT_NAMES = {"session-start": "SessionStart", "prompt": "UserPromptSubmit", "tool": "PreToolUse",
-               "session-end": "SessionEnd", "pre-compact": "PreCompact"}
+               "tool-result": "PostToolUse", "session-end": "SessionEnd", "pre-compact": "PreCompact"}
 CAPTURE_EVENTS = ("session-end", "pre-compact")  # write the transcript to raw/; nothing goes to the model
 VAULT_ENV = "VAULT_CORTEX_VAULT"
 URL_ENV = "VAULT_CORTEX_URL"
@@ -43,9 +45,10 @@ MAX_CONTEXT_CHARS = 8000  # Claude Code keeps about 10,000 characters of hook co
 MAX_INPUT_BYTES = 1 << 20
 MIN_PROMPT_CHARS = 12  # "yes", "go on": nothing worth a recall
 HEALTH_TIMEOUT = 0.3
-ROUTE_TIMEOUT = {"session-start": 30.0, "prompt": 10.0, "tool": 5.0, "session-end": 30.0, "pre-compact": 30.0}
+ROUTE_TIMEOUT = {"session-start": 30.0, "prompt": 10.0, "tool": 5.0, "tool-result": 5.0, "session-end": 30.0,
+                 "pre-compact": 30.0}
 STATE_TTL_SECONDS = 7 * 86400
-DEFAULT_HOOKS = {"prompt_threshold": 0.5, "prompt_budget_tokens": 400, "session_budget_tokens": 1500}
+DEFAULT_HOOKS: dict[str, float] = {"prompt_budget_tokens": 400, "session_budget_tokens": 1500}
 
 OpenCortex = Callable[[], "Cortex"]
 
@@ -82,32 +85,40 @@ def _session_start(open_cx: OpenCortex, payload: Mapping[str, Any]) -> str | Non
 
 
 def _prompt(open_cx: OpenCortex, payload: Mapping[str, Any]) -> str | None:
-    """Recalled notes similar enough to the prompt, not yet injected in the session, within the budget.
-
-    The threshold applies to the cosine similarity of the prompt and the note's best chunk: recall scores are
-    relative to the query's best candidate (a nonsense prompt's top hit still scores high), cosine is not.
-    """
+    """Memories the push gate passes for the prompt, not yet injected in the session, within the budget."""
     prompt = str(payload.get("prompt") or "").strip()
     if len(prompt) < MIN_PROMPT_CHARS:
         return None
     cx = open_cx()
+    return push(cx, prompt[: cx.settings.recall.max_query_chars], payload, PROMPT_HEADER)
+
+
+def push(cx: Cortex, query: str, payload: Mapping[str, Any], header: str) -> str | None:
+    """Recall through the push gate; each passing memory once per session, in rank order, within the budget.
+
+    The gate (recall/gate.py, `[push]` in the config) judges from the ranking's own features whether a memory
+    bears on the query; recall scores alone are relative to the query's best candidate, so a nonsense
+    prompt's top hit would still score high.
+    """
     settings = hook_settings(cx)
-    query = prompt[: cx.settings.recall.max_query_chars]
     state = SessionState(cx.root, str(payload.get("session_id") or ""))
-    hits = [h for h in cx.recall(query, client="hook").hits if h.path not in state]
-    similarity = cx.similarity(cx.embedder.embed([query])[0], [h.path for h in hits]) if hits else {}
-    budget = int(settings["prompt_budget_tokens"]) - cx.embedder.count_tokens(PROMPT_HEADER)
+    hits = [h for h in cx.recall(query, client="hook", gate=True).hits if h.path not in state]
+    blocks = pick_blocks(hits, int(settings["prompt_budget_tokens"]) - cx.embedder.count_tokens(header),
+                         cx.embedder.count_tokens)
+    state.add(blocks)
+    return "\n".join([header, *blocks.values()]) if blocks else None
+
+
+def pick_blocks(hits: Iterable[Hit], budget: int, count_tokens: Callable[[str], int]) -> dict[str, str]:
+    """The hits' blocks, in order, each kept when it still fits the token budget."""
     blocks: dict[str, str] = {}
     for hit in hits:
-        if similarity.get(hit.path, 0.0) < settings["prompt_threshold"]:
-            continue
-        block = render_memory(hit, similarity[hit.path])
-        cost = cx.embedder.count_tokens(block)
+        block = render_memory(hit)
+        cost = count_tokens(block)
         if cost <= budget:
             budget -= cost
             blocks[hit.path] = block
-    state.add(blocks)
-    return "\n".join([PROMPT_HEADER, *blocks.values()]) if blocks else None
+    return blocks
 
 
 def _tool(open_cx: OpenCortex, payload: Mapping[str, Any]) -> str | None:
@@ -126,6 +137,16 @@ def _tool(open_cx: OpenCortex, payload: Mapping[str, Any]) -> str | None:
         return None
     state.add(h.path for h in fresh)
     return "\n".join([TOOL_HEADER.format(tool=tool), *(render(h.title, h.text) for h in fresh)])
+
+
+def _tool_result(open_cx: OpenCortex, payload: Mapping[str, Any]) -> str | None:
+    """When a tool's output reports a failure, the memories about it that the push gate passes (earlier fixes)."""
+    tool = str(payload.get("tool_name") or "").strip()
+    query = failure_query(payload.get("tool_response"), tool)
+    if query is None:
+        return None  # the vault is not even opened for a tool call that went well
+    cx = open_cx()
+    return push(cx, query, payload, TOOL_RESULT_HEADER.format(tool=tool or "tool", failure=query[:120]))
 
 
 def capture(root: Path, payload: Mapping[str, Any]) -> str | None:
@@ -152,23 +173,32 @@ def _capture(open_cx: OpenCortex, payload: Mapping[str, Any]) -> str | None:
 
 
 _HANDLERS: dict[str, Callable[[OpenCortex, Mapping[str, Any]], str | None]] = {
-    "session-start": _session_start, "prompt": _prompt, "tool": _tool,
+    "session-start": _session_start, "prompt": _prompt, "tool": _tool, "tool-result": _tool_result,
     "session-end": _capture, "pre-compact": _capture,
 }
 
 
-PROMPT_HEADER = ("Memories from the vault (vault-cortex) that may bear on this prompt, best first; each is shown "
-                 "once per session. Similarity is a hint, not proof of relevance.")
+PROMPT_HEADER = ("Memories (vault-cortex) that may bear on this prompt, best first, once per session; "
+                 "p = the push gate's estimated chance, not proof.")
 
 
 TOOL_HEADER = "Habits from the vault (vault-cortex) for this {tool} call:"
+TOOL_RESULT_HEADER = ("Memories (vault-cortex) about this {tool} failure ({failure}), once per session; "
+                      "p = the push gate's estimated chance that one bears on it, not proof.")
 
 
-def render_memory(hit: Hit, similarity: float) -> str:
-    """One recalled note as a short markdown block: where it is, why it was chosen, the passage."""
+PUSH_SNIPPET_CHARS = 100  # a pushed memory is a pointer with its gist; the note itself is one read away
+
+
+def render_memory(hit: Hit) -> str:
+    """One pushed note as a short markdown block: where it is, the gate's chance and why, the passage."""
     where = f" › {hit.heading}" if hit.heading else ""
-    reason = f"; {hit.reason}" if hit.reason else ""
-    return f"\n## {hit.path}{where}\n({hit.region}, similarity {similarity:.2f}{reason})\n{hit.snippet.strip()}"
+    chance = "" if hit.push_probability is None else f"p {hit.push_probability:.2f}: {hit.push_why or ''}"
+    text = " ".join(hit.snippet.split())
+    if len(text) > PUSH_SNIPPET_CHARS:
+        cut = text.rfind(" ", 0, PUSH_SNIPPET_CHARS)
+        text = text[: cut if cut > PUSH_SNIPPET_CHARS // 2 else PUSH_SNIPPET_CHARS].rstrip("…") + "…"
+    return f"\n## {hit.path}{where} ({chance or hit.region})\n{text}"
 
 
 def clip(text: str, limit: int = MAX_CONTEXT_CHARS) -> str:

@@ -63,6 +63,7 @@ class RecallBody(FilterFields, frozen=True, kw_only=True, forbid_unknown_fields=
     budget_tokens: Budget | None = None
     regions: list[str] | None = None
     include_archive: bool = False
+    gate: bool = False  # only the hits the push gate passes, each with push_probability
 
 
 class ContextBody(FilterFields, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -161,20 +162,23 @@ def recall_get(
     created_before: Annotated[str | None, QueryParameter(description="Only notes created before.")] = None,
     modified_after: Annotated[str | None, QueryParameter(description="Only files changed since.")] = None,
     path_prefix: Annotated[str | None, QueryParameter(description="Only notes under this path.")] = None,
+    gate: Annotated[bool, QueryParameter(description="Only the hits the push gate passes (none when nothing is "
+                                         "close enough to push unasked), each with push_probability.")] = False,
 ) -> Recall:
     """Notes that answer a query, best first, each with the reason it was chosen; filters apply inside the
     search, so k results come back whenever k notes match."""
     filters = Filters(tags=tags, project=project, created_after=created_after, created_before=created_before,
                       modified_after=modified_after, path_prefix=path_prefix)
     return cx.recall(q, k=k, mode=mode, budget_tokens=budget_tokens, regions=regions,
-                     include_archive=include_archive, filters=filters)
+                     include_archive=include_archive, filters=filters,
+                     gate=gate)
 
 
 @post("/recall", status_code=200, sync_to_thread=True)
 def recall_post(cx: CortexDep, data: JSONBody[RecallBody]) -> Recall:
     """The same as GET /v1/recall, for long queries and lists in a JSON body."""
     return cx.recall(data.query, k=data.k, mode=data.mode, budget_tokens=data.budget_tokens,
-                     regions=data.regions, include_archive=data.include_archive, filters=data.filters())
+                     regions=data.regions, include_archive=data.include_archive, filters=data.filters(), gate=data.gate)
 
 
 @post("/context", status_code=200, sync_to_thread=True)
@@ -257,7 +261,7 @@ def graph_health(cx: CortexDep) -> GraphHealth:
 @post("/hooks/{event:str}", status_code=200, sync_to_thread=True)
 def hook(cx: CortexDep, event: FromPath[str], data: JSONBody[dict[str, Any]]) -> dict[str, Any]:
     """Claude Code hook I/O: the hook's input object in, its output object out (`{}` = nothing to add).
-    `event` is session-start, prompt or tool; `vault-cortex hook EVENT` posts here when the server runs."""
+    `event` is session-start, prompt, tool or tool-result; `vault-cortex hook EVENT` posts here when the server runs."""
     if event not in HOOK_EVENTS:
         raise NotFoundException(f"no hook {event!r}; hooks: {', '.join(HOOK_EVENTS)}")
     return run_hook(lambda: cx, event, data)

@@ -89,11 +89,34 @@ class RecallSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     max_query_chars: int = 2000
 
 
+# The push gate's features (recall/gate.py computes them), in the order the config lists them.
+GATE_FEATURES = ("relevance", "dense", "lexical", "cosine", "coverage", "rank", "margin", "gap", "region",
+                 "recency", "known", "names", "words", "matched")
+
+
+def _default_gate() -> dict[str, float]:
+    # fitted by tests/bench/fit_gate.py on the LoCoMo dev set and off-topic prompts; see README "Push"
+    return {"relevance": 0.061, "dense": -0.167, "lexical": 0.289, "cosine": 2.26, "coverage": 2.574,
+            "rank": -0.802, "margin": 0.731, "gap": 0.165, "region": 0.0, "recency": 0.0, "known": 0.426,
+            "names": 0.775, "words": 0.381, "matched": 1.219}
+
+
+class PushSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """The push gate: a logistic regression over ranking features (recall/gate.py) and its threshold."""
+
+    threshold: float = 0.17  # push only when the best candidate's probability reaches this
+    floor: float = 0.0  # once pushing, every candidate whose probability reaches this goes along (rank order)
+    candidates: int = 10  # the best-ranked candidates the gate looks at
+    intercept: float = -6.004
+    weights: dict[str, float] = msgspec.field(default_factory=_default_gate)
+
+
 class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     regions: Regions = msgspec.field(default_factory=Regions)
     index: IndexSettings = msgspec.field(default_factory=IndexSettings)
     embedding: EmbeddingSettings = msgspec.field(default_factory=EmbeddingSettings)
     recall: RecallSettings = msgspec.field(default_factory=RecallSettings)
+    push: PushSettings = msgspec.field(default_factory=PushSettings)
     modes: dict[str, dict[str, float]] = msgspec.field(
         default_factory=lambda: {k: dict(v) for k, v in DEFAULT_MODES.items()})
     relations: list[str] = msgspec.field(default_factory=list)  # extra relation types beyond the built-ins
@@ -106,7 +129,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
 
 # Environment variables that override a setting: VAULT_CORTEX_<SECTION>_<KEY>, e.g. VAULT_CORTEX_EMBEDDING_THREADS.
 _ENV_PREFIX = "VAULT_CORTEX_"
-_ENV_SECTIONS = ("index", "embedding", "recall", "server", "hooks", "sleep", "habits", "resonance", "curiosity")
+_ENV_SECTIONS = ("index", "embedding", "recall", "push", "server", "hooks", "sleep", "habits", "resonance", "curiosity")
 _ENV_IGNORED = ("TOKEN", "VAULT")  # read by the adapters, not settings
 
 def _table(raw: Any, where: str) -> dict[str, Any]:
@@ -209,6 +232,14 @@ def _check(settings: Settings) -> None:
         raise ConfigError("recall.candidates must be at least recall.k")
     if rec.dense_weight < 0 or rec.lexical_weight < 0 or rec.dense_weight + rec.lexical_weight == 0:
         raise ConfigError("recall.dense_weight and recall.lexical_weight must be >= 0 and not both 0")
+    push = settings.push
+    if not 0 <= push.floor <= push.threshold <= 1:
+        raise ConfigError("push.floor and push.threshold must be between 0 and 1, the floor not above the threshold")
+    if not 1 <= push.candidates <= rec.candidates:
+        raise ConfigError("push.candidates must be between 1 and recall.candidates")
+    unknown = sorted(set(push.weights) - set(GATE_FEATURES))
+    if unknown:
+        raise ConfigError(f"push.weights names unknown features {unknown}; known: {', '.join(GATE_FEATURES)}")
     if rec.budget_tokens < 50 or rec.max_query_chars < 1:
         raise ConfigError("recall.budget_tokens must be at least 50 and recall.max_query_chars at least 1")
 

@@ -36,6 +36,8 @@ from vault_cortex.recall.filters import Filters, allowed_notes
 from vault_cortex.recall.graph import Graph, GraphHealth, health
 from vault_cortex.recall.pack import Candidate, Packed, pack
 from vault_cortex.recall.pipeline import Concept, Recall, Scored, rank, to_candidate, to_hit
+from vault_cortex.recall.pipeline import gate as gate_verdicts
+from vault_cortex.recall.rank import co_strength
 from vault_cortex.sleep import cycle as sleep
 from vault_cortex.sleep import imports, transcript
 
@@ -60,7 +62,7 @@ class _Facts(msgspec.Struct, frozen=True, kw_only=True):
     """Per-generation numbers ranking reads on every recall, cached with the graph."""
 
     access: dict[str, tuple[int, float | None]]
-    pairs: dict[tuple[str, str], int]
+    pairs: dict[tuple[str, str], float]  # co-retrieval strength: distinct queries, decayed (rank.co_strength)
     archived: frozenset[str]
 
 
@@ -187,11 +189,14 @@ class Cortex:
     def recall(self, query: str, *, k: int | None = None, mode: str | None = None,
                budget_tokens: int | None = None, regions: list[str] | None = None,
                include_archive: bool = False, client: str = "api", log_activity: bool = True,
-               filters: Filters | None = None) -> Recall:
+               filters: Filters | None = None, gate: bool = False) -> Recall:
         """Notes for a query, ranked by the mode's signals; with a budget, also the packed context.
 
         filters (tags, regions, project, dates, path prefix) are applied inside the candidate search, so k
-        results come back whenever k notes match."""
+        results come back whenever k notes match. With `gate`, only the hits the push gate passes, each with its
+        `push_probability`: none at all unless the best reaches `push.threshold`, and then those at or above
+        `push.floor`. Empty means nothing is close enough to push unasked.
+        """
         started = time.perf_counter()
         query = self._check_query(query)
         k = self._check_k(k)
@@ -200,9 +205,18 @@ class Cortex:
         exclude = frozenset() if include_archive or self.settings.index.include_archive else self.archived()
         allowed = self.allowed(filters, regions, exclude)
         qvec = self.embedder.embed([query])[0]
-        top = self.ranked(query, qvec, weights, regions=regions, exclude=exclude, allowed=allowed)[:k]
+        ranked = self.ranked(query, qvec, weights, regions=regions, exclude=exclude, allowed=allowed)
+        if gate:
+            push = self.settings.push
+            verdicts = list(zip(ranked, gate_verdicts(ranked, query, push), strict=False))
+            fire = max((v.probability for _, v in verdicts), default=0.0) >= push.threshold
+            passed = [(s, v) for s, v in verdicts if fire and v.probability >= push.floor][:k]
+            top = [s for s, _ in passed]
+            hits = [to_hit(s, query, v) for s, v in passed]
+        else:
+            top = ranked[:k]
+            hits = [to_hit(s, query) for s in top]
         packed = self.pack(top, budget_tokens) if budget_tokens is not None else None
-        hits = [to_hit(s, query) for s in top]
         if log_activity:
             self.log(RecallEvent(ts=self.clock(), client=client, query=query, mode=mode_name,
                                  paths=tuple(h.path for h in hits)))
@@ -317,13 +331,15 @@ class Cortex:
         cached = self._graph
         if cached is None or cached[0] != generation:
             notes = self.db.all_notes()
-            graph = Graph([n.path for n in notes], self.db.edges(),
-                          projects={n.path: n.project for n in notes}, co_retrieved=self.db.co_retrieval())
+            now = self.clock().timestamp()
+            pairs = {(a, b): s for a, b, q, last in self.db.co_diversity() if (s := co_strength(q, last, now)) > 0}
+            graph = Graph([n.path for n in notes], self.db.edges(), projects={n.path: n.project for n in notes},
+                          co_retrieved=[(a, b, s) for (a, b), s in pairs.items()])
             self._graph = cached = (generation, graph)
             self._concept_cache = None
             self._facts = _Facts(
                 access=self.db.access(),
-                pairs={(a, b): n for a, b, n in self.db.co_retrieval()},
+                pairs=pairs,
                 archived=frozenset(n.path for n in notes if n.path.startswith(ARCHIVE + "/")),
             )
         return cached[1]

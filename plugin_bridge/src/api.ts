@@ -222,6 +222,8 @@ export interface Hit {
   lexical: number;
   line: number;
   path: string;
+  push_probability?: number | null;
+  push_why?: string | null;
   reason: string;
   region: string;
   score: number;
@@ -353,6 +355,7 @@ export interface RecallBody {
   budget_tokens?: number | null;
   created_after?: string | null;
   created_before?: string | null;
+  gate?: boolean;
   include_archive?: boolean;
   k?: number | null;
   mode?: string | null;
@@ -699,6 +702,8 @@ export interface Routes {
       modified_after?: string | null;
       /** Only notes under this path. */
       path_prefix?: string | null;
+      /** Only the hits the push gate passes (none when nothing is close enough to push unasked), each with push_probability. */
+      gate?: boolean;
     };
     path: never;
     headers: never;

@@ -123,6 +123,14 @@ export class CortexClient {
     return this.call("GET /v1/related", { query: { path, mode: options.mode, k: options.k } });
   }
 
+  /**
+   * Memories for a text through the push gate (`gate: true`): only those close enough to show unasked, each
+   * with `push_probability`; none when nothing is. POST, so a long paragraph never makes a long URL.
+   */
+  recall(query: string, options: { mode?: string | null; k?: number | null; gate?: boolean } = {}): Promise<Recall> {
+    return this.call("POST /v1/recall", { body: { query, mode: options.mode ?? null, k: options.k ?? null, gate: options.gate ?? false } });
+  }
+
   /** A token-budgeted context block; its `markdown` is what an agent or a paste should receive. */
   context(body: ContextBody): Promise<Context> {
     return this.call("POST /v1/context", { body });

@@ -63,11 +63,12 @@ export function renderPane(root: HTMLElement, state: PaneState, options: RenderO
       if (state.previous) renderGroups(body, state.previous, handlers, true);
       break;
     case "ready":
-      el(body, "div", "vc-summary", summary(state.count, state.mode, state.tookMs));
+      el(body, "div", "vc-summary", summary(state.count, state.mode, state.tookMs) + (state.fromDraft ? " · from the paragraph you are writing" : ""));
       renderGroups(body, state.groups, handlers, false);
       break;
     case "empty":
-      message(body, "empty", "Nothing related", "No memory in the vault came close to this note. Write a little more, or try the explore mode.");
+      if (state.fromDraft) message(body, "empty", "Nothing close", "No memory is close enough to the paragraph you are writing to show unasked. The pane looks again as you write.");
+      else message(body, "empty", "Nothing related", "No memory in the vault came close to this note. Write a little more, or try the explore mode.");
       break;
     case "building": {
       const box = message(body, "building", "Index building", "The server is still indexing the vault (503); the pane asks again in a few seconds.");

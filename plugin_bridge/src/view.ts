@@ -1,10 +1,10 @@
 // The Cortex pane: an ItemView that follows the active note and shows its related memories.
 import { ItemView, MarkdownView, Notice, TFile, debounce } from "obsidian";
-import type { Debouncer, ViewStateResult, WorkspaceLeaf } from "obsidian";
+import type { Debouncer, Editor, MarkdownFileInfo, ViewStateResult, WorkspaceLeaf } from "obsidian";
 import type { CortexHost } from "./host";
 import { renderPane } from "./render";
 import type { PaneHandlers } from "./render";
-import { PaneModel, linkPath, modeChoices, retryDelay } from "./viewModel";
+import { PaneModel, TYPING_DELAY_MS, linkPath, modeChoices, paragraphAt, retryDelay } from "./viewModel";
 import type { PaneItem, PaneState } from "./viewModel";
 
 export const VIEW_TYPE_CORTEX = "vault-cortex-related";
@@ -17,6 +17,8 @@ export class CortexView extends ItemView {
   private model: PaneModel;
   private refreshSoon: Debouncer<[], void>;
   private retryTimer: number | null = null;
+  /** Asks about the paragraph being written once typing pauses; a newer keystroke resets it. */
+  private readonly typingSoon: Debouncer<[string], void> = debounce((text: string) => void this.model.typing(text), TYPING_DELAY_MS, true);
 
   constructor(
     leaf: WorkspaceLeaf,
@@ -57,6 +59,7 @@ export class CortexView extends ItemView {
         if (file.path === this.model.path) this.refreshSoon();
       }),
     );
+    this.registerEvent(workspace.on("editor-change", (editor, info) => this.followTyping(editor, info)));
     this.registerEvent(
       vault.on("rename", (file, oldPath) => {
         if (oldPath === this.model.path) void this.model.show(file.path);
@@ -75,6 +78,7 @@ export class CortexView extends ItemView {
       }),
     );
     this.register(() => this.refreshSoon.cancel());
+    this.register(() => this.typingSoon.cancel());
     this.register(() => this.clearRetry());
     this.register(() => this.model.dispose());
     this.drawState(this.model.state);
@@ -88,6 +92,13 @@ export class CortexView extends ItemView {
   /** Ask again now (the refresh command). */
   refreshRelated(): void {
     void this.model.refresh();
+  }
+
+  /** While the followed note is edited: the paragraph around the cursor, once typing pauses. */
+  private followTyping(editor: Editor, info: MarkdownView | MarkdownFileInfo): void {
+    if (info.file?.path !== this.model.path || this.model.path === null) return;
+    const lines = Array.from({ length: editor.lineCount() }, (_, i) => editor.getLine(i));
+    this.typingSoon(paragraphAt(lines, editor.getCursor().line));
   }
 
   private followFile(file: TFile | null): void {

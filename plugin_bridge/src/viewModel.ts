@@ -13,6 +13,30 @@ const SIGNAL_LABELS: Record<string, string> = { coactivation: "co-activation" };
 /** How long the pane waits before asking again while the index builds. */
 export const BUILDING_RETRY_MS = 3000;
 
+/** How long typing must pause before the pane asks about the paragraph being written (ms). */
+export const TYPING_DELAY_MS = 700;
+/** A paragraph shorter than this says too little to recall anything by. */
+export const MIN_DRAFT_CHARS = 24;
+/** The most of a paragraph sent as a query (the server's default recall.max_query_chars is 2,000). */
+export const MAX_DRAFT_CHARS = 1500;
+
+/**
+ * The paragraph around a line: the run of non-blank lines holding it (frontmatter and fences are not
+ * special-cased: a paragraph is what the writer sees as one), at most MAX_DRAFT_CHARS around the cursor line.
+ */
+export function paragraphAt(lines: readonly string[], line: number): string {
+  if (line < 0 || line >= lines.length || !(lines[line] ?? "").trim()) return "";
+  let start = line;
+  let end = line;
+  while (start > 0 && (lines[start - 1] ?? "").trim()) start--;
+  while (end < lines.length - 1 && (lines[end + 1] ?? "").trim()) end++;
+  const text = lines.slice(start, end + 1).join("\n").trim();
+  if (text.length <= MAX_DRAFT_CHARS) return text;
+  const before = lines.slice(start, line).join("\n").length;
+  const from = Math.max(0, Math.min(before - MAX_DRAFT_CHARS / 2, text.length - MAX_DRAFT_CHARS));
+  return text.slice(from, from + MAX_DRAFT_CHARS);
+}
+
 export interface OpenTarget {
   /** What `workspace.openLinkText` takes: the path (no `.md`) and, when known, `#heading`. */
   linktext: string;
@@ -47,8 +71,8 @@ export interface PaneGroup {
 export type PaneState =
   | { kind: "no-note" }
   | { kind: "loading"; path: string; mode: string; previous: PaneGroup[] | null }
-  | { kind: "ready"; path: string; mode: string; groups: PaneGroup[]; count: number; tookMs: number; orderFromServer: boolean }
-  | { kind: "empty"; path: string; mode: string }
+  | { kind: "ready"; path: string; mode: string; groups: PaneGroup[]; count: number; tookMs: number; orderFromServer: boolean; fromDraft?: boolean }
+  | { kind: "empty"; path: string; mode: string; fromDraft?: boolean }
   | { kind: "building"; path: string; detail: string }
   | { kind: "not-indexed"; path: string; detail: string }
   | { kind: "unreachable"; url: string; detail: string }
@@ -82,7 +106,9 @@ export function signalBreakdown(signals: Record<string, number>): string {
  * Why a note was chosen: the server's reason (its strongest weighted signals), with "the query" read as
  * "this note", since the pane's query is the active note; the top signals when the server gave no reason.
  */
-export function whyLine(hit: Pick<Hit, "reason" | "signals">): string {
+export function whyLine(hit: Pick<Hit, "reason" | "signals" | "push_probability">): string {
+  const p = hit.push_probability;
+  if (typeof p === "number" && Number.isFinite(p)) return `chance ${p.toFixed(2)} it bears on what you are writing; ${whyLine({ reason: hit.reason, signals: hit.signals })}`;
   const reason = hit.reason.trim();
   if (reason && reason !== "weak match") return reason.replace(/\bthe query\b/g, "this note");
   const top = Object.entries(hit.signals)
@@ -202,6 +228,7 @@ export function retryDelay(state: PaneState): number | null {
 
 export interface PaneClient {
   related(path: string, options: { mode?: string | null; k?: number | null }): Promise<Recall>;
+  recall(query: string, options: { mode?: string | null; k?: number | null; gate?: boolean }): Promise<Recall>;
   status(): Promise<Status>;
 }
 
@@ -238,8 +265,24 @@ export class PaneModel {
     return this.statusCache;
   }
 
+  /** The paragraph being written, when the pane follows it rather than the saved note. */
+  draft: string | null = null;
+  private lastDraft: string | null = null;
+
   show(path: string | null): Promise<PaneState> {
+    if (path !== this.path) this.draft = this.lastDraft = null;
     this.path = path;
+    return this.refresh();
+  }
+
+  /**
+   * Follow the paragraph being written (debounced by the view): memories the push gate passes for it, or
+   * "nothing close". The same text twice asks once; an answer to an older text is dropped (see `set`).
+   */
+  typing(paragraph: string): Promise<PaneState> {
+    const text = paragraph.trim();
+    if (text.length < MIN_DRAFT_CHARS || text === this.lastDraft) return Promise.resolve(this.state);
+    this.draft = text;
     return this.refresh();
   }
 
@@ -259,12 +302,19 @@ export class PaneModel {
     if (path === null) return this.set(seq, { kind: "no-note" });
     this.set(seq, { kind: "loading", path, mode, previous: groupsOf(this.state) });
     try {
-      const [recall, order] = await Promise.all([
-        this.options.client.related(path, { mode, k: this.options.k ?? null }),
+      const draft = this.draft;
+      const k = this.options.k ?? null;
+      const [answer, order] = await Promise.all([
+        draft === null ? this.options.client.related(path, { mode, k }) : this.options.client.recall(draft, { mode, k, gate: true }),
         this.regionOrder(),
       ]);
-      if (recall.hits.length === 0) return this.set(seq, { kind: "empty", path, mode: recall.mode || mode });
+      // a paragraph of this note recalls the note itself: not news to its writer
+      const recall = draft === null ? answer : { ...answer, hits: answer.hits.filter((h) => h.path !== path) };
+      if (draft !== null && seq === this.seq) this.lastDraft = draft;
+      const fromDraft = draft !== null;
+      if (recall.hits.length === 0) return this.set(seq, { kind: "empty", path, mode: recall.mode || mode, fromDraft });
       return this.set(seq, {
+        fromDraft,
         kind: "ready",
         path,
         mode: recall.mode || mode,

@@ -236,6 +236,61 @@ describe("the pane against a live server", () => {
     await page.close();
   });
 
+  it("brings a memory into the pane as a sentence about it is typed, without a save; nothing close for an unrelated one", async () => {
+    const TYPED = "scientific/Capacitive soil moisture calibration.md"; // not among the note's related memories
+    expect(related.hits.map((h) => h.path)).not.toContain(TYPED);
+    const errors: string[] = [];
+    const page = await newPage(errors);
+    await page.goto(`${pages.url}/plugin.html`);
+    await page.evaluate(
+      async ({ serverUrl, token, note }) => {
+        const w = window as unknown as { module: { exports: { default: new (app: unknown, m: unknown) => Record<string, unknown> } }; obsidianShim: Record<string, unknown>; app: unknown };
+        const shim = w.obsidianShim as { App: new () => { workspace: { sidebarEl: HTMLElement | null; openFile(p: string): void } } };
+        const app = new shim.App();
+        w.app = app;
+        app.workspace.sidebarEl = document.getElementById("sidebar");
+        app.workspace.openFile(note);
+        const plugin = new w.module.exports.default(app, { id: "vault-cortex", name: "Vault Cortex", version: "0.1.0" }) as { data: unknown; onload(): Promise<void> };
+        plugin.data = { serverUrl, token };
+        await plugin.onload();
+      },
+      { serverUrl: cortex.url, token: cortex.token(), note: NOTE },
+    );
+    const pane = "#sidebar .vault-cortex-pane";
+    await page.waitForSelector(`${pane}[data-state="ready"]`, { timeout: 30_000 });
+    expect(await page.locator(`${pane} .vc-item[data-path="${TYPED}"]`).count()).toBe(0);
+    const posted = pages.proxied.length;
+    const sentence = "I should calibrate the capacitive soil moisture sensor against dry and wet soil before trusting it.";
+    await page.evaluate(
+      async ({ note, sentence }) => {
+        const app = (window as unknown as { app: { workspace: { type(path: string, text: string): void } } }).app;
+        let typed = "# 2026-11-28 dashboard froze\n\n";
+        for (const word of sentence.split(" ")) {
+          typed += `${word} `;
+          app.workspace.type(note, typed); // a keystroke burst per word, as an editor reports them
+          await new Promise((r) => setTimeout(r, 40));
+        }
+      },
+      { note: NOTE, sentence },
+    );
+    await page.waitForSelector(`${pane} .vc-item[data-path="${TYPED}"]`, { timeout: 20_000 });
+    expect(await page.locator(`${pane} .vc-summary`).textContent()).toContain("from the paragraph you are writing");
+    expect(await page.locator(`${pane} .vc-item[data-path="${TYPED}"] .vc-why`).textContent()).toMatch(/^why chance 0\.\d\d it bears on/);
+    const recalls = pages.proxied.slice(posted).filter((r) => r.url.includes("/v1/recall"));
+    expect(recalls.length).toBeGreaterThanOrEqual(1);
+    expect(recalls.length).toBeLessThanOrEqual(3); // debounced: not one request per word
+    expect(pages.proxied.slice(posted).some((r) => r.url.includes("/v1/notes"))).toBe(false); // nothing was saved
+
+    await page.evaluate((note) => {
+      const app = (window as unknown as { app: { workspace: { type(path: string, text: string): void } } }).app;
+      app.workspace.type(note, "# 2026-11-28 dashboard froze\n\nWrite a haiku about autumn leaves falling on a quiet river.");
+    }, NOTE);
+    await page.waitForSelector(`${pane}[data-state="empty"]`, { timeout: 20_000 });
+    expect(await page.locator(`${pane} .vc-message-title`).textContent()).toBe("Nothing close");
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
   it("says the server is not running once it stops", async () => {
     const page = await newPage([]);
     await mountPane(page, cortex.token());

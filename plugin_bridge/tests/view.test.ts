@@ -6,7 +6,7 @@ import type { RequestUrlParam } from "./__mocks__/obsidian";
 import { CortexHost } from "../src/host";
 import { DEFAULT_SETTINGS } from "../src/settings";
 import { CortexView, VIEW_TYPE_CORTEX } from "../src/view";
-import { BUILDING_RETRY_MS } from "../src/viewModel";
+import { BUILDING_RETRY_MS, TYPING_DELAY_MS } from "../src/viewModel";
 import { RELATED, STATUS, errorBody, json } from "./helpers";
 
 const NOTE = "short_term/2026-11-28 dashboard froze.md";
@@ -52,6 +52,33 @@ async function openView(activePath: string | null = NOTE) {
   const root = () => view.contentEl;
   return { app, plugin, host, leaf, view, shimView, root };
 }
+
+describe("CortexView while the note is written", () => {
+  it("asks about the paragraph at the cursor once typing pauses, through the gate, and says nothing close", async () => {
+    const { app, root } = await openView();
+    reply = (param) => (param.url.includes("/v1/status") ? json(200, STATUS) : param.url.includes("/v1/recall") ? json(200, { ...RELATED, hits: [] }) : json(200, RELATED));
+    const posts: string[] = [];
+    const base = (globalThis as { __obsidianRequest?: (p: RequestUrlParam) => Promise<Reply> }).__obsidianRequest!;
+    (globalThis as { __obsidianRequest?: unknown }).__obsidianRequest = async (param: RequestUrlParam) => {
+      if (param.method === "POST") posts.push(String(param.body));
+      return base(param);
+    };
+    for (const text of ["The dash", "The dashboard froze", "The dashboard froze while the collector wrote"]) {
+      app.workspace.type(NOTE, `# Notes\n\n${text}`);
+      await vi.advanceTimersByTimeAsync(TYPING_DELAY_MS / 2);
+    }
+    expect(posts).toEqual([]); // still typing
+    await vi.advanceTimersByTimeAsync(TYPING_DELAY_MS);
+    expect(posts.map((b) => JSON.parse(b) as Record<string, unknown>)).toEqual([
+      { query: "The dashboard froze while the collector wrote", mode: "balanced", k: null, gate: true },
+    ]);
+    expect(root().dataset["state"]).toBe("empty");
+    expect(root().querySelector(".vc-message-title")?.textContent).toBe("Nothing close");
+    app.workspace.type(OTHER, "Typing in another note that the pane does not follow");
+    await vi.advanceTimersByTimeAsync(TYPING_DELAY_MS * 2);
+    expect(posts).toHaveLength(1);
+  });
+});
 
 describe("CortexView", () => {
   it("shows the active note's related memories when it opens", async () => {

@@ -2,12 +2,14 @@ import { describe, expect, it } from "vitest";
 import type { Hit, Recall, Status } from "../src/api";
 import { CortexApiError } from "../src/errors";
 import {
+  MAX_DRAFT_CHARS,
   PaneModel,
   formatScore,
   groupHits,
   lastHeading,
   modeChoices,
   openTarget,
+  paragraphAt,
   plainSnippet,
   regionLabel,
   regionOrderFromStatus,
@@ -130,6 +132,7 @@ describe("what the server reports", () => {
 
 interface FakeOptions {
   related?: (path: string, mode: string) => Promise<Recall>;
+  recall?: (query: string, gate: boolean) => Promise<Recall>;
   status?: () => Promise<Status>;
 }
 
@@ -139,6 +142,10 @@ function fake(options: FakeOptions = {}) {
     related: async (path, o) => {
       calls.push(`related ${path} ${o.mode ?? ""}`);
       return options.related ? options.related(path, o.mode ?? "") : { ...RELATED, mode: o.mode ?? "balanced" };
+    },
+    recall: async (query, o) => {
+      calls.push(`recall ${query} gate=${String(o.gate)}`);
+      return options.recall ? options.recall(query, o.gate ?? false) : { ...RELATED, query, mode: o.mode ?? "balanced" };
     },
     status: async () => {
       calls.push("status");
@@ -273,5 +280,63 @@ describe("PaneModel", () => {
   it("reports a non-API error as it is", async () => {
     const f = fake({ related: async () => Promise.reject(new TypeError("boom")) });
     expect(await f.model.show(NOTE)).toEqual({ kind: "error", message: "boom" });
+  });
+});
+
+// -- following the paragraph being written ------------------------------------------------------------------
+
+describe("the paragraph being written", () => {
+  const lines = ["---", "cortex: short_term", "---", "# Notes", "", "The dashboard froze again while the", "collector wrote; WAL checkpoint?", "", "Next."];
+
+  it("is the run of non-blank lines around the cursor", () => {
+    expect(paragraphAt(lines, 5)).toBe("The dashboard froze again while the\ncollector wrote; WAL checkpoint?");
+    expect(paragraphAt(lines, 6)).toBe(paragraphAt(lines, 5));
+    expect(paragraphAt(lines, 4)).toBe("");
+    expect(paragraphAt(lines, 8)).toBe("Next.");
+    expect(paragraphAt(lines, 99)).toBe("");
+    const long = Array.from({ length: 400 }, (_, i) => `line ${i} of a long paragraph`);
+    const around = paragraphAt(long, 200);
+    expect(around.length).toBeLessThanOrEqual(MAX_DRAFT_CHARS);
+    expect(around).toContain("line 200 of");
+  });
+
+  it("asks through the push gate, leaves out the note itself, and keeps following the draft on save", async () => {
+    const self = { ...RELATED.hits[0]!, path: NOTE };
+    const f = fake({ recall: async (query) => ({ ...RELATED, query, hits: [self, ...RELATED.hits] }) });
+    await f.model.show(NOTE);
+    const draft = "The dashboard froze again while the collector wrote to the database";
+    const state = await f.model.typing(draft);
+    expect(f.calls).toContain(`recall ${draft} gate=true`);
+    if (state.kind !== "ready") throw new Error(state.kind);
+    expect(state.fromDraft).toBe(true);
+    expect(state.count).toBe(RELATED.hits.length); // the note itself left out
+    await f.model.typing(draft); // the same text again: no new request
+    await f.model.typing("too short");
+    expect(f.calls.filter((c) => c.startsWith("recall"))).toHaveLength(1);
+    await f.model.refresh(); // a save: still the paragraph
+    expect(f.calls.filter((c) => c.startsWith("recall"))).toHaveLength(2);
+    await f.model.show("long_term/other.md"); // another note: back to related
+    expect(f.calls.at(-1)).toBe("related long_term/other.md balanced");
+  });
+
+  it("shows nothing close rather than weak matches, and drops the answer to an older paragraph", async () => {
+    let release: () => void = () => {};
+    const slow = new Promise<void>((r) => (release = r));
+    const f = fake({
+      recall: async (query) => {
+        if (query.startsWith("first")) await slow;
+        return { ...RELATED, query, hits: query.startsWith("first") ? RELATED.hits : [] };
+      },
+    });
+    await f.model.show(NOTE);
+    const first = f.model.typing("first paragraph about the dashboard and WAL");
+    const second = await f.model.typing("second paragraph about nothing in this vault");
+    expect(second.kind === "empty" && second.fromDraft).toBe(true);
+    release();
+    await first;
+    expect(f.model.state.kind).toBe("empty"); // the older answer arrived last and was dropped
+    expect(whyLine({ reason: "matches the query by words (0.80)", signals: {}, push_probability: 0.42 })).toBe(
+      "chance 0.42 it bears on what you are writing; matches this note by words (0.80)",
+    );
   });
 });

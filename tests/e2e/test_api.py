@@ -56,6 +56,21 @@ def test_recall_get_and_post_agree(client: TestClient[Litestar]) -> None:
     assert hit["reason"] and hit["signals"]  # every selection is explained
 
 
+def test_recall_through_the_push_gate(client: TestClient[Litestar], cx: Cortex) -> None:
+    """gate=true: only what the gate passes, each hit with its probability; nothing for an off-topic query."""
+    query = "The dashboard froze while the collector was writing: what about WAL checkpoints?"
+    got = client.get("/v1/recall", params={"q": query, "gate": "true"}).json()["hits"]
+    assert got and all(0 <= h["push_probability"] <= 1 and h["push_why"] for h in got)
+    assert got[0]["push_probability"] >= cx.settings.push.threshold
+    assert client.post("/v1/recall", json={"query": query, "gate": True}).json()["hits"] == got
+    plain = client.get("/v1/recall", params={"q": query}).json()["hits"]
+    assert all(h.get("push_probability") is None for h in plain)
+    assert [h.path for h in cx.recall(query, gate=True, log_activity=False).hits] == [h["path"] for h in got]
+    for off_topic in ("Write a haiku about autumn leaves on a river", "how do I center a div with CSS grid"):
+        assert client.get("/v1/recall", params={"q": off_topic, "gate": "true"}).json()["hits"] == []
+        assert client.get("/v1/recall", params={"q": off_topic}).json()["hits"]  # ungated recall still ranks
+
+
 @pytest.mark.parametrize("params", [{"q": "x", "k": 0}, {"q": "x", "k": 1001}, {"q": ""}, {},
                                     {"q": "x" * 10_001}, {"q": "x", "k": "many"}])
 def test_recall_query_limits(client: TestClient[Litestar], params: dict[str, str | int]) -> None:

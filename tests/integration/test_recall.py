@@ -122,8 +122,8 @@ def test_activity_replays_into_the_index_and_a_rebuild_gives_the_same_numbers(fi
 def test_co_retrieval_feeds_the_coactivation_signal(fixture_vault, embedder) -> None:  # type: ignore[no-untyped-def]
     root = fixture_vault("graph_lift")
     now = datetime.now(UTC)
-    for _ in range(6):
-        append(root, RecallEvent(ts=now, client="test", query="q", mode="balanced",
+    for i in range(6):  # six distinct queries: one query recalled six times would count once (co_strength)
+        append(root, RecallEvent(ts=now, client="test", query=f"q{i}", mode="balanced",
                                  paths=("long_term/Houseplant watering.md", "long_term/Bicycle chain care.md")))
     with Cortex.open(root, embedder=embedder) as cx:
         cx.sync()

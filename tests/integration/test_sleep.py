@@ -121,7 +121,9 @@ def build_vault(root: Path) -> Path:
     recall = {"event": "recall", "client": "cli", "query": "wal", "mode": "balanced",
               "paths": ["long_term/Prefer boring technology.md", "scientific/SQLite WAL mode.md",
                         "short_term/Wake current of node 2.md"]}
-    lines = [json.dumps({**recall, "ts": f"2026-11-28T0{i}:00:00Z"}) + "\n" for i in range(4)]
+    # four distinct queries: one query recalled four times would count once (no runaway self-reinforcement)
+    queries = ["wal", "checkpoint starvation", "node 2 wake current", "boring technology for the collector"]
+    lines = [json.dumps({**recall, "query": q, "ts": f"2026-11-28T0{i}:00:00Z"}) + "\n" for i, q in enumerate(queries)]
     (root / ".cortex/activity/2026-11.jsonl").write_text("".join(lines), encoding="utf-8")
     git(root, "init", "-q")
     git(root, "config", "user.name", "Test")

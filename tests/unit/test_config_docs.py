@@ -142,6 +142,7 @@ def test_template_values_are_the_built_in_defaults(raw: dict[str, Any]) -> None:
     assert parsed.index == defaults.index
     assert parsed.embedding == defaults.embedding
     assert parsed.recall == defaults.recall
+    assert parsed.push == defaults.push
     assert parsed.relations == defaults.relations
 
 

@@ -8,7 +8,15 @@ from pathlib import Path
 
 import msgspec
 
-from vault_cortex.config import EmbeddingSettings, IndexSettings, RecallSettings, Region, Regions, Settings
+from vault_cortex.config import (
+    EmbeddingSettings,
+    IndexSettings,
+    PushSettings,
+    RecallSettings,
+    Region,
+    Regions,
+    Settings,
+)
 
 README = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
 
@@ -34,10 +42,11 @@ def test_every_setting_is_in_the_readme() -> None:
     fields += [f"recall.{f}" for f in RecallSettings.__struct_fields__]
     fields += [f"regions.<name>.{f}" for f in Region.__struct_fields__]
     fields += [f"regions.{f}" for f in Regions.__struct_fields__ if f != "defs"]
+    fields += [f"push.{f}" for f in PushSettings.__struct_fields__ if f != "weights"] + ["push.weights.<feature>"]
     fields += ["modes.<name>.<signal>", "relations"]
     missing = [f for f in fields if f"`{f}`" not in README and not re.search(rf"`{re.escape(f)}` / ", README)
                and not re.search(rf"/ `{re.escape(f)}`", README)]
     assert not missing, f"settings missing from README.md's configuration table: {missing}"
-    assert set(Settings.__struct_fields__) == {"regions", "index", "embedding", "recall", "modes", "relations",
-                                               "extra"}, "a new settings section needs a README row"
+    assert set(Settings.__struct_fields__) == {"regions", "index", "embedding", "recall", "push", "modes",
+                                               "relations", "extra"}, "a new settings section needs a README row"
     assert msgspec.to_builtins(Settings())  # the defaults serialise

@@ -8,7 +8,7 @@ import time
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vault_cortex.recall.graph import Edge, EdgeWeights, Graph, Hub, health, proximity
+from vault_cortex.recall.graph import Edge, EdgeWeights, Graph, Hub, health, proximity, relative_to_prior
 
 
 def links(*pairs: str, rel: str = "links_to") -> list[tuple[str, str | None, str]]:
@@ -231,3 +231,16 @@ def test_proximity_is_fast_on_a_vault_sized_graph() -> None:
     print(f"\ngraph: {len(g.names)} nodes, {len(g.edges)} edges; build {built * 1e3:.1f} ms; "
           f"proximity {per_call * 1e3:.3f} ms/call ({len(p)} notes scored); health {healthy * 1e3:.1f} ms")
     assert len(p) > 100 and h.notes == 2000
+
+
+def test_relative_to_prior_takes_the_hub_bias_out_of_proximity() -> None:
+    # h is linked from every note; s's own neighbour n is linked from s alone.
+    leaves = [f"l{i}" for i in range(20)]
+    g = Graph(["h", "s", "t", "n", *leaves],
+              [(x, "h", "links_to") for x in ["s", "t", "n", *leaves]] + [("s", "n", "links_to")])
+    seeds = {"s": 1.0, "t": 0.8}
+    assert proximity(g, seeds)["h"] == 1.0  # the plain walk: the hub is nearest to any seeds
+    lifted = relative_to_prior(g, seeds)
+    assert lifted["n"] == max(lifted.values()) > 0.5
+    assert lifted.get("h", 0.0) < 0.1
+    assert relative_to_prior(g, {}) == {}

@@ -11,6 +11,7 @@ from vault_cortex.recall.rank import (
     NoteFacts,
     RegionFacts,
     best_per_note,
+    co_strength,
     coactivation,
     effective_importance,
     fuse,
@@ -100,3 +101,10 @@ def test_snippet_centres_on_the_query_words() -> None:
     cut = snippet(text, "checkpoint starved")
     assert "checkpoint starved" in cut and cut.startswith("…") and cut.endswith("…") and len(cut) <= 245
     assert snippet("short text", "x") == "short text"
+
+
+def test_co_strength_needs_distinct_queries_and_fades() -> None:
+    now = 100 * 86400.0
+    assert co_strength(1, now, now) == 0.0 and co_strength(2, now, now) == 0.0
+    assert co_strength(3, now, now) == 1.0 and co_strength(5, now, now) == 3.0
+    assert co_strength(5, now - 30 * 86400.0, now) == 1.5  # halved after 30 days without a joint recall

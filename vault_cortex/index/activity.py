@@ -7,6 +7,7 @@ and therefore of a union merge, never changes the numbers.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 from collections import Counter
@@ -103,6 +104,8 @@ class Activity(msgspec.Struct, frozen=True, kw_only=True):
 
     paths: dict[str, PathActivity] = msgspec.field(default_factory=dict)
     co_retrieved: dict[str, dict[str, int]] = msgspec.field(default_factory=dict)  # [a][b] with a < b
+    # [a][b][query key] = the last time (epoch seconds) a recall of that query returned both: diversity and age
+    co_queries: dict[str, dict[str, dict[str, float]]] = msgspec.field(default_factory=dict)
     concepts: dict[str, ConceptActivity] = msgspec.field(default_factory=dict)
     events: int = 0
 
@@ -114,6 +117,15 @@ class Activity(msgspec.Struct, frozen=True, kw_only=True):
     def pairs(self) -> list[tuple[str, str, int]]:
         """Every co-retrieved pair as (a, b, count) with a < b, sorted."""
         return [(a, b, n) for a, row in self.co_retrieved.items() for b, n in row.items()]
+
+    def query_pairs(self) -> list[tuple[str, str, str, float]]:
+        """Every (a, b, query key, last time) of a pair returned together by recalls of that query, sorted."""
+        return [(a, b, q, t) for a, row in self.co_queries.items() for b, qs in row.items() for q, t in qs.items()]
+
+
+def query_key(query: str) -> str:
+    """A short fingerprint of a query as typed, case and spacing ignored: recalls of one query count once."""
+    return hashlib.sha256(" ".join(query.lower().split()).encode("utf-8")).hexdigest()[:16]
 
 
 def stamp(now: datetime) -> datetime:
@@ -220,6 +232,7 @@ def replay(events: Iterable[Event], *, top: int = CO_RETRIEVAL_TOP) -> Activity:
     not_useful: Counter[str] = Counter()
     last: dict[str, datetime] = {}
     pairs: Counter[tuple[str, str]] = Counter()
+    queries: dict[tuple[str, str], dict[str, float]] = {}
     touches: Counter[str] = Counter()
     last_touch: dict[str, datetime] = {}
     count = 0
@@ -238,6 +251,10 @@ def replay(events: Iterable[Event], *, top: int = CO_RETRIEVAL_TOP) -> Activity:
                 recalled[path] += 1
                 accessed(path, ts)
             pairs.update(_pairs(returned[:top]))
+            key, when = query_key(event.query), ts.timestamp()
+            for pair in _pairs(returned[:top]):
+                seen = queries.setdefault(pair, {})
+                seen[key] = max(seen.get(key, when), when)
         elif isinstance(event, OpenEvent):
             opened[event.path] += 1
             accessed(event.path, ts)
@@ -265,6 +282,7 @@ def replay(events: Iterable[Event], *, top: int = CO_RETRIEVAL_TOP) -> Activity:
             for p in every
         },
         co_retrieved=nested,
+        co_queries={a: {b: dict(sorted(queries[(a, b)].items())) for b in row} for a, row in nested.items()},
         concepts={c: ConceptActivity(touches=touches[c], last_touch=last_touch[c]) for c in sorted(touches)},
         events=count,
     )

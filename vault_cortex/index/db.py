@@ -56,6 +56,8 @@ CREATE TABLE IF NOT EXISTS skipped(path TEXT PRIMARY KEY, reason TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS access(path TEXT PRIMARY KEY, count INTEGER NOT NULL, last_ts REAL);
 CREATE TABLE IF NOT EXISTS co_retrieval(a TEXT NOT NULL, b TEXT NOT NULL, count INTEGER NOT NULL,
     PRIMARY KEY(a, b)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS co_queries(a TEXT NOT NULL, b TEXT NOT NULL, query TEXT NOT NULL, last_ts REAL NOT NULL,
+    PRIMARY KEY(a, b, query)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS touches(concept TEXT PRIMARY KEY, count INTEGER NOT NULL, last_ts REAL);
 """
 
@@ -264,6 +266,9 @@ class IndexDB:
             [(p, a.access_count, a.last_access.timestamp() if a.last_access else None)
              for p, a in activity.paths.items()])
         self.conn.executemany("INSERT INTO co_retrieval(a, b, count) VALUES (?, ?, ?)", activity.pairs())
+        self.conn.execute("DELETE FROM co_queries")
+        self.conn.executemany("INSERT INTO co_queries(a, b, query, last_ts) VALUES (?, ?, ?, ?)",
+                              activity.query_pairs())
         self.conn.executemany(
             "INSERT INTO touches(concept, count, last_ts) VALUES (?, ?, ?)",
             [(c, t.touches, t.last_touch.timestamp()) for c, t in activity.concepts.items()])
@@ -278,6 +283,9 @@ class IndexDB:
         self.conn.executemany(
             "INSERT INTO co_retrieval(a, b, count) VALUES (?, ?, ?) ON CONFLICT(a, b) DO UPDATE SET "
             "count = count + excluded.count", delta.pairs())
+        self.conn.executemany(
+            "INSERT INTO co_queries(a, b, query, last_ts) VALUES (?, ?, ?, ?) ON CONFLICT(a, b, query) DO UPDATE "
+            "SET last_ts = max(last_ts, excluded.last_ts)", delta.query_pairs())
         self.conn.executemany(
             "INSERT INTO touches(concept, count, last_ts) VALUES (?, ?, ?) ON CONFLICT(concept) DO UPDATE SET "
             "count = count + excluded.count, last_ts = max(last_ts, excluded.last_ts)",
@@ -366,6 +374,11 @@ class IndexDB:
 
     def co_retrieval(self) -> list[tuple[str, str, int]]:
         return self._r().execute("SELECT a, b, count FROM co_retrieval").fetchall()
+
+    def co_diversity(self) -> list[tuple[str, str, int, float]]:
+        """Each co-retrieved pair as (a, b, distinct queries that returned both, last time they did)."""
+        return self._r().execute(
+            "SELECT a, b, count(*), max(last_ts) FROM co_queries GROUP BY a, b ORDER BY a, b").fetchall()
 
     def edges(self) -> list[tuple[str, str | None, str]]:
         return self._r().execute(
@@ -465,5 +478,6 @@ class IndexDB:
             "skipped": q("SELECT path, reason FROM skipped ORDER BY path").fetchall(),
             "access": q("SELECT path, count, last_ts FROM access ORDER BY path").fetchall(),
             "co_retrieval": q("SELECT a, b, count FROM co_retrieval ORDER BY a, b").fetchall(),
+            "co_queries": q("SELECT a, b, query, last_ts FROM co_queries ORDER BY a, b, query").fetchall(),
             "touches": q("SELECT concept, count, last_ts FROM touches ORDER BY concept").fetchall(),
         }

@@ -28,7 +28,7 @@ class EdgeWeights(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     rels: dict[str, float] = msgspec.field(default_factory=_default_rel_weights)
     typed: float = 1.0  # any relation not named in `rels`: supports, contradicts, depends_on, ...
     project: float = 0.5  # a note's membership of its project node
-    co_retrieval_saturation: float = 5.0  # replayed pair count at which a co_retrieved edge is full weight
+    co_retrieval_saturation: float = 5.0  # pair strength (rank.co_strength) at which the edge is full weight
 
     def of(self, rel: str) -> float:
         """The weight of one edge of this relation."""
@@ -78,7 +78,7 @@ class Graph:
         links: Iterable[tuple[str, str | None, str]],
         *,
         projects: Mapping[str, str | None] | None = None,
-        co_retrieved: Iterable[tuple[str, str, int]] = (),
+        co_retrieved: Iterable[tuple[str, str, float]] = (),
         weights: EdgeWeights | None = None,
     ) -> None:
         """Build from note paths, (src, dst or None if dangling, rel) links, note→project, (a, b, count)."""
@@ -123,6 +123,7 @@ class Graph:
         self.edges: tuple[Edge, ...] = tuple(
             Edge(src=s, dst=d, rel=r, weight=v) for (s, d, r), v in sorted(best.items())
         )
+        self._prior: dict[str, float] | None = None  # see prior_proximity
         self._build_walk()
         self._build_links(linked)
 
@@ -179,12 +180,14 @@ class Graph:
         return [self.names[j] for j in self._indices[self._indptr[i]:self._indptr[i + 1]]]
 
 
-def proximity(graph: Graph, seeds: Mapping[str, float], *, hops: int = 3, decay: float = 0.5) -> dict[str, float]:
+def proximity(graph: Graph, seeds: Mapping[str, float], *, hops: int = 3, decay: float = 0.5,
+              raw: bool = False) -> dict[str, float]:
     """Truncated personalised PageRank from the seeds, in [0, 1] relative to the best non-seed note.
 
     Mass starts on the seeds in proportion to their relevance and walks at most `hops` steps, each step
     splitting a node's mass over its edges by weight and keeping `decay` of it. A seed's own mass is not
     counted, so a seed scores only for being near other seeds. Unreached notes are absent (proximity 0).
+    With `raw`, the walk's mass itself, unscaled (see `relative_to_prior`).
     """
     x = np.zeros(len(graph.names), dtype=np.float64)
     for path, rel in seeds.items():
@@ -199,6 +202,9 @@ def proximity(graph: Graph, seeds: Mapping[str, float], *, hops: int = 3, decay:
         pushed = np.bincount(graph._walk_dst, weights=x[graph._walk_src] * graph._walk_p, minlength=x.size)
         x = pushed.astype(np.float64, copy=False) * step_decay
         total += x
+    if raw:
+        notes_mass = total[: graph.n_notes]
+        return {graph.names[int(i)]: float(notes_mass[i]) for i in np.flatnonzero(notes_mass > 1e-15)}
     seeded = np.zeros(x.size, dtype=bool)
     for path in seeds:
         i = graph.index.get(path)
@@ -213,6 +219,37 @@ def proximity(graph: Graph, seeds: Mapping[str, float], *, hops: int = 3, decay:
         return {}
     scores = np.minimum(notes / top, 1.0)
     return {graph.names[int(i)]: float(scores[i]) for i in np.flatnonzero(scores > 1e-12)}
+
+
+def prior_proximity(graph: Graph) -> dict[str, float]:
+    """The query-independent prior: the walk's raw mass from every note at once (unit total), cached."""
+    if graph._prior is None:
+        n = graph.n_notes
+        graph._prior = proximity(graph, dict.fromkeys(graph.names[:n], 1.0 / max(n, 1)), raw=True)
+    return graph._prior
+
+
+def relative_to_prior(graph: Graph, seeds: Mapping[str, float], *, share: float = 0.5) -> dict[str, float]:
+    """Graph proximity beyond what the note gets from anywhere: no hub bias, in [0, 1].
+
+    A walk from any seeds reaches a hub more than a leaf simply because the hub has more edges, so plain
+    proximity is near 1.0 for a hub on every query. Here the walk's mass from this query's seeds has the
+    mass the same walk brings the note from seeds spread over the whole vault (same total) taken off; what is
+    left is specific to the query. It is scaled to the best such excess of a non-seed note, but never to less
+    than `share` of the strongest raw proximity, so a graph with nothing query-specific gives small values.
+    Kept apart from `proximity` so the walk itself can change.
+    """
+    mass = proximity(graph, seeds, raw=True)
+    if not mass:
+        return {}
+    prior = prior_proximity(graph)
+    total = sum(v for p, v in seeds.items() if v > 0 and graph.index.get(p, graph.n_notes) < graph.n_notes)
+    excess = {p: v - total * prior.get(p, 0.0) for p, v in mass.items()}
+    others = [p for p in mass if p not in seeds] or list(mass)
+    top = max(max(excess[p] for p in others), share * max(mass[p] for p in others))
+    if top <= 0.0:
+        return {}
+    return {p: min(1.0, v / top) for p, v in excess.items() if v / top > 1e-12}
 
 
 def _tarjan(graph: Graph) -> tuple[list[tuple[int, int]], set[int], list[int]]:

@@ -12,10 +12,11 @@ from functools import lru_cache
 
 import msgspec
 
-from vault_cortex.config import Settings
+from vault_cortex.config import PushSettings, Settings
 from vault_cortex.index.db import ChunkRow, IndexDB, NoteRow
 from vault_cortex.index.vectors import Vector, Vectors
-from vault_cortex.recall.graph import Graph, proximity
+from vault_cortex.recall.gate import Cue, Verdict, judge
+from vault_cortex.recall.graph import Graph, relative_to_prior
 from vault_cortex.recall.pack import Candidate, Packed, Piece
 from vault_cortex.recall.rank import (
     Fused,
@@ -50,6 +51,8 @@ class Hit(msgspec.Struct, frozen=True, kw_only=True):
     heading: str
     snippet: str
     line: int
+    push_probability: float | None = None  # with `gate`: the gate's chance that this memory bears on the query
+    push_why: str | None = None  # with `gate`: the features that raised that chance, in words
 
 
 class Recall(msgspec.Struct, frozen=True, kw_only=True):
@@ -99,7 +102,7 @@ def rank(
     graph: Graph,
     concepts: Sequence[Concept],
     access: Mapping[str, tuple[int, float | None]],
-    pairs: Mapping[tuple[str, str], int],
+    pairs: Mapping[tuple[str, str], float],
     settings: Settings,
     weights: dict[str, float],
     now: float,
@@ -127,7 +130,7 @@ def rank(
     prox: dict[str, float] = {}
     if use_graph:
         seeds = {notes[chunks[f.chunk_id].note_id].path: max(f.relevance, 1e-3) for f in best[:SEEDS]}
-        prox = proximity(graph, seeds)
+        prox = relative_to_prior(graph, seeds)  # proximity less the note's prior: no hub bias
         have = {notes[chunks[f.chunk_id].note_id].path for f in best}
         extra_paths = [p for p, v in sorted(prox.items(), key=lambda kv: (-kv[1], kv[0]))
                        if v > 0 and p not in have][:GRAPH_EXTRAS]
@@ -221,10 +224,20 @@ def _names_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)")
 
 
-def to_hit(s: Scored, query: str) -> Hit:
+def gate(scored: Sequence[Scored], query: str, push: PushSettings) -> list[Verdict]:
+    """The push gate's verdict on the best-ranked candidates (at most `push.candidates`), in rank order."""
+    cues = [Cue(score=s.score, relevance=s.fused.relevance, dense=s.fused.dense, lexical=s.fused.lexical,
+                cosine=s.fused.cosine, text=f"{s.note.title}\n{s.chunk.text}", region=s.signals["region"],
+                recency=s.signals["recency"]) for s in scored[: push.candidates]]
+    seen = [s.chunk.text for s in scored[push.candidates:]]
+    return judge(query, cues, push.weights, push.intercept, seen)
+
+
+def to_hit(s: Scored, query: str, verdict: Verdict | None = None) -> Hit:
     return Hit(path=s.note.path, title=s.note.title, region=s.note.region, score=s.score, signals=s.signals,
                reason=s.reason, dense=round(s.fused.dense, 4), lexical=round(s.fused.lexical, 4),
-               heading=s.chunk.heading, snippet=snippet(s.chunk.text, query), line=s.chunk.start_line)
+               heading=s.chunk.heading, snippet=snippet(s.chunk.text, query), line=s.chunk.start_line,
+               push_probability=verdict.probability if verdict else None, push_why=verdict.why if verdict else None)
 
 
 def to_candidate(s: Scored, neighbours: Sequence[ChunkRow], section: str = "") -> Candidate:

@@ -16,6 +16,7 @@ class Fused(msgspec.Struct, frozen=True, kw_only=True):
     relevance: float
     dense: float
     lexical: float
+    cosine: float = 0.0  # the raw cosine similarity behind `dense` (0 when it was not computed)
 
 
 def normalise_dense(sims: Mapping[int, float]) -> dict[int, float]:
@@ -54,6 +55,7 @@ def fuse(
             relevance=(dense_weight * d.get(k, 0.0) + lexical_weight * lx.get(k, 0.0)) / total,
             dense=d.get(k, 0.0),
             lexical=lx.get(k, 0.0),
+            cosine=float(dense.get(k, 0.0)),
         )
         for k in set(d) | set(lx)
     ]
@@ -137,9 +139,26 @@ def recency(facts: NoteFacts, now: float) -> float:
     return float(0.5 ** (max(0.0, (now - since) / DAY) / RECENCY_HALF_LIFE_DAYS))
 
 
-def coactivation(path: str, top: list[str], pairs: Mapping[tuple[str, str], int]) -> float:
+CO_MIN_QUERIES = 3  # distinct queries that must have returned a pair together before it counts at all
+CO_HALF_LIFE_DAYS = 30.0
+
+
+def co_strength(queries: int, last: float, now: float, *, min_queries: int = CO_MIN_QUERIES,
+                half_life_days: float = CO_HALF_LIFE_DAYS) -> float:
+    """How much a co-retrieved pair may count: nothing until `min_queries` distinct queries returned it, then
+    one per further query, halving every half-life since they were last returned together.
+
+    Recalling one query again and again adds nothing, so a few of a user's own recalls cannot lift their
+    results above what answers a different query (the filter bubble).
+    """
+    if queries < min_queries:
+        return 0.0
+    return (queries - min_queries + 1) * float(0.5 ** (max(0.0, now - last) / DAY / half_life_days))
+
+
+def coactivation(path: str, top: list[str], pairs: Mapping[tuple[str, str], float]) -> float:
     """How often this note was retrieved together with the current top results, saturating in [0, 1)."""
-    total = 0
+    total = 0.0
     for other in top:
         if other != path:
             total += pairs.get((path, other) if path < other else (other, path), 0)

@@ -285,7 +285,7 @@ class _Sleep:
         for a, b, n in sorted(self.world.co_pairs):
             if n >= self.cfg.co_retrieved_min and a in ok and b in ok and a in self.live and b in self.live \
                     and b not in self.live[a].co_listed and a not in self.live[b].co_listed:
-                out.append(Wire(src=a, rel="co_retrieved", dst=b, why=f"recalled together {n} times"))
+                out.append(Wire(src=a, rel="co_retrieved", dst=b, why=f"recalled together by {n} distinct queries"))
         cands = sorted(p for p in ok if p in self.vec and not (self.live.get(p) and self.live[p].layer))
         if len(cands) < 2:
             return out

@@ -22,7 +22,7 @@ from vault_cortex.errors import InvalidRequest
 from vault_cortex.files.vault import content_hash
 from vault_cortex.identity.habits import HABITS_DIR
 from vault_cortex.identity.resonance import DEFAULT_WEIGHT, RESONANCE_DIR, as_weight, last_feedback, last_touches
-from vault_cortex.index.activity import FeedbackEvent, OpenEvent, RecallEvent, read_events
+from vault_cortex.index.activity import FeedbackEvent, OpenEvent, RecallEvent, query_key, read_events
 from vault_cortex.index.host import Searchable
 from vault_cortex.recall.graph import Graph, GraphHealth
 from vault_cortex.sleep.consolidate import make_plan
@@ -74,15 +74,18 @@ def gather(cx: Sleeping, now: datetime) -> tuple[World, dict[str, np.ndarray]]:
     events, _ = read_events(root)
     used: dict[str, list[datetime]] = defaultdict(list)
     pairs: dict[tuple[str, str], list[datetime]] = defaultdict(list)
+    queries: dict[tuple[str, str], set[str]] = defaultdict(set)  # one query recalled again and again counts once
     since = [e for e in events if state.last_sleep is None or e.ts > state.last_sleep]
     for e in events:
         if isinstance(e, RecallEvent):
             top = list(dict.fromkeys(e.paths))
             for p in top:
                 used[p].append(e.ts)
+            key = query_key(e.query)
             for i, a in enumerate(top[:5]):
                 for b in top[i + 1:5]:
                     pairs[(a, b) if a < b else (b, a)].append(e.ts)
+                    queries[(a, b) if a < b else (b, a)].add(key)
         elif isinstance(e, OpenEvent) or (isinstance(e, FeedbackEvent) and e.useful):
             used[e.path].append(e.ts)
     graph = cx.graph()
@@ -115,7 +118,7 @@ def gather(cx: Sleeping, now: datetime) -> tuple[World, dict[str, np.ndarray]]:
     taken = frozenset([*db.note_paths(), *(s.path for s in db.skipped())])
     world = World(
         now=now, notes=tuple(memos), taken=taken, health=cx.graph_health(), state=state, state_hash=state_hash,
-        co_pairs=tuple((a, b, len(ts)) for (a, b), ts in sorted(pairs.items())),
+        co_pairs=tuple((a, b, len(queries[(a, b)])) for (a, b) in sorted(pairs)),
         pair_last={f"{a}|{b}": max(ts) for (a, b), ts in pairs.items()},
         events_since=len(since), recalls_since=sum(isinstance(e, RecallEvent) for e in since),
         opens_since=sum(isinstance(e, OpenEvent) for e in since), weight_use=weight_use)

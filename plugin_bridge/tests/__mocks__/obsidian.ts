@@ -297,9 +297,43 @@ export abstract class ItemView extends View {
   }
 }
 
+export interface EditorPosition {
+  line: number;
+  ch: number;
+}
+
+export interface MarkdownFileInfo {
+  file: TFile | null;
+}
+
 export class Editor {
   inserted: string[] = [];
   selection = "";
+  lines: string[] = [""];
+  cursor: EditorPosition = { line: 0, ch: 0 };
+
+  getValue(): string {
+    return this.lines.join("\n");
+  }
+
+  /** Replace the text and put the cursor at its end, as typing it would. */
+  setValue(text: string): void {
+    this.lines = text.split("\n");
+    const last = this.lines.length - 1;
+    this.cursor = { line: last, ch: (this.lines[last] ?? "").length };
+  }
+
+  lineCount(): number {
+    return this.lines.length;
+  }
+
+  getLine(line: number): string {
+    return this.lines[line] ?? "";
+  }
+
+  getCursor(): EditorPosition {
+    return { ...this.cursor };
+  }
 
   getSelection(): string {
     return this.selection;
@@ -396,6 +430,15 @@ export class Workspace extends Events {
 
   async openLinkText(linktext: string, sourcePath: string, newLeaf?: unknown, state?: OpenViewState): Promise<void> {
     this.opened.push({ linktext, sourcePath, newLeaf, state });
+  }
+
+  /** The shim's stand-in for the user typing into a note: the editor holds `text`, the cursor at its end. */
+  type(path: string, text: string): Editor {
+    const view = new MarkdownView(new WorkspaceLeaf(this.app));
+    view.file = new TFile(path);
+    view.editor.setValue(text);
+    this.trigger("editor-change", view.editor, view);
+    return view.editor;
   }
 
   /** The shim's stand-in for the user opening a note. */

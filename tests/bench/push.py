@@ -1,0 +1,194 @@
+"""The push gate against the cosine-threshold baseline, on LoCoMo dev, cross-validated; and the hooks' latency.
+
+Part 1 (quality): each prompt is ranked in its conversation's vault and what the prompt hook would inject is
+simulated from the same features, costs and 400-token budget the hook uses (tests/bench/fit_gate.py builds
+them). For the gate, every row is cross-validated by conversation (fit on two, test on the third, mean of
+the three); the baseline has nothing to fit. Figures per threshold:
+  coverage   questions whose injection holds an evidence turn
+  precision  injections (fired on questions) holding an evidence turn
+  mem prec   injected memories that are evidence turns
+  fired      questions that got an injection at all
+  off-topic  off-topic prompts (other conversations' questions, coding/writing prompts, vague one-liners)
+             that got an injection
+  per inj    memories per injection
+Part 2 (latency): the prompt hook in-process on a LoCoMo vault; with --server, the tool-result hook over
+HTTP (and as the real command) on the generated 2,000-note bench vault with `vault-cortex serve` running.
+
+Run: `python tests/bench/push.py [--data DIR] [--work DIR] [--server] [--notes 2000] [--keep DIR]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from server.hooks import run_hook  # noqa: E402
+from tests.bench import fit_gate  # noqa: E402
+from tests.bench.fit_gate import Figures, Row, evaluate, fit, folds, probabilities  # noqa: E402
+from vault_cortex import Cortex  # noqa: E402
+from vault_cortex.config import load_settings  # noqa: E402
+
+GATE_THRESHOLDS = (0.08, 0.1, 0.12, 0.14, 0.16, 0.17, 0.18, 0.2, 0.25, 0.3, 0.4)
+COSINE_THRESHOLDS = (0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6)
+
+
+def pct(values: Sequence[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))] if ordered else float("nan")
+
+
+def line(name: str, f: Figures) -> str:
+    return (f"{name:<30}{f.coverage:>9.3f}{f.precision:>10.3f}{f.memory_precision:>9.3f}{f.fired:>8.3f}"
+            f"{f.off_topic:>10.3f}{f.per_injection:>8.1f}")
+
+
+Split = list[tuple[list[Row], list[Row]]]
+
+
+def held_out(splits: Split, score: Callable[[int, Row], list[float]], threshold: float, budget: int,
+             floor: float | None) -> Figures:
+    """Mean over the three held-out conversations; `score(fold, row)` scores a held-out row."""
+    figures = []
+    for i, (_, held) in enumerate(splits):
+        figures.append(evaluate(held, [score(i, r) for r in held], threshold, budget, floor))
+    return fit_gate.mean(figures)
+
+
+def quality(rows: list[Row], budget: int) -> None:
+    splits = folds(rows)
+    fits = [fit(train) for train, _ in splits]
+    by_row: dict[tuple[int, int], list[float]] = {}
+
+    def gate(fold: int, r: Row) -> list[float]:
+        key = (fold, id(r))
+        if key not in by_row:
+            by_row[key] = probabilities(r, *fits[fold])
+        return by_row[key]
+
+    print(f"{'LoCoMo dev, 400-token budget':<30}{'coverage':>9}{'precision':>10}{'mem prec':>9}{'fired':>8}"
+          f"{'off-topic':>10}{'per inj':>8}")
+    cv, chosen = fit_gate.cross_validate(rows, budget)
+    picks = ", ".join(f"{t:.2f}" for t, _ in chosen)
+    print(line("gate, threshold from training", fit_gate.mean(cv)) + f"   (per fold: {picks})")
+    print("gate (cross-validated), by threshold:")
+    for t in GATE_THRESHOLDS:
+        print(line(f"  p >= {t:.2f}", held_out(splits, gate, t, budget, 0.0)))
+    print("baseline: cosine threshold (the old prompt hook), same blocks and budget:")
+    for t in COSINE_THRESHOLDS:
+        print(line(f"  cosine >= {t:.2f}", held_out(splits, lambda _, r: r.cosine, t, budget, None)))
+    print("targets: precision >= 0.65 at coverage >= 0.60, off-topic <= 0.02")
+
+
+def prompt_latency(work: Path, n: int = 100) -> None:
+    """The prompt hook in-process (recall, gate, render, session state) on the first conversation's vault."""
+    conv = json.loads(sorted(fit_gate.DATA.glob("*.json"))[0].read_text("utf-8"))
+    questions = [qa["question"] for qa in conv["qa"]][:n]
+    with tempfile.TemporaryDirectory(prefix="vault-cortex-push-") as tmp:
+        # a copy: the hook logs its recalls, which would change the next run's ranking (access, co-activation)
+        root = Path(tmp) / "vault"
+        shutil.copytree(sorted(work.glob("conv-*"))[0], root)
+        with Cortex(root.resolve(), load_settings(root, env={})) as cx:
+            run_hook(lambda: cx, "prompt", {"prompt": questions[0]})  # load the model
+            times = []
+            for i, q in enumerate(questions):
+                t0 = time.perf_counter()
+                run_hook(lambda: cx, "prompt", {"prompt": q, "session_id": f"bench-{i}"})
+                times.append((time.perf_counter() - t0) * 1000)
+    print(f"prompt hook in-process ({len(times)} prompts): p50 {pct(times, 50):.0f} ms, p95 {pct(times, 95):.0f} ms")
+
+
+def failures(n: int) -> list[dict[str, object]]:
+    """Tool responses that report failures, worded from the bench vault's topics."""
+    from tests.bench.gen import queries
+
+    out: list[dict[str, object]] = []
+    for i, q in enumerate(queries(n, seed=11)):
+        kind = i % 3
+        if kind == 0:
+            stderr = f'Traceback (most recent call last):\n  File "/srv/app/main.py", line 12\nRuntimeError: {q}\n'
+        elif kind == 1:
+            stderr = f"FAILED tests/test_app.py::test_{i} - AssertionError: {q}\n1 failed, 20 passed"
+        else:
+            stderr = f"error: {q}"
+        out.append({"stdout": "", "stderr": stderr, "exit_code": 1})
+    return out
+
+
+def tool_result_latency(notes: int, keep: Path | None, n: int = 200) -> None:
+    """tool-result over HTTP with `vault-cortex serve` running on the generated bench vault."""
+    import httpx
+
+    from tests.bench.gen import make_vault
+    from tests.bench.server import serving
+
+    work = keep or Path(tempfile.mkdtemp(prefix="vault-cortex-bench-push-"))
+    vault = work / "vault"
+    try:
+        if not (vault / ".cortex").is_dir():
+            print(f"generating {notes} notes in {vault}", file=sys.stderr, flush=True)
+            make_vault(vault, notes, seed=7)
+        with Cortex.open(vault) as cx:
+            report = cx.sync()
+        with serving(vault) as (url, auth), httpx.Client(base_url=url, headers=auth, timeout=30) as http:
+            payloads = [{"session_id": f"bench-{i}", "tool_name": "Bash", "tool_input": {"command": "make"},
+                         "tool_response": r, "hook_event_name": "PostToolUse"} for i, r in enumerate(failures(n))]
+            for p in payloads[:20]:
+                http.post("/v1/hooks/tool-result", json=p)
+            times, fired = [], 0
+            for p in payloads:
+                p = {**p, "session_id": f"{p['session_id']}-timed"}
+                t0 = time.perf_counter()
+                r = http.post("/v1/hooks/tool-result", json=p)
+                times.append((time.perf_counter() - t0) * 1000)
+                r.raise_for_status()
+                fired += bool(r.json())
+            env = {**os.environ, "VAULT_CORTEX_VAULT": str(vault), "VAULT_CORTEX_URL": url}
+            command = []
+            for p in payloads[:30]:
+                t0 = time.perf_counter()
+                subprocess.run([sys.executable, "-m", "server.cli", "hook", "tool-result"], input=json.dumps(
+                    {**p, "session_id": f"{p['session_id']}-cmd"}), text=True, capture_output=True, env=env,
+                    check=True)
+                command.append((time.perf_counter() - t0) * 1000)
+        print(f"tool-result over HTTP, {report.notes}-note vault ({len(times)} failures, {fired} pushed): "
+              f"p50 {pct(times, 50):.0f} ms, p95 {pct(times, 95):.0f} ms (target < 150 ms)")
+        print(f"  as the real command (python start-up included, {len(command)} runs): "
+              f"p50 {pct(command, 50):.0f} ms, p95 {pct(command, 95):.0f} ms")
+        shutil.rmtree(vault / ".cortex" / "hooks", ignore_errors=True)
+    finally:
+        if keep is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", type=Path, default=fit_gate.DATA)
+    ap.add_argument("--work", type=Path, default=Path("/tmp/vault-cortex-locomo"))
+    ap.add_argument("--server", action="store_true", help="also time tool-result over HTTP on the bench vault")
+    ap.add_argument("--notes", type=int, default=2000)
+    ap.add_argument("--keep", type=Path, default=None, help="build (or reuse) the bench vault here")
+    args = ap.parse_args(argv)
+    fit_gate.DATA = args.data
+    rows = fit_gate.build(args.data, args.work)
+    quality(rows, fit_gate.BUDGET_TOKENS - fit_gate.header_tokens())
+    print(f"({statistics.fmean([r.kind == 'question' for r in rows]) * len(rows):.0f} questions, "
+          f"{sum(r.kind != 'question' for r in rows)} off-topic prompts over 3 conversations)")
+    prompt_latency(args.work)
+    if args.server:
+        tool_result_latency(args.notes, args.keep)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

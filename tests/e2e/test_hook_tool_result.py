@@ -1,0 +1,111 @@
+"""`vault-cortex hook tool-result` (PostToolUse): a failure in a tool's output brings back the note about its fix."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from harness import TOKEN, LiveServer
+
+from server import hooks
+from server.bearer import TOKEN_ENV
+from vault_cortex.cortex import Cortex
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "tool_result"
+FIX_NOTE = "scientific/2026-11-20 collector database is locked.md"
+DEAD_URL = "http://127.0.0.1:9"
+TRACEBACK = """Traceback (most recent call last):
+  File "/home/me/greenhouse-sensor/collector/main.py", line 88, in <module>
+    store.write(reading)
+  File "/home/me/greenhouse-sensor/collector/store.py", line 41, in write
+    self.conn.execute("INSERT INTO readings VALUES (?, ?, ?)", row)
+sqlite3.OperationalError: database is locked
+"""
+
+
+def with_fix_note(cx: Cortex) -> Cortex:
+    """The e2e vault plus the note about an earlier fix of a locked database."""
+    if not (cx.root / FIX_NOTE).exists():
+        shutil.copy(FIXTURE / Path(FIX_NOTE).name, cx.root / FIX_NOTE)
+        cx.sync()
+    return cx
+
+
+def payload(session: str, response: Any, tool: str = "Bash", command: str = "python -m collector") -> dict[str, Any]:
+    return {"session_id": session, "cwd": "/home/me/greenhouse-sensor", "hook_event_name": "PostToolUse",
+            "tool_name": tool, "tool_input": {"command": command}, "tool_response": response,
+            "transcript_path": "/tmp/t.jsonl"}
+
+
+def hook(args: list[str], stdin: str, vault: Path, url: str = DEAD_URL, token: str | None = None,
+         ) -> subprocess.CompletedProcess[str]:
+    """The real command, as Claude Code runs it."""
+    env = {**os.environ, hooks.VAULT_ENV: str(vault), hooks.URL_ENV: url}
+    env.pop(TOKEN_ENV, None)
+    if token:
+        env[TOKEN_ENV] = token
+    done = subprocess.run([sys.executable, "-m", "server.cli", "hook", *args], input=stdin, text=True,
+                          capture_output=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+def context(done: subprocess.CompletedProcess[str]) -> str | None:
+    if not done.stdout.strip():
+        return None
+    out = json.loads(done.stdout)
+    assert out["hookSpecificOutput"]["hookEventName"] == "PostToolUse"
+    text = out["hookSpecificOutput"]["additionalContext"]
+    assert 0 < len(text) <= hooks.MAX_CONTEXT_CHARS
+    return str(text)
+
+
+def test_a_locked_database_brings_back_the_fix_once_per_session(cx: Cortex) -> None:
+    with_fix_note(cx)
+    response = {"stdout": "", "stderr": TRACEBACK, "interrupted": False, "exit_code": 1}
+    text = context(hook(["tool-result"], json.dumps(payload("s-fail", response)), cx.root))
+    assert text is not None
+    first = text.split("\n## ")[1]
+    assert first.startswith(FIX_NOTE), text  # the fix comes first
+    assert "p 0." in first  # with the gate's probability and why
+    assert "database is locked" in text.splitlines()[0]
+    again = context(hook(["tool-result"], json.dumps(payload("s-fail", response)), cx.root))
+    assert again is None or FIX_NOTE not in again  # once per session
+
+
+def test_a_tool_call_that_went_well_pushes_nothing(cx: Cortex) -> None:
+    with_fix_note(cx)
+    for response, tool in (({"stdout": "12 passed in 0.4s", "stderr": "", "exit_code": 0}, "Bash"),
+                           ("sqlite3.OperationalError: database is locked\n", "Read"),  # a file that mentions it
+                           ({"stdout": "", "stderr": "", "exit_code": 0}, "Bash"), ({}, "Bash"), (None, "Bash")):
+        assert context(hook(["tool-result"], json.dumps(payload("s-ok", response, tool)), cx.root)) is None
+
+
+def test_bad_input_and_a_failure_nothing_knows_exit_0(cx: Cortex) -> None:
+    with_fix_note(cx)
+    for stdin in ("", "{broken", "[1]", json.dumps({"tool_response": 42})):
+        hook(["tool-result"], stdin, cx.root)
+    unknown = {"stderr": "zq_frobnicator: quux overflowed the wibble at 0x7f3a", "exit_code": 3}
+    assert context(hook(["tool-result"], json.dumps(payload("s-unknown", unknown)), cx.root)) is None
+    huge = {"stdout": "x" * 900_000 + "\nsqlite3.OperationalError: database is locked\n", "exit_code": 1}
+    text = context(hook(["tool-result"], json.dumps(payload("s-huge", huge)), cx.root))
+    assert text is not None and FIX_NOTE in text
+
+
+def test_the_running_server_answers_tool_result_fast(live: LiveServer, cx: Cortex, tmp_path: Path) -> None:
+    with_fix_note(cx)
+    shell = tmp_path / "shell"
+    (shell / ".cortex").mkdir(parents=True)  # opened directly it would recall nothing
+    response = {"stderr": TRACEBACK, "exit_code": 1}
+    text = context(hook(["tool-result"], json.dumps(payload("s-live-fail", response)), shell, live.url, TOKEN))
+    assert text is not None and FIX_NOTE in text
+    started = time.perf_counter()
+    out = hooks.post_hook(live.url, TOKEN, "tool-result", payload("s-live-2", response))
+    assert FIX_NOTE in out["hookSpecificOutput"]["additionalContext"]
+    assert time.perf_counter() - started < 5.0  # generous; tests/bench/push.py measures the p95

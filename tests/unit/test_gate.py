@@ -1,0 +1,48 @@
+"""The push gate's maths (recall/gate.py): features from ranked candidates, the logistic model, the why-line."""
+
+from __future__ import annotations
+
+import pytest
+
+from vault_cortex.config import GATE_FEATURES, PushSettings
+from vault_cortex.recall.gate import Cue, content_words, coverage, features, judge, logistic, names
+
+
+def cue(score: float, text: str, cosine: float = 0.5) -> Cue:
+    return Cue(score=score, relevance=score, dense=score, lexical=score, cosine=cosine, text=text, region=0.7,
+               recency=1.0)
+
+
+def test_features_are_the_configured_ones_in_rank_order() -> None:
+    cues = [cue(0.9, "WAL checkpoint starvation froze the dashboard"), cue(0.5, "soil moisture"), cue(0.4, "x")]
+    xs = features("why did the dashboard freeze during the WAL checkpoint", cues)
+    assert [set(x) for x in xs] == [set(GATE_FEATURES)] * 3
+    assert xs[0]["rank"] == 0.0 and xs[1]["rank"] > 0
+    assert xs[0]["margin"] == pytest.approx(0.9 - 0.45)
+    assert xs[0]["gap"] == 0.0 and xs[2]["gap"] == pytest.approx(0.5)
+    assert xs[0]["coverage"] > xs[1]["coverage"] == 0.0
+
+
+def test_coverage_counts_at_least_three_words() -> None:
+    assert coverage(content_words("tell me more"), "Tell me more about it") == pytest.approx(1 / 3)
+    assert coverage(content_words("sqlite checkpoint starvation"), "checkpoint starvation in SQLite") == 1.0
+    assert coverage(set(), "anything") == 0.0
+
+
+def test_names_known_to_the_vault() -> None:
+    assert names("When did Caroline meet Melanie in Paris?") == {"caroli", "melani", "paris"}
+    x = features("When did Caroline go hiking?", [cue(0.9, "Melanie: I went hiking")], seen=["Jon went out"])[0]
+    assert x["names"] == 0.0  # a name the vault has never seen: likely another conversation
+    assert features("when did she go hiking", [cue(0.9, "hiking")])[0]["names"] == 1.0
+
+
+def test_the_probability_rises_with_a_good_match_and_says_why() -> None:
+    push = PushSettings()
+    query = "what did we learn about WAL checkpoints and the dashboard freezing"
+    good = judge(query, [cue(0.9, "WAL checkpoints: the dashboard froze because of checkpoint starvation", 0.7),
+                         cue(0.3, "ESP32 deep sleep", 0.2)], push.weights, push.intercept)
+    weak = judge(query, [cue(0.9, "Sourdough starter feeding schedule", 0.1)], push.weights, push.intercept)
+    assert good[0].probability > push.threshold > weak[0].probability
+    assert good[0].probability > good[1].probability
+    assert "meaning 0.70" in good[0].why or "of the words" in good[0].why
+    assert logistic({}, {}, 0.0) == 0.5

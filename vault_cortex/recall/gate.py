@@ -1,0 +1,127 @@
+"""The push gate, pure: the chance that a recalled memory bears on a prompt, from the ranking's own features.
+
+A logistic regression over a handful of features every ranked candidate already has (see FEATURES). It is
+fitted by `tests/bench/fit_gate.py` on the LoCoMo development set plus off-topic prompts, and its
+coefficients live in the vault's config (`[push]`), so the model can be read, changed and re-fitted.
+The probability is calibrated on that data: 0.6 means that, of memories given 0.6, about six in ten were
+evidence for the question asked. It is an estimate, not a guarantee.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+
+import msgspec
+
+from vault_cortex.config import GATE_FEATURES as FEATURES
+from vault_cortex.index.fts import _STOPWORDS, WORD
+
+__all__ = ["FEATURES", "Cue", "Verdict", "coverage", "features", "judge", "logistic", "why"]
+SPECIFIC_WORDS = 6  # a prompt with this many content words counts as fully specific ("tell me more" has 1)
+MIN_WORDS = 3  # coverage is out of at least this many query words
+MATCHED = 4  # query words a memory shares, counted up to this many (one shared word proves little)
+MARGIN_NEXT = 3  # the margin is to the mean score of this many candidates below
+WHY_PARTS = 2  # features named in a why-line
+
+
+class Cue(msgspec.Struct, frozen=True, kw_only=True):
+    """What the gate reads of one ranked candidate (best first in its list)."""
+
+    score: float  # the mode-weighted ranking score
+    relevance: float  # fused dense + lexical, relative to the query's best
+    dense: float  # normalised dense part
+    lexical: float  # normalised lexical part
+    cosine: float  # raw cosine of the query and the note's best chunk
+    text: str  # title and best chunk, for query-term coverage
+    region: float  # the region weight signal
+    recency: float  # the recency signal
+
+
+class Verdict(msgspec.Struct, frozen=True, kw_only=True):
+    """The gate's estimate for one candidate and the features it came from."""
+
+    probability: float
+    features: dict[str, float]
+    why: str
+
+
+def content_words(text: str) -> set[str]:
+    """Lower-cased words of three letters or more that are not stopwords, cut to a 6-letter stem."""
+    return {w.lower()[:6] for w in WORD.findall(text) if len(w) > 2 and w.lower() not in _STOPWORDS}
+
+
+def coverage(query_words: set[str], text: str) -> float:
+    """Share of the query's content words (stemmed) found in the text, out of at least MIN_WORDS: the one word
+    of "tell me more" found in a chat turn is not full coverage."""
+    return len(query_words & content_words(text)) / max(len(query_words), MIN_WORDS)
+
+
+def names(text: str) -> set[str]:
+    """Capitalised words not at the start of a sentence: names, places, products (stemmed like content words)."""
+    out = set()
+    for m in re.finditer(r"(?<![.!?]\s)(?<!^)\b([A-Z][\w'-]+)", text.strip()):
+        w = m.group(1).lower()
+        if len(w) > 2 and w not in _STOPWORDS:
+            out.add(w[:6])
+    return out
+
+
+def features(query: str, cues: Sequence[Cue], seen: Sequence[str] = ()) -> list[dict[str, float]]:
+    """The gate's features of every candidate, in the candidates' (ranked) order.
+
+    `seen` is the text of every candidate the ranking gathered (more than the cues): a query word or name
+    found in none of them is likely not in the vault at all, the mark of a prompt about something else.
+    """
+    words = content_words(query)
+    vocab = content_words(" ".join([*seen, *(c.text for c in cues)]))
+    known = len(words & vocab) / len(words) if words else 0.0
+    proper = names(query)
+    named = len(proper & vocab) / len(proper) if proper else 1.0
+    top = cues[0].score if cues else 0.0
+    out = []
+    for i, c in enumerate(cues):
+        below = [n.score for n in cues[i + 1:i + 1 + MARGIN_NEXT]]
+        margin = c.score - (sum(below) / len(below) if below else 0.0)
+        out.append({
+            "relevance": c.relevance, "dense": c.dense, "lexical": c.lexical, "cosine": c.cosine,
+            "coverage": coverage(words, c.text), "rank": math.log1p(i), "margin": margin, "gap": top - c.score,
+            "matched": min(len(words & content_words(c.text)), MATCHED) / MATCHED,
+            "region": c.region, "recency": c.recency, "known": known, "names": named,
+            "words": min(len(words), SPECIFIC_WORDS) / SPECIFIC_WORDS,
+        })
+    return out
+
+
+def logistic(x: Mapping[str, float], weights: Mapping[str, float], intercept: float) -> float:
+    """The model's probability for one feature vector."""
+    z = intercept + sum(weights.get(k, 0.0) * v for k, v in x.items())
+    return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
+
+
+_PHRASES = {
+    "cosine": "meaning {v:.2f}", "coverage": "{v:.0%} of the words",
+    "margin": "ahead of the next by {v:.2f}", "relevance": "relevance {v:.2f}",
+    "lexical": "words {v:.2f}", "dense": "meaning {v:.2f}",
+    "rank": "near the top", "gap": "close to the best result", "region": "from a weighted region",
+    "recency": "recent", "known": "the vault knows {v:.0%} of the words", "names": "names it knows",
+    "words": "a specific prompt", "matched": "shares several of its words",
+}
+
+
+def why(x: Mapping[str, float], weights: Mapping[str, float]) -> str:
+    """The features that raised the probability most, in words."""
+    pushes = sorted(((weights.get(k, 0.0) * v, k) for k, v in x.items() if weights.get(k, 0.0) * v > 0.05),
+                    reverse=True)
+    return "; ".join(_PHRASES[k].format(v=x[k]) for _, k in pushes[:WHY_PARTS]) or "no strong sign"
+
+
+def judge(query: str, cues: Sequence[Cue], weights: Mapping[str, float], intercept: float,
+          seen: Sequence[str] = ()) -> list[Verdict]:
+    """The gate's verdict on each candidate, in their order."""
+    out = []
+    for x in features(query, cues, seen):
+        out.append(Verdict(probability=round(logistic(x, weights, intercept), 4),
+                           features={k: round(v, 4) for k, v in x.items()}, why=why(x, weights)))
+    return out
