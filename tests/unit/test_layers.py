@@ -18,6 +18,7 @@ LEVELS = {"files": 2, "index": 3, "recall": 4, "identity": 5, "sleep": 6, "corte
           "cli": 8}
 # Pure core: values in, values out. No disk, clock, environment, network, database or model.
 PURE = {"files.note", "files.frontmatter", "files.links", "files.chunk", "files.noise", "files.edit", "files.yamltext",
+        "files.sections", "files.relink",
         "index.fts", "recall.rank", "recall.graph", "recall.pack", "sleep.merge", "sleep.tiers", "sleep.dream",
         "errors"}
 IMPURE = {"os", "sqlite3", "pathlib", "shutil", "tempfile", "socket", "subprocess", "time", "usearch",
