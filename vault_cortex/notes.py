@@ -5,8 +5,11 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from vault_cortex.errors import InvalidRequest
 from vault_cortex.files.edit import add_relation
+from vault_cortex.files.frontmatter import normalise_tag
 from vault_cortex.files.yamltext import note_filename, render_new_note
 
 if TYPE_CHECKING:
@@ -31,7 +34,7 @@ def remember(cx: Cortex, text: str, *, title: str | None = None, region: str | N
         props["importance"] = importance
     props["created"] = cx.clock().astimezone().strftime("%Y-%m-%dT%H:%M")
     if tags:
-        props["tags"] = [t.lstrip("#") for t in tags]
+        props["tags"] = _tags(tags)
     if project:
         props["project"] = project
     content = render_new_note(title=None, body=text.strip() + "\n", properties=props)
@@ -56,12 +59,23 @@ def link(cx: Cortex, src: str, rel: str, dst: str) -> NoteDoc:
         raise InvalidRequest("the link target is empty")
     if re.search(r"[\[\]|\x00-\x1f\x7f]", target):
         raise InvalidRequest(f"a link target is a note name or path, without brackets, '|' or line breaks: {dst!r}")
-    with cx.writing():
-        doc = cx.read_note(src)
-        new = add_relation(doc.content, rel, target)
-        if new == doc.content:
-            return doc
-        return cx.write_note(src, new, doc.etag)
+    doc = cx.edit_note(src, lambda text: add_relation(text, rel, target))
+    if any(ln.dst is None and ln.rel == rel and ln.target == target for ln in cx.db.links(src=src)):
+        doc = msgspec.structs.replace(
+            doc, warnings=[f"{target!r} is not a note in the vault yet: the link is dangling"])
+    return doc
+
+
+def _tags(tags: list[str]) -> list[str]:
+    """Tags as Obsidian reads them: '#' dropped, spaces become '-', duplicates (any case) once; else refused."""
+    out: list[str] = []
+    for raw in tags:
+        tag = normalise_tag(raw)
+        if tag is None:
+            raise InvalidRequest(f"{raw!r} is not a valid tag (letters, digits, _ - / and at least one non-digit)")
+        if tag.casefold() not in {t.casefold() for t in out}:
+            out.append(tag)
+    return out
 
 
 def _title_from(text: str) -> str:

@@ -24,6 +24,28 @@ log = logging.getLogger(__name__)
 ARCHIVE = "archive"
 
 
+def _umask_at_import() -> int:
+    """The process umask, read at import, before any thread (setting it to read it is not thread-safe)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _umask_at_import()
+
+
+def umask() -> int:
+    """The process umask now (Linux shows it in /proc without changing it), else as it was at import."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    return _UMASK
+
+
 class VaultFile(msgspec.Struct, frozen=True, kw_only=True):
     """A file found by the walk: its vault path (NFC, '/'), its name on disk, size and mtime."""
 
@@ -162,8 +184,7 @@ def atomic_write(path: Path, data: bytes, expected_hash: str | None) -> None:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        if current is not None:
-            os.chmod(tmp, stat.S_IMODE(path.stat().st_mode))
+        os.chmod(tmp, stat.S_IMODE(path.stat().st_mode) if current is not None else 0o666 & ~umask())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -10,6 +10,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -186,7 +187,7 @@ def bump(cx: Cortex, path: str, step: float, reason: str) -> WeightChange:
         after = raised(before, step)
         written = after != before or "weight" not in fm
         if written:
-            cx.write_note(path, set_property(doc.content, "weight", after), doc.etag)
+            cx.edit_note(path, lambda text: set_property(text, "weight", after), doc.etag)
     return WeightChange(path=path, name=stem(path), before=before, after=after, baseline=baseline,
                         written=written, reason=reason)
 
@@ -214,7 +215,7 @@ def decay_folder(cx: Cortex, folder: str, half_life_days: float, last_used: Mapp
                 unchanged += 1
                 continue
             if not dry_run:
-                cx.write_note(path, set_property(doc.content, "weight", change.after), doc.etag)
+                cx.edit_note(path, partial(set_property, key="weight", value=change.after), doc.etag)
                 change = msgspec.structs.replace(change, written=True)
             changes.append(change)
     return DecayPlan(folder=folder, half_life_days=half_life_days, applied=not dry_run, changes=changes,

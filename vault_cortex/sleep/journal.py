@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from vault_cortex.errors import InvalidRequest, WriteConflict
+from vault_cortex.files.edit import edit_bytes
 from vault_cortex.files.vault import atomic_write, content_hash, note_path
 from vault_cortex.sleep.dream import dream_addendum, handoff_text
 from vault_cortex.sleep.operations import STATE_PATH, Op, Plan, apply_edit, state_json
@@ -184,10 +185,11 @@ class _Run:
         """The bytes an operation writes; the dream log, handoff and state also record what was skipped."""
         if op.step in self.begun and self.begun[op.step].get("content") is not None:
             return str(self.begun[op.step]["content"]).encode()
-        text = old.decode() if old is not None else None
         if op.action in ("set_property", "add_to_list", "add_relation"):
-            assert text is not None and op.key is not None
-            return apply_edit(text, op.action, op.key, op.value).encode()
+            assert old is not None and op.key is not None
+            key = op.key
+            return edit_bytes(old, lambda text: apply_edit(text, op.action, key, op.value))
+        text = old.decode() if old is not None else None
         assert op.content is not None
         if op.phase == "dream":
             return dream_addendum(op.content, self.conflicts()).encode()
