@@ -193,20 +193,20 @@ def test_doctor_flags_bad_created_values_and_relations_without_links(cx: Cortex)
 
 
 def test_doctor_into_a_pipe_closed_early_prints_no_traceback(tmp_path: Path) -> None:
-    """`vault-cortex doctor | head -3`: the reader leaves after three lines; no BrokenPipeError traceback."""
+    """`vault-cortex doctor | head -c 100`: the reader leaves early; no BrokenPipeError traceback."""
     root = tmp_path / "v"
     (root / ".cortex").mkdir(parents=True)
     for i in range(3000):  # unsynced notes: one drift line each, far more than a pipe buffer holds
         (root / f"note {i:04d} with a long name to fill the pipe quickly.md").write_text("x\n")
-    proc = subprocess.Popen([sys.executable, "-m", "server.cli", "doctor", "--vault", str(root)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen([sys.executable, "-m", "server.cli", "doctor", "--json", "--vault", str(root)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # --json: all 3,000 lines, > 64 KiB
     assert proc.stdout is not None and proc.stderr is not None
-    head = [proc.stdout.readline() for _ in range(3)]
+    head = proc.stdout.read(100)
     proc.stdout.close()
     err = proc.stderr.read().decode()
     proc.stderr.close()
     assert proc.wait(timeout=60) == 141
-    assert len(head) == 3 and "Traceback" not in err and "BrokenPipe" not in err, err
+    assert len(head) == 100 and "Traceback" not in err and "BrokenPipe" not in err, err
 
 
 def test_everything_written_under_dot_cortex_is_versioned_or_ignored(cx: Cortex) -> None:
@@ -224,3 +224,13 @@ def test_everything_written_under_dot_cortex_is_versioned_or_ignored(cx: Cortex)
                  if line.startswith("??") and line[3:].startswith(".cortex/")]
     versioned = (".cortex/sleep/state.json", ".cortex/sleep/.gitignore")  # decay anchors; what keeps plans out
     assert all(p.startswith(".cortex/activity/") or p in versioned for p in untracked), untracked
+
+
+def test_an_alias_bomb_of_long_strings_is_bounded_by_characters(cx: Cortex) -> None:
+    """D3's other shape: few values, each a 100 KB string, repeated through aliases (40,000 × 100 KB = 4 GB)."""
+    text = "---\ns: &s '" + "x" * 100_000 + "'\nl1: &l1 [" + ",".join(["*s"] * 200) + "]\n" \
+        "tags: [" + ",".join(["*l1"] * 200) + "]\n---\nbody\n"
+    (cx.root / "short_term/long bomb.md").write_text(text)
+    cx.sync()
+    assert "characters" in dict(cx.doctor().problems)["short_term/long bomb.md"]
+    assert (cx.root / ".cortex/index/index.db").stat().st_size < 50_000_000

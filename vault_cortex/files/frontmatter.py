@@ -52,6 +52,7 @@ _SPLIT_TAGS = re.compile(r"[,\s]+")
 
 MAX_DEPTH = 64  # nesting levels of a frontmatter value; deeper is refused, not recursed into
 MAX_VALUES = 50_000  # values in the frontmatter once YAML aliases are expanded (a "billion laughs" stops here)
+MAX_CHARS = 4_000_000  # characters of text in it, expanded the same way (a bomb of long strings stops here)
 _INT64 = 2**63  # integers beyond this are kept as the digits typed (JSON clients and msgspec cannot hold them)
 
 
@@ -210,9 +211,10 @@ class _Plain:
     """Convert loader output to dict/list/str/int/float/bool/None, sharing aliases, cutting cycles, bounded."""
 
     def __init__(self) -> None:
-        self.memo: dict[int, tuple[Any, int]] = {}  # id -> (converted value, its size once expanded)
+        self.memo: dict[int, tuple[Any, int, int]] = {}  # id -> (converted, values, characters) once expanded
         self.active: set[int] = set()
         self.values = 0  # values so far, counting each use of an alias in full
+        self.chars = 0  # characters of text so far, the same way (what storing it as JSON costs)
 
     @staticmethod
     def quick_size(value: Any) -> int:
@@ -228,25 +230,27 @@ class _Plain:
         return size
 
     def convert(self, value: Any, depth: int) -> Any:
-        self.count(1)
         if value is None or isinstance(value, str | bool | float):
+            self.count(1, len(value) if isinstance(value, str) else 0)
             return value
         if isinstance(value, int):
+            self.count(1, 0)
             return value if abs(value) < _INT64 else str(value)
         if depth >= MAX_DEPTH:
             raise _TooBig(f"frontmatter nests more than {MAX_DEPTH} levels deep")
         ident = id(value)
         if ident in self.memo:
-            shared, size = self.memo[ident]
-            self.count(size - 1)
+            shared, values, chars = self.memo[ident]
+            self.count(values, chars)
             return shared
         if ident in self.active:  # a recursive YAML alias
             return None
         self.active.add(ident)
-        before = self.values
+        values, chars = self.values, self.chars
+        self.count(1, 0)
         out: Any
         if isinstance(value, dict):
-            out = {_key(k): self.convert(v, depth + 1) for k, v in value.items()}
+            out = {self.key(k): self.convert(v, depth + 1) for k, v in value.items()}
         elif isinstance(value, set | frozenset):
             out = [self.convert(v, depth + 1) for v in sorted(value, key=str)]
         elif isinstance(value, list | tuple):
@@ -258,13 +262,21 @@ class _Plain:
         else:
             out = str(value)
         self.active.discard(ident)
-        self.memo[ident] = (out, self.values - before + 1)
+        self.memo[ident] = (out, self.values - values, self.chars - chars)
         return out
 
-    def count(self, n: int) -> None:
-        self.values += n
+    def key(self, key: Any) -> str:
+        text = _key(key)
+        self.count(0, len(text))
+        return text
+
+    def count(self, values: int, chars: int) -> None:
+        self.values += values
+        self.chars += chars
         if self.values > MAX_VALUES:
             raise _TooBig(f"frontmatter expands to more than {MAX_VALUES:,} values (YAML aliases?)")
+        if self.chars > MAX_CHARS:
+            raise _TooBig(f"frontmatter expands to more than {MAX_CHARS:,} characters (YAML aliases?)")
 
 
 def _key(key: Any) -> str:

@@ -13,6 +13,7 @@ import msgspec
 
 from vault_cortex.errors import InvalidRequest, NoteNotFound, WriteConflict
 from vault_cortex.files.edit import add_relation, edit_bytes, set_property
+from vault_cortex.files.frontmatter import read_aliases
 from vault_cortex.files.note import parse_note
 from vault_cortex.files.vault import content_hash
 from vault_cortex.files.yamltext import note_filename, render_new_note
@@ -67,9 +68,8 @@ def is_open(fm: Mapping[str, Any]) -> bool:
 def question_of(path: str, fm: Mapping[str, Any]) -> str:
     """The question as asked: the alias the file name was made from (it keeps the `?`), else the file name."""
     name = path.rsplit("/", 1)[-1].removesuffix(".md")
-    aliases = fm.get("aliases") or []
-    for alias in [aliases] if isinstance(aliases, str) else aliases:
-        if isinstance(alias, str) and note_filename(alias) == name:
+    for alias in read_aliases(fm.get("aliases"))[0]:
+        if note_filename(alias) == name:
             return alias
     return name
 

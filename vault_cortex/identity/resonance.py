@@ -18,6 +18,7 @@ import msgspec
 from vault_cortex.config import Settings
 from vault_cortex.errors import ConfigError, InvalidRequest, NoteNotFound
 from vault_cortex.files.edit import set_property
+from vault_cortex.files.frontmatter import read_aliases
 from vault_cortex.files.note import parse_note
 from vault_cortex.index.activity import Event, FeedbackEvent, TouchEvent, read_events
 from vault_cortex.recall.pipeline import parse_time
@@ -227,9 +228,7 @@ def concepts(cx: Cortex) -> list[ConceptInfo]:
     out = []
     for path in folder_paths(cx, RESONANCE_DIR):
         fm = cx.db.frontmatter(path) or {}
-        aliases = fm.get("aliases") or []
-        aliases = [aliases] if isinstance(aliases, str) else aliases
-        names = (stem(path), *(str(a) for a in aliases if a))
+        names = (stem(path), *read_aliases(fm.get("aliases"))[0])
         baseline = as_weight(fm.get("baseline"), DEFAULT_WEIGHT)
         category = str(fm.get("category") or "concept").strip().lower()
         out.append(ConceptInfo(path=path, name=stem(path), names=tuple(n.casefold() for n in names),
