@@ -217,20 +217,12 @@ def test_everything_written_under_dot_cortex_is_versioned_or_ignored(cx: Cortex)
     git("init", "-q")
     git("add", "-A")
     git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "vault")
+    def untracked() -> list[str]:
+        return [line[3:] for line in git("status", "--porcelain", "--untracked-files=all").splitlines()
+                if line.startswith("??") and line[3:].startswith(".cortex/")]
+
     cx.recall("why does the WAL grow")
-    cx.sleep_apply(cx.sleep_plan("full"))
-    cx.sleep_plan("light")  # a dry run left behind, as the issue found it
-    untracked = [line[3:] for line in git("status", "--porcelain", "--untracked-files=all").splitlines()
-                 if line.startswith("??") and line[3:].startswith(".cortex/")]
-    versioned = (".cortex/sleep/state.json", ".cortex/sleep/.gitignore")  # decay anchors; what keeps plans out
-    assert all(p.startswith(".cortex/activity/") or p in versioned for p in untracked), untracked
-
-
-def test_an_alias_bomb_of_long_strings_is_bounded_by_characters(cx: Cortex) -> None:
-    """D3's other shape: few values, each a 100 KB string, repeated through aliases (40,000 × 100 KB = 4 GB)."""
-    text = "---\ns: &s '" + "x" * 100_000 + "'\nl1: &l1 [" + ",".join(["*s"] * 200) + "]\n" \
-        "tags: [" + ",".join(["*l1"] * 200) + "]\n---\nbody\n"
-    (cx.root / "short_term/long bomb.md").write_text(text)
-    cx.sync()
-    assert "characters" in dict(cx.doctor().problems)["short_term/long bomb.md"]
-    assert (cx.root / ".cortex/index/index.db").stat().st_size < 50_000_000
+    cx.sleep_plan("full")  # a dry run, as the issue found it: plan files must not show
+    assert all(p.startswith(".cortex/activity/") for p in untracked()), untracked()
+    cx.sleep_apply(cx.sleep_plan("light"))
+    assert all(p.startswith(".cortex/activity/") or p == ".cortex/sleep/state.json" for p in untracked()), untracked()

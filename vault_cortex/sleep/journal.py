@@ -32,8 +32,8 @@ log = logging.getLogger(__name__)
 
 SLEEP_DIR = ".cortex/sleep"
 JOURNAL = f"{SLEEP_DIR}/journal.jsonl"
-GITIGNORE = "# Plans, journals and backups stay local; state.json (decay anchors) is versioned.\n" \
-    "*\n!.gitignore\n!state.json\n"
+GITIGNORE = "# Plans, journals and backups stay local (this file too: a dry run leaves git clean);\n" \
+    "# state.json (decay anchors) is versioned.\n*\n!state.json\n"
 _TMP = re.compile(r"^\.[a-z0-9_]{8}\.tmp$")  # atomic_write's temp files
 Checkpoint = Callable[[], None]
 
