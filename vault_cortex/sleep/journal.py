@@ -357,7 +357,7 @@ def commit_vault(root: Path, p: Plan, steps: Sequence[int]) -> str | None:
         log.info("the vault is not a git repository; nothing committed")
         return None
     ops = [op for op in p.ops if op.step in set(steps)]
-    wanted = sorted({x for op in ops for x in (op.path, op.dest) if x} | {f"{SLEEP_DIR}/.gitignore"})
+    wanted = sorted({x for op in ops for x in (op.path, op.dest) if x})  # .cortex/sleep/.gitignore ignores itself
     tracked = set(git("ls-files", "-z", "--", *wanted).stdout.split("\0")) if wanted else set()
     paths = [x for x in wanted if (root / x).exists() or x in tracked]
     if not paths or git("add", "-A", "--", *paths).returncode:
