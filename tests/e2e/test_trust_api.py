@@ -7,12 +7,13 @@ import os
 from pathlib import Path
 
 import pytest
-from harness import TOKEN, checked_client
+from harness import TEST_HOSTS, TOKEN, checked_client
 from litestar import Litestar
 from litestar.testing import TestClient
 
 from server.app import create_app
 from vault_cortex.cortex import Cortex
+from vault_cortex.index.embed import Embedder
 
 LATIN1 = b"---\ncortex: scientific\nimportance: 0.8\n---\nCaf\xe9 cr\xe8me\n"
 
@@ -112,3 +113,19 @@ def test_post_notes_answers_201_with_a_deeply_nested_note_in_the_vault(client: T
     response = client.post("/v1/notes", json={"text": "Written while a hostile note sits in the vault."})
     assert response.status_code == 201
     assert {"short_term/deep.md", response.json()["path"]} <= set(cx.db.note_paths())
+
+
+class _IndexBreaks(Cortex):
+    """A Cortex whose index fails after every write (a corrupt index, a full disk)."""
+
+    def sync(self, progress: object = None) -> object:  # type: ignore[override]
+        raise RuntimeError("the index broke")
+
+
+def test_post_notes_answers_201_when_indexing_fails_after_the_write(vault: Path, embedder: Embedder) -> None:
+    """A 500 after the file is written makes a retrying client write duplicates: the write's outcome decides."""
+    with _IndexBreaks.open(vault, embedder=embedder) as broken, \
+            checked_client(create_app(broken, token=TOKEN, allowed_hosts=TEST_HOSTS)) as c:
+        response = c.post("/v1/notes", json={"text": "Saved even though the index is broken."})
+        assert response.status_code == 201
+        assert (vault / response.json()["path"]).read_text().endswith("Saved even though the index is broken.\n")
