@@ -193,7 +193,7 @@ def show(value: Any, limit: int = 80) -> str:
     """A value's repr for a problem message, cut short: a huge property must not make a huge message."""
     if isinstance(value, dict | list) and _Plain.quick_size(value) > limit:
         return f"<a {type(value).__name__} of {len(value)} items>"
-    text = repr(value) if not isinstance(value, int) or abs(value) < _INT64 else f"<a {len(str(value))}-digit number>"
+    text = repr(value) if not isinstance(value, int) or abs(value) < _INT64 else f"<a {value.bit_length()}-bit number>"
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
