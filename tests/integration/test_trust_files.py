@@ -226,3 +226,16 @@ def test_everything_written_under_dot_cortex_is_versioned_or_ignored(cx: Cortex)
     assert all(p.startswith(".cortex/activity/") for p in untracked()), untracked()
     cx.sleep_apply(cx.sleep_plan("light"))
     assert all(p.startswith(".cortex/activity/") or p == ".cortex/sleep/state.json" for p in untracked()), untracked()
+
+
+def test_a_sleep_keeps_a_handoff_that_is_not_utf8_byte_for_byte_around_its_section(cx: Cortex) -> None:
+    """HANDOFF.md gets one managed section; the rest of a Latin-1 handoff stays as it was (no crash mid-sleep)."""
+    mine = b"# Handoff\n\nMy own notes: caf\xe9 cr\xe8me.\n"
+    (cx.root / "HANDOFF.md").write_bytes(mine)
+    cx.sync()
+    report = cx.sleep_apply(cx.sleep_plan("full"))
+    assert report.skipped == []
+    after = (cx.root / "HANDOFF.md").read_bytes()
+    assert after.startswith(mine) and len(after) > len(mine)
+    again = cx.sleep_apply(cx.sleep_plan("light"))  # the section is replaced, the rest kept
+    assert again.skipped == [] and (cx.root / "HANDOFF.md").read_bytes().startswith(mine)

@@ -107,7 +107,8 @@ class _Journal:
         try:
             size = os.fstat(fd).st_size
             torn = size > 0 and os.pread(fd, 1, size - 1) != b"\n"  # a line cut short by a crash stays alone
-            os.write(fd, b"\n" * torn + json.dumps(record, ensure_ascii=False).encode() + b"\n")
+            # ASCII: a handoff that is not UTF-8 is carried as \udcXX escapes, restored byte for byte on resume
+            os.write(fd, b"\n" * torn + json.dumps(record).encode() + b"\n")
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -184,18 +185,18 @@ class _Run:
     def content(self, op: Op, old: bytes | None) -> bytes:
         """The bytes an operation writes; the dream log, handoff and state also record what was skipped."""
         if op.step in self.begun and self.begun[op.step].get("content") is not None:
-            return str(self.begun[op.step]["content"]).encode()
+            return str(self.begun[op.step]["content"]).encode("utf-8", "surrogateescape")
         if op.action in ("set_property", "add_to_list", "add_relation"):
             assert old is not None and op.key is not None
             key = op.key
             return edit_bytes(old, lambda text: apply_edit(text, op.action, key, op.value))
-        text = old.decode() if old is not None else None
+        text = old.decode("utf-8", "surrogateescape") if old is not None else None  # lossless, as edit_bytes
         assert op.content is not None
         if op.phase == "dream":
             return dream_addendum(op.content, self.conflicts()).encode()
         if op.phase == "handoff" and self.plan.handoff is not None:
             h = msgspec.structs.replace(self.plan.handoff, conflicts=self.conflicts())
-            return handoff_text(text, h).encode()
+            return handoff_text(text, h).encode("utf-8", "surrogateescape")
         if op.phase == "state" and self.plan.state is not None:
             return state_json(msgspec.structs.replace(self.plan.state, conflicts=self.conflicts())).encode()
         return op.content.encode()
@@ -221,7 +222,7 @@ class _Run:
                 if backup.exists():
                     backup.unlink()
                 atomic_write(backup, old, None)
-            late = new.decode() if op.phase in ("dream", "handoff", "state") else None
+            late = new.decode("utf-8", "surrogateescape") if op.phase in ("dream", "handoff", "state") else None
             self.journal.write(t="begin", step=op.step, result=content_hash(new), content=late,
                                backup=backup.relative_to(self.root).as_posix() if backup else None)
             if new != old:
