@@ -22,6 +22,9 @@ def remember(cx: Cortex, text: str, *, title: str | None = None, region: str | N
     """Write a new memory note (atomically, never over an existing file) and index it at once."""
     if not text or not text.strip():
         raise InvalidRequest("nothing to remember: the text is empty")
+    for name, value in (("text", text), ("title", title), ("project", project), *(("tags", t) for t in tags or ())):
+        if value and re.search("[\ud800-\udfff]", value):
+            raise InvalidRequest(f"the {name} is not valid Unicode text (it holds a lone surrogate)")
     region = region or cx.settings.regions.default
     if region not in cx.settings.regions.order:
         raise InvalidRequest(f"unknown region {region!r}; regions: {', '.join(cx.settings.regions.order)}")

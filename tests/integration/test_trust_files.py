@@ -239,3 +239,13 @@ def test_a_sleep_keeps_a_handoff_that_is_not_utf8_byte_for_byte_around_its_secti
     assert after.startswith(mine) and len(after) > len(mine)
     again = cx.sleep_apply(cx.sleep_plan("light"))  # the section is replaced, the rest kept
     assert again.skipped == [] and (cx.root / "HANDOFF.md").read_bytes().startswith(mine)
+
+
+@pytest.mark.parametrize("kwargs", [{"text": "ok", "title": "bad \ud800 title"}, {"text": "bad \udc80 text"},
+                                    {"text": "ok", "project": "p\ud800"}, {"text": "ok", "tags": ["a\ud800"]}])
+def test_remember_refuses_text_with_a_lone_surrogate(cx: Cortex, kwargs: dict[str, object]) -> None:
+    """An MCP client's JSON may carry "\\ud800": a clear InvalidRequest, not a UnicodeEncodeError traceback."""
+    with pytest.raises(InvalidRequest, match="lone surrogate"):
+        cx.remember(**kwargs)  # type: ignore[arg-type]
+    with pytest.raises(InvalidRequest, match="lone surrogate"):
+        cx.read_note("short_term/a\ud800.md")

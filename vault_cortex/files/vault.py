@@ -6,6 +6,7 @@ import fnmatch
 import hashlib
 import logging
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -164,7 +165,9 @@ def note_path(root: Path, rel: str) -> Path:
         raise UnsafePath(f"path must be relative, without '..' or dot-folders: {rel!r}")
     if not rel.lower().endswith(".md"):
         raise UnsafePath(f"only .md notes can be read or written: {rel!r}")
-    if any(len(p.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES for p in parts):
+    if re.search("[\ud800-\udfff]", rel):
+        raise InvalidRequest(f"the path is not valid Unicode (it holds a lone surrogate): {rel!r}")
+    if any(len(p.encode("utf-8")) > MAX_NAME_BYTES for p in parts):
         raise InvalidRequest(f"a file or folder name is at most {MAX_NAME_BYTES} bytes: {rel[:60]!r}…")
     root_real = root.resolve()
     target = (root / "/".join(parts)).resolve()
