@@ -249,3 +249,13 @@ def test_remember_refuses_text_with_a_lone_surrogate(cx: Cortex, kwargs: dict[st
         cx.remember(**kwargs)  # type: ignore[arg-type]
     with pytest.raises(InvalidRequest, match="lone surrogate"):
         cx.read_note("short_term/a\ud800.md")
+
+
+def test_an_alias_bomb_of_long_strings_is_bounded_by_characters(cx: Cortex) -> None:
+    """D3's other shape: few values, each a 100 KB string, repeated through aliases (40,000 × 100 KB = 4 GB)."""
+    text = "---\ns: &s '" + "x" * 100_000 + "'\nl1: &l1 [" + ",".join(["*s"] * 200) + "]\n" \
+        "tags: [" + ",".join(["*l1"] * 200) + "]\n---\nbody\n"
+    (cx.root / "short_term/long bomb.md").write_text(text)
+    cx.sync()
+    assert "characters" in dict(cx.doctor().problems)["short_term/long bomb.md"]
+    assert (cx.root / ".cortex/index/index.db").stat().st_size < 50_000_000
