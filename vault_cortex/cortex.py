@@ -360,7 +360,11 @@ class Cortex:
     def read_note(self, path: str) -> NoteDoc:
         """A note's text and ETag; the path must be a vault-relative .md path outside dot-folders."""
         data = self.read_bytes(path)
-        return NoteDoc(path=path, content=data.decode("utf-8", errors="replace"), etag=content_hash(data))
+        content = data.decode("utf-8", errors="replace")
+        warnings = [] if "\ufffd" not in content or data.decode("utf-8", errors="ignore") == content else [
+            "the note is not valid UTF-8: undecodable bytes show as U+FFFD here, and a PUT of this content "
+            "writes them so (vault-cortex's own edits keep the bytes)"]
+        return NoteDoc(path=path, content=content, etag=content_hash(data), warnings=warnings)
 
     def read_bytes(self, path: str) -> bytes:
         """A note's bytes as they are on disk (for edits that must keep every byte they do not change)."""

@@ -99,6 +99,9 @@ def test_post_links_keeps_a_latin1_body_and_says_when_the_target_is_dangling(
         client: TestClient[Litestar], cx: Cortex) -> None:
     (cx.root / "scientific/Cafe.md").write_bytes(LATIN1)
     cx.sync()
+    read = client.get("/v1/notes?path=scientific/Cafe.md").json()
+    assert read["content"].endswith("Caf\ufffd cr\ufffdme\n") and "not valid UTF-8" in read["warnings"][0]
+    assert client.get("/v1/notes?path=scientific/SQLite WAL mode.md").json()["warnings"] == []
     response = client.post("/v1/links", json={"src": "scientific/Cafe.md", "rel": "supports", "dst": "Nowhere yet"})
     assert response.status_code == 200
     assert response.json()["warnings"] == ["'Nowhere yet' is not a note in the vault yet: the link is dangling"]
