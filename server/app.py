@@ -18,7 +18,7 @@ from litestar.types import ASGIApp, Receive, Scope, Send
 from mcp.server.transport_security import TransportSecuritySettings
 
 from server import routes, routes_habits, routes_notes, routes_sleep
-from server.auth import CORS_ORIGINS, cors_middleware, token_guard
+from server.auth import CORS_ORIGINS, cors_middleware, host_middleware, token_guard
 from server.errors import handle_exception, json_errors
 from server.mcp_tools import build_mcp
 from server.nightly import Nightly
@@ -51,8 +51,8 @@ def create_app(
 ) -> Litestar:
     """A new app serving `cx` (build one per server: the MCP session manager can run only once).
 
-    allowed_hosts: Host header values MCP accepts (`name:*` = any port), against DNS rebinding; None turns
-    the check off (a non-loopback bind, where the token alone guards).
+    allowed_hosts: Host header values /v1 and MCP accept (`name:*` = any port), against DNS rebinding; None
+    turns the check off (a non-loopback bind, where the token alone guards).
     nightly: runs the nightly sleep in the background while the app runs (when `[sleep] nightly` is on).
     """
     mcp = build_mcp(cx)
@@ -99,7 +99,7 @@ def create_app(
                       "watcher": Provide(provide_watcher, sync_to_thread=False),
                       "nightly": Provide(provide_nightly, sync_to_thread=False)},
         guards=[token_guard(token)],
-        middleware=[cors_middleware],
+        middleware=[host_middleware(allowed_hosts), cors_middleware],
         exception_handlers={Exception: handle_exception},
         lifespan=[lifespan],
         request_max_body_size=max_body_bytes,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgspec
@@ -43,6 +44,46 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+def host_allowed(host: str, allowed: Sequence[str]) -> bool:
+    """Whether a Host header matches one of the allowed values (`name:*` = that name on any port, or none)."""
+    host = host.strip().lower()
+    for pattern in allowed:
+        pattern = pattern.lower()
+        if host == pattern:
+            return True
+        if pattern.endswith(":*"):
+            name = pattern[:-2]
+            if host == name or (host.startswith(name + ":") and host[len(name) + 1 :].isdigit()):
+                return True
+    return False
+
+
+def host_middleware(allowed: Sequence[str] | None, *, skip: str = "/mcp") -> Callable[[ASGIApp], ASGIApp]:
+    """Refuse (421, the error shape) a request whose Host is not the server's own: a page on evil.example that
+    resolves to 127.0.0.1 (DNS rebinding) must not reach /v1. MCP under `skip` checks this itself."""
+
+    def factory(app: ASGIApp) -> ASGIApp:
+        async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
+            if allowed is None or scope["type"] != ScopeType.HTTP or scope["path"].startswith(skip):
+                await app(scope, receive, send)
+                return
+            host = Headers.from_scope(scope).get("host", "")
+            if host_allowed(host, allowed):
+                await app(scope, receive, send)
+                return
+            body = msgspec.json.encode(ErrorBody(
+                error="MisdirectedRequest", status=421,
+                detail=f"Host {host[:100]!r} is not this server (DNS rebinding guard); use 127.0.0.1 or localhost"))
+            await send({"type": "http.response.start", "status": 421,
+                        "headers": [(b"content-type", b"application/json"),
+                                    (b"content-length", str(len(body)).encode())]})
+            await send({"type": "http.response.body", "body": body, "more_body": False})
+
+        return middleware
+
+    return factory
 
 
 def cors_middleware(app: ASGIApp) -> ASGIApp:

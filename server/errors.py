@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from http import HTTPStatus
 from typing import Any
 
@@ -10,6 +11,7 @@ import msgspec
 from litestar import MediaType, Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.types import ASGIApp, HTTPResponseStartEvent, Message, Receive, Scope, Send
+from litestar.utils.scope.state import ScopeState
 
 from vault_cortex.errors import VaultCortexError
 
@@ -53,6 +55,27 @@ def _validation_detail(exc: ValidationException) -> str:
     return f"{exc.detail}: {'; '.join(problems)}" if problems else exc.detail
 
 
+_LONE_SURROGATE = re.compile(
+    rb"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])|(?<![0-9a-fA-F]{4})\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+_BIG_NUMBER = re.compile(rb'"([^"\\]{1,64})"\s*:\s*-?[0-9]{20,}')
+
+
+def _json_detail(detail: str, raw: object) -> str | None:
+    """A clearer detail for the JSON decoder's terse messages, from the body it choked on."""
+    if not isinstance(raw, bytes) or not raw:
+        return None
+    if detail == "Input data was truncated" or "surrogate" in detail:
+        found = _LONE_SURROGATE.search(raw)
+        if found:
+            return (f"the JSON body holds a lone surrogate escape ({found.group().decode()}); "
+                    "text must be valid Unicode")
+    if detail.startswith(("Integer value out of range", "Number out of range")):
+        big = _BIG_NUMBER.search(raw)
+        name = big.group(1).decode("utf-8", "replace") if big else "a number"
+        return f"{name}: the number is out of range (too many digits)"
+    return None
+
+
 def json_error(body: ErrorBody, headers: dict[str, str] | None = None) -> Response[ErrorBody]:
     return Response(content=body, status_code=body.status, media_type=MediaType.JSON, headers=headers)
 
@@ -60,6 +83,9 @@ def json_error(body: ErrorBody, headers: dict[str, str] | None = None) -> Respon
 def handle_exception(request: Request[Any, Any, Any], exc: Exception) -> Response[ErrorBody]:
     """The app's one exception handler (registered for `Exception`, so Litestar's 404/405/400s come here too)."""
     body = error_body(exc)
+    if body.status == 400 and isinstance(exc, HTTPException):
+        clearer = _json_detail(body.detail, ScopeState.from_scope(request.scope).body)
+        body = msgspec.structs.replace(body, detail=clearer) if clearer else body
     if body.status >= 500:
         log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
     headers = dict(exc.headers or {}) if isinstance(exc, HTTPException) else {}

@@ -162,7 +162,7 @@ def build_mcp(cx: Cortex, *, client: str = "mcp") -> MCPServer:
         """Record a typed relation from one note to another (written into the source note's frontmatter).
         Call this when you notice that one memory supports, contradicts, depends on or leads to another."""
         doc = _call(lambda: cx.link(src, rel, dst))
-        return {"path": doc.path, "etag": doc.etag}
+        return {"path": doc.path, "etag": doc.etag, "warnings": doc.warnings}
 
     @mcp.tool(annotations=READ_ONLY)
     def graph_health() -> dict[str, Any]:

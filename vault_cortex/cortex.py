@@ -18,7 +18,8 @@ import numpy as np
 
 from vault_cortex import notes
 from vault_cortex.config import Settings, load_settings
-from vault_cortex.errors import InvalidRequest, NoteNotFound, VaultNotFound
+from vault_cortex.errors import InvalidRequest, NoteNotFound, VaultNotFound, WriteConflict
+from vault_cortex.files.edit import edit_bytes
 from vault_cortex.files.sections import EditOp
 from vault_cortex.files.vault import ARCHIVE, NoteDoc, atomic_write, content_hash, note_path
 from vault_cortex.identity import curiosity, habits, resonance
@@ -389,23 +390,53 @@ class Cortex:
     # -- notes ---------------------------------------------------------------------------------------
     def read_note(self, path: str) -> NoteDoc:
         """A note's text and ETag; the path must be a vault-relative .md path outside dot-folders."""
+        data = self.read_bytes(path)
+        content = data.decode("utf-8", errors="replace")
+        warnings = [] if "\ufffd" not in content or data.decode("utf-8", errors="ignore") == content else [
+            "the note is not valid UTF-8: undecodable bytes show as U+FFFD here, and a PUT of this content "
+            "writes them so (vault-cortex's own edits keep the bytes)"]
+        return NoteDoc(path=path, content=content, etag=content_hash(data), warnings=warnings)
+
+    def read_bytes(self, path: str) -> bytes:
+        """A note's bytes as they are on disk (for edits that must keep every byte they do not change)."""
         file = note_path(self.root, path)
         try:
-            data = file.read_bytes()
+            return file.read_bytes()
         except FileNotFoundError:
             raise NoteNotFound(f"no note at {path!r}") from None
         except IsADirectoryError:
             raise NoteNotFound(f"{path!r} is a folder, not a note") from None
-        return NoteDoc(path=path, content=data.decode("utf-8", errors="replace"), etag=content_hash(data))
 
     def write_note(self, path: str, content: str, if_match: str | None) -> NoteDoc:
         """Create (if_match None: the note must not exist) or replace a note whose ETag still matches."""
+        try:
+            data = content.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidRequest("the note's text is not valid Unicode (it holds a lone surrogate)") from None
+        return self.write_bytes(path, data, if_match)
+
+    def write_bytes(self, path: str, data: bytes, if_match: str | None) -> NoteDoc:
+        """write_note for exact bytes (an edit or an undo keeps a body that is not UTF-8 as it was)."""
         file = note_path(self.root, path)
-        data = content.encode("utf-8")
         with self.writing():
             atomic_write(file, data, if_match)
-            self.sync()
-        return NoteDoc(path=path, content=content, etag=content_hash(data))
+            try:
+                self.sync()
+            except Exception:  # the note is saved; the index catches up at the next sync
+                log.exception("%s was saved, but indexing it failed", path)
+        return NoteDoc(path=path, content=data.decode("utf-8", errors="replace"), etag=content_hash(data))
+
+    def edit_text(self, path: str, edit: Callable[[str], str], if_match: str | None = None) -> NoteDoc:
+        """Apply a frontmatter edit (files/edit.py) to a note's bytes: only the edited lines change, whatever
+        the encoding of the rest; refused if the note changed since if_match was read."""
+        with self.writing():
+            data = self.read_bytes(path)
+            if if_match is not None and content_hash(data) != if_match:
+                raise WriteConflict(f"{path} changed on disk since it was read; the write was refused")
+            new = edit_bytes(data, edit)
+            if new == data:
+                return NoteDoc(path=path, content=data.decode("utf-8", errors="replace"), etag=content_hash(data))
+            return self.write_bytes(path, new, content_hash(data))
 
     def resolve(self, name: str) -> str:
         """A note's path from its path or a link target (`Title`, `[[Folder/Title]]`), as Obsidian resolves it."""

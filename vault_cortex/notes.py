@@ -8,6 +8,7 @@ import msgspec
 
 from vault_cortex.errors import InvalidRequest, NoteNotFound, WriteConflict
 from vault_cortex.files.edit import add_relation
+from vault_cortex.files.frontmatter import normalise_tag
 from vault_cortex.files.links import Dangling, Resolver, parse_linktext
 from vault_cortex.files.relink import Relinked, relink
 from vault_cortex.files.sections import EditOp
@@ -25,6 +26,9 @@ def remember(cx: Store, text: str, *, title: str | None = None, region: str | No
     """Write a new memory note (atomically, never over an existing file) and index it at once."""
     if not text or not text.strip():
         raise InvalidRequest("nothing to remember: the text is empty")
+    for name, value in (("text", text), ("title", title), ("project", project), *(("tags", t) for t in tags or ())):
+        if value and re.search("[\ud800-\udfff]", value):
+            raise InvalidRequest(f"the {name} is not valid Unicode text (it holds a lone surrogate)")
     region = region or cx.settings.regions.default
     if region not in cx.settings.regions.order:
         raise InvalidRequest(f"unknown region {region!r}; regions: {', '.join(cx.settings.regions.order)}")
@@ -37,7 +41,7 @@ def remember(cx: Store, text: str, *, title: str | None = None, region: str | No
         props["importance"] = importance
     props["created"] = cx.clock().astimezone().strftime("%Y-%m-%dT%H:%M")
     if tags:
-        props["tags"] = [t.lstrip("#") for t in tags]
+        props["tags"] = _tags(tags)
     if project:
         props["project"] = project
     content = render_new_note(title=None, body=text.strip() + "\n", properties=props)
@@ -62,12 +66,23 @@ def link(cx: Store, src: str, rel: str, dst: str) -> NoteDoc:
         raise InvalidRequest("the link target is empty")
     if re.search(r"[\[\]|\x00-\x1f\x7f]", target):
         raise InvalidRequest(f"a link target is a note name or path, without brackets, '|' or line breaks: {dst!r}")
-    with cx.writing():
-        doc = cx.read_note(src)
-        new = add_relation(doc.content, rel, target)
-        if new == doc.content:
-            return doc
-        return cx.write_note(src, new, doc.etag)
+    doc = cx.edit_text(src, lambda text: add_relation(text, rel, target))
+    if any(ln.dst is None and ln.rel == rel and ln.target == target for ln in cx.db.links(src=src)):
+        doc = msgspec.structs.replace(
+            doc, warnings=[f"{target!r} is not a note in the vault yet: the link is dangling"])
+    return doc
+
+
+def _tags(tags: list[str]) -> list[str]:
+    """Tags as Obsidian reads them: '#' dropped, spaces become '-', duplicates (any case) once; else refused."""
+    out: list[str] = []
+    for raw in tags:
+        tag = normalise_tag(raw)
+        if tag is None:
+            raise InvalidRequest(f"{raw!r} is not a valid tag (letters, digits, _ - / and at least one non-digit)")
+        if tag.casefold() not in {t.casefold() for t in out}:
+            out.append(tag)
+    return out
 
 
 def _title_from(text: str) -> str:

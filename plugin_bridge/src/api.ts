@@ -283,6 +283,7 @@ export interface NoteDoc {
   content: string;
   etag: string;
   path: string;
+  warnings?: string[];
 }
 
 export interface Op {

@@ -7,7 +7,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-from harness import TOKEN, assert_error_shape, checked_client, send_without_token
+from harness import TEST_HOSTS, TOKEN, assert_error_shape, checked_client, send_without_token
 from litestar import Litestar
 from litestar.testing import TestClient
 
@@ -213,7 +213,8 @@ class _Broken(Cortex):
 
 @pytest.fixture
 def broken_client(vault: Path, embedder: Embedder) -> Iterator[TestClient[Litestar]]:
-    with _Broken.open(vault, embedder=embedder) as cortex, checked_client(create_app(cortex, token=TOKEN)) as c:
+    with _Broken.open(vault, embedder=embedder) as cortex, checked_client(
+            create_app(cortex, token=TOKEN, allowed_hosts=TEST_HOSTS)) as c:
         yield c
 
 

@@ -59,6 +59,7 @@ def test_recall_remember_context_related_link_graph_health(live: LiveServer) -> 
     assert "[[" in out["context"].content[0].text
     assert "scientific/SQLite WAL mode.md" not in {h["path"] for h in out["related"].structured_content["hits"]}
     assert out["link"].structured_content["path"] == path
+    assert out["link"].structured_content["warnings"] == []  # the target exists: not dangling
     assert out["graph_health"].structured_content["notes"] >= 20
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from vault_cortex import Cortex, InvalidRequest, NoteDoc, NoteNotFound, WriteConflict
+from vault_cortex import Cortex, InvalidRequest, NoteNotFound, WriteConflict
 from vault_cortex.cli.main import main
 from vault_cortex.files.vault import init_vault
 from vault_cortex.index.activity import TouchEvent, append
@@ -52,12 +52,12 @@ class Racing(Cortex):
 
     race: str | None = None
 
-    def read_note(self, path: str) -> NoteDoc:
-        doc = super().read_note(path)
+    def read_bytes(self, path: str) -> bytes:
+        data = super().read_bytes(path)
         if path == self.race:
             self.race = None
-            (self.root / path).write_text(doc.content + "\nEdited elsewhere meanwhile.\n", encoding="utf-8")
-        return doc
+            (self.root / path).write_bytes(data + b"\nEdited elsewhere meanwhile.\n")
+        return data
 
 
 # -- habits ---------------------------------------------------------------------------------------------

@@ -2,6 +2,8 @@
 
 Pure: every function takes a note's full text and returns the new full text; IO stays in `vault`.
 ruamel.yaml (round-trip) only locates keys and validates; the output is spliced text, never re-serialised YAML.
+`edit_bytes` applies an edit to a file's bytes, so a body in any encoding (Latin-1, NUL, invalid UTF-8) comes
+back byte-for-byte: the text holds undecodable bytes as surrogate escapes, and the frontmatter must be UTF-8.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +26,7 @@ from vault_cortex.files.yamltext import FENCE_OPEN, render_entry, render_key, sc
 Value = str | int | float | bool | list[str] | None
 
 _CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.M)
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _QUOTED = {'"': re.compile(r'"(?:[^"\\]|\\.)*"', re.S), "'": re.compile(r"'(?:[^']|'')*'")}
 
 
@@ -62,6 +65,11 @@ def get_frontmatter_span(text: str) -> tuple[int, int] | None:
         return None
     closing = _CLOSE.search(text, opening.end())
     return (opening.end(), closing.start()) if closing else None
+
+
+def edit_bytes(data: bytes, edit: Callable[[str], str]) -> bytes:
+    """Apply a text edit to a file's bytes; every byte outside the edited frontmatter lines comes back as it was."""
+    return edit(data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
 
 
 def set_property(text: str, key: str, value: Value) -> str:
@@ -116,6 +124,10 @@ def _parse(text: str) -> _Fm:
         bom = "\ufeff" if text.startswith("\ufeff") else ""
         return _Fm(bom + "---" + nl, [], "---" + nl + text[len(bom) :], nl, CommentedMap(), created=True)
     start, end = span
+    bad = _SURROGATE.search(text, 0, end)
+    if bad:
+        line = text.count("\n", 0, bad.start()) + 1
+        raise NoteParseError(f"the frontmatter is not valid UTF-8 (line {line}); the note was left untouched")
     src = text[start:end]
     if re.search("[\x85\u2028\u2029]|\r(?!\n)", src):
         raise NoteParseError("the frontmatter holds unusual line breaks (CR, NEL, U+2028); edit it by hand")
@@ -125,6 +137,8 @@ def _parse(text: str) -> _Fm:
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             data = yaml.load(src)
+    except RecursionError:
+        raise NoteParseError("the frontmatter nests too deeply to edit; edit it by hand") from None
     except (YAMLError, ValueError, Warning) as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (frontmatter line {mark.line + 1})" if mark else ""
@@ -143,6 +157,8 @@ def _parse(text: str) -> _Fm:
 def _finish(fm: _Fm, text: str) -> str:
     if fm.created and not fm.lines:
         return text
+    if any(_SURROGATE.search(line) for line in fm.lines):
+        raise InvalidRequest("a property value is not valid Unicode text (it holds a lone surrogate)")
     return fm.before + "".join(fm.lines) + fm.after
 
 

@@ -6,7 +6,6 @@ Pure. Values stay what the user typed: dates are strings, `yes` is a string, `01
 from __future__ import annotations
 
 import base64
-import contextlib
 import datetime as dt
 import json
 import math
@@ -28,11 +27,14 @@ __all__ = [
     "TAG_CHAR",
     "Typed",
     "get_property",
+    "is_date",
     "is_tag",
     "load_frontmatter",
+    "normalise_tag",
     "property_links",
     "read_aliases",
     "read_tags",
+    "show",
     "body_text",
     "split_frontmatter",
     "typed_fields",
@@ -48,10 +50,21 @@ _NOT_A_TAG = re.compile(r"[0-9]+|[-_/]+")  # at least one non-digit, and more th
 _CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
 _SPLIT_TAGS = re.compile(r"[,\s]+")
 
+MAX_DEPTH = 64  # nesting levels of a frontmatter value; deeper is refused, not recursed into
+MAX_VALUES = 50_000  # values in the frontmatter once YAML aliases are expanded (a "billion laughs" stops here)
+MAX_CHARS = 4_000_000  # characters of text in it, expanded the same way (a bomb of long strings stops here)
+_INT64 = 2**63  # integers beyond this are kept as the digits typed (JSON clients and msgspec cannot hold them)
+
 
 def is_tag(text: str) -> bool:
     """Whether `text` (without '#') is a valid tag: tag characters only, not all digits or dashes."""
     return _TAG.fullmatch(text) is not None and _NOT_A_TAG.fullmatch(text) is None
+
+
+def normalise_tag(text: str) -> str | None:
+    """A tag to write: '#' dropped, runs of spaces as '-' (Obsidian allows no spaces); None if still invalid."""
+    tag = "-".join(text.strip().removeprefix("#").split())
+    return tag if is_tag(tag) else None
 
 
 def body_text(text: str) -> str:
@@ -109,8 +122,11 @@ _core_resolver(
 _core_resolver("tag:yaml.org,2002:merge", r"^<<$", "<")
 
 
-def _construct_int(loader: _Loader, node: Any) -> int:
-    text = str(loader.construct_scalar(node)).replace("_", "")
+def _construct_int(loader: _Loader, node: Any) -> int | str:
+    typed = str(loader.construct_scalar(node))
+    text = typed.replace("_", "")
+    if len(text) > 40:  # far past 64 bits: keep the digits typed (int() refuses 4,300+ digits anyway)
+        return typed
     if text[:2] in ("0o", "0x"):
         return int(text[2:], 8 if text[1] == "o" else 16)
     return int(text, 10)
@@ -133,32 +149,52 @@ _Loader.add_constructor("tag:yaml.org,2002:timestamp", _construct_str)
 
 
 def load_frontmatter(raw: str) -> tuple[dict[str, Any], list[str]]:
-    """Parse frontmatter text into plain JSON-like values; never raises, reports problems instead."""
+    """Parse frontmatter text into plain JSON-like values; never raises, reports problems instead.
+
+    Bounded: a value nested deeper than MAX_DEPTH or expanding (through YAML aliases) past MAX_VALUES
+    makes the whole frontmatter ignored with a problem, so no note costs more than that to index.
+    """
     if not raw.strip():
         return {}, []
     problems: list[str] = []
     data: Any = None
     loaded = False
     if raw.lstrip().startswith("{"):  # JSON properties, inside the `---` fences
-        with contextlib.suppress(ValueError):
+        try:
             data, loaded = json.loads(raw), True
+        except RecursionError:
+            return {}, [f"frontmatter nests more than {MAX_DEPTH} levels deep; ignored"]
+        except ValueError:
+            pass
     if not loaded:
         loader = _Loader(raw)
         try:
             data = loader.get_single_data()
+        except RecursionError:
+            return {}, [f"frontmatter nests more than {MAX_DEPTH} levels deep; ignored"]
         except Exception as exc:  # any loader failure is bad input, never a crash
             return {}, [f"malformed YAML frontmatter: {_reason(exc)}"]
         finally:
             loader.dispose()
-        problems += [f"duplicate frontmatter key {k!r}; the last value is used" for k in loader.duplicates]
+        problems += [f"duplicate frontmatter key {show(k)}; the last value is used" for k in loader.duplicates]
     if data is None:
         return {}, problems
     if not isinstance(data, dict):
         return {}, [*problems, f"frontmatter is a {type(data).__name__}, not a mapping; ignored"]
     try:
-        return _plain(data, {}, set()), problems
+        return _Plain().convert(data, 0), problems
+    except _TooBig as exc:
+        return {}, [*problems, f"{exc}; ignored"]
     except RecursionError:
-        return {}, [*problems, "frontmatter nests too deeply; ignored"]
+        return {}, [*problems, f"frontmatter nests more than {MAX_DEPTH} levels deep; ignored"]
+
+
+def show(value: Any, limit: int = 80) -> str:
+    """A value's repr for a problem message, cut short: a huge property must not make a huge message."""
+    if isinstance(value, dict | list) and _Plain.quick_size(value) > limit:
+        return f"<a {type(value).__name__} of {len(value)} items>"
+    text = repr(value) if not isinstance(value, int) or abs(value) < _INT64 else f"<a {value.bit_length()}-bit number>"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _reason(exc: Exception) -> str:
@@ -167,32 +203,80 @@ def _reason(exc: Exception) -> str:
     return f"{problem} (line {mark.line + 2})" if mark is not None else str(problem)  # file line
 
 
-def _plain(value: Any, memo: dict[int, Any], active: set[int]) -> Any:
-    """Convert loader output to dict/list/str/int/float/bool/None, sharing aliases, cutting cycles."""
-    if value is None or isinstance(value, str | bool | int | float):
-        return value
-    ident = id(value)
-    if ident in memo:
-        return memo[ident]
-    if ident in active:  # a recursive YAML alias
-        return None
-    active.add(ident)
-    out: Any
-    if isinstance(value, dict):
-        out = {_key(k): _plain(v, memo, active) for k, v in value.items()}
-    elif isinstance(value, set | frozenset):
-        out = [_plain(v, memo, active) for v in sorted(value, key=str)]
-    elif isinstance(value, list | tuple):
-        out = [_plain(v, memo, active) for v in value]
-    elif isinstance(value, dt.date):
-        out = value.isoformat()
-    elif isinstance(value, bytes):
-        out = base64.b64encode(value).decode("ascii")
-    else:
-        out = str(value)
-    active.discard(ident)
-    memo[ident] = out
-    return out
+class _TooBig(ValueError):
+    """The frontmatter nests or expands past its bounds."""
+
+
+class _Plain:
+    """Convert loader output to dict/list/str/int/float/bool/None, sharing aliases, cutting cycles, bounded."""
+
+    def __init__(self) -> None:
+        self.memo: dict[int, tuple[Any, int, int]] = {}  # id -> (converted, values, characters) once expanded
+        self.active: set[int] = set()
+        self.values = 0  # values so far, counting each use of an alias in full
+        self.chars = 0  # characters of text so far, the same way (what storing it as JSON costs)
+
+    @staticmethod
+    def quick_size(value: Any) -> int:
+        """Roughly how long a value's repr is, without building it (stops counting early)."""
+        size, stack = 0, [value]
+        while stack and size < 1000:
+            item = stack.pop()
+            if isinstance(item, dict):
+                stack += [*item.keys(), *item.values()]
+            elif isinstance(item, list):
+                stack += item
+            size += len(item) + 2 if isinstance(item, str) else 4
+        return size
+
+    def convert(self, value: Any, depth: int) -> Any:
+        if value is None or isinstance(value, str | bool | float):
+            self.count(1, len(value) if isinstance(value, str) else 0)
+            return value
+        if isinstance(value, int):
+            self.count(1, 0)
+            return value if abs(value) < _INT64 else str(value)
+        if depth >= MAX_DEPTH:
+            raise _TooBig(f"frontmatter nests more than {MAX_DEPTH} levels deep")
+        ident = id(value)
+        if ident in self.memo:
+            shared, values, chars = self.memo[ident]
+            self.count(values, chars)
+            return shared
+        if ident in self.active:  # a recursive YAML alias
+            return None
+        self.active.add(ident)
+        values, chars = self.values, self.chars
+        self.count(1, 0)
+        out: Any
+        if isinstance(value, dict):
+            out = {self.key(k): self.convert(v, depth + 1) for k, v in value.items()}
+        elif isinstance(value, set | frozenset):
+            out = [self.convert(v, depth + 1) for v in sorted(value, key=str)]
+        elif isinstance(value, list | tuple):
+            out = [self.convert(v, depth + 1) for v in value]
+        elif isinstance(value, dt.date):
+            out = value.isoformat()
+        elif isinstance(value, bytes):
+            out = base64.b64encode(value).decode("ascii")
+        else:
+            out = str(value)
+        self.active.discard(ident)
+        self.memo[ident] = (out, self.values - values, self.chars - chars)
+        return out
+
+    def key(self, key: Any) -> str:
+        text = _key(key)
+        self.count(0, len(text))
+        return text
+
+    def count(self, values: int, chars: int) -> None:
+        self.values += values
+        self.chars += chars
+        if self.values > MAX_VALUES:
+            raise _TooBig(f"frontmatter expands to more than {MAX_VALUES:,} values (YAML aliases?)")
+        if self.chars > MAX_CHARS:
+            raise _TooBig(f"frontmatter expands to more than {MAX_CHARS:,} characters (YAML aliases?)")
 
 
 def _key(key: Any) -> str:
@@ -220,7 +304,7 @@ def read_tags(value: Any) -> tuple[list[str], list[str]]:
         if text is not None and text.startswith("#"):
             text = text[1:]
         if text is None or isinstance(item, bool) or not is_tag(text):
-            problems.append(f"tags: {item!r} is not a valid tag; ignored")
+            problems.append(f"tags: {show(item)} is not a valid tag; ignored")
         elif text.lower() not in tags:
             tags.append(text.lower())
     return tags, problems
@@ -232,7 +316,7 @@ def read_aliases(value: Any) -> tuple[list[str], list[str]]:
     problems: list[str] = []
     for item in _items(value):
         if isinstance(item, dict | list):
-            problems.append(f"aliases: {item!r} is not text; ignored")
+            problems.append(f"aliases: {show(item)} is not text; ignored")
             continue
         text = "" if item is None else _text(item).strip()
         if text and text not in aliases:
@@ -276,17 +360,22 @@ def typed_fields(fm: dict[str, Any]) -> tuple[Typed, list[str]]:
         if value is None or value == "":
             return None
         if isinstance(value, dict | list):
-            problems.append(f"{name}: {value!r} is not text; ignored")
+            problems.append(f"{name}: {show(value)} is not text; ignored")
             return None
         return _text(value).strip()
 
+    created = text("created")
+    if created is not None and not is_date(created):
+        problems.append(f"created: {show(created)} is not a date (YYYY-MM-DD, optionally THH:MM); ignored")
+        created = None
+    problems += _relation_problems(get_property(fm, "relations"))
     project = text("project")
     if project and (m := WIKILINK.fullmatch(project)):
         project = parse_linktext(m.group(1))[0] or project
     return Typed(
         cortex=text("cortex"),
         importance=_importance(get_property(fm, "importance"), problems),
-        created=text("created"),
+        created=created,
         project=project,
         layer=text("layer"),
         pinned=_pinned(get_property(fm, "pinned"), problems),
@@ -304,13 +393,48 @@ def _importance(value: Any, problems: list[str]) -> float | None:
             number = float(value)
         except ValueError:
             number = None
-    if number is None or math.isnan(number):
-        problems.append(f"importance: {value!r} is not a number; ignored")
+    if number is None or not math.isfinite(number):
+        problems.append(f"importance: {show(value)} is not a number; ignored")
         return None
     clamped = min(1.0, max(0.0, number))
     if clamped != number:
-        problems.append(f"importance: {value!r} is outside [0, 1]; clamped to {clamped:g}")
+        problems.append(f"importance: {show(value)} is outside [0, 1]; clamped to {clamped:g}")
     return clamped
+
+
+_DATE = re.compile(
+    r"([0-9]{4})(?:-([0-9]{2})(?:-([0-9]{2})(?:[T ]([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:[.,][0-9]{1,9})?)?"
+    r"(?:Z|[+-][0-9]{2}(?::?[0-9]{2})?)?)?)?)?"
+)
+
+
+def is_date(text: str) -> bool:
+    """A date or date-time as Obsidian's date properties hold it (a year or year-month is accepted too)."""
+    m = _DATE.fullmatch(text.strip())
+    if m is None:
+        return False
+    y, mo, d, h, mi, s = (int(g) if g else None for g in m.groups())
+    try:
+        dt.datetime(y or 1, mo or 1, d or 1, h or 0, mi or 0, s or 0)
+    except ValueError:
+        return False
+    return True
+
+
+def _relation_problems(value: Any) -> list[str]:
+    """`relations` is a mapping of type → "[[link]]" or a list of them; anything else is said, not dropped."""
+    if value is None or value == "":
+        return []
+    if not isinstance(value, dict):
+        return [f"relations: {show(value)} is not a mapping of type → links; ignored"]
+    problems = []
+    for rel, targets in value.items():
+        for item in targets if isinstance(targets, list) else [targets]:
+            if item is None or (isinstance(item, list) and len(item) == 1 and isinstance(item[0], str)):
+                continue  # empty, or an unquoted [[link]] (reported on its own)
+            if not isinstance(item, str) or "[[" not in item:
+                problems.append(f'relations.{rel}: {show(item)} is not a "[[link]]"; ignored')
+    return problems
 
 
 def _pinned(value: Any, problems: list[str]) -> bool:
@@ -318,7 +442,7 @@ def _pinned(value: Any, problems: list[str]) -> bool:
         return bool(value)
     if isinstance(value, str) and value.strip().lower() in ("true", "false"):
         return value.strip().lower() == "true"
-    problems.append(f"pinned: {value!r} is not true or false; read as false")
+    problems.append(f"pinned: {show(value)} is not true or false; read as false")
     return False
 
 

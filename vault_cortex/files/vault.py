@@ -6,6 +6,7 @@ import fnmatch
 import hashlib
 import logging
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -17,11 +18,34 @@ from pathlib import Path
 import msgspec
 
 from vault_cortex.config import IndexSettings
-from vault_cortex.errors import UnsafePath, VaultExists, WriteConflict
+from vault_cortex.errors import InvalidRequest, UnsafePath, VaultExists, WriteConflict
 
 log = logging.getLogger(__name__)
 
 ARCHIVE = "archive"
+MAX_NAME_BYTES = 255  # a file or folder name, as most file systems allow
+
+
+def _umask_at_import() -> int:
+    """The process umask, read at import, before any thread (setting it to read it is not thread-safe)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _umask_at_import()
+
+
+def umask() -> int:
+    """The process umask now (Linux shows it in /proc without changing it), else as it was at import."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    return _UMASK
 
 
 class NoteDoc(msgspec.Struct, frozen=True, kw_only=True):
@@ -30,6 +54,7 @@ class NoteDoc(msgspec.Struct, frozen=True, kw_only=True):
     path: str
     content: str
     etag: str
+    warnings: list[str] = msgspec.field(default_factory=list)  # what the caller should know (a dangling link)
 
 
 class VaultFile(msgspec.Struct, frozen=True, kw_only=True):
@@ -126,6 +151,9 @@ def _scan(
             if not real.is_relative_to(root_real):
                 yield rel, st, "symlink points outside the vault"
                 continue
+            if any(p.startswith(".") for p in real.relative_to(root_real).parts):
+                yield rel, st, "symlink points into a dot-folder"
+                continue
         if stat.S_ISDIR(st.st_mode):
             real_dir = os.path.realpath(entry.path)
             if real_dir in seen:
@@ -146,18 +174,26 @@ def note_path(root: Path, rel: str) -> Path:
         raise UnsafePath(f"path must be relative, without '..' or dot-folders: {rel!r}")
     if not rel.lower().endswith(".md"):
         raise UnsafePath(f"only .md notes can be read or written: {rel!r}")
+    if re.search("[\ud800-\udfff]", rel):
+        raise InvalidRequest(f"the path is not valid Unicode (it holds a lone surrogate): {rel!r}")
+    if any(len(p.encode("utf-8")) > MAX_NAME_BYTES for p in parts):
+        raise InvalidRequest(f"a file or folder name is at most {MAX_NAME_BYTES} bytes: {rel[:60]!r}…")
     root_real = root.resolve()
     target = (root / "/".join(parts)).resolve()
     if not target.is_relative_to(root_real):
         raise UnsafePath(f"path resolves outside the vault: {rel!r}")
+    if any(p.startswith(".") for p in target.relative_to(root_real).parts):
+        raise UnsafePath(f"path resolves into a dot-folder (a symlink?): {rel!r}")
     return root / "/".join(parts)
 
 
 def atomic_write(path: Path, data: bytes, expected_hash: str | None) -> None:
     """Write via a temp file in the same folder, fsync and rename; refuse if the file changed underneath.
 
-    expected_hash is the content hash the caller read (None = the file must not exist yet).
+    expected_hash is the content hash the caller read (None = the file must not exist yet). A symlink is
+    written through: its target changes and the link stays. A new file gets the mode the umask allows.
     """
+    path = Path(os.path.realpath(path)) if path.is_symlink() else path
     current = path.read_bytes() if path.exists() else None
     if expected_hash is None and current is not None:
         raise WriteConflict(f"{path.name} already exists")
@@ -170,8 +206,7 @@ def atomic_write(path: Path, data: bytes, expected_hash: str | None) -> None:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        if current is not None:
-            os.chmod(tmp, stat.S_IMODE(path.stat().st_mode))
+        os.chmod(tmp, stat.S_IMODE(path.stat().st_mode) if current is not None else 0o666 & ~umask())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -12,8 +12,10 @@ from typing import Any
 import msgspec
 
 from vault_cortex.errors import InvalidRequest, NoteNotFound, WriteConflict
-from vault_cortex.files.edit import add_relation, set_property
+from vault_cortex.files.edit import add_relation, edit_bytes, set_property
+from vault_cortex.files.frontmatter import read_aliases
 from vault_cortex.files.note import parse_note
+from vault_cortex.files.vault import content_hash
 from vault_cortex.files.yamltext import note_filename, render_new_note
 from vault_cortex.identity.resonance import setting
 from vault_cortex.index.host import Searchable
@@ -64,9 +66,8 @@ def is_open(fm: Mapping[str, Any]) -> bool:
 def question_of(path: str, fm: Mapping[str, Any]) -> str:
     """The question as asked: the alias the file name was made from (it keeps the `?`), else the file name."""
     name = path.rsplit("/", 1)[-1].removesuffix(".md")
-    aliases = fm.get("aliases") or []
-    for alias in [aliases] if isinstance(aliases, str) else aliases:
-        if isinstance(alias, str) and note_filename(alias) == name:
+    for alias in read_aliases(fm.get("aliases"))[0]:
+        if note_filename(alias) == name:
             return alias
     return name
 
@@ -145,18 +146,21 @@ def explore(cx: Searchable, path: str, answer_path: str) -> Explored:
     if answer_path == path:
         raise InvalidRequest("a question cannot answer itself")
     with cx.writing():
-        question, answer = cx.read_note(path), cx.read_note(answer_path)
-        new_q = close(question.content, link_target(cx, answer_path))
-        new_a = add_relation(answer.content, ANSWERS, link_target(cx, path))
-        q_doc = cx.write_note(path, new_q, question.etag) if new_q != question.content else question
+        q_data, a_data = cx.read_bytes(path), cx.read_bytes(answer_path)
+        new_q = edit_bytes(q_data, lambda text: close(text, link_target(cx, answer_path)))
+        new_a = edit_bytes(a_data, lambda text: add_relation(text, ANSWERS, link_target(cx, path)))
+        q_etag, a_etag = content_hash(q_data), content_hash(a_data)
+        if new_q != q_data:
+            q_etag = cx.write_bytes(path, new_q, q_etag).etag
         try:
-            a_doc = cx.write_note(answer_path, new_a, answer.etag) if new_a != answer.content else answer
+            if new_a != a_data:
+                a_etag = cx.write_bytes(answer_path, new_a, a_etag).etag
         except WriteConflict:
-            if q_doc is not question:  # put the question back, so neither half of the link is left alone
-                cx.write_note(path, question.content, q_doc.etag)
+            if new_q != q_data:  # put the question back, so neither half of the link is left alone
+                cx.write_bytes(path, q_data, q_etag)
             raise
     return Explored(question=to_curiosity(path, cx.db.frontmatter(path) or {}), answer=answer_path,
-                    question_etag=q_doc.etag, answer_etag=a_doc.etag)
+                    question_etag=q_etag, answer_etag=a_etag)
 
 
 def link_target(cx: Searchable, path: str) -> str:

@@ -10,6 +10,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Any
 
 import msgspec
@@ -17,6 +18,7 @@ import msgspec
 from vault_cortex.config import Settings
 from vault_cortex.errors import ConfigError, InvalidRequest, NoteNotFound
 from vault_cortex.files.edit import set_property
+from vault_cortex.files.frontmatter import read_aliases
 from vault_cortex.files.note import parse_note
 from vault_cortex.index.activity import Event, FeedbackEvent, TouchEvent, read_events
 from vault_cortex.index.host import Store
@@ -184,7 +186,7 @@ def bump(cx: Store, path: str, step: float, reason: str) -> WeightChange:
         after = raised(before, step)
         written = after != before or "weight" not in fm
         if written:
-            cx.write_note(path, set_property(doc.content, "weight", after), doc.etag)
+            cx.edit_text(path, lambda text: set_property(text, "weight", after), doc.etag)
     return WeightChange(path=path, name=stem(path), before=before, after=after, baseline=baseline,
                         written=written, reason=reason)
 
@@ -212,7 +214,7 @@ def decay_folder(cx: Store, folder: str, half_life_days: float, last_used: Mappi
                 unchanged += 1
                 continue
             if not dry_run:
-                cx.write_note(path, set_property(doc.content, "weight", change.after), doc.etag)
+                cx.edit_text(path, partial(set_property, key="weight", value=change.after), doc.etag)
                 change = msgspec.structs.replace(change, written=True)
             changes.append(change)
     return DecayPlan(folder=folder, half_life_days=half_life_days, applied=not dry_run, changes=changes,
@@ -224,9 +226,7 @@ def concepts(cx: Store) -> list[ConceptInfo]:
     out = []
     for path in folder_paths(cx, RESONANCE_DIR):
         fm = cx.db.frontmatter(path) or {}
-        aliases = fm.get("aliases") or []
-        aliases = [aliases] if isinstance(aliases, str) else aliases
-        names = (stem(path), *(str(a) for a in aliases if a))
+        names = (stem(path), *read_aliases(fm.get("aliases"))[0])
         baseline = as_weight(fm.get("baseline"), DEFAULT_WEIGHT)
         category = str(fm.get("category") or "concept").strip().lower()
         out.append(ConceptInfo(path=path, name=stem(path), names=tuple(n.casefold() for n in names),

@@ -20,6 +20,7 @@ from typing import Any
 import msgspec
 
 from vault_cortex.errors import InvalidRequest, WriteConflict
+from vault_cortex.files.edit import edit_bytes
 from vault_cortex.files.vault import atomic_write, content_hash, note_path
 from vault_cortex.index.host import Store
 from vault_cortex.sleep.dream import dream_addendum, handoff_text
@@ -29,8 +30,8 @@ log = logging.getLogger(__name__)
 
 SLEEP_DIR = ".cortex/sleep"
 JOURNAL = f"{SLEEP_DIR}/journal.jsonl"
-GITIGNORE = "# Plans, journals and backups stay local; state.json (decay anchors) is versioned.\n" \
-    "*\n!.gitignore\n!state.json\n"
+GITIGNORE = "# Plans, journals and backups stay local (this file too: a dry run leaves git clean);\n" \
+    "# state.json (decay anchors) is versioned.\n*\n!state.json\n"
 _TMP = re.compile(r"^\.[a-z0-9_]{8}\.tmp$")  # atomic_write's temp files
 Checkpoint = Callable[[], None]
 
@@ -104,7 +105,8 @@ class _Journal:
         try:
             size = os.fstat(fd).st_size
             torn = size > 0 and os.pread(fd, 1, size - 1) != b"\n"  # a line cut short by a crash stays alone
-            os.write(fd, b"\n" * torn + json.dumps(record, ensure_ascii=False).encode() + b"\n")
+            # ASCII: a handoff that is not UTF-8 is carried as \udcXX escapes, restored byte for byte on resume
+            os.write(fd, b"\n" * torn + json.dumps(record).encode() + b"\n")
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -181,17 +183,18 @@ class _Run:
     def content(self, op: Op, old: bytes | None) -> bytes:
         """The bytes an operation writes; the dream log, handoff and state also record what was skipped."""
         if op.step in self.begun and self.begun[op.step].get("content") is not None:
-            return str(self.begun[op.step]["content"]).encode()
-        text = old.decode() if old is not None else None
+            return str(self.begun[op.step]["content"]).encode("utf-8", "surrogateescape")
         if op.action in ("set_property", "add_to_list", "add_relation"):
-            assert text is not None and op.key is not None
-            return apply_edit(text, op.action, op.key, op.value).encode()
+            assert old is not None and op.key is not None
+            key = op.key
+            return edit_bytes(old, lambda text: apply_edit(text, op.action, key, op.value))
+        text = old.decode("utf-8", "surrogateescape") if old is not None else None  # lossless, as edit_bytes
         assert op.content is not None
         if op.phase == "dream":
             return dream_addendum(op.content, self.conflicts()).encode()
         if op.phase == "handoff" and self.plan.handoff is not None:
             h = msgspec.structs.replace(self.plan.handoff, conflicts=self.conflicts())
-            return handoff_text(text, h).encode()
+            return handoff_text(text, h).encode("utf-8", "surrogateescape")
         if op.phase == "state" and self.plan.state is not None:
             return state_json(msgspec.structs.replace(self.plan.state, conflicts=self.conflicts())).encode()
         return op.content.encode()
@@ -217,7 +220,7 @@ class _Run:
                 if backup.exists():
                     backup.unlink()
                 atomic_write(backup, old, None)
-            late = new.decode() if op.phase in ("dream", "handoff", "state") else None
+            late = new.decode("utf-8", "surrogateescape") if op.phase in ("dream", "handoff", "state") else None
             self.journal.write(t="begin", step=op.step, result=content_hash(new), content=late,
                                backup=backup.relative_to(self.root).as_posix() if backup else None)
             if new != old:
@@ -353,7 +356,7 @@ def commit_vault(root: Path, p: Plan, steps: Sequence[int]) -> str | None:
         log.info("the vault is not a git repository; nothing committed")
         return None
     ops = [op for op in p.ops if op.step in set(steps)]
-    wanted = sorted({x for op in ops for x in (op.path, op.dest) if x} | {f"{SLEEP_DIR}/.gitignore"})
+    wanted = sorted({x for op in ops for x in (op.path, op.dest) if x})  # .cortex/sleep/.gitignore ignores itself
     tracked = set(git("ls-files", "-z", "--", *wanted).stdout.split("\0")) if wanted else set()
     paths = [x for x in wanted if (root / x).exists() or x in tracked]
     if not paths or git("add", "-A", "--", *paths).returncode:
