@@ -71,16 +71,23 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        async with mcp.session_manager.run(), anyio.create_task_group() as tg:
-            tg.start_soon(warm_up, cx)
-            if watcher is not None:
-                tg.start_soon(watcher.run)
-            if nightly is not None:
-                tg.start_soon(nightly.run)
-            try:
-                yield
-            finally:
-                tg.cancel_scope.cancel()
+        cx.stopping.clear()
+        try:
+            async with mcp.session_manager.run(), anyio.create_task_group() as tg:
+                tg.start_soon(warm_up, cx)
+                if watcher is not None:
+                    tg.start_soon(watcher.run)
+                if nightly is not None:
+                    tg.start_soon(nightly.run)
+                try:
+                    yield
+                finally:
+                    # A sync in a worker thread cannot be cancelled: ask it to stop at its next embedding
+                    # batch (a fraction of a second), so shutting down never waits for a long embedding.
+                    cx.stop()
+                    tg.cancel_scope.cancel()
+        finally:
+            cx.stopping.clear()
 
     def provide_cortex() -> Cortex:
         return cx

@@ -14,6 +14,7 @@ import anyio
 import msgspec
 from watchfiles import Change, awatch
 
+from vault_cortex.errors import SyncCancelled
 from vault_cortex.index.sync import Progress, SyncReport
 
 log = logging.getLogger(__name__)
@@ -129,6 +130,9 @@ class Watcher:
             try:
                 progress = self._progress if self._syncs == 0 else None
                 report = await anyio.to_thread.run_sync(self.cortex.sync, progress)
+            except SyncCancelled:
+                log.info("sync stopped: the server is shutting down")
+                return
             except Exception as exc:  # noqa: BLE001 - keep watching; the next change retries
                 log.exception("sync failed")
                 self._last_error = f"{type(exc).__name__}: {exc}"

@@ -8,7 +8,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -28,7 +28,7 @@ from vault_cortex.index.activity import append as append_event
 from vault_cortex.index.db import IndexDB
 from vault_cortex.index.doctor import Doctor, Verify
 from vault_cortex.index.embed import Embedder, load_embedder
-from vault_cortex.index.sync import Progress, SyncReport, reconcile_vectors, sync
+from vault_cortex.index.sync import Indexing, Progress, SyncReport, reconcile_vectors, sync
 from vault_cortex.index.vectors import EmbeddingCache, Vector, Vectors
 from vault_cortex.recall.graph import Graph, GraphHealth, health
 from vault_cortex.recall.pack import Candidate, Packed, pack
@@ -86,6 +86,10 @@ class Cortex:
         self._embedder_lock = threading.Lock()
         self._write_lock = threading.RLock()
         self._write_depth = 0
+        self._write_owner: int | None = None
+        self._sync_lock = threading.Lock()  # one full sync at a time; it takes the write lock in short turns
+        self.stopping = threading.Event()  # set by stop(): a running sync returns at its next embedding batch
+        self.indexing: Indexing | None = None  # how far the running sync is, for status and recall
         self.db = IndexDB(self.index_dir / "index.db")
         self._owns_cache = cache is None
         self.cache = cache or EmbeddingCache(self.index_dir / "embeddings.db")
@@ -135,13 +139,40 @@ class Cortex:
 
     # -- index ---------------------------------------------------------------------------------------
     def sync(self, progress: Progress | None = None) -> SyncReport:
-        """Re-index what changed since the last sync; never writes a note."""
-        with self.writing():
-            self._check_model()
-            report = sync(self.root, self.db, self.vectors, self.cache, lambda: self.embedder, self.settings,
-                          progress)
+        """Re-index what changed since the last sync; never writes a note.
+
+        The write lock is taken only while the vault is scanned and while each small group of notes is
+        written, so a note saved meanwhile (`write_note`) waits for one short transaction, not for the model.
+        Called by a thread already holding the write lock, the whole sync runs under it.
+        """
+        if self._write_owner == threading.get_ident():
+            report = self._sync(progress, nullcontext)
+        else:
+            with self._sync_lock, write_lock(self.index_dir / "sync.lock"):
+                report = self._sync(progress, self.writing)
         self.graph()  # rebuild the graph here, off the interactive path of the next recall
         return report
+
+    def _sync(self, progress: Progress | None, lock: Callable[[], AbstractContextManager[object]],
+              only: Sequence[str] | None = None) -> SyncReport:
+        with lock():
+            self._check_model()
+
+        def track(phase: str, done: int, total: int) -> None:
+            self.indexing = Indexing(done=done, total=total)
+            if progress is not None:
+                progress(phase, done, total)
+
+        try:
+            return sync(self.root, self.db, self.vectors, self.cache, lambda: self.embedder, self.settings,
+                        track if only is None else progress, lock=lock, stop=self.stopping, only=only)
+        finally:
+            if only is None:
+                self.indexing = None
+
+    def stop(self) -> None:
+        """Ask a running sync to stop at its next embedding batch (the server is shutting down)."""
+        self.stopping.set()
 
     @contextmanager
     def writing(self) -> Iterator[None]:
@@ -156,10 +187,12 @@ class Cortex:
                 return
             with write_lock(self.index_dir / "write.lock"):
                 self._write_depth = 1
+                self._write_owner = threading.get_ident()
                 try:
                     yield
                 finally:
                     self._write_depth = 0
+                    self._write_owner = None
 
     def _check_model(self) -> None:
         """A different model than the index was built with means every vector must be rebuilt."""
@@ -186,6 +219,7 @@ class Cortex:
             "vectors": len(self.vectors),
             "model": self.db.get_meta("model"),
             "last_sync": self.db.get_meta("last_sync"),
+            "indexing": msgspec.to_builtins(self.indexing) if self.indexing else None,
         }
 
     # -- recall --------------------------------------------------------------------------------------
@@ -372,7 +406,7 @@ class Cortex:
         data = content.encode("utf-8")
         with self.writing():
             atomic_write(file, data, if_match)
-            self.sync()
+            self._sync(None, nullcontext, only=[path])  # just this note: a big sync running meanwhile waits
         return NoteDoc(path=path, content=content, etag=content_hash(data))
 
     # -- health --------------------------------------------------------------------------------------

@@ -45,7 +45,7 @@ class ProgressBar:
             filled = int(frac * width)
             bar = "█" * filled + "·" * (width - filled)
             eta = f", {int((total - done) / rate)}s left" if rate and done < total else ""
-            self._write(f"\r{phase} [{bar}] {done}/{total} notes ({rate:.0f}/s{eta})")
+            self._write(f"\r{phase} [{bar}] {done}/{total} chunks ({rate:.0f}/s{eta})")
             self.drawn = True
             if done >= total:
                 self._write("\n")
@@ -53,7 +53,7 @@ class ProgressBar:
             quarter = int(frac * 4)
             if quarter != self.last_quarter:
                 self.last_quarter = quarter
-                self._write(f"{phase}: {done}/{total} notes\n")
+                self._write(f"{phase}: {done}/{total} chunks\n")
 
     def _write(self, text: str) -> None:
         self.stream.write(text)

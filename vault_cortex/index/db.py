@@ -164,6 +164,9 @@ class IndexDB:
     def set_meta(self, key: str, value: str) -> None:
         self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
 
+    def delete_meta(self, key: str) -> None:
+        self.conn.execute("DELETE FROM meta WHERE key = ?", (key,))
+
     # -- writes (call inside `with db.write():`) ------------------------------------------------------
     @contextmanager
     def write(self) -> Iterator[None]:
@@ -235,8 +238,10 @@ class IndexDB:
         self.set_file(note.path, state)
         return ids
 
-    def resolve_links(self, resolver: Resolver, only_paths: Iterable[str] | None = None) -> None:
-        """Fill in each link's destination (or leave it dangling), for all notes or just some."""
+    def resolve_links(self, resolver: Resolver, only_paths: Iterable[str] | None = None, *,
+                      dangling: bool = False) -> None:
+        """Fill in each link's destination (or leave it dangling), for all notes or just some (and, with
+        `dangling`, every link still dangling: a note added since may be its target)."""
         sql = "SELECT l.rowid, l.target, n.path FROM links l JOIN notes n ON n.id = l.note_id"
         rows: list[tuple[int, str, str]]
         if only_paths is None:
@@ -245,6 +250,9 @@ class IndexDB:
             rows = []
             for p in only_paths:
                 rows += self.conn.execute(sql + " WHERE n.path = ?", (p,)).fetchall()
+            if dangling:
+                seen = {r[0] for r in rows}
+                rows += [r for r in self.conn.execute(sql + " WHERE l.dst_path IS NULL") if r[0] not in seen]
         updates: list[tuple[str | None, str | None, int]] = []
         for rowid, target, src in rows:
             res = resolver.resolve(target, src)
@@ -283,8 +291,12 @@ class IndexDB:
             "count = count + excluded.count, last_ts = max(last_ts, excluded.last_ts)",
             [(c, t.touches, t.last_touch.timestamp()) for c, t in delta.concepts.items()])
 
-    def set_skipped(self, skipped: Iterable[Skipped]) -> None:
-        self.conn.execute("DELETE FROM skipped")
+    def set_skipped(self, skipped: Iterable[Skipped], only: Iterable[str] | None = None) -> None:
+        """Replace the skipped files (or, with `only`, the entries of those paths)."""
+        if only is None:
+            self.conn.execute("DELETE FROM skipped")
+        else:
+            self.conn.executemany("DELETE FROM skipped WHERE path = ?", [(p,) for p in only])
         self.conn.executemany("INSERT OR REPLACE INTO skipped(path, reason) VALUES (?, ?)",
                               [(s.path, s.reason) for s in skipped])
 
