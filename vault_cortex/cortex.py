@@ -96,6 +96,8 @@ class Cortex:
         self.vectors = Vectors(self.index_dir / "vectors.usearch", self.dim)
         if self.vectors.problem:
             log.warning("%s", self.vectors.problem)
+        elif self.vectors.stamp() == self.db.get_meta("vectors_stamp"):
+            self.vectors.checked = True  # the very file this index saved last
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, env: Mapping[str, str] | None = None,
@@ -210,6 +212,8 @@ class Cortex:
                 self.db.set_meta("dim", str(model.dim))
             reconcile_vectors(self.db, self.vectors, self.cache, lambda: model)
             self.vectors.save()
+            with self.db.write():
+                self.db.set_meta("vectors_stamp", self.vectors.stamp())
 
     def status(self) -> dict[str, object]:
         counts = self.db.counts()

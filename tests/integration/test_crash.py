@@ -195,3 +195,53 @@ def test_a_write_between_two_groups_is_not_overwritten(tmp_path: Path, embedder)
         chunks = cx.db.chunks_of(cx.db.note_ids(["A.md"]).values())
         assert "second version" in next(iter(chunks.values()))[0].text
         assert cx.verify().ok
+
+
+def _flip_vector_bytes(path: Path, vectors: list[bytes], count: int = 400) -> None:
+    """Flip bytes inside the stored vectors (found by their f16 bytes), the header and graph left intact."""
+    import numpy as np
+
+    data = bytearray(path.read_bytes())
+    spans = [(data.find(v), len(v)) for v in vectors]
+    assert all(start > 0 for start, _ in spans), "a vector's bytes are not in the file"
+    rng = np.random.default_rng(7)
+    for k in rng.integers(0, len(spans), count):
+        start, size = spans[int(k)]
+        data[start + int(rng.integers(0, size))] ^= 0x5A
+    path.write_bytes(bytes(data))
+
+
+def test_verify_sees_corrupt_vectors_and_sync_rebuilds_them(tmp_path: Path, embedder) -> None:  # type: ignore[no-untyped-def]
+    """Issue 11 D6: bytes flipped inside vectors.usearch (header intact): verify reports the vectors (content,
+    not counts), a plain sync in a new process rebuilds them from the cache, recall gives no NaN warnings."""
+    import numpy as np
+
+    root = tmp_path / "v"
+    (root / ".cortex").mkdir(parents=True)
+    (root / "stations").mkdir()
+    for i in range(40):
+        (root / f"stations/Station {i}.md").write_text(_text(i, 0))
+    with Cortex.open(root, embedder=embedder) as cx:
+        cx.sync()
+        stored = cx.vectors.get(sorted(cx.vectors.keys()))
+        heads = [v.astype(np.float16).tobytes() for v in stored.values()]
+    before = _snapshot(root)
+    vec_file = root / ".cortex/index/vectors.usearch"
+
+    _flip_vector_bytes(vec_file, heads)
+    with Cortex.open(root, embedder=embedder) as cx:
+        result = cx.verify()
+        assert not result.ok
+        assert any(d.startswith("vectors: stations/") for d in result.differences), result.differences
+        assert cx.verify().ok  # verify's own sync rebuilt them
+
+    _flip_vector_bytes(vec_file, heads)
+    with Cortex.open(root, embedder=embedder) as cx:
+        cx.sync()
+        bad, unchecked = __import__("vault_cortex.index.sync", fromlist=["x"]).vector_problems(
+            cx.db, cx.vectors, cx.cache, embedder.model_id)
+        assert (bad, unchecked) == ([], 0)
+        hits = cx.recall("katabatic zephyr squall", k=5).hits  # filterwarnings=error: a NaN warning fails
+        assert hits and all(np.isfinite(h.score) for h in hits)
+        assert cx.verify().ok
+    assert _snapshot(root) == before

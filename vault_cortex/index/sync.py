@@ -31,6 +31,7 @@ BATCH_NOTES = 32  # at most this many notes per write transaction: a killed sync
 GROUP_CHUNKS = 64  # and about this many chunks: the writer lock is held for one short transaction at a time
 EMBED_BATCH = 8  # chunks embedded (and cached) between two looks at the stop flag and two progress steps
 CHUNK_CAP_PROBLEM = "too many chunks"
+VECTOR_TOLERANCE = 5e-3  # largest difference per component between a stored vector and its cache entry
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
@@ -248,8 +249,10 @@ def sync(
                 db.set_meta("generation", str(int(db.get_meta("generation") or 0) + 1))
             db.set_meta("last_sync", time.strftime("%Y-%m-%dT%H:%M:%S%z"))
         repaired = reconcile_vectors(db, vectors, cache, embedder)
-        if removed_ids or changed or gone or repaired:
+        if removed_ids or changed or gone or repaired or db.get_meta("vectors_stamp") != vectors.stamp():
             vectors.save()
+            with db.write():
+                db.set_meta("vectors_stamp", vectors.stamp())
 
     return SyncReport(
         notes=db.counts()["notes"],
@@ -357,9 +360,11 @@ def _vectors_for(
         computed = model.embed([texts[h] for h in part])
         fresh = {h: computed[i] for i, h in enumerate(part) if np.isfinite(computed[i]).all()}
         if len(fresh) < len(part):
-            log.warning("the model gave %d non-finite vectors; those chunks get a zero vector",
+            log.warning("the model gave %d non-finite vectors; those chunks get a neutral unit vector",
                         len(part) - len(fresh))
-            fresh.update({h: np.zeros(model.dim, dtype=np.float32) for h in part if h not in fresh})
+            neutral = np.zeros(model.dim, dtype=np.float32)
+            neutral[0] = 1.0
+            fresh.update({h: neutral for h in part if h not in fresh})
         cache.put_many(model.model_id, fresh)
         found.update(fresh)
         counts["embedded"] += len(part)
@@ -368,10 +373,46 @@ def _vectors_for(
     return found
 
 
+def vector_problems(db: IndexDB, vectors: Vectors, cache: EmbeddingCache, model_id: str) -> tuple[list[int], int]:
+    """Chunk ids whose stored vector is not finite or differs from its embedding-cache entry by more than
+    VECTOR_TOLERANCE (f16 storage is off by ~1e-4); and how many stored vectors had no cache entry to compare."""
+    hashes = db.chunk_hashes()
+    have = vectors.keys()
+    ids = sorted(i for i in hashes if i in have)
+    bad: list[int] = []
+    unchecked = 0
+    for start in range(0, len(ids), 2000):
+        part = ids[start:start + 2000]
+        stored = vectors.get(part)
+        cached = cache.get_many(model_id, {hashes[i] for i in part})
+        for i in part:
+            vec = stored.get(i)
+            if vec is None or not np.isfinite(vec).all():
+                bad.append(i)
+                continue
+            ref = cached.get(hashes[i])
+            if ref is None or ref.shape != vec.shape or not np.isfinite(ref).all():
+                unchecked += 1
+            elif float(np.abs(vec - ref).max()) > VECTOR_TOLERANCE:
+                bad.append(i)
+    return bad, unchecked
+
+
 def reconcile_vectors(
     db: IndexDB, vectors: Vectors, cache: EmbeddingCache, embedder: Callable[[], Embedder]
 ) -> int:
-    """Make the vector index hold exactly the chunks in SQLite (after a crash or a lost file)."""
+    """Make the vector index hold exactly the chunks in SQLite (after a crash or a lost file), and, when its
+    file was not the one this index saved, check every vector's content: any corrupt one means the whole
+    vector index (its graph may be corrupt too) is rebuilt from the embedding cache."""
+    rebuilt = 0
+    if not vectors.checked and len(vectors):
+        bad, _ = vector_problems(db, vectors, cache, embedder().model_id)
+        if bad:
+            log.warning("%d stored vectors were corrupt: rebuilding the vector index from the embedding cache",
+                        len(bad))
+            rebuilt = len(vectors)
+            vectors.reset()
+    vectors.checked = True
     hashes = db.chunk_hashes()
     have = vectors.keys()
     extra = have - set(hashes)
@@ -381,6 +422,7 @@ def reconcile_vectors(
     if missing:
         model = embedder()
         found = cache.get_many(model.model_id, (hashes[i] for i in missing))
+        found = {h: v for h, v in found.items() if v.shape == (model.dim,) and np.isfinite(v).all()}
         need = sorted({hashes[i] for i in missing} - set(found))
         if need:
             texts = db.embed_texts(need)
@@ -389,5 +431,6 @@ def reconcile_vectors(
             cache.put_many(model.model_id, fresh)
             found.update(fresh)
         vectors.add(missing, np.stack([found[hashes[i]] for i in missing]))
-        log.info("restored %d vectors missing from the vector index", len(missing))
-    return len(extra) + len(missing)
+        if not rebuilt:
+            log.info("restored %d vectors missing from the vector index", len(missing))
+    return len(extra) + len(missing) + rebuilt

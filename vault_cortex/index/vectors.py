@@ -74,6 +74,9 @@ class Vectors:
         self._lock = threading.RLock()
         self.index = Index(ndim=dim, metric="cos", dtype="f16")
         self.problem = ""  # why a saved file was not usable (it is rebuilt from the cache)
+        # Whether the vectors held were checked against the embedding cache (or built here): a file read
+        # from disk is checked by the next sync unless it is the very file this index last saved (`stamp`).
+        self.checked = not path.exists()
         if path.exists():
             try:
                 loaded = Index.restore(str(path), view=False)
@@ -82,6 +85,19 @@ class Vectors:
                 self.problem = f"vector file unreadable, rebuilt: {exc}"
             if loaded is not None and loaded.ndim == dim:
                 self.index = loaded
+
+    def stamp(self) -> str:
+        """Size and mtime of the saved file ("" when there is none): a different stamp means another hand."""
+        try:
+            st = self.path.stat()
+        except OSError:
+            return ""
+        return f"{st.st_size}:{st.st_mtime_ns}"
+
+    def reset(self) -> None:
+        """Drop every vector (to rebuild them from the cache)."""
+        with self._lock:
+            self.index = Index(ndim=self.dim, metric="cos", dtype="f16")
 
     def __len__(self) -> int:
         with self._lock:
