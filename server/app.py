@@ -9,6 +9,7 @@ from typing import cast
 
 import anyio
 from litestar import Litestar, Router
+from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.handlers import asgi
 from litestar.openapi import OpenAPIConfig
@@ -108,6 +109,7 @@ def create_app(
         middleware=[cors_middleware],
         exception_handlers={Exception: handle_exception},
         lifespan=[lifespan],
+        state=State({"cortex": cx, "watcher": watcher}),  # for the error handler: a damaged index is rebuilt
         request_max_body_size=max_body_bytes,
         openapi_config=OpenAPIConfig(
             title="vault-cortex", version=__version__, path="/schema",

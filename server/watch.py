@@ -91,6 +91,12 @@ class Watcher:
             last_error=self._last_error,
         )
 
+    def request_sync(self) -> None:
+        """Sync soon, as if a file had changed (e.g. to rebuild a damaged index). Call on the event loop."""
+        if self._pending_since is None:
+            self._pending_since = time.monotonic()
+        self._wake.set()
+
     async def wait_idle(self) -> None:
         """Return once no change waits for a sync (for tests and the benchmark)."""
         while self._pending_since is not None:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -18,14 +19,14 @@ import numpy as np
 
 from vault_cortex import notes
 from vault_cortex.config import Settings, load_settings
-from vault_cortex.errors import InvalidRequest, NoteNotFound, VaultNotFound
+from vault_cortex.errors import IndexCorrupt, InvalidRequest, NoteNotFound, VaultNotFound
 from vault_cortex.files.vault import ARCHIVE, atomic_write, content_hash, note_path
 from vault_cortex.identity import curiosity, habits, resonance
 from vault_cortex.identity.context import Context, build_context
 from vault_cortex.index import doctor
 from vault_cortex.index.activity import Event, OpenEvent, RecallEvent
 from vault_cortex.index.activity import append as append_event
-from vault_cortex.index.db import IndexDB
+from vault_cortex.index.db import IndexDB, is_corruption
 from vault_cortex.index.doctor import Doctor, Verify
 from vault_cortex.index.embed import Embedder, load_embedder
 from vault_cortex.index.sync import Indexing, Progress, SyncReport, reconcile_vectors, sync
@@ -90,14 +91,69 @@ class Cortex:
         self._sync_lock = threading.Lock()  # one full sync at a time; it takes the write lock in short turns
         self.stopping = threading.Event()  # set by stop(): a running sync returns at its next embedding batch
         self.indexing: Indexing | None = None  # how far the running sync is, for status and recall
-        self.db = IndexDB(self.index_dir / "index.db")
+        self.recovered: str | None = None  # what was wrong with the index when it was last moved aside
+        self.suspect: str | None = None  # an error seen elsewhere that says the index is damaged or gone
+        self._db_ino = 0
+        self.db = self._open_db()
         self._owns_cache = cache is None
-        self.cache = cache or EmbeddingCache(self.index_dir / "embeddings.db")
+        self.cache = cache or self._open_cache()
         self.vectors = Vectors(self.index_dir / "vectors.usearch", self.dim)
         if self.vectors.problem:
             log.warning("%s", self.vectors.problem)
         elif self.vectors.stamp() == self.db.get_meta("vectors_stamp"):
             self.vectors.checked = True  # the very file this index saved last
+
+    # -- a damaged or lost index is moved aside and rebuilt (it is derived data) -----------------------
+    def _open_db(self) -> IndexDB:
+        path = self.index_dir / "index.db"
+        try:
+            db = IndexDB(path)
+        except IndexCorrupt as exc:
+            self._set_aside(str(exc), ("index.db", "index.db-wal", "index.db-shm", "vectors.usearch"))
+            db = IndexDB(path)
+        self._db_ino = path.stat().st_ino
+        return db
+
+    def _open_cache(self) -> EmbeddingCache:
+        try:
+            return EmbeddingCache(self.index_dir / "embeddings.db")
+        except IndexCorrupt as exc:
+            self._set_aside(str(exc), ("embeddings.db", "embeddings.db-wal", "embeddings.db-shm"))
+            return EmbeddingCache(self.index_dir / "embeddings.db")
+
+    def _set_aside(self, reason: str, names: Sequence[str]) -> None:
+        """Move damaged index files to .cortex/index/broken-<time>/ and say so in one line."""
+        folder = self.index_dir / f"broken-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S.%f')}"
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in names:
+            with suppress(FileNotFoundError):
+                os.replace(self.index_dir / name, folder / name)
+        reason = " ".join(reason.split())
+        reason = reason if len(reason) <= 160 else reason[:159] + "…"
+        self.recovered = (f"the index was damaged ({reason}); moved it to {folder} and rebuilding it from the "
+                          "files and the embedding cache")
+        log.warning("%s", self.recovered)
+
+    def _index_lost(self) -> bool:
+        """Whether index.db was deleted or replaced under this process."""
+        try:
+            return (self.index_dir / "index.db").stat().st_ino != self._db_ino
+        except FileNotFoundError:
+            return True
+
+    def recover(self, reason: str) -> None:
+        """Move the damaged (or deleted) index aside and open an empty one; the next sync rebuilds it."""
+        with self.writing():
+            old = self.db
+            with suppress(sqlite3.Error):
+                old.close()
+            names = ["index.db", "index.db-wal", "index.db-shm", "vectors.usearch"]
+            self._set_aside(reason, names)
+            self.db = self._open_db()
+            self.vectors = Vectors(self.index_dir / "vectors.usearch", self.dim)
+            self._graph = None
+            self._concept_cache = None
+            self.suspect = None
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, env: Mapping[str, str] | None = None,
@@ -157,6 +213,18 @@ class Cortex:
 
     def _sync(self, progress: Progress | None, lock: Callable[[], AbstractContextManager[object]],
               only: Sequence[str] | None = None) -> SyncReport:
+        if self.suspect or self._index_lost():
+            self.recover(self.suspect or "index.db was deleted or replaced while in use")
+        try:
+            return self._sync_once(progress, lock, only)
+        except Exception as exc:
+            if not is_corruption(exc):
+                raise
+            self.recover(f"{type(exc).__name__}: {exc}")
+            return self._sync_once(progress, lock, None)
+
+    def _sync_once(self, progress: Progress | None, lock: Callable[[], AbstractContextManager[object]],
+                   only: Sequence[str] | None) -> SyncReport:
         with lock():
             self._check_model()
 

@@ -17,6 +17,7 @@ from vault_cortex.cli.more import add_more_commands
 from vault_cortex.cortex import Cortex
 from vault_cortex.errors import VaultCortexError
 from vault_cortex.files.vault import init_vault
+from vault_cortex.index.db import is_corruption
 from vault_cortex.index.doctor import Doctor
 from vault_cortex.index.sync import SyncReport
 from vault_cortex.recall.pipeline import Recall
@@ -291,7 +292,17 @@ def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None) -> i
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     try:
-        return int(args.fn(args))
+        try:
+            return int(args.fn(args))
+        except Exception as exc:
+            if not is_corruption(exc) or not getattr(args, "vault", None):
+                raise
+            # The index is derived data: set the damaged one aside, rebuild it, and run the command again.
+            with Cortex.open(args.vault) as cx:
+                if cx.recovered is None:
+                    cx.recover(f"{type(exc).__name__}: {exc}")
+                cx.sync()
+            return int(args.fn(args))
     except VaultCortexError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

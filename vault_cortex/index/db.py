@@ -9,13 +9,13 @@ import json
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from vault_cortex.errors import IndexUnavailable
+from vault_cortex.errors import IndexCorrupt, IndexUnavailable
 from vault_cortex.files.chunk import Chunk
 from vault_cortex.files.links import Dangling, Resolver
 from vault_cortex.files.note import Note
@@ -59,6 +59,28 @@ CREATE TABLE IF NOT EXISTS co_retrieval(a TEXT NOT NULL, b TEXT NOT NULL, count 
 CREATE TABLE IF NOT EXISTS touches(concept TEXT PRIMARY KEY, count INTEGER NOT NULL, last_ts REAL);
 """
 
+
+
+def is_corruption(exc: BaseException) -> bool:
+    """Whether an error means the index file is damaged or gone (rebuild it), not busy or misused."""
+    if isinstance(exc, IndexCorrupt | UnicodeDecodeError):
+        return True
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return False
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    text = str(exc)
+    return (name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB"))
+            or "malformed" in text or "not a database" in text or "no such table" in text
+            or "Could not decode to UTF-8" in text)
+
+
+def is_index_lost(exc: BaseException) -> bool:
+    """Whether an error means the index is damaged or its file was deleted under a running process."""
+    if is_corruption(exc):
+        return True
+    return isinstance(exc, sqlite3.OperationalError) and (
+        (getattr(exc, "sqlite_errorname", "") or "").startswith("SQLITE_CANTOPEN")
+        or "unable to open database file" in str(exc))
 
 
 class NoteRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -121,13 +143,25 @@ class IndexDB:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self.conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise IndexUnavailable(f"cannot open the index at {path}: {exc}") from exc
+        try:
+            self.conn.execute("PRAGMA busy_timeout=5000")
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=NORMAL")
             self.conn.execute("PRAGMA foreign_keys=ON")
-            self.conn.execute("PRAGMA busy_timeout=5000")
+            check = self.conn.execute("PRAGMA quick_check(1)").fetchone()
+            if check is None or check[0] != "ok":
+                raise IndexCorrupt(f"the index at {path} failed its check: {check[0] if check else 'no answer'}")
             self.conn.executescript(_SCHEMA)
         except sqlite3.Error as exc:
+            self.conn.close()
+            if is_corruption(exc):
+                raise IndexCorrupt(f"the index at {path} is damaged: {exc}") from exc
             raise IndexUnavailable(f"cannot open the index at {path}: {exc}") from exc
+        except IndexCorrupt:
+            self.conn.close()
+            raise
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
         version = self.get_meta("schema")
@@ -143,7 +177,9 @@ class IndexDB:
         """This thread's read connection (WAL lets readers run while a sync writes)."""
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            # Read-only: a reader must not create an empty index.db where the file was deleted.
+            conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False,
+                                   isolation_level=None)
             conn.execute("PRAGMA busy_timeout=5000")
             conn.execute("PRAGMA query_only=1")
             self._local.conn = conn
@@ -175,7 +211,8 @@ class IndexDB:
         try:
             yield
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            with suppress(sqlite3.Error):  # a damaged file can fail the rollback too: report the first error
+                self.conn.execute("ROLLBACK")
             raise
         self.conn.execute("COMMIT")
 
