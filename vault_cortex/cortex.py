@@ -19,7 +19,7 @@ import numpy as np
 
 from vault_cortex import notes
 from vault_cortex.config import Settings, load_settings
-from vault_cortex.errors import IndexCorrupt, InvalidRequest, NoteNotFound, VaultNotFound
+from vault_cortex.errors import IndexCorrupt, IndexUnavailable, InvalidRequest, NoteNotFound, VaultNotFound
 from vault_cortex.files.vault import ARCHIVE, atomic_write, content_hash, note_path
 from vault_cortex.identity import curiosity, habits, resonance
 from vault_cortex.identity.context import Context, build_context
@@ -313,7 +313,7 @@ class Cortex:
             self.log(RecallEvent(ts=self.clock(), client=client, query=query, mode=mode_name,
                                  paths=tuple(h.path for h in hits)))
         return Recall(query=query, mode=mode_name, hits=hits, context=packed,
-                      took_ms=round((time.perf_counter() - started) * 1000, 2))
+                      took_ms=round((time.perf_counter() - started) * 1000, 2), indexing=self.indexing)
 
     def ranked(self, query: str, qvec: Vector, weights: dict[str, float], *, regions: list[str] | None = None,
                exclude: frozenset[str] = frozenset()) -> list[Scored]:
@@ -339,11 +339,14 @@ class Cortex:
         mode_name, weights = self.mode(mode)
         ids = self.db.note_ids([path])
         if path not in ids:
+            if self.indexing is not None:
+                raise IndexUnavailable(f"the index is still being built ({self.indexing.done} of "
+                                       f"{self.indexing.total} chunks); {path!r} is not in it yet")
             raise NoteNotFound(f"no indexed note at {path!r} (is it saved and synced?)")
         chunks = self.db.chunks_of([ids[path]])[ids[path]]
         vecs = list(self.vectors.get([c.id for c in chunks]).values())
         if not vecs:
-            return Recall(query=path, mode=mode_name, hits=[], took_ms=0.0)
+            return Recall(query=path, mode=mode_name, hits=[], took_ms=0.0, indexing=self.indexing)
         qvec = np.mean(np.stack(vecs), axis=0).astype(np.float32)
         qvec /= float(np.linalg.norm(qvec)) or 1.0
         text = " ".join([path.rsplit("/", 1)[-1].removesuffix(".md"), *(c.text for c in chunks)])[:2000]
@@ -352,14 +355,16 @@ class Cortex:
         top = self.ranked(text, qvec, weights, exclude=exclude)[:k]
         hits = [to_hit(s, text) for s in top]
         self.log(OpenEvent(ts=self.clock(), client=client, path=path))
-        return Recall(query=path, mode=mode_name, hits=hits, took_ms=round((time.perf_counter() - started) * 1000, 2))
+        return Recall(query=path, mode=mode_name, hits=hits, took_ms=round((time.perf_counter() - started) * 1000, 2),
+                      indexing=self.indexing)
 
     def context(self, *, task: str | None = None, project: str | None = None, active_note: str | None = None,
                 recent: list[str] | None = None, budget_tokens: int | None = None, mode: str | None = None,
                 client: str = "api") -> Context:
         """Session-start context: pinned notes, habits and open questions that match, the handoff, then recall."""
-        return build_context(self, task=task, project=project, active_note=active_note, recent=recent,
-                             budget_tokens=budget_tokens, mode=mode, client=client)
+        ctx = build_context(self, task=task, project=project, active_note=active_note, recent=recent,
+                            budget_tokens=budget_tokens, mode=mode, client=client)
+        return msgspec.structs.replace(ctx, indexing=self.indexing) if self.indexing else ctx
 
     # -- writes ---------------------------------------------------------------------------------------
     def remember(self, text: str, *, title: str | None = None, region: str | None = None,

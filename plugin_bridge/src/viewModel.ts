@@ -1,5 +1,5 @@
 // The pane's logic without the DOM or Obsidian: grouping, formatting, the "why" lines and the state machine.
-import type { Hit, Recall, Status } from "./api";
+import type { Hit, Indexing, Recall, Status } from "./api";
 import { CortexApiError } from "./errors";
 
 /** The built-in modes (a vault may add more in its config; the server names the mode it used). */
@@ -47,8 +47,8 @@ export interface PaneGroup {
 export type PaneState =
   | { kind: "no-note" }
   | { kind: "loading"; path: string; mode: string; previous: PaneGroup[] | null }
-  | { kind: "ready"; path: string; mode: string; groups: PaneGroup[]; count: number; tookMs: number; orderFromServer: boolean }
-  | { kind: "empty"; path: string; mode: string }
+  | { kind: "ready"; path: string; mode: string; groups: PaneGroup[]; count: number; tookMs: number; orderFromServer: boolean; indexing?: Indexing | null }
+  | { kind: "empty"; path: string; mode: string; indexing?: Indexing | null }
   | { kind: "building"; path: string; detail: string }
   | { kind: "not-indexed"; path: string; detail: string }
   | { kind: "unreachable"; url: string; detail: string }
@@ -197,7 +197,16 @@ export function groupsOf(state: PaneState): PaneGroup[] | null {
 }
 
 export function retryDelay(state: PaneState): number | null {
-  return state.kind === "building" ? BUILDING_RETRY_MS : null;
+  if (state.kind === "building") return BUILDING_RETRY_MS;
+  // Answered from a partial index: ask again, so the pane fills in as the server's sync goes on.
+  if ((state.kind === "ready" || state.kind === "empty") && state.indexing) return BUILDING_RETRY_MS;
+  return null;
+}
+
+/** One line for an answer the server gave while it was still indexing (`indexing` in recall responses). */
+export function indexingLine(indexing: Indexing): string {
+  const pct = indexing.total > 0 ? Math.floor((100 * indexing.done) / indexing.total) : 0;
+  return `Still indexing (${indexing.done} of ${indexing.total} chunks, ${pct}%): showing what is indexed so far.`;
 }
 
 export interface PaneClient {
@@ -263,7 +272,8 @@ export class PaneModel {
         this.options.client.related(path, { mode, k: this.options.k ?? null }),
         this.regionOrder(),
       ]);
-      if (recall.hits.length === 0) return this.set(seq, { kind: "empty", path, mode: recall.mode || mode });
+      const indexing = recall.indexing ?? null;
+      if (recall.hits.length === 0) return this.set(seq, { kind: "empty", path, mode: recall.mode || mode, indexing });
       return this.set(seq, {
         kind: "ready",
         path,
@@ -272,6 +282,7 @@ export class PaneModel {
         count: recall.hits.length,
         tookMs: recall.took_ms,
         orderFromServer: order !== null,
+        indexing,
       });
     } catch (err) {
       return this.set(seq, await this.errorState(err, path));

@@ -14,6 +14,7 @@ from vault_cortex.identity.curiosity import open_matching
 from vault_cortex.identity.habits import match as match_habits
 from vault_cortex.identity.resonance import setting
 from vault_cortex.index.activity import RecallEvent
+from vault_cortex.index.sync import Indexing
 from vault_cortex.recall.pack import Candidate, Packed, Piece
 from vault_cortex.recall.pipeline import Scored
 
@@ -37,6 +38,7 @@ class Context(msgspec.Struct, frozen=True, kw_only=True):
     matching_questions: list[str]
     context: Packed
     took_ms: float
+    indexing: Indexing | None = None  # set while a sync runs: the context comes from what is indexed so far
 
 
 def query_text(cx: Cortex, task: str | None, project: str | None, active_note: str | None,
