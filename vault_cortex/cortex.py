@@ -5,7 +5,6 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
-import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -144,9 +143,8 @@ class Cortex:
     def recover(self, reason: str) -> None:
         """Move the damaged (or deleted) index aside and open an empty one; the next sync rebuilds it."""
         with self.writing():
-            old = self.db
-            with suppress(sqlite3.Error):
-                old.close()
+            # The old connections are not closed here: a request may be reading through them this moment
+            # (it fails or finishes on the moved file); they close when the last user lets go.
             names = ["index.db", "index.db-wal", "index.db-shm", "vectors.usearch"]
             self._set_aside(reason, names)
             self.db = self._open_db()
