@@ -229,10 +229,11 @@ def sync(
     log_signature = activity_signature(root)
     with lock():
         replay_log = log_signature != db.get_meta("activity")
-        pending = db.get_meta("resolve_pending") is not None
         with db.write():
             resolver = Resolver(_link_targets(root, settings))
-            if paths_changed or (pending and (only is None or pending_before)):
+            # The marker found at the start is an unfinished sync's (a kill): resolve every link. A targeted
+            # sync (one note written through the API) leaves a marker it found to the full sync.
+            if paths_changed or (pending_before and only is None):
                 db.resolve_links(resolver, None)
             else:
                 db.resolve_links(resolver, [f.path for f, _, _ in todo], dangling=True)
