@@ -9,6 +9,7 @@ from typing import cast
 
 import anyio
 from litestar import Litestar, Router
+from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.handlers import asgi
 from litestar.openapi import OpenAPIConfig
@@ -71,16 +72,23 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        async with mcp.session_manager.run(), anyio.create_task_group() as tg:
-            tg.start_soon(warm_up, cx)
-            if watcher is not None:
-                tg.start_soon(watcher.run)
-            if nightly is not None:
-                tg.start_soon(nightly.run)
-            try:
-                yield
-            finally:
-                tg.cancel_scope.cancel()
+        cx.stopping.clear()
+        try:
+            async with mcp.session_manager.run(), anyio.create_task_group() as tg:
+                tg.start_soon(warm_up, cx)
+                if watcher is not None:
+                    tg.start_soon(watcher.run)
+                if nightly is not None:
+                    tg.start_soon(nightly.run)
+                try:
+                    yield
+                finally:
+                    # A sync in a worker thread cannot be cancelled: ask it to stop at its next embedding
+                    # batch (a fraction of a second), so shutting down never waits for a long embedding.
+                    cx.stop()
+                    tg.cancel_scope.cancel()
+        finally:
+            cx.stopping.clear()
 
     def provide_cortex() -> Cortex:
         return cx
@@ -102,6 +110,7 @@ def create_app(
         middleware=[host_middleware(allowed_hosts), cors_middleware],
         exception_handlers={Exception: handle_exception},
         lifespan=[lifespan],
+        state=State({"cortex": cx, "watcher": watcher}),  # for the error handler: a damaged index is rebuilt
         request_max_body_size=max_body_bytes,
         openapi_config=OpenAPIConfig(
             title="vault-cortex", version=__version__, path="/schema",

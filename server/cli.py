@@ -86,7 +86,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         where = f"[{host}]" if ":" in host else host
         print(f"serving {cx.root} at http://{where}:{port}/v1 and /mcp; token in {cx.root / TOKEN_FILE}",
               file=sys.stderr)
-        uvicorn.run(app, host=host, port=port, ws="none", lifespan="on",
+        # Requests still running a second after Ctrl-C or SIGTERM are dropped: stopping never waits on them.
+        uvicorn.run(app, host=host, port=port, ws="none", lifespan="on", timeout_graceful_shutdown=1,
                     log_level="info" if args.verbose else "warning")
     return 0
 
@@ -117,6 +118,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
                 tg.start_soon(warm_up, cx)
                 tg.start_soon(watcher.run)  # stdout carries MCP messages only: the watcher logs to stderr
                 await mcp.run_stdio_async()
+                cx.stop()  # a sync running in a worker thread returns at its next embedding batch
                 tg.cancel_scope.cancel()
 
         anyio.run(serve)

@@ -13,7 +13,8 @@ from litestar.exceptions import HTTPException, ValidationException
 from litestar.types import ASGIApp, HTTPResponseStartEvent, Message, Receive, Scope, Send
 from litestar.utils.scope.state import ScopeState
 
-from vault_cortex.errors import VaultCortexError
+from vault_cortex.errors import IndexUnavailable, VaultCortexError
+from vault_cortex.index.db import is_index_lost
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +83,16 @@ def json_error(body: ErrorBody, headers: dict[str, str] | None = None) -> Respon
 
 def handle_exception(request: Request[Any, Any, Any], exc: Exception) -> Response[ErrorBody]:
     """The app's one exception handler (registered for `Exception`, so Litestar's 404/405/400s come here too)."""
+    if is_index_lost(exc):
+        # The index is derived data: the watcher's next sync moves the damaged file aside and rebuilds it.
+        cx = request.app.state.get("cortex")
+        watcher = request.app.state.get("watcher")
+        if cx is not None:
+            cx.suspect = f"{type(exc).__name__}: {exc}"
+        if watcher is not None:
+            watcher.request_sync()
+        exc = IndexUnavailable("the index is damaged or was deleted: it is being rebuilt from the files; "
+                               "retry in a moment")
     body = error_body(exc)
     if body.status == 400 and isinstance(exc, HTTPException):
         clearer = _json_detail(body.detail, ScopeState.from_scope(request.scope).body)

@@ -14,6 +14,7 @@ import anyio
 import msgspec
 from watchfiles import Change, awatch
 
+from vault_cortex.errors import SyncCancelled
 from vault_cortex.index.sync import Progress, SyncReport
 
 log = logging.getLogger(__name__)
@@ -90,6 +91,12 @@ class Watcher:
             last_error=self._last_error,
         )
 
+    def request_sync(self) -> None:
+        """Sync soon, as if a file had changed (e.g. to rebuild a damaged index). Call on the event loop."""
+        if self._pending_since is None:
+            self._pending_since = time.monotonic()
+        self._wake.set()
+
     async def wait_idle(self) -> None:
         """Return once no change waits for a sync (for tests and the benchmark)."""
         while self._pending_since is not None:
@@ -129,6 +136,9 @@ class Watcher:
             try:
                 progress = self._progress if self._syncs == 0 else None
                 report = await anyio.to_thread.run_sync(self.cortex.sync, progress)
+            except SyncCancelled:
+                log.info("sync stopped: the server is shutting down")
+                return
             except Exception as exc:  # noqa: BLE001 - keep watching; the next change retries
                 log.exception("sync failed")
                 self._last_error = f"{type(exc).__name__}: {exc}"

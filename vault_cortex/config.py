@@ -71,6 +71,7 @@ class IndexSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     include_archive: bool = False  # show archived notes in recall (they are always indexed)
     max_file_mb: float = 8.0  # larger notes are skipped with a reason
     chunk_tokens: int = 256  # the model's window; chunks are split to fit it
+    max_chunks_per_note: int = 1000  # a longer note is indexed up to here; `doctor` lists it
 
 
 class EmbeddingSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -226,6 +227,8 @@ def _check(settings: Settings) -> None:
         raise ConfigError("index.chunk_tokens must be between 16 and 512")
     if idx.max_file_mb <= 0:
         raise ConfigError("index.max_file_mb must be positive")
+    if idx.max_chunks_per_note < 1:
+        raise ConfigError("index.max_chunks_per_note must be at least 1")
     if not 1 <= rec.k <= rec.max_k:
         raise ConfigError(f"recall.k must be between 1 and recall.max_k ({rec.max_k})")
     if rec.candidates < rec.k:

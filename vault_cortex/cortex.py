@@ -8,7 +8,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import TracebackType
@@ -18,7 +18,14 @@ import numpy as np
 
 from vault_cortex import notes
 from vault_cortex.config import Settings, load_settings
-from vault_cortex.errors import InvalidRequest, NoteNotFound, VaultNotFound, WriteConflict
+from vault_cortex.errors import (
+    IndexCorrupt,
+    IndexUnavailable,
+    InvalidRequest,
+    NoteNotFound,
+    VaultNotFound,
+    WriteConflict,
+)
 from vault_cortex.files.edit import edit_bytes
 from vault_cortex.files.sections import EditOp
 from vault_cortex.files.vault import ARCHIVE, NoteDoc, atomic_write, content_hash, note_path
@@ -28,10 +35,10 @@ from vault_cortex.index import doctor
 from vault_cortex.index import recent as recent_activity
 from vault_cortex.index.activity import Event, OpenEvent, RecallEvent, read_since
 from vault_cortex.index.activity import append as append_event
-from vault_cortex.index.db import IndexDB
+from vault_cortex.index.db import IndexDB, is_corruption
 from vault_cortex.index.doctor import Doctor, Verify
 from vault_cortex.index.embed import Embedder, load_embedder
-from vault_cortex.index.sync import Progress, SyncReport, reconcile_vectors, sync
+from vault_cortex.index.sync import Indexing, Progress, SyncReport, reconcile_vectors, sync
 from vault_cortex.index.vectors import EmbeddingCache, Vector, Vectors
 from vault_cortex.recall.filters import Filters, allowed_notes
 from vault_cortex.recall.graph import Graph, GraphHealth, health
@@ -84,12 +91,72 @@ class Cortex:
         self._embedder_lock = threading.Lock()
         self._write_lock = threading.RLock()
         self._write_depth = 0
-        self.db = IndexDB(self.index_dir / "index.db")
+        self._write_owner: int | None = None
+        self._sync_lock = threading.Lock()  # one full sync at a time; it takes the write lock in short turns
+        self.stopping = threading.Event()  # set by stop(): a running sync returns at its next embedding batch
+        self.indexing: Indexing | None = None  # how far the running sync is, for status and recall
+        self.recovered: str | None = None  # what was wrong with the index when it was last moved aside
+        self.suspect: str | None = None  # an error seen elsewhere that says the index is damaged or gone
+        self._db_ino = 0
+        self.db = self._open_db()
         self._owns_cache = cache is None
-        self.cache = cache or EmbeddingCache(self.index_dir / "embeddings.db")
+        self.cache = cache or self._open_cache()
         self.vectors = Vectors(self.index_dir / "vectors.usearch", self.dim)
         if self.vectors.problem:
             log.warning("%s", self.vectors.problem)
+        elif self.vectors.stamp() == self.db.get_meta("vectors_stamp"):
+            self.vectors.checked = True  # the very file this index saved last
+
+    # -- a damaged or lost index is moved aside and rebuilt (it is derived data) -----------------------
+    def _open_db(self) -> IndexDB:
+        path = self.index_dir / "index.db"
+        try:
+            db = IndexDB(path)
+        except IndexCorrupt as exc:
+            self._set_aside(str(exc), ("index.db", "index.db-wal", "index.db-shm", "vectors.usearch"))
+            db = IndexDB(path)
+        self._db_ino = path.stat().st_ino
+        return db
+
+    def _open_cache(self) -> EmbeddingCache:
+        try:
+            return EmbeddingCache(self.index_dir / "embeddings.db")
+        except IndexCorrupt as exc:
+            self._set_aside(str(exc), ("embeddings.db", "embeddings.db-wal", "embeddings.db-shm"))
+            return EmbeddingCache(self.index_dir / "embeddings.db")
+
+    def _set_aside(self, reason: str, names: Sequence[str]) -> None:
+        """Move damaged index files to .cortex/index/broken-<time>/ and say so in one line."""
+        folder = self.index_dir / f"broken-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S.%f')}"
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in names:
+            with suppress(FileNotFoundError):
+                os.replace(self.index_dir / name, folder / name)
+        reason = " ".join(reason.split())
+        reason = reason if len(reason) <= 160 else reason[:159] + "…"
+        self.recovered = (f"the index was damaged ({reason}); moved it to {folder} and rebuilding it from the "
+                          "files and the embedding cache")
+        log.warning("%s", self.recovered)
+
+    def _index_lost(self) -> bool:
+        """Whether index.db was deleted or replaced under this process."""
+        try:
+            return (self.index_dir / "index.db").stat().st_ino != self._db_ino
+        except FileNotFoundError:
+            return True
+
+    def recover(self, reason: str) -> None:
+        """Move the damaged (or deleted) index aside and open an empty one; the next sync rebuilds it."""
+        with self.writing():
+            # The old connections are not closed here: a request may be reading through them this moment
+            # (it fails or finishes on the moved file); they close when the last user lets go.
+            names = ["index.db", "index.db-wal", "index.db-shm", "vectors.usearch"]
+            self._set_aside(reason, names)
+            self.db = self._open_db()
+            self.vectors = Vectors(self.index_dir / "vectors.usearch", self.dim)
+            self._graph = None
+            self._concept_cache = None
+            self.suspect = None
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, env: Mapping[str, str] | None = None,
@@ -133,13 +200,52 @@ class Cortex:
 
     # -- index ---------------------------------------------------------------------------------------
     def sync(self, progress: Progress | None = None) -> SyncReport:
-        """Re-index what changed since the last sync; never writes a note."""
-        with self.writing():
-            self._check_model()
-            report = sync(self.root, self.db, self.vectors, self.cache, lambda: self.embedder, self.settings,
-                          progress)
+        """Re-index what changed since the last sync; never writes a note.
+
+        The write lock is taken only while the vault is scanned and while each small group of notes is
+        written, so a note saved meanwhile (`write_note`) waits for one short transaction, not for the model.
+        Called by a thread already holding the write lock, the whole sync runs under it.
+        """
+        if self._write_owner == threading.get_ident():
+            report = self._sync(progress, nullcontext)
+        else:
+            with self._sync_lock, write_lock(self.index_dir / "sync.lock"):
+                report = self._sync(progress, self.writing)
         self.graph()  # rebuild the graph here, off the interactive path of the next recall
         return report
+
+    def _sync(self, progress: Progress | None, lock: Callable[[], AbstractContextManager[object]],
+              only: Sequence[str] | None = None) -> SyncReport:
+        if self.suspect or self._index_lost():
+            self.recover(self.suspect or "index.db was deleted or replaced while in use")
+        try:
+            return self._sync_once(progress, lock, only)
+        except Exception as exc:
+            if not is_corruption(exc):
+                raise
+            self.recover(f"{type(exc).__name__}: {exc}")
+            return self._sync_once(progress, lock, None)
+
+    def _sync_once(self, progress: Progress | None, lock: Callable[[], AbstractContextManager[object]],
+                   only: Sequence[str] | None) -> SyncReport:
+        with lock():
+            self._check_model()
+
+        def track(phase: str, done: int, total: int) -> None:
+            self.indexing = Indexing(done=done, total=total)
+            if progress is not None:
+                progress(phase, done, total)
+
+        try:
+            return sync(self.root, self.db, self.vectors, self.cache, lambda: self.embedder, self.settings,
+                        track if only is None else progress, lock=lock, stop=self.stopping, only=only)
+        finally:
+            if only is None:
+                self.indexing = None
+
+    def stop(self) -> None:
+        """Ask a running sync to stop at its next embedding batch (the server is shutting down)."""
+        self.stopping.set()
 
     @contextmanager
     def writing(self) -> Iterator[None]:
@@ -154,10 +260,12 @@ class Cortex:
                 return
             with write_lock(self.index_dir / "write.lock"):
                 self._write_depth = 1
+                self._write_owner = threading.get_ident()
                 try:
                     yield
                 finally:
                     self._write_depth = 0
+                    self._write_owner = None
 
     def _check_model(self) -> None:
         """A different model than the index was built with means every vector must be rebuilt."""
@@ -175,6 +283,8 @@ class Cortex:
                 self.db.set_meta("dim", str(model.dim))
             reconcile_vectors(self.db, self.vectors, self.cache, lambda: model)
             self.vectors.save()
+            with self.db.write():
+                self.db.set_meta("vectors_stamp", self.vectors.stamp())
 
     def status(self) -> dict[str, object]:
         counts = self.db.counts()
@@ -184,6 +294,7 @@ class Cortex:
             "vectors": len(self.vectors),
             "model": self.db.get_meta("model"),
             "last_sync": self.db.get_meta("last_sync"),
+            "indexing": msgspec.to_builtins(self.indexing) if self.indexing else None,
         }
 
     # -- recall --------------------------------------------------------------------------------------
@@ -222,7 +333,7 @@ class Cortex:
             self.log(RecallEvent(ts=self.clock(), client=client, query=query, mode=mode_name,
                                  paths=tuple(h.path for h in hits)))
         return Recall(query=query, mode=mode_name, hits=hits, context=packed,
-                      took_ms=round((time.perf_counter() - started) * 1000, 2))
+                      took_ms=round((time.perf_counter() - started) * 1000, 2), indexing=self.indexing)
 
     def ranked(self, query: str, qvec: Vector, weights: dict[str, float], *, regions: list[str] | None = None,
                exclude: frozenset[str] = frozenset(), allowed: frozenset[int] | None = None) -> list[Scored]:
@@ -263,11 +374,14 @@ class Cortex:
         mode_name, weights = self.mode(mode)
         ids = self.db.note_ids([path])
         if path not in ids:
+            if self.indexing is not None:
+                raise IndexUnavailable(f"the index is still being built ({self.indexing.done} of "
+                                       f"{self.indexing.total} chunks); {path!r} is not in it yet")
             raise NoteNotFound(f"no indexed note at {path!r} (is it saved and synced?)")
         chunks = self.db.chunks_of([ids[path]])[ids[path]]
         vecs = list(self.vectors.get([c.id for c in chunks]).values())
         if not vecs:
-            return Recall(query=path, mode=mode_name, hits=[], took_ms=0.0)
+            return Recall(query=path, mode=mode_name, hits=[], took_ms=0.0, indexing=self.indexing)
         qvec = np.mean(np.stack(vecs), axis=0).astype(np.float32)
         qvec /= float(np.linalg.norm(qvec)) or 1.0
         text = " ".join([path.rsplit("/", 1)[-1].removesuffix(".md"), *(c.text for c in chunks)])[:2000]
@@ -276,15 +390,17 @@ class Cortex:
         top = self.ranked(text, qvec, weights, exclude=exclude)[:k]
         hits = [to_hit(s, text) for s in top]
         self.log(OpenEvent(ts=self.clock(), client=client, path=path))
-        return Recall(query=path, mode=mode_name, hits=hits, took_ms=round((time.perf_counter() - started) * 1000, 2))
+        return Recall(query=path, mode=mode_name, hits=hits, took_ms=round((time.perf_counter() - started) * 1000, 2),
+                      indexing=self.indexing)
 
     def context(self, *, task: str | None = None, project: str | None = None, active_note: str | None = None,
                 recent: list[str] | None = None, budget_tokens: int | None = None, mode: str | None = None,
                 client: str = "api", filters: Filters | None = None) -> Context:
         """Session-start context: pinned notes, habits and open questions that match, the handoff, then recall
         (the recall part narrowed by filters, if any)."""
-        return build_context(self, task=task, project=project, active_note=active_note, recent=recent,
-                             budget_tokens=budget_tokens, mode=mode, client=client, filters=filters)
+        ctx = build_context(self, task=task, project=project, active_note=active_note, recent=recent,
+                            budget_tokens=budget_tokens, mode=mode, client=client, filters=filters)
+        return msgspec.structs.replace(ctx, indexing=self.indexing) if self.indexing else ctx
 
     # -- writes ---------------------------------------------------------------------------------------
     def remember(self, text: str, *, title: str | None = None, region: str | None = None,
@@ -421,7 +537,7 @@ class Cortex:
         with self.writing():
             atomic_write(file, data, if_match)
             try:
-                self.sync()
+                self._sync(None, nullcontext, only=[path])  # just this note: a big sync running meanwhile waits
             except Exception:  # the note is saved; the index catches up at the next sync
                 log.exception("%s was saved, but indexing it failed", path)
         return NoteDoc(path=path, content=data.decode("utf-8", errors="replace"), etag=content_hash(data))

@@ -6,6 +6,8 @@
     ├── VaultNotFound        the folder is not a vault (no .cortex/) or does not exist
     ├── ModelUnavailable     the ONNX model or tokenizer is missing, corrupt or the wrong file
     ├── IndexUnavailable     the derived index cannot be opened or is being rebuilt
+    │   └── IndexCorrupt     the index file is damaged (it is moved aside and rebuilt from the files)
+    ├── SyncCancelled        a sync stopped early because the process is stopping (its finished work is kept)
     ├── NoteNotFound         no note at that path
     ├── NoteParseError       a note could not be parsed where parsing is required (e.g. for a write)
     ├── UnsafePath           a path escapes the vault, is absolute, not .md, or inside a dot-folder
@@ -41,6 +43,14 @@ class ModelUnavailable(VaultCortexError):
 
 
 class IndexUnavailable(VaultCortexError):
+    status = 503
+
+
+class IndexCorrupt(IndexUnavailable):
+    status = 503
+
+
+class SyncCancelled(VaultCortexError):
     status = 503
 
 

@@ -43,6 +43,7 @@ export interface ConceptUse {
 
 export interface Context {
   context: Packed;
+  indexing?: Indexing | null;
   markdown: string;
   matching_questions: string[];
   mode: string;
@@ -237,6 +238,11 @@ export interface Hub {
   path: string;
 }
 
+export interface Indexing {
+  done: number;
+  total: number;
+}
+
 export interface LinkBody {
   dst: string;
   rel: string;
@@ -347,6 +353,7 @@ export interface Plan {
 export interface Recall {
   context?: Packed | null;
   hits: Hit[];
+  indexing?: Indexing | null;
   mode: string;
   query: string;
   took_ms: number;
@@ -853,6 +860,7 @@ export const REQUIRED_FIELDS: Record<string, readonly string[]> = {
   Health: ["ok", "version"],
   Hit: ["dense", "heading", "lexical", "line", "path", "reason", "region", "score", "signals", "snippet", "title"],
   Hub: ["degree", "path"],
+  Indexing: ["done", "total"],
   LinkBody: ["dst", "rel", "src"],
   Merge: ["archived", "importance", "into", "similarity", "sources"],
   MoveBody: ["dest", "note"],

@@ -33,6 +33,7 @@ const INDEX_LABELS: Record<string, string> = {
   vault: "Vault",
   notes: "Notes",
   chunks: "Chunks",
+  indexing: "Indexing",
   links: "Links",
   dangling: "Dangling links",
   skipped: "Skipped files",
@@ -44,6 +45,10 @@ const INDEX_LABELS: Record<string, string> = {
 
 function show(value: unknown): string {
   if (value === null || value === undefined) return "—";
+  if (typeof value === "object" && "done" in value && "total" in value) {
+    const { done, total } = value as { done: unknown; total: unknown };
+    return `${String(done)} of ${String(total)} chunks`; // `indexing` while a sync runs
+  }
   if (typeof value === "string") return value;
   if (typeof value === "number" || typeof value === "boolean") return String(value);
   return JSON.stringify(value);

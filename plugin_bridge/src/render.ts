@@ -1,4 +1,5 @@
 // The pane's DOM, on a plain HTMLElement (no Obsidian helpers), so a browser test can mount it as it is.
+import { indexingLine } from "./viewModel";
 import type { PaneGroup, PaneItem, PaneState } from "./viewModel";
 
 export interface PaneHandlers {
@@ -63,10 +64,12 @@ export function renderPane(root: HTMLElement, state: PaneState, options: RenderO
       if (state.previous) renderGroups(body, state.previous, handlers, true);
       break;
     case "ready":
+      if (state.indexing) el(body, "div", "vc-indexing", indexingLine(state.indexing), { role: "status" });
       el(body, "div", "vc-summary", summary(state.count, state.mode, state.tookMs) + (state.fromDraft ? " · from the paragraph you are writing" : ""));
       renderGroups(body, state.groups, handlers, false);
       break;
     case "empty":
+      if (state.indexing) el(body, "div", "vc-indexing", indexingLine(state.indexing), { role: "status" });
       if (state.fromDraft) message(body, "empty", "Nothing close", "No memory is close enough to the paragraph you are writing to show unasked. The pane looks again as you write.");
       else message(body, "empty", "Nothing related", "No memory in the vault came close to this note. Write a little more, or try the explore mode.");
       break;

@@ -1,5 +1,5 @@
 // The pane's logic without the DOM or Obsidian: grouping, formatting, the "why" lines and the state machine.
-import type { Hit, Recall, Status } from "./api";
+import type { Hit, Indexing, Recall, Status } from "./api";
 import { CortexApiError } from "./errors";
 
 /** The built-in modes (a vault may add more in its config; the server names the mode it used). */
@@ -71,8 +71,8 @@ export interface PaneGroup {
 export type PaneState =
   | { kind: "no-note" }
   | { kind: "loading"; path: string; mode: string; previous: PaneGroup[] | null }
-  | { kind: "ready"; path: string; mode: string; groups: PaneGroup[]; count: number; tookMs: number; orderFromServer: boolean; fromDraft?: boolean }
-  | { kind: "empty"; path: string; mode: string; fromDraft?: boolean }
+  | { kind: "ready"; path: string; mode: string; groups: PaneGroup[]; count: number; tookMs: number; orderFromServer: boolean; fromDraft?: boolean; indexing?: Indexing | null }
+  | { kind: "empty"; path: string; mode: string; fromDraft?: boolean; indexing?: Indexing | null }
   | { kind: "building"; path: string; detail: string }
   | { kind: "not-indexed"; path: string; detail: string }
   | { kind: "unreachable"; url: string; detail: string }
@@ -223,7 +223,16 @@ export function groupsOf(state: PaneState): PaneGroup[] | null {
 }
 
 export function retryDelay(state: PaneState): number | null {
-  return state.kind === "building" ? BUILDING_RETRY_MS : null;
+  if (state.kind === "building") return BUILDING_RETRY_MS;
+  // Answered from a partial index: ask again, so the pane fills in as the server's sync goes on.
+  if ((state.kind === "ready" || state.kind === "empty") && state.indexing) return BUILDING_RETRY_MS;
+  return null;
+}
+
+/** One line for an answer the server gave while it was still indexing (`indexing` in recall responses). */
+export function indexingLine(indexing: Indexing): string {
+  const pct = indexing.total > 0 ? Math.floor((100 * indexing.done) / indexing.total) : 0;
+  return `Still indexing (${indexing.done} of ${indexing.total} chunks, ${pct}%): showing what is indexed so far.`;
 }
 
 export interface PaneClient {
@@ -312,7 +321,8 @@ export class PaneModel {
       const recall = draft === null ? answer : { ...answer, hits: answer.hits.filter((h) => h.path !== path) };
       if (draft !== null && seq === this.seq) this.lastDraft = draft;
       const fromDraft = draft !== null;
-      if (recall.hits.length === 0) return this.set(seq, { kind: "empty", path, mode: recall.mode || mode, fromDraft });
+      const indexing = recall.indexing ?? null;
+      if (recall.hits.length === 0) return this.set(seq, { kind: "empty", path, mode: recall.mode || mode, fromDraft, indexing });
       return this.set(seq, {
         fromDraft,
         kind: "ready",
@@ -322,6 +332,7 @@ export class PaneModel {
         count: recall.hits.length,
         tookMs: recall.took_ms,
         orderFromServer: order !== null,
+        indexing,
       });
     } catch (err) {
       return this.set(seq, await this.errorState(err, path));

@@ -38,6 +38,12 @@ describe("status", () => {
     expect(rows.find(([k]) => k === "Watcher")?.[1]).toBe("up to date");
   });
 
+  it("shows how far a running sync is", () => {
+    const rows = statusRows({ ...STATUS, index: { ...STATUS.index, indexing: { done: 40, total: 160 } } });
+    expect(rows.find(([k]) => k === "Indexing")?.[1]).toBe("40 of 160 chunks");
+    expect(statusRows({ ...STATUS, index: { ...STATUS.index, indexing: null } }).find(([k]) => k === "Indexing")?.[1]).toBe("—");
+  });
+
   it("shows a pending watcher's lag and a missing watcher", () => {
     const watch = { ...(STATUS.watch as NonNullable<Status["watch"]>), pending: true, lag_ms: 812.4, last_error: "OSError: disk full" };
     const rows = statusRows({ ...STATUS, watch });

@@ -48,6 +48,15 @@ describe("renderPane", () => {
     expect(texts(root, ".vc-footer")[0]).toContain("not a promise");
   });
 
+  it("says the server is still indexing above what it found so far", () => {
+    const { root } = setup({ ...READY, indexing: { done: 120, total: 480 } });
+    expect(texts(root, ".vc-indexing")).toEqual(["Still indexing (120 of 480 chunks, 25%): showing what is indexed so far."]);
+    expect(root.querySelectorAll(".vc-item")).toHaveLength(RELATED.hits.length);
+    const empty = setup({ kind: "empty", path: NOTE, mode: "balanced", indexing: { done: 0, total: 10 } }).root;
+    expect(texts(empty, ".vc-indexing")[0]).toContain("0 of 10 chunks");
+    expect(setup(READY).root.querySelectorAll(".vc-indexing")).toHaveLength(0);
+  });
+
   it("opens an item on click, in a new tab with Ctrl or Cmd", () => {
     const { root, opened } = setup(READY);
     const title = root.querySelector<HTMLElement>(".vc-title");

@@ -246,6 +246,17 @@ describe("PaneModel", () => {
     if (state.kind === "building") expect(state.detail).toBe("the index is being rebuilt");
   });
 
+  it("passes on that the server is still indexing, and asks again until it is done", async () => {
+    const partial = { ...RELATED, indexing: { done: 120, total: 480 } };
+    const f = fake({ related: async () => partial });
+    const state = await f.model.show(NOTE);
+    expect(state.kind).toBe("ready");
+    if (state.kind === "ready") expect(state.indexing).toEqual({ done: 120, total: 480 });
+    expect(retryDelay(state)).toBeGreaterThan(0);
+    const done = fake({ related: async () => ({ ...RELATED, indexing: null }) });
+    expect(retryDelay(await done.model.show(NOTE))).toBeNull();
+  });
+
   it("treats a note the index has not reached yet as building while the watcher syncs", async () => {
     const notFound = apiError("not-found", 404, "NoteNotFound", "no indexed note");
     const pending = { ...STATUS, watch: { ...(STATUS.watch as NonNullable<Status["watch"]>), pending: true } };

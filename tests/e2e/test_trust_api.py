@@ -111,10 +111,13 @@ def test_post_links_keeps_a_latin1_body_and_says_when_the_target_is_dangling(
 
 def test_post_notes_answers_201_with_a_deeply_nested_note_in_the_vault(client: TestClient[Litestar],
                                                                         cx: Cortex, vault: Path) -> None:
-    """D2 as found: the sync after writing crashed on another note, and the client got a 500 (and retried)."""
+    """D2 as found: the sync after writing crashed on another note, and the client got a 500 (and retried).
+    A write indexes just its own note; the next sync (the watcher's) indexes the hostile one without stopping."""
     (vault / "short_term/deep.md").write_bytes(b"---\n" + b'{"a":' * 5000 + b"1" + b"}" * 5000 + b"\n---\nx\n")
     response = client.post("/v1/notes", json={"text": "Written while a hostile note sits in the vault."})
     assert response.status_code == 201
+    assert response.json()["path"] in set(cx.db.note_paths())
+    cx.sync()
     assert {"short_term/deep.md", response.json()["path"]} <= set(cx.db.note_paths())
 
 

@@ -19,6 +19,7 @@ from vault_cortex.cli.sleep import add_sleep_commands
 from vault_cortex.cortex import Cortex
 from vault_cortex.errors import VaultCortexError
 from vault_cortex.files.vault import init_vault
+from vault_cortex.index.db import is_corruption
 from vault_cortex.index.doctor import Doctor
 from vault_cortex.index.sync import SyncReport
 from vault_cortex.recall.pipeline import Recall
@@ -47,7 +48,7 @@ class ProgressBar:
             filled = int(frac * width)
             bar = "█" * filled + "·" * (width - filled)
             eta = f", {int((total - done) / rate)}s left" if rate and done < total else ""
-            self._write(f"\r{phase} [{bar}] {done}/{total} notes ({rate:.0f}/s{eta})")
+            self._write(f"\r{phase} [{bar}] {done}/{total} chunks ({rate:.0f}/s{eta})")
             self.drawn = True
             if done >= total:
                 self._write("\n")
@@ -55,7 +56,7 @@ class ProgressBar:
             quarter = int(frac * 4)
             if quarter != self.last_quarter:
                 self.last_quarter = quarter
-                self._write(f"{phase}: {done}/{total} notes\n")
+                self._write(f"{phase}: {done}/{total} chunks\n")
 
     def _write(self, text: str) -> None:
         self.stream.write(text)
@@ -297,7 +298,17 @@ def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None) -> i
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     try:
-        return int(args.fn(args))
+        try:
+            return int(args.fn(args))
+        except Exception as exc:
+            if not is_corruption(exc) or not getattr(args, "vault", None):
+                raise
+            # The index is derived data: set the damaged one aside, rebuild it, and run the command again.
+            with Cortex.open(args.vault) as cx:
+                if cx.recovered is None:
+                    cx.recover(f"{type(exc).__name__}: {exc}")
+                cx.sync()
+            return int(args.fn(args))
     except VaultCortexError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

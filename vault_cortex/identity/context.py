@@ -15,6 +15,7 @@ from vault_cortex.identity.habits import match as match_habits
 from vault_cortex.identity.resonance import setting
 from vault_cortex.index.activity import RecallEvent
 from vault_cortex.index.host import Searchable
+from vault_cortex.index.sync import Indexing
 from vault_cortex.index.vectors import Vector
 from vault_cortex.recall.filters import Filters
 from vault_cortex.recall.pack import Candidate, Packed, Piece
@@ -51,6 +52,7 @@ class Context(msgspec.Struct, frozen=True, kw_only=True):
     matching_questions: list[str]
     context: Packed
     took_ms: float
+    indexing: Indexing | None = None  # set while a sync runs: the context comes from what is indexed so far
 
 
 def query_text(cx: Recalling, task: str | None, project: str | None, active_note: str | None,

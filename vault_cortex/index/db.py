@@ -9,13 +9,13 @@ import json
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from vault_cortex.errors import IndexUnavailable
+from vault_cortex.errors import IndexCorrupt, IndexUnavailable
 from vault_cortex.files.chunk import Chunk
 from vault_cortex.files.links import Dangling, Resolver
 from vault_cortex.files.note import Note
@@ -63,6 +63,28 @@ CREATE TABLE IF NOT EXISTS co_queries(a TEXT NOT NULL, b TEXT NOT NULL, query TE
 CREATE TABLE IF NOT EXISTS touches(concept TEXT PRIMARY KEY, count INTEGER NOT NULL, last_ts REAL);
 """
 
+
+
+def is_corruption(exc: BaseException) -> bool:
+    """Whether an error means the index file is damaged or gone (rebuild it), not busy or misused."""
+    if isinstance(exc, IndexCorrupt | UnicodeDecodeError):
+        return True
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return False
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    text = str(exc)
+    return (name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB"))
+            or "malformed" in text or "not a database" in text or "no such table" in text
+            or "Could not decode to UTF-8" in text)
+
+
+def is_index_lost(exc: BaseException) -> bool:
+    """Whether an error means the index is damaged or its file was deleted under a running process."""
+    if is_corruption(exc):
+        return True
+    return isinstance(exc, sqlite3.OperationalError) and (
+        (getattr(exc, "sqlite_errorname", "") or "").startswith("SQLITE_CANTOPEN")
+        or "unable to open database file" in str(exc))
 
 
 class NoteRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -125,13 +147,25 @@ class IndexDB:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self.conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise IndexUnavailable(f"cannot open the index at {path}: {exc}") from exc
+        try:
+            self.conn.execute("PRAGMA busy_timeout=5000")
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=NORMAL")
             self.conn.execute("PRAGMA foreign_keys=ON")
-            self.conn.execute("PRAGMA busy_timeout=5000")
+            check = self.conn.execute("PRAGMA quick_check(1)").fetchone()
+            if check is None or check[0] != "ok":
+                raise IndexCorrupt(f"the index at {path} failed its check: {check[0] if check else 'no answer'}")
             self.conn.executescript(_SCHEMA)
         except sqlite3.Error as exc:
+            self.conn.close()
+            if is_corruption(exc):
+                raise IndexCorrupt(f"the index at {path} is damaged: {exc}") from exc
             raise IndexUnavailable(f"cannot open the index at {path}: {exc}") from exc
+        except IndexCorrupt:
+            self.conn.close()
+            raise
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
         version = self.get_meta("schema")
@@ -147,7 +181,9 @@ class IndexDB:
         """This thread's read connection (WAL lets readers run while a sync writes)."""
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            # Read-only: a reader must not create an empty index.db where the file was deleted.
+            conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False,
+                                   isolation_level=None)
             conn.execute("PRAGMA busy_timeout=5000")
             conn.execute("PRAGMA query_only=1")
             self._local.conn = conn
@@ -168,6 +204,9 @@ class IndexDB:
     def set_meta(self, key: str, value: str) -> None:
         self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
 
+    def delete_meta(self, key: str) -> None:
+        self.conn.execute("DELETE FROM meta WHERE key = ?", (key,))
+
     # -- writes (call inside `with db.write():`) ------------------------------------------------------
     @contextmanager
     def write(self) -> Iterator[None]:
@@ -176,7 +215,8 @@ class IndexDB:
         try:
             yield
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            with suppress(sqlite3.Error):  # a damaged file can fail the rollback too: report the first error
+                self.conn.execute("ROLLBACK")
             raise
         self.conn.execute("COMMIT")
 
@@ -239,8 +279,10 @@ class IndexDB:
         self.set_file(note.path, state)
         return ids
 
-    def resolve_links(self, resolver: Resolver, only_paths: Iterable[str] | None = None) -> None:
-        """Fill in each link's destination (or leave it dangling), for all notes or just some."""
+    def resolve_links(self, resolver: Resolver, only_paths: Iterable[str] | None = None, *,
+                      dangling: bool = False) -> None:
+        """Fill in each link's destination (or leave it dangling), for all notes or just some (and, with
+        `dangling`, every link still dangling: a note added since may be its target)."""
         sql = "SELECT l.rowid, l.target, n.path FROM links l JOIN notes n ON n.id = l.note_id"
         rows: list[tuple[int, str, str]]
         if only_paths is None:
@@ -249,6 +291,9 @@ class IndexDB:
             rows = []
             for p in only_paths:
                 rows += self.conn.execute(sql + " WHERE n.path = ?", (p,)).fetchall()
+            if dangling:
+                seen = {r[0] for r in rows}
+                rows += [r for r in self.conn.execute(sql + " WHERE l.dst_path IS NULL") if r[0] not in seen]
         updates: list[tuple[str | None, str | None, int]] = []
         for rowid, target, src in rows:
             res = resolver.resolve(target, src)
@@ -293,8 +338,12 @@ class IndexDB:
             "count = count + excluded.count, last_ts = max(last_ts, excluded.last_ts)",
             [(c, t.touches, t.last_touch.timestamp()) for c, t in delta.concepts.items()])
 
-    def set_skipped(self, skipped: Iterable[Skipped]) -> None:
-        self.conn.execute("DELETE FROM skipped")
+    def set_skipped(self, skipped: Iterable[Skipped], only: Iterable[str] | None = None) -> None:
+        """Replace the skipped files (or, with `only`, the entries of those paths)."""
+        if only is None:
+            self.conn.execute("DELETE FROM skipped")
+        else:
+            self.conn.executemany("DELETE FROM skipped WHERE path = ?", [(p,) for p in only])
         self.conn.executemany("INSERT OR REPLACE INTO skipped(path, reason) VALUES (?, ?)",
                               [(s.path, s.reason) for s in skipped])
 

@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import Protocol
 
 import msgspec
+import numpy as np
 
 from vault_cortex.files.vault import Skipped, walk
 from vault_cortex.index.db import IndexDB, LinkRow
 from vault_cortex.index.host import Searchable
-from vault_cortex.index.sync import Progress, sync
+from vault_cortex.index.sync import VECTOR_TOLERANCE, Progress, sync, vector_problems
 from vault_cortex.index.vectors import EmbeddingCache, Vectors
 
 
@@ -71,8 +72,14 @@ def doctor(cx: Checked) -> Doctor:
 
 
 def verify(cx: Checked, progress: Progress | None = None) -> Verify:
-    """Rebuild the index into a temporary folder and compare it with the live one."""
+    """Check every stored vector against the embedding cache, then rebuild the index into a temporary folder
+    and compare it with the live one: rows, and each chunk's vector (content, not counts)."""
     started = time.perf_counter()
+    model_id = cx.embedder.model_id
+    bad, _ = vector_problems(cx.db, cx.vectors, cx.cache, model_id)
+    differences = _vector_lines(cx.db, bad, "stored vector differs from the embedding cache (or is not finite)")
+    if bad:
+        cx.vectors.checked = False  # the sync below rebuilds the vector index from the cache
     cx.sync()
     tmp = Path(tempfile.mkdtemp(prefix="vault-cortex-verify-"))
     try:
@@ -81,16 +88,52 @@ def verify(cx: Checked, progress: Progress | None = None) -> Verify:
         try:
             rebuilt_vectors = Vectors(tmp / "vectors.usearch", embedder.dim)
             sync(cx.root, rebuilt_db, rebuilt_vectors, cx.cache, lambda: embedder, cx.settings, progress)
-            differences = _compare(cx.db.snapshot(), rebuilt_db.snapshot())
-            if len(cx.vectors) != len(rebuilt_vectors):
-                differences.append(
-                    f"vectors: live index has {len(cx.vectors)}, rebuild has {len(rebuilt_vectors)}")
+            differences += _compare(cx.db.snapshot(), rebuilt_db.snapshot())
+            differences += _compare_vectors(cx.db, cx.vectors, rebuilt_db, rebuilt_vectors)
         finally:
             rebuilt_db.close()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return Verify(ok=not differences, differences=differences,
                   seconds=round(time.perf_counter() - started, 2))
+
+
+def _vector_lines(db: IndexDB, ids: list[int], why: str) -> list[str]:
+    if not ids:
+        return []
+    chunks = db.chunks_by_id(ids[:20])
+    notes = db.notes_by_id({c.note_id for c in chunks.values()})
+    out = [f"vectors: {notes[c.note_id].path} chunk {c.ord}: {why}" for c in chunks.values() if c.note_id in notes]
+    if len(ids) > 20:
+        out.append(f"vectors: … {len(ids)} chunks in all")
+    return out
+
+
+def _compare_vectors(live_db: IndexDB, live: Vectors, rebuilt_db: IndexDB, rebuilt: Vectors) -> list[str]:
+    """Each chunk's vector in the live index against the rebuild's, matched by (note, chunk order)."""
+    def by_place(db: IndexDB) -> dict[tuple[str, int], int]:
+        notes = db.all_notes()
+        chunks = db.chunks_of(n.id for n in notes)
+        return {(n.path, c.ord): c.id for n in notes for c in chunks.get(n.id, [])}
+
+    a, b = by_place(live_db), by_place(rebuilt_db)
+    out: list[str] = []
+    wrong: list[int] = []
+    places = sorted(set(a) & set(b))
+    for start in range(0, len(places), 2000):
+        part = places[start:start + 2000]
+        mine = live.get([a[p] for p in part])
+        theirs = rebuilt.get([b[p] for p in part])
+        for place in part:
+            x, y = mine.get(a[place]), theirs.get(b[place])
+            if x is None or y is None or not np.isfinite(x).all() \
+                    or float(np.abs(x - y).max()) > VECTOR_TOLERANCE:
+                wrong.append(a[place])
+    out += _vector_lines(live_db, wrong, "live vector differs from the rebuild's")
+    if len(live) != len(a) or len(rebuilt) != len(b):
+        out.append(f"vectors: live index has {len(live)} for {len(a)} chunks, "
+                   f"rebuild has {len(rebuilt)} for {len(b)}")
+    return out
 
 
 def _compare(live: dict[str, list[tuple[object, ...]]], rebuilt: dict[str, list[tuple[object, ...]]]) -> list[str]:

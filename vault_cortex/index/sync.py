@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -13,10 +15,11 @@ import msgspec
 import numpy as np
 
 from vault_cortex.config import Settings
+from vault_cortex.errors import SyncCancelled
 from vault_cortex.files.chunk import Chunked, chunk_note
 from vault_cortex.files.links import Resolver
 from vault_cortex.files.note import RELATION_TYPES, Note, decode, is_binary, parse_note
-from vault_cortex.files.vault import Skipped, VaultFile, content_hash, walk
+from vault_cortex.files.vault import Skipped, VaultFile, Walk, content_hash, walk
 from vault_cortex.index.activity import ACTIVITY_DIR, Event, decode_lines, replay
 from vault_cortex.index.db import FileState, IndexDB
 from vault_cortex.index.embed import Embedder
@@ -24,7 +27,11 @@ from vault_cortex.index.vectors import EmbeddingCache, Vector, Vectors
 
 log = logging.getLogger(__name__)
 
-BATCH_NOTES = 32  # notes per write transaction and progress step: a killed sync keeps what it finished
+BATCH_NOTES = 32  # at most this many notes per write transaction: a killed sync keeps what it wrote
+GROUP_CHUNKS = 64  # and about this many chunks: the writer lock is held for one short transaction at a time
+EMBED_BATCH = 8  # chunks embedded (and cached) between two looks at the stop flag and two progress steps
+CHUNK_CAP_PROBLEM = "too many chunks"
+VECTOR_TOLERANCE = 5e-3  # largest difference per component between a stored vector and its cache entry
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
@@ -106,12 +113,34 @@ def region_of(note: Note, settings: Settings) -> tuple[str, str | None]:
     return settings.regions.default, problem
 
 
+class Indexing(msgspec.Struct, frozen=True, kw_only=True):
+    """How far a running sync is: chunks indexed so far of the chunks it has to index."""
+
+    done: int
+    total: int
+
+
 class _Changed(msgspec.Struct, kw_only=True):
     file: VaultFile
     state: FileState
     note: Note
     region: str
     chunked: Chunked
+
+
+def _groups(items: Sequence[_Changed]) -> Iterator[list[_Changed]]:
+    """Notes in write groups of at most BATCH_NOTES notes and about GROUP_CHUNKS chunks (a big note alone)."""
+    group: list[_Changed] = []
+    chunks = 0
+    for item in items:
+        n = len(item.chunked.chunks)
+        if group and (len(group) >= BATCH_NOTES or chunks + n > GROUP_CHUNKS):
+            yield group
+            group, chunks = [], 0
+        group.append(item)
+        chunks += n
+    if group:
+        yield group
 
 
 def sync(
@@ -122,15 +151,142 @@ def sync(
     embedder: Callable[[], Embedder],
     settings: Settings,
     progress: Progress | None = None,
+    *,
+    lock: Callable[[], AbstractContextManager[object]] = nullcontext,
+    stop: threading.Event | None = None,
+    only: Sequence[str] | None = None,
 ) -> SyncReport:
-    """Bring the index in line with the files; never writes a note."""
+    """Bring the index in line with the files (or, with `only`, just those vault paths); never writes a note.
+
+    `lock` guards the index's writers: it is held while the vault is scanned and while each group of notes is
+    written, and released while notes are parsed and embedded, so other writes go between. `stop` set means
+    stop at the next embedding batch (SyncCancelled); what was written or cached so far stays.
+    """
     started = time.perf_counter()
+    with lock():
+        scan = _scan(root, db, settings, only)
+        walked, states, skipped, unchanged, todo, gone = scan
+        removed_ids: list[int] = []
+        # A sync that does not finish leaves links unresolved (and new paths unknown to older links): the
+        # marker makes the next sync resolve every link. A targeted sync leaves a marker it did not set alone.
+        pending_before = db.get_meta("resolve_pending") is not None
+        with db.write():
+            for path, state in unchanged:
+                if states.get(path) != state:
+                    db.set_file(path, state)
+            for path in gone:
+                removed_ids += db.delete_note(path)
+            if todo or gone:
+                db.set_meta("resolve_pending", "1")
+        vectors.remove(removed_ids)
+
+    new_hashes = {h for _, _, h in todo}
+    renamed = sum(1 for p in gone if states[p].hash in new_hashes)
+    added = sum(1 for f, _, _ in todo if f.path not in states)
+
+    embed_seconds = 0.0
+    counts = {"embedded": 0, "cached": 0, "noise": 0, "problems": 0}
+    relation_types = RELATION_TYPES | frozenset(settings.relations)
+    changed = False
+
+    items = [_prepare(f, data, digest, settings, relation_types, embedder) for f, data, digest in todo]
+    total = sum(len(item.chunked.chunks) for item in items)
+    done = 0
+    if progress and todo:
+        progress("index", 0, total)
+
+    def _tick(n: int) -> None:
+        nonlocal done
+        done += n
+        if progress:
+            progress("index", done, total)
+
+    for group in _groups(items):
+        t0 = time.perf_counter()
+        vecs = _vectors_for(group, cache, embedder, counts, stop, _tick)
+        embed_seconds += time.perf_counter() - t0
+
+        with lock():
+            current = db.file_states()
+            with db.write():
+                for item in group:
+                    now = current.get(item.note.path)
+                    before = states.get(item.note.path)
+                    if now is not None and now != before and now.hash != item.state.hash:
+                        continue  # another writer indexed a newer version meanwhile
+                    removed_ids = db.delete_note(item.note.path)
+                    ids = db.insert_note(item.note, item.region, item.state, item.chunked.chunks,
+                                         len(item.chunked.noise))
+                    vectors.remove(removed_ids)
+                    if ids:
+                        vectors.add(ids, np.stack([vecs[c.hash] for c in item.chunked.chunks]))
+                    counts["noise"] += len(item.chunked.noise)
+                    counts["problems"] += len(item.note.problems)
+                db.set_meta("generation", str(int(db.get_meta("generation") or 0) + 1))
+            changed = True
+
+    paths_changed = bool(gone) or added > 0
+    log_signature = activity_signature(root)
+    with lock():
+        replay_log = log_signature != db.get_meta("activity")
+        with db.write():
+            resolver = Resolver(_link_targets(root, settings))
+            # The marker found at the start is an unfinished sync's (a kill): resolve every link. A targeted
+            # sync (one note written through the API) leaves a marker it found to the full sync.
+            if paths_changed or (pending_before and only is None):
+                db.resolve_links(resolver, None)
+            else:
+                db.resolve_links(resolver, [f.path for f, _, _ in todo], dangling=True)
+            if only is None or not pending_before:
+                db.delete_meta("resolve_pending")
+            if only is None:
+                db.set_skipped(skipped)
+            else:
+                db.set_skipped(skipped, only=only)
+            if replay_log:
+                replay_activity(root, db)
+                db.set_meta("activity", log_signature)
+            if todo or gone or replay_log or changed:
+                db.set_meta("generation", str(int(db.get_meta("generation") or 0) + 1))
+            db.set_meta("last_sync", time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+        repaired = reconcile_vectors(db, vectors, cache, embedder)
+        if removed_ids or changed or gone or repaired or db.get_meta("vectors_stamp") != vectors.stamp():
+            vectors.save()
+            with db.write():
+                db.set_meta("vectors_stamp", vectors.stamp())
+
+    return SyncReport(
+        notes=db.counts()["notes"],
+        added=added - renamed,
+        updated=len(todo) - added,
+        deleted=len(gone) - renamed,
+        renamed=renamed,
+        unchanged=len(unchanged),
+        skipped=len(skipped),
+        chunks_embedded=counts["embedded"],
+        chunks_cached=counts["cached"],
+        noise_blocks=counts["noise"],
+        problems=counts["problems"],
+        seconds=time.perf_counter() - started,
+        embed_seconds=embed_seconds,
+    )
+
+
+_Scan = tuple[Walk, dict[str, FileState], list[Skipped], list[tuple[str, FileState]],
+              list[tuple[VaultFile, bytes, str]], list[str]]
+
+
+def _scan(root: Path, db: IndexDB, settings: Settings, only: Sequence[str] | None) -> _Scan:
+    """Walk the vault: which notes are unchanged (size/mtime, else hash), changed (with their bytes) or gone."""
     walked = walk(root, settings.index)
     states = db.file_states()
-    skipped = list(walked.skipped)
+    wanted = None if only is None else set(only)
+    skipped = [s for s in walked.skipped if wanted is None or s.path in wanted]
     unchanged: list[tuple[str, FileState]] = []
     todo: list[tuple[VaultFile, bytes, str]] = []
     for f in walked.notes:
+        if wanted is not None and f.path not in wanted:
+            continue
         old = states.get(f.path)
         if old and old.size == f.size and old.mtime_ns == f.mtime_ns and old.fs_path == f.fs_path:
             unchanged.append((f.path, old))
@@ -148,82 +304,16 @@ def sync(
             unchanged.append((f.path, FileState(fs_path=f.fs_path, size=f.size, mtime_ns=f.mtime_ns, hash=digest)))
             continue
         todo.append((f, data, digest))
-
     kept = {p for p, _ in unchanged} | {f.path for f, _, _ in todo}
-    gone = sorted(set(states) - kept)
-    new_hashes = {h for _, _, h in todo}
-    renamed = sum(1 for p in gone if states[p].hash in new_hashes)
-    added = sum(1 for f, _, _ in todo if f.path not in states)
+    candidates = set(states) if wanted is None else set(states) & wanted
+    gone = sorted(candidates - kept)
+    return walked, states, skipped, unchanged, todo, gone
 
-    embed_seconds = 0.0
-    counts = {"embedded": 0, "cached": 0, "noise": 0, "problems": 0}
-    relation_types = RELATION_TYPES | frozenset(settings.relations)
-    removed_ids: list[int] = []
-    added_vectors: list[tuple[int, Vector]] = []
 
-    with db.write():
-        for path, state in unchanged:
-            if states.get(path) != state:
-                db.set_file(path, state)
-        for path in gone:
-            removed_ids += db.delete_note(path)
-
-    total = len(todo)
-    if progress and total:
-        progress("index", 0, total)
-    for start in range(0, total, BATCH_NOTES):
-        batch = [_prepare(f, data, digest, settings, relation_types, embedder) for f, data, digest in
-                 todo[start:start + BATCH_NOTES]]
-        t0 = time.perf_counter()
-        vecs = _vectors_for(batch, cache, embedder, counts)
-        embed_seconds += time.perf_counter() - t0
-        with db.write():
-            for item in batch:
-                removed_ids += db.delete_note(item.note.path)
-                ids = db.insert_note(item.note, item.region, item.state, item.chunked.chunks,
-                                     len(item.chunked.noise))
-                added_vectors += [(i, vecs[c.hash]) for i, c in zip(ids, item.chunked.chunks, strict=True)]
-                counts["noise"] += len(item.chunked.noise)
-                counts["problems"] += len(item.note.problems)
-        if progress:
-            progress("index", min(start + BATCH_NOTES, total), total)
-
-    paths_changed = bool(gone) or added > 0
-    log_signature = activity_signature(root)
-    replay_log = log_signature != db.get_meta("activity")
-    with db.write():
-        resolver = Resolver([f.path for f in walked.notes] + list(walked.attachments))
-        db.resolve_links(resolver, None if paths_changed else [f.path for f, _, _ in todo])
-        db.set_skipped(skipped)
-        if replay_log:
-            replay_activity(root, db)
-            db.set_meta("activity", log_signature)
-        if todo or gone or replay_log:
-            db.set_meta("generation", str(int(db.get_meta("generation") or 0) + 1))
-        db.set_meta("last_sync", time.strftime("%Y-%m-%dT%H:%M:%S%z"))
-
-    vectors.remove(removed_ids)
-    if added_vectors:
-        vectors.add([i for i, _ in added_vectors], np.stack([v for _, v in added_vectors]))
-    repaired = reconcile_vectors(db, vectors, cache, embedder)
-    if removed_ids or added_vectors or repaired:
-        vectors.save()
-
-    return SyncReport(
-        notes=db.counts()["notes"],
-        added=added - renamed,
-        updated=total - added,
-        deleted=len(gone) - renamed,
-        renamed=renamed,
-        unchanged=len(unchanged),
-        skipped=len(skipped),
-        chunks_embedded=counts["embedded"],
-        chunks_cached=counts["cached"],
-        noise_blocks=counts["noise"],
-        problems=counts["problems"],
-        seconds=time.perf_counter() - started,
-        embed_seconds=embed_seconds,
-    )
+def _link_targets(root: Path, settings: Settings) -> list[str]:
+    """Every path a link can resolve to, as the files are now."""
+    walked = walk(root, settings.index)
+    return [f.path for f in walked.notes] + list(walked.attachments)
 
 
 def _prepare(
@@ -238,35 +328,92 @@ def _prepare(
     note = parse_note(f.path, text, relation_types)
     region, region_problem = region_of(note, settings)
     extra = problems + ((region_problem,) if region_problem else ())
+    chunked = chunk_note(note, embedder().count_tokens, settings.index.chunk_tokens)
+    cap = settings.index.max_chunks_per_note
+    if len(chunked.chunks) > cap:
+        extra += (f"{CHUNK_CAP_PROBLEM}: {len(chunked.chunks)} chunks, only the first {cap} are indexed "
+                  "(index.max_chunks_per_note)",)
+        chunked = msgspec.structs.replace(chunked, chunks=chunked.chunks[:cap])
     if extra:
         note = msgspec.structs.replace(note, problems=tuple(note.problems) + extra)
-    chunked = chunk_note(note, embedder().count_tokens, settings.index.chunk_tokens)
     state = FileState(fs_path=f.fs_path, size=f.size, mtime_ns=f.mtime_ns, hash=digest)
     return _Changed(file=f, state=state, note=note, region=region, chunked=chunked)
 
 
 def _vectors_for(
-    batch: Sequence[_Changed], cache: EmbeddingCache, embedder: Callable[[], Embedder], counts: dict[str, int]
+    batch: Sequence[_Changed], cache: EmbeddingCache, embedder: Callable[[], Embedder], counts: dict[str, int],
+    stop: threading.Event | None = None, tick: Callable[[int], None] | None = None,
 ) -> dict[str, Vector]:
-    """Vectors for every chunk of the batch, from the cache or the model (and then cached)."""
+    """Vectors for every chunk of the batch, from the cache or the model; each EMBED_BATCH embedded is cached
+    at once (a kill loses at most one batch) and a set `stop` is obeyed between batches."""
     model = embedder()
     texts = {c.hash: c.embed_text for item in batch for c in item.chunked.chunks}
     found = cache.get_many(model.model_id, texts)
+    found = {h: v for h, v in found.items() if v.shape == (model.dim,) and np.isfinite(v).all()}
     missing = [h for h in texts if h not in found]
     counts["cached"] += len(found)
-    if missing:
-        computed = model.embed([texts[h] for h in missing])
-        fresh = {h: computed[i] for i, h in enumerate(missing)}
+    if tick is not None and found:
+        tick(sum(1 for item in batch for c in item.chunked.chunks if c.hash in found))
+    for start in range(0, len(missing), EMBED_BATCH):
+        if stop is not None and stop.is_set():
+            raise SyncCancelled("the sync was stopped; what it finished is kept")
+        part = missing[start:start + EMBED_BATCH]
+        computed = model.embed([texts[h] for h in part])
+        fresh = {h: computed[i] for i, h in enumerate(part) if np.isfinite(computed[i]).all()}
+        if len(fresh) < len(part):
+            log.warning("the model gave %d non-finite vectors; those chunks get a neutral unit vector",
+                        len(part) - len(fresh))
+            neutral = np.zeros(model.dim, dtype=np.float32)
+            neutral[0] = 1.0
+            fresh.update({h: neutral for h in part if h not in fresh})
         cache.put_many(model.model_id, fresh)
         found.update(fresh)
-        counts["embedded"] += len(missing)
+        counts["embedded"] += len(part)
+        if tick is not None:
+            tick(sum(1 for item in batch for c in item.chunked.chunks if c.hash in fresh))
     return found
+
+
+def vector_problems(db: IndexDB, vectors: Vectors, cache: EmbeddingCache, model_id: str) -> tuple[list[int], int]:
+    """Chunk ids whose stored vector is not finite or differs from its embedding-cache entry by more than
+    VECTOR_TOLERANCE (f16 storage is off by ~1e-4); and how many stored vectors had no cache entry to compare."""
+    hashes = db.chunk_hashes()
+    have = vectors.keys()
+    ids = sorted(i for i in hashes if i in have)
+    bad: list[int] = []
+    unchecked = 0
+    for start in range(0, len(ids), 2000):
+        part = ids[start:start + 2000]
+        stored = vectors.get(part)
+        cached = cache.get_many(model_id, {hashes[i] for i in part})
+        for i in part:
+            vec = stored.get(i)
+            if vec is None or not np.isfinite(vec).all():
+                bad.append(i)
+                continue
+            ref = cached.get(hashes[i])
+            if ref is None or ref.shape != vec.shape or not np.isfinite(ref).all():
+                unchecked += 1
+            elif float(np.abs(vec - ref).max()) > VECTOR_TOLERANCE:
+                bad.append(i)
+    return bad, unchecked
 
 
 def reconcile_vectors(
     db: IndexDB, vectors: Vectors, cache: EmbeddingCache, embedder: Callable[[], Embedder]
 ) -> int:
-    """Make the vector index hold exactly the chunks in SQLite (after a crash or a lost file)."""
+    """Make the vector index hold exactly the chunks in SQLite (after a crash or a lost file), and, when its
+    file was not the one this index saved, check every vector's content: any corrupt one means the whole
+    vector index (its graph may be corrupt too) is rebuilt from the embedding cache."""
+    rebuilt = 0
+    if not vectors.checked and len(vectors):
+        bad, _ = vector_problems(db, vectors, cache, embedder().model_id)
+        if bad:
+            log.warning("%d stored vectors were corrupt: rebuilding the vector index from the embedding cache",
+                        len(bad))
+            rebuilt = len(vectors)
+            vectors.reset()
+    vectors.checked = True
     hashes = db.chunk_hashes()
     have = vectors.keys()
     extra = have - set(hashes)
@@ -276,6 +423,7 @@ def reconcile_vectors(
     if missing:
         model = embedder()
         found = cache.get_many(model.model_id, (hashes[i] for i in missing))
+        found = {h: v for h, v in found.items() if v.shape == (model.dim,) and np.isfinite(v).all()}
         need = sorted({hashes[i] for i in missing} - set(found))
         if need:
             texts = db.embed_texts(need)
@@ -284,5 +432,6 @@ def reconcile_vectors(
             cache.put_many(model.model_id, fresh)
             found.update(fresh)
         vectors.add(missing, np.stack([found[hashes[i]] for i in missing]))
-        log.info("restored %d vectors missing from the vector index", len(missing))
-    return len(extra) + len(missing)
+        if not rebuilt:
+            log.info("restored %d vectors missing from the vector index", len(missing))
+    return len(extra) + len(missing) + rebuilt

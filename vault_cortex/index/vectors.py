@@ -14,7 +14,7 @@ import numpy.typing as npt
 import onnxruntime  # noqa: F401  # must be loaded before usearch: the other order segfaults (clashing native libs)
 from usearch.index import Index  # noqa: I001
 
-from vault_cortex.errors import IndexUnavailable
+from vault_cortex.errors import IndexCorrupt, IndexUnavailable
 
 Vector = npt.NDArray[np.float32]
 
@@ -34,29 +34,44 @@ class EmbeddingCache:
                     "CREATE TABLE IF NOT EXISTS cache(model TEXT NOT NULL, hash TEXT NOT NULL, "
                     "vec BLOB NOT NULL, PRIMARY KEY(model, hash)) WITHOUT ROWID"
                 )
+            if not readonly:
+                check = self.conn.execute("PRAGMA quick_check(1)").fetchone()
+                if check is None or check[0] != "ok":
+                    self.conn.close()
+                    raise IndexCorrupt(f"the embedding cache at {path} failed its check: {check}")
         except sqlite3.Error as exc:
+            if not readonly and ("malformed" in str(exc) or "not a database" in str(exc)):
+                raise IndexCorrupt(f"the embedding cache at {path} is damaged: {exc}") from exc
             raise IndexUnavailable(f"cannot open the embedding cache at {path}: {exc}") from exc
+        self._lock = threading.Lock()  # one statement sequence at a time on the shared connection
 
     def get_many(self, model: str, hashes: Iterable[str]) -> dict[str, Vector]:
         out: dict[str, Vector] = {}
         wanted = list(dict.fromkeys(hashes))
-        for start in range(0, len(wanted), 500):
-            part = wanted[start:start + 500]
-            rows = self.conn.execute(
-                f"SELECT hash, vec FROM cache WHERE model = ? AND hash IN ({','.join('?' * len(part))})",
-                [model, *part],
-            )
-            for h, blob in rows:
-                out[h] = np.frombuffer(blob, dtype=np.float32)
+        with self._lock:
+            for start in range(0, len(wanted), 500):
+                part = wanted[start:start + 500]
+                rows = self.conn.execute(
+                    f"SELECT hash, vec FROM cache WHERE model = ? AND hash IN ({','.join('?' * len(part))})",
+                    [model, *part],
+                ).fetchall()
+                for h, blob in rows:
+                    if len(blob) % 4 == 0:  # a torn or foreign blob is a miss, not a crash
+                        out[h] = np.frombuffer(blob, dtype=np.float32)
         return out
 
     def put_many(self, model: str, vectors: Mapping[str, Vector]) -> None:
-        self.conn.execute("BEGIN IMMEDIATE")
-        self.conn.executemany(
-            "INSERT OR REPLACE INTO cache(model, hash, vec) VALUES (?, ?, ?)",
-            [(model, h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in vectors.items()],
-        )
-        self.conn.execute("COMMIT")
+        with self._lock:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                self.conn.executemany(
+                    "INSERT OR REPLACE INTO cache(model, hash, vec) VALUES (?, ?, ?)",
+                    [(model, h, np.asarray(v, dtype=np.float32).tobytes()) for h, v in vectors.items()],
+                )
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            self.conn.execute("COMMIT")
 
     def close(self) -> None:
         self.conn.close()
@@ -74,6 +89,9 @@ class Vectors:
         self._lock = threading.RLock()
         self.index = Index(ndim=dim, metric="cos", dtype="f16")
         self.problem = ""  # why a saved file was not usable (it is rebuilt from the cache)
+        # Whether the vectors held were checked against the embedding cache (or built here): a file read
+        # from disk is checked by the next sync unless it is the very file this index last saved (`stamp`).
+        self.checked = not path.exists()
         if path.exists():
             try:
                 loaded = Index.restore(str(path), view=False)
@@ -82,6 +100,19 @@ class Vectors:
                 self.problem = f"vector file unreadable, rebuilt: {exc}"
             if loaded is not None and loaded.ndim == dim:
                 self.index = loaded
+
+    def stamp(self) -> str:
+        """Size and mtime of the saved file ("" when there is none): a different stamp means another hand."""
+        try:
+            st = self.path.stat()
+        except OSError:
+            return ""
+        return f"{st.st_size}:{st.st_mtime_ns}"
+
+    def reset(self) -> None:
+        """Drop every vector (to rebuild them from the cache)."""
+        with self._lock:
+            self.index = Index(ndim=self.dim, metric="cos", dtype="f16")
 
     def __len__(self) -> int:
         with self._lock:

@@ -14,6 +14,7 @@ import msgspec
 
 from vault_cortex.config import PushSettings, Settings
 from vault_cortex.index.db import ChunkRow, IndexDB, NoteRow
+from vault_cortex.index.sync import Indexing
 from vault_cortex.index.vectors import Vector, Vectors
 from vault_cortex.recall.gate import Cue, Verdict, judge
 from vault_cortex.recall.graph import Graph, relative_to_prior
@@ -61,6 +62,7 @@ class Recall(msgspec.Struct, frozen=True, kw_only=True):
     hits: list[Hit]
     took_ms: float
     context: Packed | None = None  # set when a token budget was asked for
+    indexing: Indexing | None = None  # set while a sync runs: the answer comes from what is indexed so far
 
 
 class Concept(msgspec.Struct, frozen=True, kw_only=True):
