@@ -5,14 +5,19 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from server import hooks
 
 if TYPE_CHECKING:
+    import uvicorn
+
     from vault_cortex.index.sync import SyncReport
 
 log = logging.getLogger("server")
@@ -87,9 +92,33 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(f"serving {cx.root} at http://{where}:{port}/v1 and /mcp; token in {cx.root / TOKEN_FILE}",
               file=sys.stderr)
         # Requests still running a second after Ctrl-C or SIGTERM are dropped: stopping never waits on them.
-        uvicorn.run(app, host=host, port=port, ws="none", lifespan="on", timeout_graceful_shutdown=1,
-                    log_level="info" if args.verbose else "warning")
+        _serve_until_stopped(uvicorn.Config(app, host=host, port=port, ws="none", lifespan="on",
+                                            timeout_graceful_shutdown=1,
+                                            log_level="info" if args.verbose else "warning"))
+    print(f"stopped serving {root}", file=sys.stderr)
     return 0
+
+
+def _serve_until_stopped(config: uvicorn.Config) -> None:
+    """uvicorn's server, except that SIGINT/SIGTERM end it quietly: uvicorn re-raises the signal after its own
+    graceful shutdown, which turned every Ctrl-C into a KeyboardInterrupt and a logged lifespan traceback."""
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        @contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            handled = (signal.SIGINT, signal.SIGTERM)
+            original = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
+            try:
+                yield
+            finally:
+                for sig, handler in original.items():
+                    signal.signal(sig, handler)
+
+    Server(config).run()
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
