@@ -1,12 +1,16 @@
-"""The index's SQLite schema: every foreign key has an index, so deleting or re-indexing one note never scans a
-whole table (issue 13: `tags` and `aliases` without one cost 40 ms a note at 50k notes)."""
+"""The index's SQLite storage (issue 13): every foreign key has an index, so deleting or re-indexing one note never
+scans a whole table (`tags` and `aliases` without one cost 40 ms a note at 50k notes); the embedding cache is sized to
+its vectors."""
 
 from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
 
+import numpy as np
+
 from vault_cortex.index.db import IndexDB
+from vault_cortex.index.vectors import EmbeddingCache
 
 
 def test_every_foreign_key_is_indexed(tmp_path: Path) -> None:
@@ -36,3 +40,49 @@ def test_deleting_a_note_uses_the_note_id_indexes(tmp_path: Path) -> None:
             assert "USING" in plan and "INDEX" in plan, f"{table}: {plan}"
     finally:
         conn.close()
+
+
+OLD_CACHE = ("CREATE TABLE cache(model TEXT NOT NULL, hash TEXT NOT NULL, vec BLOB NOT NULL, "
+             "PRIMARY KEY(model, hash)) WITHOUT ROWID")
+
+
+def _vectors(n: int) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(7)
+    return {f"{i:064x}": rng.standard_normal(384).astype(np.float32) for i in range(n)}
+
+
+def test_the_embedding_cache_costs_little_more_than_its_vectors(tmp_path: Path) -> None:
+    """Issue 13: embeddings.db was 3× its vectors (a WITHOUT ROWID table spills each 1.5 KB row to an overflow
+    page); now under 1.6× the raw 1,536 bytes of a 384-dim float32 vector."""
+    cache = EmbeddingCache(tmp_path / "embeddings.db")
+    cache.put_many("m", _vectors(2000))
+    cache.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    cache.close()
+    per_vector = (tmp_path / "embeddings.db").stat().st_size / 2000
+    assert per_vector < 1.6 * 384 * 4, per_vector
+
+
+def test_a_cache_of_the_first_format_is_moved_over_with_every_vector(tmp_path: Path) -> None:
+    vecs = _vectors(300)
+    conn = sqlite3.connect(tmp_path / "embeddings.db")
+    conn.execute(OLD_CACHE)
+    conn.executemany("INSERT INTO cache VALUES (?, ?, ?)", [("m", h, v.tobytes()) for h, v in vecs.items()])
+    conn.commit()
+    conn.close()
+    cache = EmbeddingCache(tmp_path / "embeddings.db")
+    try:
+        got = cache.get_many("m", list(vecs))
+        assert set(got) == set(vecs)
+        assert all(np.array_equal(got[h], v) for h, v in vecs.items())
+        sql = cache.conn.execute("SELECT sql FROM sqlite_master WHERE name = 'cache'").fetchone()[0]
+        assert "WITHOUT ROWID" not in sql.upper()
+        cache.put_many("m", {"f" * 64: next(iter(vecs.values()))})  # still one row per (model, hash)
+        cache.put_many("m", {"f" * 64: next(iter(vecs.values()))})
+        assert cache.conn.execute("SELECT count(*) FROM cache").fetchone()[0] == 301
+    finally:
+        cache.close()
+    reopened = EmbeddingCache(tmp_path / "embeddings.db")  # a second open finds nothing to move
+    try:
+        assert len(reopened.get_many("m", list(vecs))) == 300
+    finally:
+        reopened.close()
