@@ -4,91 +4,18 @@ by chunks (D8), and a truncated or deleted index.db is rebuilt without a restart
 
 from __future__ import annotations
 
-import os
 import signal
-import socket
 import sqlite3
-import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
+from serving import Server, serve, wait
 
 from vault_cortex import Cortex
 
 STOP_SECONDS = 2.0  # the bound the issue sets, from the signal to the process's exit
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class Server:
-    def __init__(self, vault: Path, port: int, proc: subprocess.Popen[str]) -> None:
-        self.vault = vault
-        self.url = f"http://127.0.0.1:{port}"
-        self.proc = proc
-
-    @property
-    def auth(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {(self.vault / '.cortex/token').read_text().strip()}"}
-
-    def get(self, path: str, **params: Any) -> httpx.Response:
-        return httpx.get(f"{self.url}{path}", params=params, headers=self.auth, timeout=30)
-
-    def status(self) -> dict[str, Any]:
-        data: dict[str, Any] = self.get("/v1/status").json()
-        return data
-
-    def stop(self, sig: int) -> float:
-        """Send `sig`; the seconds until the process has exited."""
-        sent = time.monotonic()
-        self.proc.send_signal(sig)
-        try:
-            self.proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-            return float("inf")
-        return time.monotonic() - sent
-
-
-def wait(predicate: Callable[[], object], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if predicate():
-                return
-        except (httpx.TransportError, KeyError, TypeError):
-            pass
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-@contextmanager
-def serve(vault: Path) -> Iterator[Server]:
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("VAULT_CORTEX_")}
-    log = (vault.parent / "server.log").open("w")
-    proc = subprocess.Popen([sys.executable, "-m", "server.cli", "serve", "--vault", str(vault), "--port", str(port)],
-                            stdout=log, stderr=subprocess.STDOUT, text=True, env=env)
-    server = Server(vault, port, proc)
-    try:
-        wait(lambda: httpx.get(f"{server.url}/v1/health", timeout=1).status_code == 200, 60, "the server")
-        wait(lambda: server.status()["watch"]["syncs"] >= 1, 120, "the start-up sync")
-        yield server
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-        log.close()
 
 
 def small_vault(root: Path, config: str = "") -> Path:
