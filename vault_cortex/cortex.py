@@ -20,7 +20,7 @@ from vault_cortex import notes
 from vault_cortex.config import Settings, load_settings
 from vault_cortex.errors import InvalidRequest, NoteNotFound, VaultNotFound
 from vault_cortex.files.sections import EditOp
-from vault_cortex.files.vault import ARCHIVE, NoteDoc, atomic_write, content_hash, note_path
+from vault_cortex.files.vault import NoteDoc, atomic_write, content_hash, note_path
 from vault_cortex.identity import curiosity, habits, resonance
 from vault_cortex.identity.context import Context, build_context
 from vault_cortex.index import doctor
@@ -34,10 +34,10 @@ from vault_cortex.index.sync import Progress, SyncReport, reconcile_vectors, syn
 from vault_cortex.index.vectors import EmbeddingCache, Vector, Vectors
 from vault_cortex.recall.filters import Filters, allowed_notes
 from vault_cortex.recall.graph import Graph, GraphHealth, health
+from vault_cortex.recall.live import AccessView, LiveGraph
 from vault_cortex.recall.pack import Candidate, Packed, pack
 from vault_cortex.recall.pipeline import Concept, Recall, Scored, rank, to_candidate, to_hit
 from vault_cortex.recall.pipeline import gate as gate_verdicts
-from vault_cortex.recall.rank import co_strength
 from vault_cortex.sleep import cycle as sleep
 from vault_cortex.sleep import imports, transcript
 
@@ -58,14 +58,6 @@ def write_lock(path: Path) -> Iterator[None]:
             fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
-class _Facts(msgspec.Struct, frozen=True, kw_only=True):
-    """Per-generation numbers ranking reads on every recall, cached with the graph."""
-
-    access: dict[str, tuple[int, float | None]]
-    pairs: dict[tuple[str, str], float]  # co-retrieval strength: distinct queries, decayed (rank.co_strength)
-    archived: frozenset[str]
-
-
 class Cortex:
     """A vault and its derived index."""
 
@@ -77,9 +69,9 @@ class Cortex:
         self.index_dir.mkdir(parents=True, exist_ok=True)
         self._embedder = embedder
         self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
-        self._graph: tuple[str, Graph] | None = None
+        self._live = LiveGraph()
+        self._generation: str | None = None
         self._concept_cache: list[Concept] | None = None
-        self._facts = _Facts(access={}, pairs={}, archived=frozenset())
         self._embedder_lock = threading.Lock()
         self._write_lock = threading.RLock()
         self._write_depth = 0
@@ -227,9 +219,9 @@ class Cortex:
                exclude: frozenset[str] = frozenset(), allowed: frozenset[int] | None = None) -> list[Scored]:
         """Every candidate for a query, scored by the given signal weights, best first (only `allowed` notes)."""
         graph = self.graph()
-        facts = self._facts
         return rank(query=query, qvec=qvec, db=self.db, vectors=self.vectors, graph=graph,
-                    concepts=self._concepts(), access=facts.access, pairs=facts.pairs, settings=self.settings,
+                    concepts=self._concepts(), access=AccessView(self.db), pairs=self._live.pairs,
+                    settings=self.settings,
                     weights=weights, now=self.clock().timestamp(), regions=regions, exclude=exclude,
                     allowed=allowed)
 
@@ -323,26 +315,15 @@ class Cortex:
 
     def archived(self) -> frozenset[str]:
         self.graph()
-        return self._facts.archived
+        return self._live.archived
 
     def graph(self) -> Graph:
-        """The note graph (links, relations, projects, co-retrieval), rebuilt when the index changed."""
+        """The note graph (links, relations, projects, co-retrieval), updated in place for what changed."""
         generation = self.db.get_meta("generation") or "0"
-        cached = self._graph
-        if cached is None or cached[0] != generation:
-            notes = self.db.all_notes()
-            now = self.clock().timestamp()
-            pairs = {(a, b): s for a, b, q, last in self.db.co_diversity() if (s := co_strength(q, last, now)) > 0}
-            graph = Graph([n.path for n in notes], self.db.edges(), projects={n.path: n.project for n in notes},
-                          co_retrieved=[(a, b, s) for (a, b), s in pairs.items()])
-            self._graph = cached = (generation, graph)
+        if generation != self._generation:
+            self._generation = generation
             self._concept_cache = None
-            self._facts = _Facts(
-                access=self.db.access(),
-                pairs=pairs,
-                archived=frozenset(n.path for n in notes if n.path.startswith(ARCHIVE + "/")),
-            )
-        return cached[1]
+        return self._live.refresh(self.db, self.clock().timestamp())
 
     def _concepts(self) -> list[Concept]:
         if self._concept_cache is None:

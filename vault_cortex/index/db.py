@@ -6,6 +6,7 @@ Everything here can be rebuilt from the vault; deleting `.cortex/index/` loses n
 from __future__ import annotations
 
 import json
+import secrets
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -60,7 +61,72 @@ CREATE TABLE IF NOT EXISTS co_retrieval(a TEXT NOT NULL, b TEXT NOT NULL, count 
     PRIMARY KEY(a, b)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS co_queries(a TEXT NOT NULL, b TEXT NOT NULL, query TEXT NOT NULL, last_ts REAL NOT NULL,
     PRIMARY KEY(a, b, query)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS changes(path TEXT PRIMARY KEY, seq INTEGER NOT NULL) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS changes_seq ON changes(seq);
+CREATE TABLE IF NOT EXISTS co_changes(a TEXT NOT NULL, b TEXT NOT NULL, seq INTEGER NOT NULL,
+    PRIMARY KEY(a, b)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS co_changes_seq ON co_changes(seq);
 CREATE TABLE IF NOT EXISTS touches(concept TEXT PRIMARY KEY, count INTEGER NOT NULL, last_ts REAL);
+CREATE INDEX IF NOT EXISTS notes_region ON notes(region, pinned);
+-- The change log the graph follows: any write to a note's row or its links stamps the note with the next
+-- number of the `change_seq` counter, and any write to a co-retrieved pair stamps the pair (`co_change_seq`),
+-- whichever code path made the write. (Delete-then-insert: a statement's own ON CONFLICT overrides a trigger's.)
+INSERT OR IGNORE INTO meta(key, value) VALUES ('change_seq', '0'), ('co_change_seq', '0');
+CREATE TRIGGER IF NOT EXISTS notes_changed_insert AFTER INSERT ON notes BEGIN
+  UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'change_seq';
+  DELETE FROM changes WHERE path = NEW.path;
+  INSERT INTO changes(path, seq) SELECT NEW.path, CAST(value AS INTEGER) FROM meta WHERE key = 'change_seq' AND NEW.path IS NOT NULL;
+END;
+CREATE TRIGGER IF NOT EXISTS notes_changed_delete AFTER DELETE ON notes BEGIN
+  UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'change_seq';
+  DELETE FROM changes WHERE path = OLD.path;
+  INSERT INTO changes(path, seq) SELECT OLD.path, CAST(value AS INTEGER) FROM meta WHERE key = 'change_seq' AND OLD.path IS NOT NULL;
+END;
+CREATE TRIGGER IF NOT EXISTS notes_changed_update AFTER UPDATE ON notes BEGIN
+  UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'change_seq';
+  DELETE FROM changes WHERE path = OLD.path;
+  INSERT INTO changes(path, seq) SELECT OLD.path, CAST(value AS INTEGER) FROM meta WHERE key = 'change_seq' AND OLD.path IS NOT NULL;
+  UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'change_seq';
+  DELETE FROM changes WHERE path = NEW.path;
+  INSERT INTO changes(path, seq) SELECT NEW.path, CAST(value AS INTEGER) FROM meta WHERE key = 'change_seq' AND NEW.path IS NOT NULL;
+END;
+CREATE TRIGGER IF NOT EXISTS links_changed_insert AFTER INSERT ON links BEGIN
+  UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'change_seq';
+  DELETE FROM changes WHERE path = (SELECT path FROM notes WHERE id = NEW.note_id);
+  INSERT INTO changes(path, seq) SELECT (SELECT path FROM notes WHERE id = NEW.note_id), CAST(value AS INTEGER) FROM meta WHERE key = 'change_seq' AND (SELECT path FROM notes WHERE id = NEW.note_id) IS NOT NULL;
+END;
+CREATE TRIGGER IF NOT EXISTS links_changed_delete AFTER DELETE ON links BEGIN
+  UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'change_seq';
+  DELETE FROM changes WHERE path = (SELECT path FROM notes WHERE id = OLD.note_id);
+  INSERT INTO changes(path, seq) SELECT (SELECT path FROM notes WHERE id = OLD.note_id), CAST(value AS INTEGER) FROM meta WHERE key = 'change_seq' AND (SELECT path FROM notes WHERE id = OLD.note_id) IS NOT NULL;
+END;
+CREATE TRIGGER IF NOT EXISTS links_changed_update AFTER UPDATE ON links
+WHEN OLD.dst_path IS NOT NEW.dst_path OR OLD.rel IS NOT NEW.rel OR OLD.note_id IS NOT NEW.note_id BEGIN
+  UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'change_seq';
+  DELETE FROM changes WHERE path = (SELECT path FROM notes WHERE id = OLD.note_id);
+  INSERT INTO changes(path, seq) SELECT (SELECT path FROM notes WHERE id = OLD.note_id), CAST(value AS INTEGER) FROM meta WHERE key = 'change_seq' AND (SELECT path FROM notes WHERE id = OLD.note_id) IS NOT NULL;
+  UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'change_seq';
+  DELETE FROM changes WHERE path = (SELECT path FROM notes WHERE id = NEW.note_id);
+  INSERT INTO changes(path, seq) SELECT (SELECT path FROM notes WHERE id = NEW.note_id), CAST(value AS INTEGER) FROM meta WHERE key = 'change_seq' AND (SELECT path FROM notes WHERE id = NEW.note_id) IS NOT NULL;
+END;
+CREATE TRIGGER IF NOT EXISTS co_changed_insert AFTER INSERT ON co_queries BEGIN
+  UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'co_change_seq';
+  DELETE FROM co_changes WHERE a = NEW.a AND b = NEW.b;
+  INSERT INTO co_changes(a, b, seq) SELECT NEW.a, NEW.b, CAST(value AS INTEGER) FROM meta WHERE key = 'co_change_seq';
+END;
+CREATE TRIGGER IF NOT EXISTS co_changed_delete AFTER DELETE ON co_queries BEGIN
+  UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'co_change_seq';
+  DELETE FROM co_changes WHERE a = OLD.a AND b = OLD.b;
+  INSERT INTO co_changes(a, b, seq) SELECT OLD.a, OLD.b, CAST(value AS INTEGER) FROM meta WHERE key = 'co_change_seq';
+END;
+CREATE TRIGGER IF NOT EXISTS co_changed_update AFTER UPDATE ON co_queries BEGIN
+  UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'co_change_seq';
+  DELETE FROM co_changes WHERE a = OLD.a AND b = OLD.b;
+  INSERT INTO co_changes(a, b, seq) SELECT OLD.a, OLD.b, CAST(value AS INTEGER) FROM meta WHERE key = 'co_change_seq';
+  UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'co_change_seq';
+  DELETE FROM co_changes WHERE a = NEW.a AND b = NEW.b;
+  INSERT INTO co_changes(a, b, seq) SELECT NEW.a, NEW.b, CAST(value AS INTEGER) FROM meta WHERE key = 'co_change_seq';
+END;
 """
 
 
@@ -100,6 +166,18 @@ class LinkRow(msgspec.Struct, frozen=True, kw_only=True):
     ambiguous: tuple[str, ...]
 
 
+class GraphRows(msgspec.Struct, frozen=True, kw_only=True):
+    """What the note graph is built or updated from, read in one snapshot of the index."""
+
+    index_id: str
+    seq: int  # the change log's last sequence number for notes
+    co_seq: int  # and for co-retrieved pairs
+    notes: dict[str, tuple[str | None, list[tuple[str | None, str]]]]  # path -> (project, [(dst, rel)])
+    gone: list[str]  # with `since`: changed paths that are no longer notes
+    co: list[tuple[str, str, int, float]]  # (a, b, distinct queries, last time); 0 queries: the pair is gone
+    full: bool  # every note and pair (not a change set)
+
+
 class FileState(msgspec.Struct, frozen=True, kw_only=True):
     fs_path: str
     size: int
@@ -135,6 +213,8 @@ class IndexDB:
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
         version = self.get_meta("schema")
+        if self.get_meta("index_id") is None:  # names this index: a graph following its change log knows it
+            self.set_meta("index_id", secrets.token_hex(8))
         if version is None:
             self.set_meta("schema", SCHEMA_VERSION)
         elif version != SCHEMA_VERSION:
@@ -381,6 +461,86 @@ class IndexDB:
         """Each co-retrieved pair as (a, b, distinct queries that returned both, last time they did)."""
         return self._r().execute(
             "SELECT a, b, count(*), max(last_ts) FROM co_queries GROUP BY a, b ORDER BY a, b").fetchall()
+
+    def change_seqs(self) -> tuple[str, int, int]:
+        """(index id, last note change, last co-retrieval change): equal values mean the graph is current."""
+        return self._seqs(self._r())
+
+    @staticmethod
+    def _seqs(conn: sqlite3.Connection) -> tuple[str, int, int]:
+        meta = dict(conn.execute(
+            "SELECT key, value FROM meta WHERE key IN ('index_id', 'change_seq', 'co_change_seq')").fetchall())
+        return str(meta["index_id"]), int(meta["change_seq"]), int(meta["co_change_seq"])
+
+    def graph_rows(self, since: tuple[str, int, int] | None = None, *, limit: int = 0) -> GraphRows:
+        """The graph's notes, links and co-retrieved pairs, in one read transaction: all of them, or (with
+        `since` = (index id, note seq, pair seq)) only what the change log stamped after it. Falls back to all
+        when the log is another index's, went backwards, or names more than `limit` notes."""
+        conn = self._r()
+        conn.execute("BEGIN")
+        try:
+            return self._graph_rows(conn, since, limit)
+        finally:
+            conn.execute("COMMIT")
+
+    def _graph_rows(self, conn: sqlite3.Connection, since: tuple[str, int, int] | None, limit: int) -> GraphRows:
+        ident, seq, co_seq = self._seqs(conn)
+        paths: list[str] | None = None
+        pairs: list[tuple[str, str]] | None = None
+        if since is not None and since[0] == ident and since[1] <= seq and since[2] <= co_seq:
+            paths = [r[0] for r in conn.execute("SELECT path FROM changes WHERE seq > ?", (since[1],))]
+            pairs = conn.execute("SELECT a, b FROM co_changes WHERE seq > ?", (since[2],)).fetchall()
+            if len(paths) > limit or len(pairs) > limit:
+                paths = pairs = None
+        notes: dict[str, tuple[str | None, list[tuple[str | None, str]]]] = {}
+        if paths is None:
+            for path, project in conn.execute("SELECT path, project FROM notes"):
+                notes[path] = (project, [])
+            for path, dst, rel in conn.execute(
+                    "SELECT n.path, l.dst_path, l.rel FROM links l JOIN notes n ON n.id = l.note_id"):
+                notes[path][1].append((dst, rel))
+            co = conn.execute(
+                "SELECT a, b, count(*), max(last_ts) FROM co_queries GROUP BY a, b ORDER BY a, b").fetchall()
+            return GraphRows(index_id=ident, seq=seq, co_seq=co_seq, notes=notes, gone=[], co=co, full=True)
+        gone = []
+        for path in paths:
+            row = conn.execute("SELECT id, project FROM notes WHERE path = ?", (path,)).fetchone()
+            if row is None:
+                gone.append(path)
+                continue
+            links = conn.execute("SELECT dst_path, rel FROM links WHERE note_id = ?", (row[0],)).fetchall()
+            notes[path] = (row[1], links)
+        co = []
+        for a, b in pairs or ():
+            n, last = conn.execute("SELECT count(*), max(last_ts) FROM co_queries WHERE a = ? AND b = ?",
+                                   (a, b)).fetchone()
+            co.append((a, b, n, last or 0.0))
+        return GraphRows(index_id=ident, seq=seq, co_seq=co_seq, notes=notes, gone=gone, co=co, full=False)
+
+    def access_of(self, paths: Iterable[str]) -> dict[str, tuple[int, float | None]]:
+        """(access count, last access) of the given notes that have any."""
+        rows = self._select_in("SELECT path, count, last_ts FROM access WHERE path IN ({marks})", list(paths))
+        return {p: (c, t) for p, c, t in rows}
+
+    def pinned_notes(self, regions: Sequence[str], limit: int) -> list[NoteRow]:
+        """Notes of the regions marked pinned, else (none pinned) the `limit` most important, by the
+        `notes_region` index rather than a pass over the vault; best first, as Python's `importance or 0.5`."""
+        cols = "id, path, title, region, importance, created, project, layer, pinned, mtime_ns"
+        order = " ORDER BY CASE WHEN importance IS NULL OR importance = 0 THEN 0.5 ELSE importance END DESC, path"
+        marks = ",".join("?" * len(regions))
+        q = self._r().execute
+        rows = q(f"SELECT {cols} FROM notes WHERE region IN ({marks}) AND pinned = 1{order}", list(regions)).fetchall()
+        if not rows:
+            rows = q(f"SELECT {cols} FROM notes WHERE region IN ({marks}){order} LIMIT ?",
+                     [*regions, limit]).fetchall()
+        return [_note_row(r) for r in rows]
+
+    def paths_under(self, folder: str) -> list[str]:
+        """Note paths under a folder (`habits` → `habits/...`), sorted, by a range scan of the path index."""
+        lo = folder.rstrip("/") + "/"
+        hi = lo[:-1] + chr(ord("/") + 1)
+        return [r[0] for r in self._r().execute(
+            "SELECT path FROM notes WHERE path >= ? AND path < ? ORDER BY path", (lo, hi))]
 
     def edges(self) -> list[tuple[str, str | None, str]]:
         return self._r().execute(

@@ -206,7 +206,7 @@ def dense_candidates(qvec: Vector, db: IndexDB, vectors: Vectors, count: int,
 
 def _resonance(note: NoteRow, chunk: ChunkRow, concepts: Sequence[Concept], graph: Graph) -> float:
     """The strongest resonant concept this note links to or names, 0 when none."""
-    linked = set(graph.neighbours(note.path)) if note.path in graph.index else set()
+    linked = set(graph.neighbours(note.path))
     text = f"{note.title}\n{chunk.text}".lower()
     best = 0.0
     for c in concepts:
