@@ -195,6 +195,7 @@ class Graph:
                 continue
             self._set_co(a, b, count)
             self._refresh_pair(*_key(a, b))
+        self._invalidate()
 
     def _set_co(self, a: str, b: str, count: float, *, keep_max: bool = False) -> None:
         if a == b:
