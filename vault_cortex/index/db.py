@@ -68,66 +68,49 @@ CREATE TABLE IF NOT EXISTS co_changes(a TEXT NOT NULL, b TEXT NOT NULL, seq INTE
 CREATE INDEX IF NOT EXISTS co_changes_seq ON co_changes(seq);
 CREATE TABLE IF NOT EXISTS touches(concept TEXT PRIMARY KEY, count INTEGER NOT NULL, last_ts REAL);
 CREATE INDEX IF NOT EXISTS notes_region ON notes(region, pinned);
--- The change log the graph follows: any write to a note's row or its links stamps the note with the next
--- number of the `change_seq` counter, and any write to a co-retrieved pair stamps the pair (`co_change_seq`),
--- whichever code path made the write. (Delete-then-insert: a statement's own ON CONFLICT overrides a trigger's.)
-INSERT OR IGNORE INTO meta(key, value) VALUES ('change_seq', '0'), ('co_change_seq', '0');
-CREATE TRIGGER IF NOT EXISTS notes_changed_insert AFTER INSERT ON notes BEGIN
-  UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'change_seq';
-  DELETE FROM changes WHERE path = NEW.path;
-  INSERT INTO changes(path, seq) SELECT NEW.path, CAST(value AS INTEGER) FROM meta WHERE key = 'change_seq' AND NEW.path IS NOT NULL;
-END;
-CREATE TRIGGER IF NOT EXISTS notes_changed_delete AFTER DELETE ON notes BEGIN
-  UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'change_seq';
-  DELETE FROM changes WHERE path = OLD.path;
-  INSERT INTO changes(path, seq) SELECT OLD.path, CAST(value AS INTEGER) FROM meta WHERE key = 'change_seq' AND OLD.path IS NOT NULL;
-END;
-CREATE TRIGGER IF NOT EXISTS notes_changed_update AFTER UPDATE ON notes BEGIN
-  UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'change_seq';
-  DELETE FROM changes WHERE path = OLD.path;
-  INSERT INTO changes(path, seq) SELECT OLD.path, CAST(value AS INTEGER) FROM meta WHERE key = 'change_seq' AND OLD.path IS NOT NULL;
-  UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'change_seq';
-  DELETE FROM changes WHERE path = NEW.path;
-  INSERT INTO changes(path, seq) SELECT NEW.path, CAST(value AS INTEGER) FROM meta WHERE key = 'change_seq' AND NEW.path IS NOT NULL;
-END;
-CREATE TRIGGER IF NOT EXISTS links_changed_insert AFTER INSERT ON links BEGIN
-  UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'change_seq';
-  DELETE FROM changes WHERE path = (SELECT path FROM notes WHERE id = NEW.note_id);
-  INSERT INTO changes(path, seq) SELECT (SELECT path FROM notes WHERE id = NEW.note_id), CAST(value AS INTEGER) FROM meta WHERE key = 'change_seq' AND (SELECT path FROM notes WHERE id = NEW.note_id) IS NOT NULL;
-END;
-CREATE TRIGGER IF NOT EXISTS links_changed_delete AFTER DELETE ON links BEGIN
-  UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'change_seq';
-  DELETE FROM changes WHERE path = (SELECT path FROM notes WHERE id = OLD.note_id);
-  INSERT INTO changes(path, seq) SELECT (SELECT path FROM notes WHERE id = OLD.note_id), CAST(value AS INTEGER) FROM meta WHERE key = 'change_seq' AND (SELECT path FROM notes WHERE id = OLD.note_id) IS NOT NULL;
-END;
-CREATE TRIGGER IF NOT EXISTS links_changed_update AFTER UPDATE ON links
-WHEN OLD.dst_path IS NOT NEW.dst_path OR OLD.rel IS NOT NEW.rel OR OLD.note_id IS NOT NEW.note_id BEGIN
-  UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'change_seq';
-  DELETE FROM changes WHERE path = (SELECT path FROM notes WHERE id = OLD.note_id);
-  INSERT INTO changes(path, seq) SELECT (SELECT path FROM notes WHERE id = OLD.note_id), CAST(value AS INTEGER) FROM meta WHERE key = 'change_seq' AND (SELECT path FROM notes WHERE id = OLD.note_id) IS NOT NULL;
-  UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'change_seq';
-  DELETE FROM changes WHERE path = (SELECT path FROM notes WHERE id = NEW.note_id);
-  INSERT INTO changes(path, seq) SELECT (SELECT path FROM notes WHERE id = NEW.note_id), CAST(value AS INTEGER) FROM meta WHERE key = 'change_seq' AND (SELECT path FROM notes WHERE id = NEW.note_id) IS NOT NULL;
-END;
-CREATE TRIGGER IF NOT EXISTS co_changed_insert AFTER INSERT ON co_queries BEGIN
-  UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'co_change_seq';
-  DELETE FROM co_changes WHERE a = NEW.a AND b = NEW.b;
-  INSERT INTO co_changes(a, b, seq) SELECT NEW.a, NEW.b, CAST(value AS INTEGER) FROM meta WHERE key = 'co_change_seq';
-END;
-CREATE TRIGGER IF NOT EXISTS co_changed_delete AFTER DELETE ON co_queries BEGIN
-  UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'co_change_seq';
-  DELETE FROM co_changes WHERE a = OLD.a AND b = OLD.b;
-  INSERT INTO co_changes(a, b, seq) SELECT OLD.a, OLD.b, CAST(value AS INTEGER) FROM meta WHERE key = 'co_change_seq';
-END;
-CREATE TRIGGER IF NOT EXISTS co_changed_update AFTER UPDATE ON co_queries BEGIN
-  UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'co_change_seq';
-  DELETE FROM co_changes WHERE a = OLD.a AND b = OLD.b;
-  INSERT INTO co_changes(a, b, seq) SELECT OLD.a, OLD.b, CAST(value AS INTEGER) FROM meta WHERE key = 'co_change_seq';
-  UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'co_change_seq';
-  DELETE FROM co_changes WHERE a = NEW.a AND b = NEW.b;
-  INSERT INTO co_changes(a, b, seq) SELECT NEW.a, NEW.b, CAST(value AS INTEGER) FROM meta WHERE key = 'co_change_seq';
-END;
 """
+
+
+def _stamp(path: str) -> str:
+    """Trigger statements stamping the note at `path` (an SQL expression) with the next change number."""
+    return (f"UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'change_seq';\n"
+            f"DELETE FROM changes WHERE path = {path};\n"
+            f"INSERT INTO changes(path, seq) SELECT p, CAST(value AS INTEGER) FROM meta, (SELECT {path} AS p)\n"
+            f"  WHERE key = 'change_seq' AND p IS NOT NULL;\n")
+
+
+def _stamp_pair(row: str) -> str:
+    """Trigger statements stamping a co-retrieved pair (`row` is NEW or OLD) with the next change number."""
+    return (f"UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'co_change_seq';\n"
+            f"DELETE FROM co_changes WHERE a = {row}.a AND b = {row}.b;\n"
+            f"INSERT INTO co_changes(a, b, seq) SELECT {row}.a, {row}.b, CAST(value AS INTEGER) FROM meta\n"
+            f"  WHERE key = 'co_change_seq';\n")
+
+
+def _link_path(row: str) -> str:
+    return f"(SELECT path FROM notes WHERE id = {row}.note_id)"
+
+
+# The change log the graph follows: any write to a note's row or its links stamps the note with the next number
+# of the `change_seq` counter, and any write to a co-retrieved pair stamps the pair (`co_change_seq`), whichever
+# code path made the write. (Delete, then insert: a statement's own ON CONFLICT would override a trigger's.)
+_LINK_MOVED = "WHEN OLD.dst_path IS NOT NEW.dst_path OR OLD.rel IS NOT NEW.rel OR OLD.note_id IS NOT NEW.note_id"
+_TRIGGERS = "INSERT OR IGNORE INTO meta(key, value) VALUES ('change_seq', '0'), ('co_change_seq', '0');\n" + "".join(
+    f"CREATE TRIGGER IF NOT EXISTS {name} AFTER {event} ON {table} {when} BEGIN\n{body}END;\n"
+    for name, event, table, when, body in [
+        ("notes_changed_insert", "INSERT", "notes", "", _stamp("NEW.path")),
+        ("notes_changed_delete", "DELETE", "notes", "", _stamp("OLD.path")),
+        ("notes_changed_update", "UPDATE", "notes", "", _stamp("OLD.path") + _stamp("NEW.path")),
+        ("links_changed_insert", "INSERT", "links", "", _stamp(_link_path("NEW"))),
+        ("links_changed_delete", "DELETE", "links", "", _stamp(_link_path("OLD"))),
+        ("links_changed_update", "UPDATE", "links", _LINK_MOVED,
+         _stamp(_link_path("OLD")) + _stamp(_link_path("NEW"))),
+        ("co_changed_insert", "INSERT", "co_queries", "", _stamp_pair("NEW")),
+        ("co_changed_delete", "DELETE", "co_queries", "", _stamp_pair("OLD")),
+        ("co_changed_update", "UPDATE", "co_queries", "", _stamp_pair("OLD") + _stamp_pair("NEW")),
+    ]
+)
+
 
 
 
@@ -207,7 +190,7 @@ class IndexDB:
             self.conn.execute("PRAGMA synchronous=NORMAL")
             self.conn.execute("PRAGMA foreign_keys=ON")
             self.conn.execute("PRAGMA busy_timeout=5000")
-            self.conn.executescript(_SCHEMA)
+            self.conn.executescript(_SCHEMA + _TRIGGERS)
         except sqlite3.Error as exc:
             raise IndexUnavailable(f"cannot open the index at {path}: {exc}") from exc
         self._local = threading.local()
@@ -427,27 +410,38 @@ class IndexDB:
         return dict(self._select_in("SELECT hash, embed_text FROM chunks WHERE hash IN ({marks})", hashes))
 
     def lexical(self, query: str, limit: int, only: Sequence[int] | None = None,
-                notes: frozenset[int] | None = None) -> dict[int, float]:
+                notes: frozenset[int] | None = None, also: Sequence[int] = ()) -> dict[int, float]:
         """BM25 scores (higher is better) of the best `limit` chunks, or of the given chunk ids; with `notes`,
-        only chunks of those notes (filtered inside the search, so `limit` of them come back when they exist)."""
+        only chunks of those notes (filtered inside the search, so `limit` of them come back when they exist);
+        with `also`, the scores of those chunks too (those that match), in the same statement.
+
+        The top `limit` are picked by FTS5 inside SQLite (`ORDER BY bm25 LIMIT`); the listed ids are filtered
+        with `+rowid`, before scoring, so only they are scored."""
         match = fts_query(query)
         if not match:
             return {}
-        sql = "SELECT rowid, -bm25(chunks_fts, 2.0, 1.0, 1.0) FROM chunks_fts WHERE chunks_fts MATCH ?"
+        score = "-bm25(chunks_fts, 2.0, 1.0, 1.0)"
+        base = f"SELECT rowid, {score} AS s FROM chunks_fts WHERE chunks_fts MATCH ?"
+        # `+rowid` keeps a listed-ids filter out of FTS5, which would otherwise run the match once per listed id
+        listed = " AND +rowid IN (SELECT value FROM json_each(?))"
         args: list[Any] = [match]
-        if notes is not None:
-            sql += " AND +rowid IN (SELECT id FROM chunks WHERE note_id IN (SELECT value FROM json_each(?)))"
-            args.append(json.dumps(sorted(notes)))
         if only is not None:
             if not only:
                 return {}
-            # `+rowid` keeps the filter out of FTS5, which would otherwise run the match once per listed id
-            sql += f" AND +rowid IN ({','.join('?' * len(only))})"
-            args += list(only)
-        sql += " ORDER BY bm25(chunks_fts, 2.0, 1.0, 1.0) LIMIT ?"
-        args.append(limit if only is None else len(only))
+            sql = base + listed
+            args.append(json.dumps(list(only)))
+        else:
+            sql = base
+            if notes is not None:
+                sql += " AND +rowid IN (SELECT id FROM chunks WHERE note_id IN (SELECT value FROM json_each(?)))"
+                args.append(json.dumps(sorted(notes)))
+            sql = f"SELECT * FROM ({sql} ORDER BY s DESC LIMIT ?)"
+            args.append(limit)
+            if also:
+                sql += f" UNION ALL {base}{listed}"
+                args += [match, json.dumps(list(also))]
         try:
-            return {int(r): float(s) for r, s in self._r().execute(sql, args)}
+            return {int(r): float(v) for r, v in self._r().execute(sql, args)}
         except sqlite3.OperationalError:
             return {}
 

@@ -116,6 +116,8 @@ class Graph:
         self._stray_outside = 0
         # slot arrays for the prior: node ids are permanent, a pair keeps its two directed slots
         self._id: dict[str, int] = {}
+        self._by_id: list[str] = []
+        self._walk: tuple[IntArray, IntArray, IntArray, FloatArray] | None = None  # CSR of the walk, lazily
         self._slot: dict[tuple[str, str], int] = {}
         self._free: list[int] = []
         self._src: IntArray = np.zeros(64, dtype=np.int64)
@@ -332,6 +334,8 @@ class Graph:
         i = self._id.get(name)
         if i is None:
             i = self._id[name] = len(self._id)
+            self._by_id.append(name)
+            self._walk = None
             if i >= self._is_note_id.size:
                 self._is_note_id = np.concatenate([self._is_note_id, np.zeros(self._is_note_id.size, dtype=bool)])
             self._is_note_id[i] = name in self._notes
@@ -339,6 +343,7 @@ class Graph:
 
     def _invalidate(self) -> None:
         self._prior = None
+        self._walk = None
         self._edges = None
 
     # -- reads -------------------------------------------------------------------------------------
@@ -403,6 +408,63 @@ class Graph:
         return sorted(self._linked.get(path, ())) if path in self._notes else []
 
 
+def _walk_arrays(graph: Graph) -> tuple[IntArray, IntArray, IntArray, FloatArray]:
+    """CSR of the walk over node ids (indptr, src, dst, P[src, dst] = w / Σ w), sorted from the slot arrays;
+    cached until the graph changes."""
+    if graph._walk is None:
+        size = len(graph._id)
+        used = graph._used
+        live = graph._w[:used] > 0
+        src, dst, w = graph._src[:used][live], graph._dst[:used][live], graph._w[:used][live]
+        order = np.argsort(src, kind="stable")
+        src, dst, w = src[order], dst[order], w[order]
+        strength = np.bincount(src, weights=w, minlength=size)
+        indptr = np.zeros(size + 1, dtype=np.int64)
+        np.cumsum(np.bincount(src, minlength=size), out=indptr[1:])
+        graph._walk = (indptr, src, dst, w / strength[src] if w.size else w)
+    return graph._walk
+
+
+def _walk(graph: Graph, seeds: Mapping[str, float], hops: int, decay: float) -> tuple[IntArray, FloatArray]:
+    """Node ids the walk from the seeds reached and the mass each gathered over the hops (notes only).
+
+    Each hop gathers the frontier's CSR rows (numpy, no pass over the other edges), so the cost is the size of
+    the seeds' neighbourhood, not of the vault."""
+    start: dict[int, float] = {}
+    for path, rel in seeds.items():
+        if path in graph._notes and rel > 0:
+            i = graph._id[path]
+            start[i] = start.get(i, 0.0) + rel
+    empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
+    if not start:
+        return empty
+    indptr, _, dst, p = _walk_arrays(graph)
+    if dst.size == 0:
+        return empty
+    is_note = graph._is_note_id[: indptr.size - 1]
+    ids = np.fromiter(start, dtype=np.int64, count=len(start))
+    mass = np.fromiter(start.values(), dtype=np.float64, count=len(start))
+    total = np.zeros(indptr.size - 1, dtype=np.float64)
+    for _ in range(hops):
+        first = indptr[ids]
+        counts = indptr[ids + 1] - first
+        n = int(counts.sum())
+        if n == 0:
+            break
+        pos = np.repeat(first - (np.cumsum(counts) - counts), counts) + np.arange(n)
+        ids, inverse = np.unique(dst[pos], return_inverse=True)
+        pushed = np.bincount(inverse, weights=np.repeat(mass, counts) * p[pos], minlength=ids.size)
+        # a hop decays when it arrives at a note; passing through a project node costs no extra decay
+        mass = pushed.astype(np.float64, copy=False) * np.where(is_note[ids], decay, 1.0)
+        total[ids] += mass
+    reached = np.flatnonzero((total > 1e-15) & is_note)
+    return reached, total[reached]
+
+
+def _ids_of(graph: Graph, paths: Iterable[str]) -> IntArray:
+    return np.array([graph._id[p] for p in paths if p in graph._id], dtype=np.int64)
+
+
 def proximity(graph: Graph, seeds: Mapping[str, float], *, hops: int = 3, decay: float = 0.5,
               raw: bool = False) -> dict[str, float]:
     """Truncated personalised PageRank from the seeds, in [0, 1] relative to the best non-seed note.
@@ -413,45 +475,27 @@ def proximity(graph: Graph, seeds: Mapping[str, float], *, hops: int = 3, decay:
     counted, so a seed scores only for being near other seeds. Unreached notes are absent (proximity 0).
     With `raw`, the walk's mass itself, unscaled (see `relative_to_prior`).
     """
-    notes, adj = graph._notes, graph._adj
-    x: dict[str, float] = {}
-    for path, rel in seeds.items():
-        if path in notes and rel > 0:
-            x[path] = x.get(path, 0.0) + rel
-    if not x or not adj:
-        return {}
-    total: dict[str, float] = {}
-    for _ in range(hops):
-        pushed: dict[str, float] = {}
-        for u, mass in x.items():
-            peers = adj.get(u)
-            if not peers:
-                continue
-            strength = sum(peers.values())
-            for v, w in peers.items():
-                pushed[v] = pushed.get(v, 0.0) + mass * (w / strength)
-        x = {v: m * decay if v in notes else m for v, m in pushed.items()}
-        for v, m in x.items():
-            total[v] = total.get(v, 0.0) + m
+    ids, mass = _walk(graph, seeds, hops, decay)
+    names = graph._by_id
     if raw:
-        return {p: v for p, v in total.items() if p in notes and v > 1e-15}
-    top = max((v for p, v in total.items() if p in notes and p not in seeds), default=0.0)
-    if top <= 0.0:
-        top = max((v for p, v in total.items() if p in notes), default=0.0)
-    if top <= 0.0:
+        return {names[i]: float(v) for i, v in zip(ids.tolist(), mass.tolist(), strict=True)}
+    if not ids.size:
         return {}
-    return {p: min(v / top, 1.0) for p, v in total.items() if p in notes and v / top > 1e-12}
+    seeded = np.isin(ids, _ids_of(graph, seeds))
+    top = float(mass[~seeded].max()) if (~seeded).any() else 0.0
+    if top <= 0.0:
+        top = float(mass.max())
+    scores = np.minimum(mass / top, 1.0)
+    keep = scores > 1e-12
+    return {names[i]: v for i, v in zip(ids[keep].tolist(), scores[keep].tolist(), strict=True)}
 
 
 def _prior_mass(graph: Graph, hops: int = 3, decay: float = 0.5) -> FloatArray:
     """The walk's raw mass from every note at once (unit total), by node id; cached until the graph changes."""
     if graph._prior is None:
+        _, src, dst, p = _walk_arrays(graph)
         size = len(graph._id)
-        used = graph._used
-        src, dst, w = graph._src[:used], graph._dst[:used], graph._w[:used]
         is_note = graph._is_note_id[:size]
-        strength = np.bincount(src, weights=w, minlength=size)
-        p = np.divide(w, strength[src], out=np.zeros_like(w), where=strength[src] > 0)
         x = np.where(is_note, 1.0 / max(graph.n_notes, 1), 0.0)
         step_decay = np.where(is_note, decay, 1.0)
         total = np.zeros(size, dtype=np.float64)
@@ -478,18 +522,21 @@ def relative_to_prior(graph: Graph, seeds: Mapping[str, float], *, share: float 
     than `share` of the strongest raw proximity, so a graph with nothing query-specific gives small values.
     Kept apart from `proximity` so the walk itself can change.
     """
-    mass = proximity(graph, seeds, raw=True)
-    if not mass:
+    ids, mass = _walk(graph, seeds, 3, 0.5)
+    if not ids.size:
         return {}
-    prior = _prior_mass(graph)
-    ids = graph._id
+    names = graph._by_id
     total = sum(v for p, v in seeds.items() if v > 0 and p in graph._notes)
-    excess = {p: v - total * float(prior[ids[p]]) for p, v in mass.items()}
-    others = [p for p in mass if p not in seeds] or list(mass)
-    top = max(max(excess[p] for p in others), share * max(mass[p] for p in others))
+    excess = mass - total * _prior_mass(graph)[ids]
+    others = ~np.isin(ids, _ids_of(graph, seeds))
+    if not others.any():
+        others[:] = True
+    top = max(float(excess[others].max()), share * float(mass[others].max()))
     if top <= 0.0:
         return {}
-    return {p: min(1.0, v / top) for p, v in excess.items() if v / top > 1e-12}
+    scaled = excess / top
+    keep = scaled > 1e-12
+    return {names[i]: min(1.0, v) for i, v in zip(ids[keep].tolist(), scaled[keep].tolist(), strict=True)}
 
 
 def _csr(graph: Graph) -> tuple[list[int], list[int]]:
