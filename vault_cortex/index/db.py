@@ -9,7 +9,7 @@ import json
 import secrets
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -66,6 +66,8 @@ CREATE INDEX IF NOT EXISTS changes_seq ON changes(seq);
 CREATE TABLE IF NOT EXISTS co_changes(a TEXT NOT NULL, b TEXT NOT NULL, seq INTEGER NOT NULL,
     PRIMARY KEY(a, b)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS co_changes_seq ON co_changes(seq);
+CREATE TABLE IF NOT EXISTS activity_lines(file TEXT NOT NULL, digest TEXT NOT NULL, count INTEGER NOT NULL,
+    PRIMARY KEY(file, digest)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS touches(concept TEXT PRIMARY KEY, count INTEGER NOT NULL, last_ts REAL);
 CREATE INDEX IF NOT EXISTS notes_region ON notes(region, pinned);
 """
@@ -355,6 +357,18 @@ class IndexDB:
             "INSERT INTO touches(concept, count, last_ts) VALUES (?, ?, ?) ON CONFLICT(concept) DO UPDATE SET "
             "count = count + excluded.count, last_ts = max(last_ts, excluded.last_ts)",
             [(c, t.touches, t.last_touch.timestamp()) for c, t in delta.concepts.items()])
+
+    def seen_lines(self, file: str) -> dict[str, int]:
+        """How many times each line digest of an activity file was applied."""
+        return dict(self.conn.execute("SELECT digest, count FROM activity_lines WHERE file = ?", (file,)).fetchall())
+
+    def add_seen_lines(self, file: str, digests: Mapping[str, int]) -> None:
+        self.conn.executemany(
+            "INSERT INTO activity_lines(file, digest, count) VALUES (?, ?, ?) ON CONFLICT(file, digest) DO UPDATE "
+            "SET count = count + excluded.count", [(file, d, n) for d, n in digests.items()])
+
+    def clear_seen_lines(self) -> None:
+        self.conn.execute("DELETE FROM activity_lines")
 
     def set_skipped(self, skipped: Iterable[Skipped]) -> None:
         self.conn.execute("DELETE FROM skipped")
