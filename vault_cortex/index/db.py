@@ -587,9 +587,10 @@ class IndexDB:
 
     def aliases_of(self, prefix: str) -> list[tuple[str, str, str]]:
         """(path, title, alias-or-title) for notes under a folder, for matching concept names in text."""
+        end = prefix[:-1] + chr(ord(prefix[-1]) + 1) if prefix else "\U0010ffff"  # a range scan of the path index
         rows = self._r().execute(
             "SELECT n.path, n.title, a.alias FROM notes n LEFT JOIN aliases a ON a.note_id = n.id "
-            "WHERE n.path LIKE ? ORDER BY n.path", (prefix + "%",)).fetchall()
+            "WHERE n.path >= ? AND n.path < ? ORDER BY n.path", (prefix, end)).fetchall()
         return [(p, t, a or t) for p, t, a in rows]
 
     def links(self, *, dangling_only: bool = False, src: str | None = None) -> list[LinkRow]:
