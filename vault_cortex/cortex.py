@@ -219,11 +219,12 @@ class Cortex:
                exclude: frozenset[str] = frozenset(), allowed: frozenset[int] | None = None) -> list[Scored]:
         """Every candidate for a query, scored by the given signal weights, best first (only `allowed` notes)."""
         graph = self.graph()
-        return rank(query=query, qvec=qvec, db=self.db, vectors=self.vectors, graph=graph,
-                    concepts=self._concepts(), access=AccessView(self.db), pairs=self._live.pairs,
-                    settings=self.settings,
-                    weights=weights, now=self.clock().timestamp(), regions=regions, exclude=exclude,
-                    allowed=allowed)
+        concepts = self._concepts()
+        with self._live.lock.reading():  # the graph is updated in place: no update while it is walked
+            return rank(query=query, qvec=qvec, db=self.db, vectors=self.vectors, graph=graph,
+                        concepts=concepts, access=AccessView(self.db), pairs=self._live.pairs,
+                        settings=self.settings, weights=weights, now=self.clock().timestamp(), regions=regions,
+                        exclude=exclude, allowed=allowed)
 
     def allowed(self, filters: Filters | None, regions: list[str] | None = None,
                 exclude: frozenset[str] = frozenset()) -> frozenset[int] | None:

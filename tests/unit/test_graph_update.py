@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from vault_cortex.recall.graph import Graph, NoteEdges, health, prior_proximity, proximity, relative_to_prior
 
-PATHS = ["a.md", "b.md", "c.md", "d.md", "e/f.md", "archive/g.md", "h.md"]
+PATHS = ["a.md", "b.md", "c.md", "d.md", "e/f.md", "archive/g.md", "h.md", "zz.md"]  # zz: after "project:"
 TARGETS = [*PATHS, "pic.png", None]
 RELS = ["links_to", "supports", "embeds", "co_retrieved"]
 

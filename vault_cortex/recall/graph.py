@@ -148,12 +148,51 @@ class Graph:
             self._set_co(a, b, count, keep_max=True)
         for src, ls in by_src.items():
             self._set_links(src, ls)
-        for src in sorted(self._notes):
-            self._refresh_out(src)
+        self._build()
+
+    def _build(self) -> None:
+        """Everything derived, in bulk (what `update` maintains pair by pair)."""
+        pair_weight: dict[tuple[str, str], float] = {}
+        linked: set[tuple[str, str]] = set()
+        of = self.weights.of
+        for src in sorted(self._links):
+            if src not in self._notes:
+                continue
+            out: dict[str, set[str]] = {}
+            for dst, rel in self._links[src]:
+                if dst is not None and dst != src and dst in self._notes:
+                    out.setdefault(dst, set()).add(rel)
+            if out:
+                self._out[src] = out
+            for dst, rels in out.items():
+                key = _key(src, dst)
+                linked.add(key)
+                pair_weight[key] = max(pair_weight.get(key, 0.0), *(of(r) for r in rels))
+        for key, weight in self._co.items():
+            if key[0] in self._notes and key[1] in self._notes:
+                pair_weight[key] = max(pair_weight.get(key, 0.0), weight)
+        for a, b in linked:
+            self._linked.setdefault(a, set()).add(b)
+            self._linked.setdefault(b, set()).add(a)
+        self.link_count = len(linked)
         for path, project in sorted(self._project.items()):
-            self._join(path, project)
-        for a, b in sorted(self._co):
-            self._refresh_pair(a, b)
+            node = PROJECT_PREFIX + project
+            self._node_id(node)
+            self._members.setdefault(node, set()).add(path)
+            pair_weight[_key(path, node)] = self.weights.project
+        pairs = [(key, w) for key, w in sorted(pair_weight.items()) if w > 0]
+        for (a, b), w in pairs:
+            self._adj.setdefault(a, {})[b] = w
+            self._adj.setdefault(b, {})[a] = w
+        m = len(pairs)
+        size = max(64, 2 * m)
+        ids = np.fromiter((self._node_id(n) for (a, b), _ in pairs for n in (a, b)), dtype=np.int64, count=2 * m)
+        self._src, self._dst, self._w = np.zeros(size, np.int64), np.zeros(size, np.int64), np.zeros(size)
+        self._src[: 2 * m] = ids
+        self._dst[0: 2 * m: 2], self._dst[1: 2 * m: 2] = ids[1::2], ids[0::2]
+        self._w[: 2 * m] = np.repeat(np.fromiter((w for _, w in pairs), dtype=np.float64, count=m), 2)
+        self._slot = {key: 2 * k for k, (key, _) in enumerate(pairs)}
+        self._used = 2 * m
 
     # -- in-place updates -------------------------------------------------------------------------
     def update(self, changed: Mapping[str, NoteEdges | None]) -> None:
@@ -345,6 +384,10 @@ class Graph:
         self._prior = None
         self._walk = None
         self._edges = None
+
+    def warm(self) -> None:
+        """Build the cached walk arrays and prior now, so that readers sharing the graph only read them."""
+        _prior_mass(self)
 
     # -- reads -------------------------------------------------------------------------------------
     @property
