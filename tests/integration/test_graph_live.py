@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import shutil
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from fakes import FakeEmbedder
@@ -23,10 +23,10 @@ def write(root: Path, path: str, text: str) -> None:
     file.write_text(text, encoding="utf-8")
 
 
-def check(cx: Cortex, graph: Graph) -> None:
+def check(cx: Cortex, graph: Graph, now: datetime = NOW) -> None:
     """The live graph equals one built from scratch from the same index."""
     fresh = LiveGraph()
-    other = fresh.refresh(cx.db, NOW.timestamp())
+    other = fresh.refresh(cx.db, now.timestamp())
     assert graph.edges == other.edges and graph.names == other.names
     assert graph.pair_weights().keys() == other.pair_weights().keys()
     for k, w in graph.pair_weights().items():
@@ -35,6 +35,7 @@ def check(cx: Cortex, graph: Graph) -> None:
     assert a.keys() == b.keys() and all(math.isclose(a[k], b[k], abs_tol=1e-12) for k in a)
     assert cx._live.archived == fresh.archived
     assert cx._live.pairs.keys() == fresh.pairs.keys()
+    assert all(math.isclose(v, fresh.pairs[k]) for k, v in cx._live.pairs.items())
 
 
 def test_writes_update_the_graph_in_place_and_it_equals_a_rebuild(tmp_path: Path) -> None:
@@ -69,6 +70,10 @@ def test_writes_update_the_graph_in_place_and_it_equals_a_rebuild(tmp_path: Path
         assert graph.degree("c.md") == 1 and "archive/e.md" in cx.archived()
         assert cx._live.pairs  # the recalls' co-retrieved pairs reached the graph in place
         assert any(e.rel == "co_retrieved" for e in graph.edges)
+        later = NOW + timedelta(days=20)  # co-retrieval fades with time alone: strengths are redone, in place
+        cx.clock = lambda: later
+        assert cx.graph() is graph and cx._live.rebuilds == 1
+        check(cx, graph, later)
 
 
 def test_a_lost_change_log_rebuilds(tmp_path: Path) -> None:
