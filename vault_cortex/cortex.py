@@ -344,7 +344,9 @@ class Cortex:
     def graph_health(self) -> GraphHealth:
         """Hubs, islands, bridges, articulation points and dangling links of the vault's link graph."""
         dangling = [(ln.src, ln.target) for ln in self.db.links(dangling_only=True)]
-        return health(self.graph(), dangling)
+        graph = self.graph()
+        with self._live.lock.reading():  # a consistent graph: no update applied meanwhile
+            return health(graph, dangling)
 
     def log(self, event: Event) -> None:
         """Append to the activity log; a failure to log never fails the caller's request."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import shutil
+import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -91,3 +92,41 @@ def test_a_lost_change_log_rebuilds(tmp_path: Path) -> None:
         cx.sync()
         check(cx, cx.graph())
         assert cx._live.rebuilds == 2
+
+
+def test_recalls_walk_the_graph_while_writes_update_it(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    (root / ".cortex").mkdir(parents=True)
+    for i in range(40):
+        write(root, f"n{i}.md", f"Note {i} about kiln firing links [[n{(i * 7) % 40}]] and [[n{(i + 1) % 40}]].\n")
+    errors: list[BaseException] = []
+    stop = threading.Event()
+    with Cortex.open(root, embedder=FakeEmbedder()) as cx:
+        cx.clock = lambda: NOW
+        cx.sync()
+
+        def reader() -> None:
+            while not stop.is_set():
+                try:
+                    cx.recall("kiln firing", k=5, log_activity=False)
+                    cx.graph_health()
+                except BaseException as exc:  # noqa: BLE001 - any failure of a reader fails the test
+                    errors.append(exc)
+                    return
+
+        threads = [threading.Thread(target=reader) for _ in range(3)]
+        for t in threads:
+            t.start()
+        try:
+            for step in range(15):
+                write(root, f"new{step}.md", f"New {step} on kiln firing, see [[n{step}]] and [[new{step - 1}]].\n")
+                if step % 3 == 2:
+                    (root / f"n{step}.md").unlink()
+                cx.sync()
+        finally:
+            stop.set()
+            for t in threads:
+                t.join()
+        assert not errors, errors
+        check(cx, cx.graph())
+        assert cx._live.rebuilds == 1
