@@ -28,7 +28,7 @@ from vault_cortex.errors import (
 )
 from vault_cortex.files.edit import edit_bytes
 from vault_cortex.files.sections import EditOp
-from vault_cortex.files.vault import ARCHIVE, NoteDoc, atomic_write, content_hash, note_path
+from vault_cortex.files.vault import NoteDoc, atomic_write, content_hash, note_path
 from vault_cortex.identity import curiosity, habits, resonance
 from vault_cortex.identity.context import Context, build_context
 from vault_cortex.index import doctor
@@ -42,10 +42,10 @@ from vault_cortex.index.sync import Indexing, Progress, SyncReport, reconcile_ve
 from vault_cortex.index.vectors import EmbeddingCache, Vector, Vectors
 from vault_cortex.recall.filters import Filters, allowed_notes
 from vault_cortex.recall.graph import Graph, GraphHealth, health
+from vault_cortex.recall.live import AccessView, LiveGraph
 from vault_cortex.recall.pack import Candidate, Packed, pack
 from vault_cortex.recall.pipeline import Concept, Recall, Scored, rank, to_candidate, to_hit
 from vault_cortex.recall.pipeline import gate as gate_verdicts
-from vault_cortex.recall.rank import co_strength
 from vault_cortex.sleep import cycle as sleep
 from vault_cortex.sleep import imports, transcript
 
@@ -66,14 +66,6 @@ def write_lock(path: Path) -> Iterator[None]:
             fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
-class _Facts(msgspec.Struct, frozen=True, kw_only=True):
-    """Per-generation numbers ranking reads on every recall, cached with the graph."""
-
-    access: dict[str, tuple[int, float | None]]
-    pairs: dict[tuple[str, str], float]  # co-retrieval strength: distinct queries, decayed (rank.co_strength)
-    archived: frozenset[str]
-
-
 class Cortex:
     """A vault and its derived index."""
 
@@ -85,9 +77,9 @@ class Cortex:
         self.index_dir.mkdir(parents=True, exist_ok=True)
         self._embedder = embedder
         self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
-        self._graph: tuple[str, Graph] | None = None
+        self._live = LiveGraph()
+        self._generation: str | None = None
         self._concept_cache: list[Concept] | None = None
-        self._facts = _Facts(access={}, pairs={}, archived=frozenset())
         self._embedder_lock = threading.Lock()
         self._write_lock = threading.RLock()
         self._write_depth = 0
@@ -339,11 +331,12 @@ class Cortex:
                exclude: frozenset[str] = frozenset(), allowed: frozenset[int] | None = None) -> list[Scored]:
         """Every candidate for a query, scored by the given signal weights, best first (only `allowed` notes)."""
         graph = self.graph()
-        facts = self._facts
-        return rank(query=query, qvec=qvec, db=self.db, vectors=self.vectors, graph=graph,
-                    concepts=self._concepts(), access=facts.access, pairs=facts.pairs, settings=self.settings,
-                    weights=weights, now=self.clock().timestamp(), regions=regions, exclude=exclude,
-                    allowed=allowed)
+        concepts = self._concepts()
+        with self._live.lock.reading():  # the graph is updated in place: no update while it is walked
+            return rank(query=query, qvec=qvec, db=self.db, vectors=self.vectors, graph=graph,
+                        concepts=concepts, access=AccessView(self.db), pairs=self._live.pairs,
+                        settings=self.settings, weights=weights, now=self.clock().timestamp(), regions=regions,
+                        exclude=exclude, allowed=allowed)
 
     def allowed(self, filters: Filters | None, regions: list[str] | None = None,
                 exclude: frozenset[str] = frozenset()) -> frozenset[int] | None:
@@ -440,26 +433,15 @@ class Cortex:
 
     def archived(self) -> frozenset[str]:
         self.graph()
-        return self._facts.archived
+        return self._live.archived
 
     def graph(self) -> Graph:
-        """The note graph (links, relations, projects, co-retrieval), rebuilt when the index changed."""
+        """The note graph (links, relations, projects, co-retrieval), updated in place for what changed."""
         generation = self.db.get_meta("generation") or "0"
-        cached = self._graph
-        if cached is None or cached[0] != generation:
-            notes = self.db.all_notes()
-            now = self.clock().timestamp()
-            pairs = {(a, b): s for a, b, q, last in self.db.co_diversity() if (s := co_strength(q, last, now)) > 0}
-            graph = Graph([n.path for n in notes], self.db.edges(), projects={n.path: n.project for n in notes},
-                          co_retrieved=[(a, b, s) for (a, b), s in pairs.items()])
-            self._graph = cached = (generation, graph)
+        if generation != self._generation:
+            self._generation = generation
             self._concept_cache = None
-            self._facts = _Facts(
-                access=self.db.access(),
-                pairs=pairs,
-                archived=frozenset(n.path for n in notes if n.path.startswith(ARCHIVE + "/")),
-            )
-        return cached[1]
+        return self._live.refresh(self.db, self.clock().timestamp())
 
     def _concepts(self) -> list[Concept]:
         if self._concept_cache is None:
@@ -479,7 +461,9 @@ class Cortex:
     def graph_health(self) -> GraphHealth:
         """Hubs, islands, bridges, articulation points and dangling links of the vault's link graph."""
         dangling = [(ln.src, ln.target) for ln in self.db.links(dangling_only=True)]
-        return health(self.graph(), dangling)
+        graph = self.graph()
+        with self._live.lock.reading():  # a consistent graph: no update applied meanwhile
+            return health(graph, dangling)
 
     def log(self, event: Event) -> None:
         """Append to the activity log; a failure to log never fails the caller's request."""

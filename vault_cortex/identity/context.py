@@ -88,8 +88,7 @@ def special(cx: Recalling, path: str, section: str, score: float, why: str) -> C
 def pinned(cx: Recalling) -> list[str]:
     """Identity-region notes marked `pinned: true`, else the most important ones, at most a few."""
     identity = {name for name in cx.settings.regions.order if cx.settings.region(name).identity}
-    notes = [n for n in cx.db.all_notes() if n.region in identity]
-    chosen = [n for n in notes if n.pinned] or sorted(notes, key=lambda n: (-(n.importance or 0.5), n.path))
+    chosen = cx.db.pinned_notes(sorted(identity), MAX_PINNED)
     return [n.path for n in sorted(chosen, key=lambda n: (-(n.importance or 0.5), n.path))[:MAX_PINNED]]
 
 

@@ -105,7 +105,7 @@ def clean_question(question: str) -> str:
 # -- IO, through the facade ------------------------------------------------------------------------------
 def open_matching(cx: Searchable, qvec: Vector | None) -> tuple[list[Curiosity], list[Curiosity]]:
     """Every open question, and those at least `curiosity.match_threshold` similar to the vector, best first."""
-    paths = [p for p in cx.db.note_paths() if p.startswith(CURIOSITIES_DIR + "/")]
+    paths = cx.db.paths_under(CURIOSITIES_DIR)
     fms = {p: cx.db.frontmatter(p) or {} for p in paths}
     open_ = [to_curiosity(p, fms[p]) for p in paths if is_open(fms[p])]
     open_.sort(key=lambda c: (c.created or "", c.path), reverse=True)

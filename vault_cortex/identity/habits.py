@@ -195,7 +195,7 @@ def fit(text: str, title: str, budget: int, count: Any) -> tuple[str, int] | Non
 def match(cx: Searchable, text: str, qvec: Vector | None, *, tool: str | None = None,
           tool_input: Mapping[str, Any] | None = None) -> list[Candidate]:
     """Every habit that applies to the text (and tool call), strongest first."""
-    paths = [p for p in cx.db.note_paths() if p.startswith(HABITS_DIR + "/")]
+    paths = cx.db.paths_under(HABITS_DIR)
     threshold = _setting(cx, "habits", "semantic_threshold", 0.45)
     sims = cx.similarity(qvec, paths) if qvec is not None and paths else {}
     tool_name, parsed = parse_tool(tool) if tool else (None, {})

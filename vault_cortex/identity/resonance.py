@@ -173,7 +173,7 @@ def setting(cx: Store, section: str, key: str, default: float) -> float:
 
 
 def folder_paths(cx: Store, folder: str) -> list[str]:
-    return [p for p in cx.db.note_paths() if p.startswith(folder + "/")]
+    return cx.db.paths_under(folder)
 
 
 def bump(cx: Store, path: str, step: float, reason: str) -> WeightChange:

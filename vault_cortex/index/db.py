@@ -6,9 +6,10 @@ Everything here can be rebuilt from the vault; deleting `.cortex/index/` loses n
 from __future__ import annotations
 
 import json
+import secrets
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -60,8 +61,58 @@ CREATE TABLE IF NOT EXISTS co_retrieval(a TEXT NOT NULL, b TEXT NOT NULL, count 
     PRIMARY KEY(a, b)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS co_queries(a TEXT NOT NULL, b TEXT NOT NULL, query TEXT NOT NULL, last_ts REAL NOT NULL,
     PRIMARY KEY(a, b, query)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS changes(path TEXT PRIMARY KEY, seq INTEGER NOT NULL) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS changes_seq ON changes(seq);
+CREATE TABLE IF NOT EXISTS co_changes(a TEXT NOT NULL, b TEXT NOT NULL, seq INTEGER NOT NULL,
+    PRIMARY KEY(a, b)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS co_changes_seq ON co_changes(seq);
+CREATE TABLE IF NOT EXISTS activity_lines(file TEXT NOT NULL, digest TEXT NOT NULL, count INTEGER NOT NULL,
+    PRIMARY KEY(file, digest)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS touches(concept TEXT PRIMARY KEY, count INTEGER NOT NULL, last_ts REAL);
+CREATE INDEX IF NOT EXISTS notes_region ON notes(region, pinned);
 """
+
+
+def _stamp(path: str) -> str:
+    """Trigger statements stamping the note at `path` (an SQL expression) with the next change number."""
+    return (f"UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'change_seq';\n"
+            f"DELETE FROM changes WHERE path = {path};\n"
+            f"INSERT INTO changes(path, seq) SELECT p, CAST(value AS INTEGER) FROM meta, (SELECT {path} AS p)\n"
+            f"  WHERE key = 'change_seq' AND p IS NOT NULL;\n")
+
+
+def _stamp_pair(row: str) -> str:
+    """Trigger statements stamping a co-retrieved pair (`row` is NEW or OLD) with the next change number."""
+    return (f"UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'co_change_seq';\n"
+            f"DELETE FROM co_changes WHERE a = {row}.a AND b = {row}.b;\n"
+            f"INSERT INTO co_changes(a, b, seq) SELECT {row}.a, {row}.b, CAST(value AS INTEGER) FROM meta\n"
+            f"  WHERE key = 'co_change_seq';\n")
+
+
+def _link_path(row: str) -> str:
+    return f"(SELECT path FROM notes WHERE id = {row}.note_id)"
+
+
+# The change log the graph follows: any write to a note's row or its links stamps the note with the next number
+# of the `change_seq` counter, and any write to a co-retrieved pair stamps the pair (`co_change_seq`), whichever
+# code path made the write. (Delete, then insert: a statement's own ON CONFLICT would override a trigger's.)
+_LINK_MOVED = "WHEN OLD.dst_path IS NOT NEW.dst_path OR OLD.rel IS NOT NEW.rel OR OLD.note_id IS NOT NEW.note_id"
+_TRIGGERS = "INSERT OR IGNORE INTO meta(key, value) VALUES ('change_seq', '0'), ('co_change_seq', '0');\n" + "".join(
+    f"CREATE TRIGGER IF NOT EXISTS {name} AFTER {event} ON {table} {when} BEGIN\n{body}END;\n"
+    for name, event, table, when, body in [
+        ("notes_changed_insert", "INSERT", "notes", "", _stamp("NEW.path")),
+        ("notes_changed_delete", "DELETE", "notes", "", _stamp("OLD.path")),
+        ("notes_changed_update", "UPDATE", "notes", "", _stamp("OLD.path") + _stamp("NEW.path")),
+        ("links_changed_insert", "INSERT", "links", "", _stamp(_link_path("NEW"))),
+        ("links_changed_delete", "DELETE", "links", "", _stamp(_link_path("OLD"))),
+        ("links_changed_update", "UPDATE", "links", _LINK_MOVED,
+         _stamp(_link_path("OLD")) + _stamp(_link_path("NEW"))),
+        ("co_changed_insert", "INSERT", "co_queries", "", _stamp_pair("NEW")),
+        ("co_changed_delete", "DELETE", "co_queries", "", _stamp_pair("OLD")),
+        ("co_changed_update", "UPDATE", "co_queries", "", _stamp_pair("OLD") + _stamp_pair("NEW")),
+    ]
+)
+
 
 
 
@@ -122,6 +173,18 @@ class LinkRow(msgspec.Struct, frozen=True, kw_only=True):
     ambiguous: tuple[str, ...]
 
 
+class GraphRows(msgspec.Struct, frozen=True, kw_only=True):
+    """What the note graph is built or updated from, read in one snapshot of the index."""
+
+    index_id: str
+    seq: int  # the change log's last sequence number for notes
+    co_seq: int  # and for co-retrieved pairs
+    notes: dict[str, tuple[str | None, list[tuple[str | None, str]]]]  # path -> (project, [(dst, rel)])
+    gone: list[str]  # with `since`: changed paths that are no longer notes
+    co: list[tuple[str, str, int, float]]  # (a, b, distinct queries, last time); 0 queries: the pair is gone
+    full: bool  # every note and pair (not a change set)
+
+
 class FileState(msgspec.Struct, frozen=True, kw_only=True):
     fs_path: str
     size: int
@@ -157,7 +220,7 @@ class IndexDB:
             check = self.conn.execute("PRAGMA quick_check(1)").fetchone()
             if check is None or check[0] != "ok":
                 raise IndexCorrupt(f"the index at {path} failed its check: {check[0] if check else 'no answer'}")
-            self.conn.executescript(_SCHEMA)
+            self.conn.executescript(_SCHEMA + _TRIGGERS)
         except sqlite3.Error as exc:
             self.conn.close()
             if is_corruption(exc):
@@ -169,6 +232,8 @@ class IndexDB:
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
         version = self.get_meta("schema")
+        if self.get_meta("index_id") is None:  # names this index: a graph following its change log knows it
+            self.set_meta("index_id", secrets.token_hex(8))
         if version is None:
             self.set_meta("schema", SCHEMA_VERSION)
         elif version != SCHEMA_VERSION:
@@ -338,6 +403,18 @@ class IndexDB:
             "count = count + excluded.count, last_ts = max(last_ts, excluded.last_ts)",
             [(c, t.touches, t.last_touch.timestamp()) for c, t in delta.concepts.items()])
 
+    def seen_lines(self, file: str) -> dict[str, int]:
+        """How many times each line digest of an activity file was applied."""
+        return dict(self.conn.execute("SELECT digest, count FROM activity_lines WHERE file = ?", (file,)).fetchall())
+
+    def add_seen_lines(self, file: str, digests: Mapping[str, int]) -> None:
+        self.conn.executemany(
+            "INSERT INTO activity_lines(file, digest, count) VALUES (?, ?, ?) ON CONFLICT(file, digest) DO UPDATE "
+            "SET count = count + excluded.count", [(file, d, n) for d, n in digests.items()])
+
+    def clear_seen_lines(self) -> None:
+        self.conn.execute("DELETE FROM activity_lines")
+
     def set_skipped(self, skipped: Iterable[Skipped], only: Iterable[str] | None = None) -> None:
         """Replace the skipped files (or, with `only`, the entries of those paths)."""
         if only is None:
@@ -396,27 +473,38 @@ class IndexDB:
         return dict(self._select_in("SELECT hash, embed_text FROM chunks WHERE hash IN ({marks})", hashes))
 
     def lexical(self, query: str, limit: int, only: Sequence[int] | None = None,
-                notes: frozenset[int] | None = None) -> dict[int, float]:
+                notes: frozenset[int] | None = None, also: Sequence[int] = ()) -> dict[int, float]:
         """BM25 scores (higher is better) of the best `limit` chunks, or of the given chunk ids; with `notes`,
-        only chunks of those notes (filtered inside the search, so `limit` of them come back when they exist)."""
+        only chunks of those notes (filtered inside the search, so `limit` of them come back when they exist);
+        with `also`, the scores of those chunks too (those that match), in the same statement.
+
+        The top `limit` are picked by FTS5 inside SQLite (`ORDER BY bm25 LIMIT`); the listed ids are filtered
+        with `+rowid`, before scoring, so only they are scored."""
         match = fts_query(query)
         if not match:
             return {}
-        sql = "SELECT rowid, -bm25(chunks_fts, 2.0, 1.0, 1.0) FROM chunks_fts WHERE chunks_fts MATCH ?"
+        score = "-bm25(chunks_fts, 2.0, 1.0, 1.0)"
+        base = f"SELECT rowid, {score} AS s FROM chunks_fts WHERE chunks_fts MATCH ?"
+        # `+rowid` keeps a listed-ids filter out of FTS5, which would otherwise run the match once per listed id
+        listed = " AND +rowid IN (SELECT value FROM json_each(?))"
         args: list[Any] = [match]
-        if notes is not None:
-            sql += " AND +rowid IN (SELECT id FROM chunks WHERE note_id IN (SELECT value FROM json_each(?)))"
-            args.append(json.dumps(sorted(notes)))
         if only is not None:
             if not only:
                 return {}
-            # `+rowid` keeps the filter out of FTS5, which would otherwise run the match once per listed id
-            sql += f" AND +rowid IN ({','.join('?' * len(only))})"
-            args += list(only)
-        sql += " ORDER BY bm25(chunks_fts, 2.0, 1.0, 1.0) LIMIT ?"
-        args.append(limit if only is None else len(only))
+            sql = base + listed
+            args.append(json.dumps(list(only)))
+        else:
+            sql = base
+            if notes is not None:
+                sql += " AND +rowid IN (SELECT id FROM chunks WHERE note_id IN (SELECT value FROM json_each(?)))"
+                args.append(json.dumps(sorted(notes)))
+            sql = f"SELECT * FROM ({sql} ORDER BY s DESC LIMIT ?)"
+            args.append(limit)
+            if also:
+                sql += f" UNION ALL {base}{listed}"
+                args += [match, json.dumps(list(also))]
         try:
-            return {int(r): float(s) for r, s in self._r().execute(sql, args)}
+            return {int(r): float(v) for r, v in self._r().execute(sql, args)}
         except sqlite3.OperationalError:
             return {}
 
@@ -430,6 +518,86 @@ class IndexDB:
         """Each co-retrieved pair as (a, b, distinct queries that returned both, last time they did)."""
         return self._r().execute(
             "SELECT a, b, count(*), max(last_ts) FROM co_queries GROUP BY a, b ORDER BY a, b").fetchall()
+
+    def change_seqs(self) -> tuple[str, int, int]:
+        """(index id, last note change, last co-retrieval change): equal values mean the graph is current."""
+        return self._seqs(self._r())
+
+    @staticmethod
+    def _seqs(conn: sqlite3.Connection) -> tuple[str, int, int]:
+        meta = dict(conn.execute(
+            "SELECT key, value FROM meta WHERE key IN ('index_id', 'change_seq', 'co_change_seq')").fetchall())
+        return str(meta["index_id"]), int(meta["change_seq"]), int(meta["co_change_seq"])
+
+    def graph_rows(self, since: tuple[str, int, int] | None = None, *, limit: int = 0) -> GraphRows:
+        """The graph's notes, links and co-retrieved pairs, in one read transaction: all of them, or (with
+        `since` = (index id, note seq, pair seq)) only what the change log stamped after it. Falls back to all
+        when the log is another index's, went backwards, or names more than `limit` notes."""
+        conn = self._r()
+        conn.execute("BEGIN")
+        try:
+            return self._graph_rows(conn, since, limit)
+        finally:
+            conn.execute("COMMIT")
+
+    def _graph_rows(self, conn: sqlite3.Connection, since: tuple[str, int, int] | None, limit: int) -> GraphRows:
+        ident, seq, co_seq = self._seqs(conn)
+        paths: list[str] | None = None
+        pairs: list[tuple[str, str]] | None = None
+        if since is not None and since[0] == ident and since[1] <= seq and since[2] <= co_seq:
+            paths = [r[0] for r in conn.execute("SELECT path FROM changes WHERE seq > ?", (since[1],))]
+            pairs = conn.execute("SELECT a, b FROM co_changes WHERE seq > ?", (since[2],)).fetchall()
+            if len(paths) > limit or len(pairs) > limit:
+                paths = pairs = None
+        notes: dict[str, tuple[str | None, list[tuple[str | None, str]]]] = {}
+        if paths is None:
+            for path, project in conn.execute("SELECT path, project FROM notes"):
+                notes[path] = (project, [])
+            for path, dst, rel in conn.execute(
+                    "SELECT n.path, l.dst_path, l.rel FROM links l JOIN notes n ON n.id = l.note_id"):
+                notes[path][1].append((dst, rel))
+            co = conn.execute(
+                "SELECT a, b, count(*), max(last_ts) FROM co_queries GROUP BY a, b ORDER BY a, b").fetchall()
+            return GraphRows(index_id=ident, seq=seq, co_seq=co_seq, notes=notes, gone=[], co=co, full=True)
+        gone = []
+        for path in paths:
+            row = conn.execute("SELECT id, project FROM notes WHERE path = ?", (path,)).fetchone()
+            if row is None:
+                gone.append(path)
+                continue
+            links = conn.execute("SELECT dst_path, rel FROM links WHERE note_id = ?", (row[0],)).fetchall()
+            notes[path] = (row[1], links)
+        co = []
+        for a, b in pairs or ():
+            n, last = conn.execute("SELECT count(*), max(last_ts) FROM co_queries WHERE a = ? AND b = ?",
+                                   (a, b)).fetchone()
+            co.append((a, b, n, last or 0.0))
+        return GraphRows(index_id=ident, seq=seq, co_seq=co_seq, notes=notes, gone=gone, co=co, full=False)
+
+    def access_of(self, paths: Iterable[str]) -> dict[str, tuple[int, float | None]]:
+        """(access count, last access) of the given notes that have any."""
+        rows = self._select_in("SELECT path, count, last_ts FROM access WHERE path IN ({marks})", list(paths))
+        return {p: (c, t) for p, c, t in rows}
+
+    def pinned_notes(self, regions: Sequence[str], limit: int) -> list[NoteRow]:
+        """Notes of the regions marked pinned, else (none pinned) the `limit` most important, by the
+        `notes_region` index rather than a pass over the vault; best first, as Python's `importance or 0.5`."""
+        cols = "id, path, title, region, importance, created, project, layer, pinned, mtime_ns"
+        order = " ORDER BY CASE WHEN importance IS NULL OR importance = 0 THEN 0.5 ELSE importance END DESC, path"
+        marks = ",".join("?" * len(regions))
+        q = self._r().execute
+        rows = q(f"SELECT {cols} FROM notes WHERE region IN ({marks}) AND pinned = 1{order}", list(regions)).fetchall()
+        if not rows:
+            rows = q(f"SELECT {cols} FROM notes WHERE region IN ({marks}){order} LIMIT ?",
+                     [*regions, limit]).fetchall()
+        return [_note_row(r) for r in rows]
+
+    def paths_under(self, folder: str) -> list[str]:
+        """Note paths under a folder (`habits` → `habits/...`), sorted, by a range scan of the path index."""
+        lo = folder.rstrip("/") + "/"
+        hi = lo[:-1] + chr(ord("/") + 1)
+        return [r[0] for r in self._r().execute(
+            "SELECT path FROM notes WHERE path >= ? AND path < ? ORDER BY path", (lo, hi))]
 
     def edges(self) -> list[tuple[str, str | None, str]]:
         return self._r().execute(
@@ -468,9 +636,10 @@ class IndexDB:
 
     def aliases_of(self, prefix: str) -> list[tuple[str, str, str]]:
         """(path, title, alias-or-title) for notes under a folder, for matching concept names in text."""
+        end = prefix[:-1] + chr(ord(prefix[-1]) + 1) if prefix else "\U0010ffff"  # a range scan of the path index
         rows = self._r().execute(
             "SELECT n.path, n.title, a.alias FROM notes n LEFT JOIN aliases a ON a.note_id = n.id "
-            "WHERE n.path LIKE ? ORDER BY n.path", (prefix + "%",)).fetchall()
+            "WHERE n.path >= ? AND n.path < ? ORDER BY n.path", (prefix, end)).fetchall()
         return [(p, t, a or t) for p, t, a in rows]
 
     def links(self, *, dangling_only: bool = False, src: str | None = None) -> list[LinkRow]:

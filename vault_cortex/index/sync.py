@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import Any
 
 import msgspec
 import numpy as np
@@ -20,9 +18,10 @@ from vault_cortex.files.chunk import Chunked, chunk_note
 from vault_cortex.files.links import Resolver
 from vault_cortex.files.note import RELATION_TYPES, Note, decode, is_binary, parse_note
 from vault_cortex.files.vault import Skipped, VaultFile, Walk, content_hash, walk
-from vault_cortex.index.activity import ACTIVITY_DIR, Event, decode_lines, replay
+from vault_cortex.index.activity import ACTIVITY_DIR
 from vault_cortex.index.db import FileState, IndexDB
 from vault_cortex.index.embed import Embedder
+from vault_cortex.index.replay import replay_activity
 from vault_cortex.index.vectors import EmbeddingCache, Vector, Vectors
 
 log = logging.getLogger(__name__)
@@ -64,39 +63,6 @@ def activity_signature(root: Path) -> str:
         st = f.stat()
         parts.append(f"{f.name}:{st.st_size}:{st.st_mtime_ns}")
     return "|".join(parts)
-
-
-def replay_activity(root: Path, db: IndexDB) -> None:
-    """Fold the activity log into the index: only the appended tail of each file, or all of it when a file
-    was rewritten (a git union merge can insert lines anywhere) or removed. Call inside a write."""
-    state: dict[str, list[Any]] = json.loads(db.get_meta("activity_state") or "{}")
-    files = sorted((root / ACTIVITY_DIR).glob("*.jsonl")) if (root / ACTIVITY_DIR).is_dir() else []
-    tails: dict[str, bytes] = {}
-    new_state: dict[str, list[Any]] = {}
-    full = set(state) - {f.name for f in files} != set()
-    for f in files:
-        data = f.read_bytes()
-        end = data.rfind(b"\n") + 1  # whole lines only; a line being written is read next time
-        seen = state.get(f.name)
-        if seen and (end < seen[0] or content_hash(data[: seen[0]]) != seen[1]):
-            full = True
-        tails[f.name] = data[:end] if full or not seen else data[seen[0]:end]
-        new_state[f.name] = [end, content_hash(data[:end])]
-    if full:
-        tails = {f.name: f.read_bytes()[: new_state[f.name][0]] for f in files}
-    events: list[Event] = []
-    bad = 0
-    for name in sorted(tails):
-        got, n = decode_lines(tails[name])
-        events += got
-        bad += n
-    if full:
-        db.set_activity(replay(events))
-    elif events:
-        db.add_activity(replay(events))
-    db.set_meta("activity_state", json.dumps(new_state, sort_keys=True))
-    if bad:
-        log.warning("the activity log has %d malformed lines (skipped)", bad)
 
 
 def region_of(note: Note, settings: Settings) -> tuple[str, str | None]:

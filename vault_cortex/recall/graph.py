@@ -2,6 +2,8 @@
 
 Nodes are notes plus one `project:<name>` node per project (membership instead of n² edges). Edges keep
 their direction and relation; proximity and health treat them as undirected, as Obsidian's graph view does.
+The graph is updated in place (`Graph.update`, `Graph.update_co_retrieved`) for the notes that changed, so a
+write costs what it changes; an update gives the same graph as building it again from every note.
 """
 
 from __future__ import annotations
@@ -44,6 +46,13 @@ class Edge(msgspec.Struct, frozen=True, kw_only=True):
     weight: float
 
 
+class NoteEdges(msgspec.Struct, frozen=True, kw_only=True):
+    """What one note brings to the graph: its links as (destination or None if dangling, relation), its project."""
+
+    links: tuple[tuple[str | None, str], ...] = ()
+    project: str | None = None
+
+
 class Hub(msgspec.Struct, frozen=True, kw_only=True):
     """A note with far more links than the vault's typical note."""
 
@@ -69,8 +78,17 @@ FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
 
+def _key(a: str, b: str) -> tuple[str, str]:
+    return (a, b) if a < b else (b, a)
+
+
 class Graph:
-    """Notes, project nodes and weighted edges, with adjacency precomputed for proximity and health."""
+    """Notes, project nodes and weighted edges as adjacency maps, kept up to date note by note.
+
+    The truth is each note's links and project and the co-retrieval pairs; derived from them are the walk's
+    undirected pair weights (`_adj`, strongest edge of a pair), the notes' link graph (`_linked`, for degrees
+    and health), and slot arrays of the pair weights for the query-independent prior, which numpy walks whole.
+    """
 
     def __init__(
         self,
@@ -82,151 +100,459 @@ class Graph:
         weights: EdgeWeights | None = None,
     ) -> None:
         """Build from note paths, (src, dst or None if dangling, rel) links, note→project, (a, b, count)."""
-        w = weights or EdgeWeights()
-        note_paths = sorted(set(notes))
-        names = list(note_paths)
-        self.n_notes = len(note_paths)
-        self.dangling_count = 0
-        self.outside_count = 0  # resolved to something that is not an indexed note (an image, a PDF)
-        best: dict[tuple[str, str, str], float] = {}
-        known = set(note_paths)
-        linked: set[tuple[str, str]] = set()  # the health graph: file links only, undirected
+        self.weights = weights or EdgeWeights()
+        self._notes: set[str] = set(notes)
+        self._links: dict[str, list[tuple[str | None, str]]] = {}
+        self._project: dict[str, str] = {}
+        self._inbound: dict[str, set[str]] = {}  # a link's destination -> notes that link to it
+        self._co: dict[tuple[str, str], float] = {}  # (a, b), a < b -> co-retrieval edge weight
+        self._co_by: dict[str, set[str]] = {}
+        self._out: dict[str, dict[str, set[str]]] = {}  # src -> dst -> relations, notes only, no self-links
+        self._adj: dict[str, dict[str, float]] = {}  # undirected walk weights: notes and project nodes
+        self._linked: dict[str, set[str]] = {}  # undirected file links between notes
+        self._members: dict[str, set[str]] = {}  # project node -> member notes
+        self.link_count = 0
+        self._stray_dangling = 0  # links from paths that are not notes (kept only as counts)
+        self._stray_outside = 0
+        # slot arrays for the prior: node ids are permanent, a pair keeps its two directed slots
+        self._id: dict[str, int] = {}
+        self._by_id: list[str] = []
+        self._walk: tuple[IntArray, IntArray, IntArray, FloatArray] | None = None  # CSR of the walk, lazily
+        self._slot: dict[tuple[str, str], int] = {}
+        self._free: list[int] = []
+        self._src: IntArray = np.zeros(64, dtype=np.int64)
+        self._dst: IntArray = np.zeros(64, dtype=np.int64)
+        self._w: FloatArray = np.zeros(64, dtype=np.float64)
+        self._used = 0
+        self._is_note_id: npt.NDArray[np.bool_] = np.zeros(64, dtype=bool)
+        self._prior: FloatArray | None = None
+        self._names: tuple[str, ...] | None = None
+        self._index: dict[str, int] | None = None
+        self._edges: tuple[Edge, ...] | None = None
+
+        by_src: dict[str, list[tuple[str | None, str]]] = {}
         for src, dst, rel in links:
-            if dst is None:
-                self.dangling_count += 1
+            if src not in self._notes:
+                if dst is None:
+                    self._stray_dangling += 1
+                else:
+                    self._stray_outside += 1
                 continue
-            if src not in known or dst not in known:
-                self.outside_count += 1
-                continue
-            if src == dst:
-                continue
-            key = (src, dst, rel)
-            best[key] = max(best.get(key, 0.0), w.of(rel))
-            linked.add((src, dst) if src < dst else (dst, src))
-        full = w.of(CO_RETRIEVED)
-        for a, b, count in co_retrieved:
-            if a == b or a not in known or b not in known or count <= 0:
-                continue
-            key = (a, b, CO_RETRIEVED) if a < b else (b, a, CO_RETRIEVED)
-            weight = full * min(1.0, count / w.co_retrieval_saturation)
-            best[key] = max(best.get(key, 0.0), weight)
-        members: dict[str, list[str]] = {}
+            by_src.setdefault(src, []).append((dst, rel))
+        for note in sorted(self._notes):
+            self._node_id(note)
         for path, project in sorted((projects or {}).items()):
-            if project and path in known:
-                members.setdefault(PROJECT_PREFIX + project, []).append(path)
-        for node, paths in sorted(members.items()):
-            names.append(node)
-            for path in paths:
-                best[(path, node, PROJECT_REL)] = w.project
-        self.names: tuple[str, ...] = tuple(names)
-        self.index: dict[str, int] = {n: i for i, n in enumerate(names)}
-        self.edges: tuple[Edge, ...] = tuple(
-            Edge(src=s, dst=d, rel=r, weight=v) for (s, d, r), v in sorted(best.items())
-        )
-        self._prior: dict[str, float] | None = None  # see prior_proximity
-        self._build_walk()
-        self._build_links(linked)
+            if project and path in self._notes:
+                self._project[path] = project
+        for a, b, count in co_retrieved:
+            self._set_co(a, b, count, keep_max=True)
+        for src, ls in by_src.items():
+            self._set_links(src, ls)
+        self._build()
 
-    def _build_walk(self) -> None:
-        """Random-walk transition entries: one undirected pair keeps its strongest edge's weight."""
-        pair_weight: dict[tuple[int, int], float] = {}
-        for e in self.edges:  # sorted, so float sums do not depend on the order links arrived in
-            i, j = self.index[e.src], self.index[e.dst]
-            key = (i, j) if i < j else (j, i)
-            pair_weight[key] = max(pair_weight.get(key, 0.0), e.weight)
-        n = len(self.names)
-        m = len(pair_weight)
-        src = np.empty(2 * m, dtype=np.int64)
-        dst = np.empty(2 * m, dtype=np.int64)
-        wt = np.empty(2 * m, dtype=np.float64)
-        for k, ((i, j), v) in enumerate(pair_weight.items()):
-            src[2 * k], dst[2 * k], src[2 * k + 1], dst[2 * k + 1] = i, j, j, i
-            wt[2 * k] = wt[2 * k + 1] = v
-        strength = np.bincount(src, weights=wt, minlength=n)
-        self._walk_src: IntArray = src
-        self._walk_dst: IntArray = dst
-        self._walk_p: FloatArray = wt / strength[src] if m else wt  # P[u, v] = w(u, v) / Σ_x w(u, x)
-        # A hop decays when it arrives at a note; passing through a project node costs no extra hop decay.
-        self._is_note = np.zeros(n, dtype=bool)
-        self._is_note[: self.n_notes] = True
-
-    def _build_links(self, linked: set[tuple[str, str]]) -> None:
-        """CSR adjacency of the notes' link graph (distinct neighbours), for degrees and health."""
-        adj: list[list[int]] = [[] for _ in range(self.n_notes)]
+    def _build(self) -> None:
+        """Everything derived, in bulk (what `update` maintains pair by pair)."""
+        pair_weight: dict[tuple[str, str], float] = {}
+        linked: set[tuple[str, str]] = set()
+        of = self.weights.of
+        for src in sorted(self._links):
+            if src not in self._notes:
+                continue
+            out: dict[str, set[str]] = {}
+            for dst, rel in self._links[src]:
+                if dst is not None and dst != src and dst in self._notes:
+                    out.setdefault(dst, set()).add(rel)
+            if out:
+                self._out[src] = out
+            for dst, rels in out.items():
+                key = _key(src, dst)
+                linked.add(key)
+                pair_weight[key] = max(pair_weight.get(key, 0.0), *(of(r) for r in rels))
+        for key, weight in self._co.items():
+            if key[0] in self._notes and key[1] in self._notes:
+                pair_weight[key] = max(pair_weight.get(key, 0.0), weight)
         for a, b in linked:
-            i, j = self.index[a], self.index[b]
-            adj[i].append(j)
-            adj[j].append(i)
-        self._indptr = [0]
-        self._indices: list[int] = []
-        for nbrs in adj:
-            nbrs.sort()
-            self._indices += nbrs
-            self._indptr.append(len(self._indices))
+            self._linked.setdefault(a, set()).add(b)
+            self._linked.setdefault(b, set()).add(a)
         self.link_count = len(linked)
+        for path, project in sorted(self._project.items()):
+            node = PROJECT_PREFIX + project
+            self._node_id(node)
+            self._members.setdefault(node, set()).add(path)
+            pair_weight[_key(path, node)] = self.weights.project
+        pairs = [(key, w) for key, w in sorted(pair_weight.items()) if w > 0]
+        for (a, b), w in pairs:
+            self._adj.setdefault(a, {})[b] = w
+            self._adj.setdefault(b, {})[a] = w
+        m = len(pairs)
+        size = max(64, 2 * m)
+        ids = np.fromiter((self._node_id(n) for (a, b), _ in pairs for n in (a, b)), dtype=np.int64, count=2 * m)
+        self._src, self._dst, self._w = np.zeros(size, np.int64), np.zeros(size, np.int64), np.zeros(size)
+        self._src[: 2 * m] = ids
+        self._dst[0: 2 * m: 2], self._dst[1: 2 * m: 2] = ids[1::2], ids[0::2]
+        self._w[: 2 * m] = np.repeat(np.fromiter((w for _, w in pairs), dtype=np.float64, count=m), 2)
+        self._slot = {key: 2 * k for k, (key, _) in enumerate(pairs)}
+        self._used = 2 * m
+
+    # -- in-place updates -------------------------------------------------------------------------
+    def update(self, changed: Mapping[str, NoteEdges | None]) -> None:
+        """Apply the new state of some notes (None: the note is gone); a rename is the old path gone and the
+        new one present. Only those notes' edges, and links into them from other notes, are recomputed."""
+        if not changed:
+            return
+        for path, edges in changed.items():
+            old_project = self._project.pop(path, None)
+            if old_project:
+                self._leave(path, old_project)
+            if edges is None:
+                self._notes.discard(path)
+                self._set_links(path, [])
+            else:
+                if path not in self._notes:
+                    self._notes.add(path)
+                    self._node_id(path)
+                self._set_links(path, list(edges.links))
+                if edges.project:
+                    self._project[path] = edges.project
+            self._is_note_id[self._node_id(path)] = path in self._notes
+        touched: set[str] = set(changed)
+        for path in changed:
+            touched |= self._inbound.get(path, set())
+        for src in sorted(touched):
+            self._refresh_out(src)
+        for path in sorted(changed):
+            for other in sorted(self._co_by.get(path, ())):
+                self._refresh_pair(path, other)
+            project = self._project.get(path)
+            if project:
+                self._join(path, project)
+        self._names = self._index = None
+        self._invalidate()
+
+    def update_co_retrieved(self, pairs: Iterable[tuple[str, str, float]]) -> None:
+        """Set the co-retrieval strength of some pairs (0 removes the pair's edge)."""
+        for a, b, count in pairs:
+            if a == b:
+                continue
+            self._set_co(a, b, count)
+            self._refresh_pair(*_key(a, b))
+        self._invalidate()
+
+    def _set_co(self, a: str, b: str, count: float, *, keep_max: bool = False) -> None:
+        if a == b:
+            return
+        key = _key(a, b)
+        if count > 0:
+            w = self.weights
+            weight = w.of(CO_RETRIEVED) * min(1.0, count / w.co_retrieval_saturation)
+            self._co[key] = max(self._co.get(key, 0.0), weight) if keep_max else weight
+            self._co_by.setdefault(a, set()).add(b)
+            self._co_by.setdefault(b, set()).add(a)
+        elif key in self._co:
+            del self._co[key]
+            for x, y in ((a, b), (b, a)):
+                peers = self._co_by.get(x)
+                if peers is not None:
+                    peers.discard(y)
+                    if not peers:
+                        del self._co_by[x]
+
+    def _set_links(self, src: str, links: list[tuple[str | None, str]]) -> None:
+        for dst, _ in self._links.pop(src, []):
+            if dst is not None and src in self._inbound.get(dst, ()):
+                self._inbound[dst].discard(src)
+                if not self._inbound[dst]:
+                    del self._inbound[dst]
+        if links:
+            self._links[src] = links
+            for dst, _ in links:
+                if dst is not None:
+                    self._inbound.setdefault(dst, set()).add(src)
+
+    def _refresh_out(self, src: str) -> None:
+        """Recompute a note's valid outgoing edges and the pairs they touch."""
+        old = self._out.pop(src, {})
+        new: dict[str, set[str]] = {}
+        if src in self._notes:
+            for dst, rel in self._links.get(src, ()):
+                if dst is not None and dst != src and dst in self._notes:
+                    new.setdefault(dst, set()).add(rel)
+        if new:
+            self._out[src] = new
+        for dst in sorted(set(old) | set(new)):
+            if old.get(dst) != new.get(dst):
+                self._refresh_pair(src, dst)
+
+    def _refresh_pair(self, a: str, b: str) -> None:
+        """The walk weight and the link of one pair of notes, from their edges both ways and co-retrieval."""
+        weight = 0.0
+        linked = False
+        if a in self._notes and b in self._notes:
+            rels = self._out.get(a, {}).get(b, set()) | self._out.get(b, {}).get(a, set())
+            linked = bool(rels)
+            weight = max((self.weights.of(r) for r in rels), default=0.0)
+            weight = max(weight, self._co.get(_key(a, b), 0.0))
+        was_linked = b in self._linked.get(a, ())
+        if linked and not was_linked:
+            self._linked.setdefault(a, set()).add(b)
+            self._linked.setdefault(b, set()).add(a)
+            self.link_count += 1
+        elif was_linked and not linked:
+            self._unlink(self._linked, a, b)
+            self.link_count -= 1
+        self._set_pair(a, b, weight)
+
+    def _join(self, path: str, project: str) -> None:
+        node = PROJECT_PREFIX + project
+        if node not in self._members:
+            self._node_id(node)
+            self._names = self._index = None
+        self._members.setdefault(node, set()).add(path)
+        self._set_pair(path, node, self.weights.project)
+
+    def _leave(self, path: str, project: str) -> None:
+        node = PROJECT_PREFIX + project
+        members = self._members.get(node)
+        if members is not None:
+            members.discard(path)
+            if not members:
+                del self._members[node]
+                self._names = self._index = None
+        self._set_pair(path, node, 0.0)
+
+    @staticmethod
+    def _unlink(adj: dict[str, set[str]], a: str, b: str) -> None:
+        for x, y in ((a, b), (b, a)):
+            peers = adj.get(x)
+            if peers is not None:
+                peers.discard(y)
+                if not peers:
+                    del adj[x]
+
+    def _set_pair(self, a: str, b: str, weight: float) -> None:
+        """Set (or with 0, drop) the undirected walk weight of a pair, in the maps and the slot arrays."""
+        current = self._adj.get(a, {}).get(b, 0.0)
+        if current == weight:
+            return
+        self._invalidate()
+        key = _key(a, b)
+        if weight > 0:
+            self._adj.setdefault(a, {})[b] = weight
+            self._adj.setdefault(b, {})[a] = weight
+            slot = self._slot.get(key)
+            if slot is None:
+                slot = self._free.pop() if self._free else self._grow()
+                self._slot[key] = slot
+                i, j = self._node_id(key[0]), self._node_id(key[1])
+                self._src[slot], self._dst[slot] = i, j
+                self._src[slot + 1], self._dst[slot + 1] = j, i
+            self._w[slot] = self._w[slot + 1] = weight
+            return
+        for x, y in ((a, b), (b, a)):
+            peers = self._adj.get(x)
+            if peers is not None:
+                peers.pop(y, None)
+                if not peers:
+                    del self._adj[x]
+        slot = self._slot.pop(key, None)
+        if slot is not None:
+            self._w[slot] = self._w[slot + 1] = 0.0
+            self._free.append(slot)
+
+    def _grow(self) -> int:
+        slot = self._used
+        self._used += 2
+        if self._used > self._w.size:
+            size = 2 * self._w.size
+            self._src = np.resize(self._src, size)
+            self._dst = np.resize(self._dst, size)
+            self._w = np.concatenate([self._w, np.zeros(size - self._w.size)])
+        return slot
+
+    def _node_id(self, name: str) -> int:
+        i = self._id.get(name)
+        if i is None:
+            i = self._id[name] = len(self._id)
+            self._by_id.append(name)
+            self._walk = None
+            if i >= self._is_note_id.size:
+                self._is_note_id = np.concatenate([self._is_note_id, np.zeros(self._is_note_id.size, dtype=bool)])
+            self._is_note_id[i] = name in self._notes
+        return i
+
+    def _invalidate(self) -> None:
+        self._prior = None
+        self._walk = None
+        self._edges = None
+
+    def warm(self) -> None:
+        """Build the cached walk arrays and prior now, so that readers sharing the graph only read them."""
+        _prior_mass(self)
+
+    # -- reads -------------------------------------------------------------------------------------
+    @property
+    def n_notes(self) -> int:
+        return len(self._notes)
+
+    def has_note(self, path: str) -> bool:
+        return path in self._notes
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Notes (sorted), then project nodes (sorted)."""
+        if self._names is None:
+            self._names = (*sorted(self._notes), *sorted(self._members))
+        return self._names
+
+    @property
+    def index(self) -> dict[str, int]:
+        if self._index is None:
+            self._index = {n: i for i, n in enumerate(self.names)}
+        return self._index
+
+    @property
+    def edges(self) -> tuple[Edge, ...]:
+        """Every edge, sorted: links between notes, co-retrieval pairs, project memberships."""
+        if self._edges is None:
+            best: dict[tuple[str, str, str], float] = {}
+            for src, dsts in self._out.items():
+                for dst, rels in dsts.items():
+                    for rel in rels:
+                        best[(src, dst, rel)] = self.weights.of(rel)
+            for (a, b), weight in self._co.items():
+                if a in self._notes and b in self._notes:
+                    best[(a, b, CO_RETRIEVED)] = max(best.get((a, b, CO_RETRIEVED), 0.0), weight)
+            for node, members in self._members.items():
+                for path in members:
+                    best[(path, node, PROJECT_REL)] = self.weights.project
+            self._edges = tuple(Edge(src=s, dst=d, rel=r, weight=v) for (s, d, r), v in sorted(best.items()))
+        return self._edges
+
+    @property
+    def dangling_count(self) -> int:
+        return self._stray_dangling + sum(1 for ls in self._links.values() for d, _ in ls if d is None)
+
+    @property
+    def outside_count(self) -> int:
+        """Links resolved to something that is not an indexed note (an image, a PDF)."""
+        return self._stray_outside + sum(
+            1 for ls in self._links.values() for d, _ in ls if d is not None and d not in self._notes)
+
+    def pair_weights(self) -> dict[tuple[str, str], float]:
+        """Every undirected walk pair (a < b) and its weight: what proximity walks over."""
+        return {(a, b): w for a, peers in self._adj.items() for b, w in peers.items() if a < b}
 
     def degree(self, path: str) -> int:
         """Distinct notes linked to or from this note (0 for an unknown path)."""
-        i = self.index.get(path)
-        if i is None or i >= self.n_notes:
-            return 0
-        return self._indptr[i + 1] - self._indptr[i]
+        return len(self._linked.get(path, ())) if path in self._notes else 0
 
     def neighbours(self, path: str) -> list[str]:
         """Notes linked to or from this note, sorted."""
-        i = self.index.get(path)
-        if i is None or i >= self.n_notes:
-            return []
-        return [self.names[j] for j in self._indices[self._indptr[i]:self._indptr[i + 1]]]
+        return sorted(self._linked.get(path, ())) if path in self._notes else []
+
+
+def _walk_arrays(graph: Graph) -> tuple[IntArray, IntArray, IntArray, FloatArray]:
+    """CSR of the walk over node ids (indptr, src, dst, P[src, dst] = w / Σ w), sorted from the slot arrays;
+    cached until the graph changes."""
+    if graph._walk is None:
+        size = len(graph._id)
+        used = graph._used
+        live = graph._w[:used] > 0
+        src, dst, w = graph._src[:used][live], graph._dst[:used][live], graph._w[:used][live]
+        order = np.argsort(src, kind="stable")
+        src, dst, w = src[order], dst[order], w[order]
+        strength = np.bincount(src, weights=w, minlength=size)
+        indptr = np.zeros(size + 1, dtype=np.int64)
+        np.cumsum(np.bincount(src, minlength=size), out=indptr[1:])
+        graph._walk = (indptr, src, dst, w / strength[src] if w.size else w)
+    return graph._walk
+
+
+def _walk(graph: Graph, seeds: Mapping[str, float], hops: int, decay: float) -> tuple[IntArray, FloatArray]:
+    """Node ids the walk from the seeds reached and the mass each gathered over the hops (notes only).
+
+    Each hop gathers the frontier's CSR rows (numpy, no pass over the other edges), so the cost is the size of
+    the seeds' neighbourhood, not of the vault."""
+    start: dict[int, float] = {}
+    for path, rel in seeds.items():
+        if path in graph._notes and rel > 0:
+            i = graph._id[path]
+            start[i] = start.get(i, 0.0) + rel
+    empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
+    if not start:
+        return empty
+    indptr, _, dst, p = _walk_arrays(graph)
+    if dst.size == 0:
+        return empty
+    is_note = graph._is_note_id[: indptr.size - 1]
+    ids = np.fromiter(start, dtype=np.int64, count=len(start))
+    mass = np.fromiter(start.values(), dtype=np.float64, count=len(start))
+    total = np.zeros(indptr.size - 1, dtype=np.float64)
+    for _ in range(hops):
+        first = indptr[ids]
+        counts = indptr[ids + 1] - first
+        n = int(counts.sum())
+        if n == 0:
+            break
+        pos = np.repeat(first - (np.cumsum(counts) - counts), counts) + np.arange(n)
+        ids, inverse = np.unique(dst[pos], return_inverse=True)
+        pushed = np.bincount(inverse, weights=np.repeat(mass, counts) * p[pos], minlength=ids.size)
+        # a hop decays when it arrives at a note; passing through a project node costs no extra decay
+        mass = pushed.astype(np.float64, copy=False) * np.where(is_note[ids], decay, 1.0)
+        total[ids] += mass
+    reached = np.flatnonzero((total > 1e-15) & is_note)
+    return reached, total[reached]
+
+
+def _ids_of(graph: Graph, paths: Iterable[str]) -> IntArray:
+    return np.array([graph._id[p] for p in paths if p in graph._id], dtype=np.int64)
 
 
 def proximity(graph: Graph, seeds: Mapping[str, float], *, hops: int = 3, decay: float = 0.5,
               raw: bool = False) -> dict[str, float]:
     """Truncated personalised PageRank from the seeds, in [0, 1] relative to the best non-seed note.
 
-    Mass starts on the seeds in proportion to their relevance and walks at most `hops` steps, each step
-    splitting a node's mass over its edges by weight and keeping `decay` of it. A seed's own mass is not
+    Mass starts on the seeds in proportion to their relevance and walks at most `hops` steps outward over the
+    adjacency, each step splitting a node's mass over its edges by weight and keeping `decay` of it (passing
+    through a project node costs no decay). Only the seeds' neighbourhood is touched. A seed's own mass is not
     counted, so a seed scores only for being near other seeds. Unreached notes are absent (proximity 0).
     With `raw`, the walk's mass itself, unscaled (see `relative_to_prior`).
     """
-    x = np.zeros(len(graph.names), dtype=np.float64)
-    for path, rel in seeds.items():
-        i = graph.index.get(path)
-        if i is not None and i < graph.n_notes and rel > 0:
-            x[i] += rel
-    if not x.any() or graph._walk_p.size == 0:
-        return {}
-    step_decay = np.where(graph._is_note, decay, 1.0)
-    total = np.zeros_like(x)
-    for _ in range(hops):
-        pushed = np.bincount(graph._walk_dst, weights=x[graph._walk_src] * graph._walk_p, minlength=x.size)
-        x = pushed.astype(np.float64, copy=False) * step_decay
-        total += x
+    ids, mass = _walk(graph, seeds, hops, decay)
+    names = graph._by_id
     if raw:
-        notes_mass = total[: graph.n_notes]
-        return {graph.names[int(i)]: float(notes_mass[i]) for i in np.flatnonzero(notes_mass > 1e-15)}
-    seeded = np.zeros(x.size, dtype=bool)
-    for path in seeds:
-        i = graph.index.get(path)
-        if i is not None:
-            seeded[i] = True
-    notes = total[: graph.n_notes]
-    candidates = notes[~seeded[: graph.n_notes]]
-    top = float(candidates.max()) if candidates.size else 0.0
-    if top <= 0.0:
-        top = float(notes.max())
-    if top <= 0.0:
+        return {names[i]: float(v) for i, v in zip(ids.tolist(), mass.tolist(), strict=True)}
+    if not ids.size:
         return {}
-    scores = np.minimum(notes / top, 1.0)
-    return {graph.names[int(i)]: float(scores[i]) for i in np.flatnonzero(scores > 1e-12)}
+    seeded = np.isin(ids, _ids_of(graph, seeds))
+    top = float(mass[~seeded].max()) if (~seeded).any() else 0.0
+    if top <= 0.0:
+        top = float(mass.max())
+    scores = np.minimum(mass / top, 1.0)
+    keep = scores > 1e-12
+    return {names[i]: v for i, v in zip(ids[keep].tolist(), scores[keep].tolist(), strict=True)}
+
+
+def _prior_mass(graph: Graph, hops: int = 3, decay: float = 0.5) -> FloatArray:
+    """The walk's raw mass from every note at once (unit total), by node id; cached until the graph changes."""
+    if graph._prior is None:
+        _, src, dst, p = _walk_arrays(graph)
+        size = len(graph._id)
+        is_note = graph._is_note_id[:size]
+        x = np.where(is_note, 1.0 / max(graph.n_notes, 1), 0.0)
+        step_decay = np.where(is_note, decay, 1.0)
+        total = np.zeros(size, dtype=np.float64)
+        for _ in range(hops):
+            x = np.bincount(dst, weights=x[src] * p, minlength=size).astype(np.float64, copy=False) * step_decay
+            total += x
+        graph._prior = np.where(is_note, total, 0.0)
+    return graph._prior
 
 
 def prior_proximity(graph: Graph) -> dict[str, float]:
-    """The query-independent prior: the walk's raw mass from every note at once (unit total), cached."""
-    if graph._prior is None:
-        n = graph.n_notes
-        graph._prior = proximity(graph, dict.fromkeys(graph.names[:n], 1.0 / max(n, 1)), raw=True)
-    return graph._prior
+    """The query-independent prior: the walk's raw mass from every note at once (unit total)."""
+    mass = _prior_mass(graph)
+    return {p: float(mass[graph._id[p]]) for p in sorted(graph._notes) if mass[graph._id[p]] > 1e-15}
 
 
 def relative_to_prior(graph: Graph, seeds: Mapping[str, float], *, share: float = 0.5) -> dict[str, float]:
@@ -239,22 +565,36 @@ def relative_to_prior(graph: Graph, seeds: Mapping[str, float], *, share: float 
     than `share` of the strongest raw proximity, so a graph with nothing query-specific gives small values.
     Kept apart from `proximity` so the walk itself can change.
     """
-    mass = proximity(graph, seeds, raw=True)
-    if not mass:
+    ids, mass = _walk(graph, seeds, 3, 0.5)
+    if not ids.size:
         return {}
-    prior = prior_proximity(graph)
-    total = sum(v for p, v in seeds.items() if v > 0 and graph.index.get(p, graph.n_notes) < graph.n_notes)
-    excess = {p: v - total * prior.get(p, 0.0) for p, v in mass.items()}
-    others = [p for p in mass if p not in seeds] or list(mass)
-    top = max(max(excess[p] for p in others), share * max(mass[p] for p in others))
+    names = graph._by_id
+    total = sum(v for p, v in seeds.items() if v > 0 and p in graph._notes)
+    excess = mass - total * _prior_mass(graph)[ids]
+    others = ~np.isin(ids, _ids_of(graph, seeds))
+    if not others.any():
+        others[:] = True
+    top = max(float(excess[others].max()), share * float(mass[others].max()))
     if top <= 0.0:
         return {}
-    return {p: min(1.0, v / top) for p, v in excess.items() if v / top > 1e-12}
+    scaled = excess / top
+    keep = scaled > 1e-12
+    return {names[i]: min(1.0, v) for i, v in zip(ids[keep].tolist(), scaled[keep].tolist(), strict=True)}
 
 
-def _tarjan(graph: Graph) -> tuple[list[tuple[int, int]], set[int], list[int]]:
+def _csr(graph: Graph) -> tuple[list[int], list[int]]:
+    """CSR adjacency of the notes' link graph (distinct neighbours, sorted), in `graph.names` order."""
+    index = graph.index
+    indptr = [0]
+    indices: list[int] = []
+    for name in graph.names[: graph.n_notes]:
+        indices += sorted(index[m] for m in graph._linked.get(name, ()))
+        indptr.append(len(indices))
+    return indptr, indices
+
+
+def _tarjan(graph: Graph, indptr: list[int], indices: list[int]) -> tuple[list[tuple[int, int]], set[int], list[int]]:
     """Bridges, articulation points and component sizes of the link graph, by an iterative DFS."""
-    indptr, indices = graph._indptr, graph._indices
     n = graph.n_notes
     disc = [-1] * n
     low = [0] * n
@@ -306,13 +646,14 @@ def _tarjan(graph: Graph) -> tuple[list[tuple[int, int]], set[int], list[int]]:
 def health(graph: Graph, dangling: Sequence[tuple[str, str]], *, max_hubs: int = 10) -> GraphHealth:
     """Health of the notes' own link graph: project membership and replayed co-retrieval are left out."""
     names = graph.names
-    degrees = [graph._indptr[i + 1] - graph._indptr[i] for i in range(graph.n_notes)]
+    indptr, indices = _csr(graph)
+    degrees = [indptr[i + 1] - indptr[i] for i in range(graph.n_notes)]
     hubs: list[Hub] = []
     if degrees:
         threshold = fmean(degrees) + 2 * pstdev(degrees)
         ranked = sorted((i for i, d in enumerate(degrees) if d > threshold), key=lambda i: (-degrees[i], names[i]))
         hubs = [Hub(path=names[i], degree=degrees[i]) for i in ranked[:max_hubs]]
-    bridge_ids, point_ids, sizes = _tarjan(graph)
+    bridge_ids, point_ids, sizes = _tarjan(graph, indptr, indices)
     bridges = sorted((min(names[a], names[b]), max(names[a], names[b])) for a, b in bridge_ids)
     return GraphHealth(
         hubs=hubs,

@@ -5,6 +5,7 @@ IO-facing orchestration over the index; the maths lives in `rank`, `graph` and `
 
 from __future__ import annotations
 
+import heapq
 import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
@@ -117,9 +118,8 @@ def rank(
     filtered inside the dense and lexical searches so that filtering never starves the candidates."""
     rs = settings.recall
     dense = dense_candidates(qvec, db, vectors, rs.candidates, allowed)
-    lexical = db.lexical(query, rs.candidates, notes=allowed)
+    lexical = db.lexical(query, rs.candidates, notes=allowed, also=list(dense))  # top-N and the dense ones
     dense.update(vectors.similarity(qvec, [i for i in lexical if i not in dense]))
-    lexical.update(db.lexical(query, rs.candidates, only=[i for i in dense if i not in lexical]))
     chunks = db.chunks_by_id(set(dense) | set(lexical))
     fused = fuse(dense, lexical, rs.dense_weight, rs.lexical_weight)
     notes = db.notes_by_id({c.note_id for c in chunks.values()})
@@ -134,8 +134,8 @@ def rank(
         seeds = {notes[chunks[f.chunk_id].note_id].path: max(f.relevance, 1e-3) for f in best[:SEEDS]}
         prox = relative_to_prior(graph, seeds)  # proximity less the note's prior: no hub bias
         have = {notes[chunks[f.chunk_id].note_id].path for f in best}
-        extra_paths = [p for p, v in sorted(prox.items(), key=lambda kv: (-kv[1], kv[0]))
-                       if v > 0 and p not in have][:GRAPH_EXTRAS]
+        nearest = heapq.nsmallest(GRAPH_EXTRAS + len(have), prox.items(), key=lambda kv: (-kv[1], kv[0]))
+        extra_paths = [p for p, v in nearest if v > 0 and p not in have][:GRAPH_EXTRAS]
         if extra_paths:
             ids = db.note_ids(extra_paths)
             extra_chunks = [c for cs in db.chunks_of(ids.values()).values() for c in cs]
@@ -208,7 +208,7 @@ def dense_candidates(qvec: Vector, db: IndexDB, vectors: Vectors, count: int,
 
 def _resonance(note: NoteRow, chunk: ChunkRow, concepts: Sequence[Concept], graph: Graph) -> float:
     """The strongest resonant concept this note links to or names, 0 when none."""
-    linked = set(graph.neighbours(note.path)) if note.path in graph.index else set()
+    linked = set(graph.neighbours(note.path))
     text = f"{note.title}\n{chunk.text}".lower()
     best = 0.0
     for c in concepts:

@@ -1,0 +1,106 @@
+"""Reads bounded by k, not by the vault (issue 13): one FTS5 statement picks the lexical candidates inside SQLite,
+and session context reads pinned notes, habits and open questions through indexes, never a pass over every note.
+Real SQLite and files; the fake embedder (the model does not matter here)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from fakes import FakeEmbedder
+
+from vault_cortex.cortex import Cortex
+
+
+def write(root: Path, path: str, text: str) -> None:
+    file = root / path
+    file.parent.mkdir(parents=True, exist_ok=True)
+    file.write_text(text, encoding="utf-8")
+
+
+def vault(tmp_path: Path, *, links: bool) -> Path:
+    root = tmp_path / "vault"
+    (root / ".cortex").mkdir(parents=True)
+    for i in range(30):
+        link = f" See [[note {(i + 1) % 30}]]." if links else ""
+        write(root, f"long_term/note {i}.md", f"Note {i} about sourdough starters and oven {i % 4}.{link}\n")
+    write(root, "soul/who.md", "---\npinned: true\nimportance: 0.9\n---\nI bake bread on Sundays.\n")
+    write(root, "soul/values.md", "---\nimportance: 0.99\n---\nHonesty first.\n")
+    write(root, "personality/style.md", "---\npinned: true\n---\nShort sentences.\n")
+    write(root, "habits/Preheat the oven.md",
+          "---\ntriggers: [oven, bake]\nweight: 0.8\n---\nAlways preheat the oven for 30 minutes.\n")
+    write(root, "curiosities/Why does dough rise faster in summer.md",
+          "---\nstatus: open\n---\nWhy does dough rise faster in summer?\n")
+    return root
+
+
+@contextmanager
+def statements(cx: Cortex) -> Iterator[list[str]]:
+    """Every SQL statement this thread's read connection runs meanwhile, with its values bound."""
+    seen: list[str] = []
+    conn = cx.db._r()
+    conn.set_trace_callback(seen.append)
+    try:
+        yield seen
+    finally:
+        conn.set_trace_callback(None)
+
+
+def test_recall_scores_its_lexical_candidates_in_one_fts_statement(tmp_path: Path) -> None:
+    with Cortex.open(vault(tmp_path, links=False), embedder=FakeEmbedder()) as cx:
+        cx.sync()
+        cx.recall("sourdough oven", k=5, log_activity=False)  # warm caches
+        with statements(cx) as seen:
+            hits = cx.recall("sourdough oven", k=5, log_activity=False).hits
+        fts = [s for s in seen if "MATCH" in s]
+        assert len(fts) == 1 and "LIMIT" in fts[0] and "UNION ALL" in fts[0], fts
+        assert hits and all(h.lexical > 0 for h in hits)
+
+
+def test_graph_neighbours_add_at_most_one_more_statement(tmp_path: Path) -> None:
+    with Cortex.open(vault(tmp_path, links=True), embedder=FakeEmbedder()) as cx:
+        cx.sync()
+        with statements(cx) as seen:
+            cx.recall("sourdough oven", k=5, log_activity=False)
+        assert 1 <= len([s for s in seen if "MATCH" in s]) <= 2
+
+
+def test_lexical_top_n_with_listed_ids_is_the_union_of_both(tmp_path: Path) -> None:
+    with Cortex.open(vault(tmp_path, links=False), embedder=FakeEmbedder()) as cx:
+        cx.sync()
+        every = cx.db.lexical("sourdough oven", 1000)
+        top = cx.db.lexical("sourdough oven", 5)
+        assert sorted(top, key=lambda i: -every[i]) == sorted(every, key=lambda i: -every[i])[:5]
+        listed = sorted(every, key=lambda i: every[i])[:3]  # the weakest, far from the top 5
+        both = cx.db.lexical("sourdough oven", 5, also=listed)
+        assert both == {**top, **{i: every[i] for i in listed}}
+        notes = frozenset(cx.db.note_ids(["long_term/note 3.md"]).values())
+        assert {cx.db.chunks_by_id([i])[i].note_id for i in cx.db.lexical("sourdough", 5, notes=notes)} == notes
+
+
+def test_context_reads_pinned_habits_and_questions_by_index(tmp_path: Path) -> None:
+    with Cortex.open(vault(tmp_path, links=False), embedder=FakeEmbedder()) as cx:
+        cx.sync()
+        with statements(cx) as seen:
+            ctx = cx.context(task="bake sourdough in the oven in summer", budget_tokens=1500)
+        text = ctx.markdown if hasattr(ctx, "markdown") else str(ctx)
+        assert "I bake bread on Sundays" in text and "Short sentences" in text
+        assert "Honesty first" not in text.split("Pinned")[-1].split("##")[0]  # pinned ones win over importance
+        assert "preheat the oven" in text and "dough rise faster" in text
+        plans = []
+        for sql in seen:
+            if sql.lstrip().upper().startswith("SELECT") and " notes" in sql:
+                plan = " ".join(str(r[-1]) for r in cx.db._r().execute("EXPLAIN QUERY PLAN " + sql))
+                plans.append((sql, plan))
+        scans = [(sql, plan) for sql, plan in plans if "SCAN notes" in plan or "SCAN n " in plan]
+        assert plans and not scans, scans
+
+
+def test_without_pinned_notes_the_most_important_identity_notes_come(tmp_path: Path) -> None:
+    root = vault(tmp_path, links=False)
+    for p in ("soul/who.md", "personality/style.md"):
+        (root / p).unlink()
+    with Cortex.open(root, embedder=FakeEmbedder()) as cx:
+        cx.sync()
+        assert [n.path for n in cx.db.pinned_notes(["personality", "soul"], 3)] == ["soul/values.md"]

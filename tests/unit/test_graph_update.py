@@ -1,0 +1,90 @@
+"""The graph updated in place (issue 13): any sequence of note adds, edits, deletes, renames and co-retrieval
+changes gives the graph a build from scratch gives, edges, weights, degrees, proximity, prior and health."""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from vault_cortex.recall.graph import Graph, NoteEdges, health, prior_proximity, proximity, relative_to_prior
+
+PATHS = ["a.md", "b.md", "c.md", "d.md", "e/f.md", "archive/g.md", "h.md", "zz.md"]  # zz: after "project:"
+TARGETS = [*PATHS, "pic.png", None]
+RELS = ["links_to", "supports", "embeds", "co_retrieved"]
+
+links = st.lists(st.tuples(st.sampled_from(TARGETS), st.sampled_from(RELS)), max_size=5)
+note_edges = st.builds(lambda ls, p: NoteEdges(links=tuple(ls), project=p), links,
+                       st.sampled_from([None, "x", "y"]))
+op = st.one_of(
+    st.tuples(st.just("put"), st.sampled_from(PATHS), note_edges),  # add or edit
+    st.tuples(st.just("delete"), st.sampled_from(PATHS)),
+    st.tuples(st.just("rename"), st.sampled_from(PATHS), st.sampled_from(PATHS)),
+    st.tuples(st.just("co"), st.sampled_from(PATHS), st.sampled_from(PATHS), st.sampled_from([0, 1, 3, 9])),
+)
+
+
+def scratch(state: dict[str, NoteEdges], co: dict[tuple[str, str], float]) -> Graph:
+    return Graph(list(state), [(p, d, r) for p, e in state.items() for d, r in e.links],
+                 projects={p: e.project for p, e in state.items()},
+                 co_retrieved=[(a, b, n) for (a, b), n in co.items()])
+
+
+def close(x: dict[str, float], y: dict[str, float]) -> bool:
+    return x.keys() == y.keys() and all(math.isclose(x[k], y[k], rel_tol=1e-9, abs_tol=1e-12) for k in x)
+
+
+def same(g: Graph, h: Graph) -> None:
+    assert g.edges == h.edges
+    assert g.names == h.names and g.n_notes == h.n_notes and g.link_count == h.link_count
+    assert (g.dangling_count, g.outside_count) == (h.dangling_count, h.outside_count)
+    assert g.pair_weights() == h.pair_weights()
+    for p in PATHS:
+        assert (g.degree(p), g.neighbours(p)) == (h.degree(p), h.neighbours(p))
+    assert close(prior_proximity(g), prior_proximity(h))
+    for seeds in ({"a.md": 1.0}, {"b.md": 0.7, "e/f.md": 0.2}, dict.fromkeys(PATHS, 0.5)):
+        assert close(proximity(g, seeds), proximity(h, seeds))
+        assert close(relative_to_prior(g, seeds), relative_to_prior(h, seeds))
+    assert health(g, []) == health(h, [])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from(PATHS), note_edges, max_size=5), st.lists(op, max_size=12))
+def test_a_graph_updated_in_place_equals_one_built_from_scratch(
+        start: dict[str, NoteEdges], ops: list[tuple]) -> None:  # type: ignore[type-arg]
+    state = dict(start)
+    co: dict[tuple[str, str], float] = {}
+    g = scratch(state, co)
+    for o in ops:
+        if o[0] == "put":
+            state[o[1]] = o[2]
+            g.update({o[1]: o[2]})
+        elif o[0] == "delete":
+            state.pop(o[1], None)
+            g.update({o[1]: None})
+        elif o[0] == "rename":
+            old, new = o[1], o[2]
+            if old in state and old != new:
+                state[new] = state.pop(old)
+                g.update({old: None, new: state[new]})
+        else:
+            _, a, b, n = o
+            if a != b:
+                key = (a, b) if a < b else (b, a)
+                if n:
+                    co[key] = n
+                else:
+                    co.pop(key, None)
+                g.update_co_retrieved([(a, b, n)])
+        prior_proximity(g)  # a cached prior must not survive a change
+        same(g, scratch(state, co))
+
+
+def test_an_update_touches_only_what_changed() -> None:
+    g = Graph(["a.md", "b.md"], [("a.md", "c.md", "links_to")])
+    assert g.degree("a.md") == 0 and g.outside_count == 1
+    g.update({"c.md": NoteEdges(links=(("b.md", "links_to"),), project="x")})  # a link now reaches a note
+    assert g.neighbours("c.md") == ["a.md", "b.md"] and g.outside_count == 0
+    g.update({"c.md": None})
+    assert g.degree("a.md") == 0 and "project:x" not in g.names
