@@ -12,8 +12,9 @@ from pathlib import Path
 from fakes import FakeEmbedder
 
 from vault_cortex.cortex import Cortex
-from vault_cortex.recall.graph import Graph, prior_proximity
+from vault_cortex.recall.graph import Graph
 from vault_cortex.recall.live import LiveGraph
+from vault_cortex.recall.proximity import prior_proximity
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 

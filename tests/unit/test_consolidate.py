@@ -21,7 +21,8 @@ from vault_cortex.config import parse_settings
 from vault_cortex.files.edit import get_frontmatter_span
 from vault_cortex.files.frontmatter import body_text
 from vault_cortex.files.vault import content_hash
-from vault_cortex.recall.graph import Graph, health
+from vault_cortex.recall.graph import Graph
+from vault_cortex.recall.health import health
 from vault_cortex.sleep.consolidate import make_plan, natural_region
 from vault_cortex.sleep.cycle import next_nightly
 from vault_cortex.sleep.dream import Handoff, handoff_text

@@ -8,7 +8,9 @@ import time
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vault_cortex.recall.graph import Edge, EdgeWeights, Graph, Hub, health, proximity, relative_to_prior
+from vault_cortex.recall.graph import Edge, EdgeWeights, Graph, Hub
+from vault_cortex.recall.health import health
+from vault_cortex.recall.proximity import proximity, relative_to_prior
 
 
 def links(*pairs: str, rel: str = "links_to") -> list[tuple[str, str | None, str]]:

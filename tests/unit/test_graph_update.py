@@ -8,7 +8,9 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vault_cortex.recall.graph import Graph, NoteEdges, health, prior_proximity, proximity, relative_to_prior
+from vault_cortex.recall.graph import Graph, NoteEdges
+from vault_cortex.recall.health import health
+from vault_cortex.recall.proximity import prior_proximity, proximity, relative_to_prior
 
 PATHS = ["a.md", "b.md", "c.md", "d.md", "e/f.md", "archive/g.md", "h.md", "zz.md"]  # zz: after "project:"
 TARGETS = [*PATHS, "pic.png", None]

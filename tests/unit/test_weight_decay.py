@@ -9,7 +9,8 @@ import msgspec
 from vault_cortex.config import parse_settings
 from vault_cortex.files.vault import content_hash
 from vault_cortex.identity.resonance import decay_step
-from vault_cortex.recall.graph import Graph, health
+from vault_cortex.recall.graph import Graph
+from vault_cortex.recall.health import health
 from vault_cortex.sleep.consolidate import make_plan
 from vault_cortex.sleep.dream import WeightDecay
 from vault_cortex.sleep.operations import Memo, Plan, World, apply_edit, plan_markdown

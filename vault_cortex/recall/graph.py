@@ -1,15 +1,15 @@
-"""Graph maths over the index's edges, pure: weighted edges, proximity to the best candidates, health.
+"""The note graph, pure: weighted, typed edges between notes and project nodes, updated in place.
 
 Nodes are notes plus one `project:<name>` node per project (membership instead of n² edges). Edges keep
-their direction and relation; proximity and health treat them as undirected, as Obsidian's graph view does.
+their direction and relation; proximity (recall/proximity.py) and health (recall/health.py) treat them as
+undirected, as Obsidian's graph view does.
 The graph is updated in place (`Graph.update`, `Graph.update_co_retrieved`) for the notes that changed, so a
 write costs what it changes; an update gives the same graph as building it again from every note.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from statistics import fmean, pstdev
+from collections.abc import Iterable, Mapping
 
 import msgspec
 import numpy as np
@@ -385,10 +385,6 @@ class Graph:
         self._walk = None
         self._edges = None
 
-    def warm(self) -> None:
-        """Build the cached walk arrays and prior now, so that readers sharing the graph only read them."""
-        _prior_mass(self)
-
     # -- reads -------------------------------------------------------------------------------------
     @property
     def n_notes(self) -> int:
@@ -449,220 +445,3 @@ class Graph:
     def neighbours(self, path: str) -> list[str]:
         """Notes linked to or from this note, sorted."""
         return sorted(self._linked.get(path, ())) if path in self._notes else []
-
-
-def _walk_arrays(graph: Graph) -> tuple[IntArray, IntArray, IntArray, FloatArray]:
-    """CSR of the walk over node ids (indptr, src, dst, P[src, dst] = w / Σ w), sorted from the slot arrays;
-    cached until the graph changes."""
-    if graph._walk is None:
-        size = len(graph._id)
-        used = graph._used
-        live = graph._w[:used] > 0
-        src, dst, w = graph._src[:used][live], graph._dst[:used][live], graph._w[:used][live]
-        order = np.argsort(src, kind="stable")
-        src, dst, w = src[order], dst[order], w[order]
-        strength = np.bincount(src, weights=w, minlength=size)
-        indptr = np.zeros(size + 1, dtype=np.int64)
-        np.cumsum(np.bincount(src, minlength=size), out=indptr[1:])
-        graph._walk = (indptr, src, dst, w / strength[src] if w.size else w)
-    return graph._walk
-
-
-def _walk(graph: Graph, seeds: Mapping[str, float], hops: int, decay: float) -> tuple[IntArray, FloatArray]:
-    """Node ids the walk from the seeds reached and the mass each gathered over the hops (notes only).
-
-    Each hop gathers the frontier's CSR rows (numpy, no pass over the other edges), so the cost is the size of
-    the seeds' neighbourhood, not of the vault."""
-    start: dict[int, float] = {}
-    for path, rel in seeds.items():
-        if path in graph._notes and rel > 0:
-            i = graph._id[path]
-            start[i] = start.get(i, 0.0) + rel
-    empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
-    if not start:
-        return empty
-    indptr, _, dst, p = _walk_arrays(graph)
-    if dst.size == 0:
-        return empty
-    is_note = graph._is_note_id[: indptr.size - 1]
-    ids = np.fromiter(start, dtype=np.int64, count=len(start))
-    mass = np.fromiter(start.values(), dtype=np.float64, count=len(start))
-    total = np.zeros(indptr.size - 1, dtype=np.float64)
-    for _ in range(hops):
-        first = indptr[ids]
-        counts = indptr[ids + 1] - first
-        n = int(counts.sum())
-        if n == 0:
-            break
-        pos = np.repeat(first - (np.cumsum(counts) - counts), counts) + np.arange(n)
-        ids, inverse = np.unique(dst[pos], return_inverse=True)
-        pushed = np.bincount(inverse, weights=np.repeat(mass, counts) * p[pos], minlength=ids.size)
-        # a hop decays when it arrives at a note; passing through a project node costs no extra decay
-        mass = pushed.astype(np.float64, copy=False) * np.where(is_note[ids], decay, 1.0)
-        total[ids] += mass
-    reached = np.flatnonzero((total > 1e-15) & is_note)
-    return reached, total[reached]
-
-
-def _ids_of(graph: Graph, paths: Iterable[str]) -> IntArray:
-    return np.array([graph._id[p] for p in paths if p in graph._id], dtype=np.int64)
-
-
-def proximity(graph: Graph, seeds: Mapping[str, float], *, hops: int = 3, decay: float = 0.5,
-              raw: bool = False) -> dict[str, float]:
-    """Truncated personalised PageRank from the seeds, in [0, 1] relative to the best non-seed note.
-
-    Mass starts on the seeds in proportion to their relevance and walks at most `hops` steps outward over the
-    adjacency, each step splitting a node's mass over its edges by weight and keeping `decay` of it (passing
-    through a project node costs no decay). Only the seeds' neighbourhood is touched. A seed's own mass is not
-    counted, so a seed scores only for being near other seeds. Unreached notes are absent (proximity 0).
-    With `raw`, the walk's mass itself, unscaled (see `relative_to_prior`).
-    """
-    ids, mass = _walk(graph, seeds, hops, decay)
-    names = graph._by_id
-    if raw:
-        return {names[i]: float(v) for i, v in zip(ids.tolist(), mass.tolist(), strict=True)}
-    if not ids.size:
-        return {}
-    seeded = np.isin(ids, _ids_of(graph, seeds))
-    top = float(mass[~seeded].max()) if (~seeded).any() else 0.0
-    if top <= 0.0:
-        top = float(mass.max())
-    scores = np.minimum(mass / top, 1.0)
-    keep = scores > 1e-12
-    return {names[i]: v for i, v in zip(ids[keep].tolist(), scores[keep].tolist(), strict=True)}
-
-
-def _prior_mass(graph: Graph, hops: int = 3, decay: float = 0.5) -> FloatArray:
-    """The walk's raw mass from every note at once (unit total), by node id; cached until the graph changes."""
-    if graph._prior is None:
-        _, src, dst, p = _walk_arrays(graph)
-        size = len(graph._id)
-        is_note = graph._is_note_id[:size]
-        x = np.where(is_note, 1.0 / max(graph.n_notes, 1), 0.0)
-        step_decay = np.where(is_note, decay, 1.0)
-        total = np.zeros(size, dtype=np.float64)
-        for _ in range(hops):
-            x = np.bincount(dst, weights=x[src] * p, minlength=size).astype(np.float64, copy=False) * step_decay
-            total += x
-        graph._prior = np.where(is_note, total, 0.0)
-    return graph._prior
-
-
-def prior_proximity(graph: Graph) -> dict[str, float]:
-    """The query-independent prior: the walk's raw mass from every note at once (unit total)."""
-    mass = _prior_mass(graph)
-    return {p: float(mass[graph._id[p]]) for p in sorted(graph._notes) if mass[graph._id[p]] > 1e-15}
-
-
-def relative_to_prior(graph: Graph, seeds: Mapping[str, float], *, share: float = 0.5) -> dict[str, float]:
-    """Graph proximity beyond what the note gets from anywhere: no hub bias, in [0, 1].
-
-    A walk from any seeds reaches a hub more than a leaf simply because the hub has more edges, so plain
-    proximity is near 1.0 for a hub on every query. Here the walk's mass from this query's seeds has the
-    mass the same walk brings the note from seeds spread over the whole vault (same total) taken off; what is
-    left is specific to the query. It is scaled to the best such excess of a non-seed note, but never to less
-    than `share` of the strongest raw proximity, so a graph with nothing query-specific gives small values.
-    Kept apart from `proximity` so the walk itself can change.
-    """
-    ids, mass = _walk(graph, seeds, 3, 0.5)
-    if not ids.size:
-        return {}
-    names = graph._by_id
-    total = sum(v for p, v in seeds.items() if v > 0 and p in graph._notes)
-    excess = mass - total * _prior_mass(graph)[ids]
-    others = ~np.isin(ids, _ids_of(graph, seeds))
-    if not others.any():
-        others[:] = True
-    top = max(float(excess[others].max()), share * float(mass[others].max()))
-    if top <= 0.0:
-        return {}
-    scaled = excess / top
-    keep = scaled > 1e-12
-    return {names[i]: min(1.0, v) for i, v in zip(ids[keep].tolist(), scaled[keep].tolist(), strict=True)}
-
-
-def _csr(graph: Graph) -> tuple[list[int], list[int]]:
-    """CSR adjacency of the notes' link graph (distinct neighbours, sorted), in `graph.names` order."""
-    index = graph.index
-    indptr = [0]
-    indices: list[int] = []
-    for name in graph.names[: graph.n_notes]:
-        indices += sorted(index[m] for m in graph._linked.get(name, ()))
-        indptr.append(len(indices))
-    return indptr, indices
-
-
-def _tarjan(graph: Graph, indptr: list[int], indices: list[int]) -> tuple[list[tuple[int, int]], set[int], list[int]]:
-    """Bridges, articulation points and component sizes of the link graph, by an iterative DFS."""
-    n = graph.n_notes
-    disc = [-1] * n
-    low = [0] * n
-    parent = [-1] * n
-    ptr = indptr[:-1]
-    bridges: list[tuple[int, int]] = []
-    points: set[int] = set()
-    sizes: list[int] = []
-    clock = 0
-    for root in range(n):
-        if disc[root] != -1:
-            continue
-        disc[root] = low[root] = clock
-        clock += 1
-        start = clock
-        children = 0
-        stack = [root]
-        while stack:
-            v = stack[-1]
-            if ptr[v] < indptr[v + 1]:
-                w = indices[ptr[v]]
-                ptr[v] += 1
-                if disc[w] == -1:
-                    parent[w] = v
-                    disc[w] = low[w] = clock
-                    clock += 1
-                    stack.append(w)
-                elif w != parent[v] and disc[w] < low[v]:
-                    low[v] = disc[w]
-                continue
-            stack.pop()
-            if not stack:
-                break
-            u = stack[-1]
-            if low[v] < low[u]:
-                low[u] = low[v]
-            if low[v] > disc[u]:
-                bridges.append((u, v))
-            if u == root:
-                children += 1
-            elif low[v] >= disc[u]:
-                points.add(u)
-        if children > 1:
-            points.add(root)
-        sizes.append(clock - start + 1)
-    return bridges, points, sizes
-
-
-def health(graph: Graph, dangling: Sequence[tuple[str, str]], *, max_hubs: int = 10) -> GraphHealth:
-    """Health of the notes' own link graph: project membership and replayed co-retrieval are left out."""
-    names = graph.names
-    indptr, indices = _csr(graph)
-    degrees = [indptr[i + 1] - indptr[i] for i in range(graph.n_notes)]
-    hubs: list[Hub] = []
-    if degrees:
-        threshold = fmean(degrees) + 2 * pstdev(degrees)
-        ranked = sorted((i for i, d in enumerate(degrees) if d > threshold), key=lambda i: (-degrees[i], names[i]))
-        hubs = [Hub(path=names[i], degree=degrees[i]) for i in ranked[:max_hubs]]
-    bridge_ids, point_ids, sizes = _tarjan(graph, indptr, indices)
-    bridges = sorted((min(names[a], names[b]), max(names[a], names[b])) for a, b in bridge_ids)
-    return GraphHealth(
-        hubs=hubs,
-        islands=[names[i] for i, d in enumerate(degrees) if d == 0],
-        bridges=bridges,
-        articulation_points=sorted(names[i] for i in point_ids),
-        dangling=[(s, t) for s, t in dangling],
-        notes=graph.n_notes,
-        edges=graph.link_count,
-        components=len(sizes),
-        largest_component=max(sizes, default=0),
-    )

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from vault_cortex.files.vault import ARCHIVE
 from vault_cortex.index.db import GraphRows, IndexDB
 from vault_cortex.recall.graph import Graph, NoteEdges
+from vault_cortex.recall.proximity import warm
 from vault_cortex.recall.rank import co_strength
 
 CO_REFRESH_SECONDS = 3600.0  # co-retrieval strengths decay with time: recompute them all at most hourly
@@ -111,7 +112,7 @@ class LiveGraph:
                         self._decay_co(db.co_diversity(), now)
                 self._since = (rows.index_id, rows.seq, rows.co_seq)
                 assert self.graph is not None
-                self.graph.warm()
+                warm(self.graph)
         assert self.graph is not None
         return self.graph
 

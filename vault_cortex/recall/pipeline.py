@@ -18,8 +18,9 @@ from vault_cortex.index.db import ChunkRow, IndexDB, NoteRow
 from vault_cortex.index.sync import Indexing
 from vault_cortex.index.vectors import Vector, Vectors
 from vault_cortex.recall.gate import Cue, Verdict, judge
-from vault_cortex.recall.graph import Graph, relative_to_prior
+from vault_cortex.recall.graph import Graph
 from vault_cortex.recall.pack import Candidate, Packed, Piece
+from vault_cortex.recall.proximity import relative_to_prior
 from vault_cortex.recall.rank import (
     Fused,
     NoteFacts,

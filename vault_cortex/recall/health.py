@@ -1,0 +1,94 @@
+"""Graph health, pure: hubs, islands, bridges, articulation points and components of the notes' link graph."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from statistics import fmean, pstdev
+
+from vault_cortex.recall.graph import Graph, GraphHealth, Hub
+
+
+def _csr(graph: Graph) -> tuple[list[int], list[int]]:
+    """CSR adjacency of the notes' link graph (distinct neighbours, sorted), in `graph.names` order."""
+    index = graph.index
+    indptr = [0]
+    indices: list[int] = []
+    for name in graph.names[: graph.n_notes]:
+        indices += sorted(index[m] for m in graph._linked.get(name, ()))
+        indptr.append(len(indices))
+    return indptr, indices
+
+
+def _tarjan(graph: Graph, indptr: list[int], indices: list[int]) -> tuple[list[tuple[int, int]], set[int], list[int]]:
+    """Bridges, articulation points and component sizes of the link graph, by an iterative DFS."""
+    n = graph.n_notes
+    disc = [-1] * n
+    low = [0] * n
+    parent = [-1] * n
+    ptr = indptr[:-1]
+    bridges: list[tuple[int, int]] = []
+    points: set[int] = set()
+    sizes: list[int] = []
+    clock = 0
+    for root in range(n):
+        if disc[root] != -1:
+            continue
+        disc[root] = low[root] = clock
+        clock += 1
+        start = clock
+        children = 0
+        stack = [root]
+        while stack:
+            v = stack[-1]
+            if ptr[v] < indptr[v + 1]:
+                w = indices[ptr[v]]
+                ptr[v] += 1
+                if disc[w] == -1:
+                    parent[w] = v
+                    disc[w] = low[w] = clock
+                    clock += 1
+                    stack.append(w)
+                elif w != parent[v] and disc[w] < low[v]:
+                    low[v] = disc[w]
+                continue
+            stack.pop()
+            if not stack:
+                break
+            u = stack[-1]
+            if low[v] < low[u]:
+                low[u] = low[v]
+            if low[v] > disc[u]:
+                bridges.append((u, v))
+            if u == root:
+                children += 1
+            elif low[v] >= disc[u]:
+                points.add(u)
+        if children > 1:
+            points.add(root)
+        sizes.append(clock - start + 1)
+    return bridges, points, sizes
+
+
+def health(graph: Graph, dangling: Sequence[tuple[str, str]], *, max_hubs: int = 10) -> GraphHealth:
+    """Health of the notes' own link graph: project membership and replayed co-retrieval are left out."""
+    names = graph.names
+    indptr, indices = _csr(graph)
+    degrees = [indptr[i + 1] - indptr[i] for i in range(graph.n_notes)]
+    hubs: list[Hub] = []
+    if degrees:
+        threshold = fmean(degrees) + 2 * pstdev(degrees)
+        ranked = sorted((i for i, d in enumerate(degrees) if d > threshold), key=lambda i: (-degrees[i], names[i]))
+        hubs = [Hub(path=names[i], degree=degrees[i]) for i in ranked[:max_hubs]]
+    bridge_ids, point_ids, sizes = _tarjan(graph, indptr, indices)
+    bridges = sorted((min(names[a], names[b]), max(names[a], names[b])) for a, b in bridge_ids)
+    return GraphHealth(
+        hubs=hubs,
+        islands=[names[i] for i, d in enumerate(degrees) if d == 0],
+        bridges=bridges,
+        articulation_points=sorted(names[i] for i in point_ids),
+        dangling=[(s, t) for s, t in dangling],
+        notes=graph.n_notes,
+        edges=graph.link_count,
+        components=len(sizes),
+        largest_component=max(sizes, default=0),
+    )

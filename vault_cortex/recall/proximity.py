@@ -1,0 +1,147 @@
+"""Graph proximity, pure: a short personalised walk from the best candidates outward over the graph's adjacency,
+and the same walk's query-independent prior, so a hub is not near to every query.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import numpy as np
+
+from vault_cortex.recall.graph import FloatArray, Graph, IntArray
+
+
+def _walk_arrays(graph: Graph) -> tuple[IntArray, IntArray, IntArray, FloatArray]:
+    """CSR of the walk over node ids (indptr, src, dst, P[src, dst] = w / Σ w), sorted from the slot arrays;
+    cached until the graph changes."""
+    if graph._walk is None:
+        size = len(graph._id)
+        used = graph._used
+        live = graph._w[:used] > 0
+        src, dst, w = graph._src[:used][live], graph._dst[:used][live], graph._w[:used][live]
+        order = np.argsort(src, kind="stable")
+        src, dst, w = src[order], dst[order], w[order]
+        strength = np.bincount(src, weights=w, minlength=size)
+        indptr = np.zeros(size + 1, dtype=np.int64)
+        np.cumsum(np.bincount(src, minlength=size), out=indptr[1:])
+        graph._walk = (indptr, src, dst, w / strength[src] if w.size else w)
+    return graph._walk
+
+
+def _walk(graph: Graph, seeds: Mapping[str, float], hops: int, decay: float) -> tuple[IntArray, FloatArray]:
+    """Node ids the walk from the seeds reached and the mass each gathered over the hops (notes only).
+
+    Each hop gathers the frontier's CSR rows (numpy, no pass over the other edges), so the cost is the size of
+    the seeds' neighbourhood, not of the vault."""
+    start: dict[int, float] = {}
+    for path, rel in seeds.items():
+        if path in graph._notes and rel > 0:
+            i = graph._id[path]
+            start[i] = start.get(i, 0.0) + rel
+    empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
+    if not start:
+        return empty
+    indptr, _, dst, p = _walk_arrays(graph)
+    if dst.size == 0:
+        return empty
+    is_note = graph._is_note_id[: indptr.size - 1]
+    ids = np.fromiter(start, dtype=np.int64, count=len(start))
+    mass = np.fromiter(start.values(), dtype=np.float64, count=len(start))
+    total = np.zeros(indptr.size - 1, dtype=np.float64)
+    for _ in range(hops):
+        first = indptr[ids]
+        counts = indptr[ids + 1] - first
+        n = int(counts.sum())
+        if n == 0:
+            break
+        pos = np.repeat(first - (np.cumsum(counts) - counts), counts) + np.arange(n)
+        ids, inverse = np.unique(dst[pos], return_inverse=True)
+        pushed = np.bincount(inverse, weights=np.repeat(mass, counts) * p[pos], minlength=ids.size)
+        # a hop decays when it arrives at a note; passing through a project node costs no extra decay
+        mass = pushed.astype(np.float64, copy=False) * np.where(is_note[ids], decay, 1.0)
+        total[ids] += mass
+    reached = np.flatnonzero((total > 1e-15) & is_note)
+    return reached, total[reached]
+
+
+def _ids_of(graph: Graph, paths: Iterable[str]) -> IntArray:
+    return np.array([graph._id[p] for p in paths if p in graph._id], dtype=np.int64)
+
+
+def proximity(graph: Graph, seeds: Mapping[str, float], *, hops: int = 3, decay: float = 0.5,
+              raw: bool = False) -> dict[str, float]:
+    """Truncated personalised PageRank from the seeds, in [0, 1] relative to the best non-seed note.
+
+    Mass starts on the seeds in proportion to their relevance and walks at most `hops` steps outward over the
+    adjacency, each step splitting a node's mass over its edges by weight and keeping `decay` of it (passing
+    through a project node costs no decay). Only the seeds' neighbourhood is touched. A seed's own mass is not
+    counted, so a seed scores only for being near other seeds. Unreached notes are absent (proximity 0).
+    With `raw`, the walk's mass itself, unscaled (see `relative_to_prior`).
+    """
+    ids, mass = _walk(graph, seeds, hops, decay)
+    names = graph._by_id
+    if raw:
+        return {names[i]: float(v) for i, v in zip(ids.tolist(), mass.tolist(), strict=True)}
+    if not ids.size:
+        return {}
+    seeded = np.isin(ids, _ids_of(graph, seeds))
+    top = float(mass[~seeded].max()) if (~seeded).any() else 0.0
+    if top <= 0.0:
+        top = float(mass.max())
+    scores = np.minimum(mass / top, 1.0)
+    keep = scores > 1e-12
+    return {names[i]: v for i, v in zip(ids[keep].tolist(), scores[keep].tolist(), strict=True)}
+
+
+def _prior_mass(graph: Graph, hops: int = 3, decay: float = 0.5) -> FloatArray:
+    """The walk's raw mass from every note at once (unit total), by node id; cached until the graph changes."""
+    if graph._prior is None:
+        _, src, dst, p = _walk_arrays(graph)
+        size = len(graph._id)
+        is_note = graph._is_note_id[:size]
+        x = np.where(is_note, 1.0 / max(graph.n_notes, 1), 0.0)
+        step_decay = np.where(is_note, decay, 1.0)
+        total = np.zeros(size, dtype=np.float64)
+        for _ in range(hops):
+            x = np.bincount(dst, weights=x[src] * p, minlength=size).astype(np.float64, copy=False) * step_decay
+            total += x
+        graph._prior = np.where(is_note, total, 0.0)
+    return graph._prior
+
+
+def prior_proximity(graph: Graph) -> dict[str, float]:
+    """The query-independent prior: the walk's raw mass from every note at once (unit total)."""
+    mass = _prior_mass(graph)
+    return {p: float(mass[graph._id[p]]) for p in sorted(graph._notes) if mass[graph._id[p]] > 1e-15}
+
+
+def relative_to_prior(graph: Graph, seeds: Mapping[str, float], *, share: float = 0.5) -> dict[str, float]:
+    """Graph proximity beyond what the note gets from anywhere: no hub bias, in [0, 1].
+
+    A walk from any seeds reaches a hub more than a leaf simply because the hub has more edges, so plain
+    proximity is near 1.0 for a hub on every query. Here the walk's mass from this query's seeds has the
+    mass the same walk brings the note from seeds spread over the whole vault (same total) taken off; what is
+    left is specific to the query. It is scaled to the best such excess of a non-seed note, but never to less
+    than `share` of the strongest raw proximity, so a graph with nothing query-specific gives small values.
+    Kept apart from `proximity` so the walk itself can change.
+    """
+    ids, mass = _walk(graph, seeds, 3, 0.5)
+    if not ids.size:
+        return {}
+    names = graph._by_id
+    total = sum(v for p, v in seeds.items() if v > 0 and p in graph._notes)
+    excess = mass - total * _prior_mass(graph)[ids]
+    others = ~np.isin(ids, _ids_of(graph, seeds))
+    if not others.any():
+        others[:] = True
+    top = max(float(excess[others].max()), share * float(mass[others].max()))
+    if top <= 0.0:
+        return {}
+    scaled = excess / top
+    keep = scaled > 1e-12
+    return {names[i]: min(1.0, v) for i, v in zip(ids[keep].tolist(), scaled[keep].tolist(), strict=True)}
+
+
+def warm(graph: Graph) -> None:
+    """Build the graph's cached walk arrays and prior now, so that readers sharing the graph only read them."""
+    _prior_mass(graph)
