@@ -38,7 +38,7 @@ from vault_cortex.index.activity import append as append_event
 from vault_cortex.index.db import IndexDB, is_corruption
 from vault_cortex.index.doctor import Doctor, Verify
 from vault_cortex.index.embed import Embedder, load_embedder
-from vault_cortex.index.sync import Indexing, Progress, SyncReport, reconcile_vectors, sync
+from vault_cortex.index.sync import Indexing, Progress, SyncReport, reconcile_vectors, save_vectors, sync
 from vault_cortex.index.vectors import EmbeddingCache, Vector, Vectors
 from vault_cortex.recall.filters import Filters, allowed_notes
 from vault_cortex.recall.graph import Graph, GraphHealth, health
@@ -178,6 +178,12 @@ class Cortex:
         self.close()
 
     def close(self) -> None:
+        if self.vectors.dirty:  # written since the last save (a write does not save the whole file)
+            try:
+                with self.writing():
+                    save_vectors(self.db, self.vectors)
+            except Exception:  # noqa: BLE001 - the next sync restores the vectors from the cache
+                log.exception("saving the vector index at close failed")
         self.db.close()
         if self._owns_cache:
             self.cache.close()
@@ -213,6 +219,12 @@ class Cortex:
                 report = self._sync(progress, self.writing)
         self.graph()  # rebuild the graph here, off the interactive path of the next recall
         return report
+
+    def sync_paths(self, paths: Sequence[str]) -> SyncReport:
+        """Re-index just these vault paths (a note written, moved or deleted): the cost follows the change.
+        A path the index already has at the same size and mtime costs a stat."""
+        with self.writing():
+            return self._sync(None, nullcontext, only=list(paths))
 
     def _sync(self, progress: Progress | None, lock: Callable[[], AbstractContextManager[object]],
               only: Sequence[str] | None = None) -> SyncReport:
@@ -282,9 +294,7 @@ class Cortex:
                 self.db.set_meta("model", model.model_id)
                 self.db.set_meta("dim", str(model.dim))
             reconcile_vectors(self.db, self.vectors, self.cache, lambda: model)
-            self.vectors.save()
-            with self.db.write():
-                self.db.set_meta("vectors_stamp", self.vectors.stamp())
+            save_vectors(self.db, self.vectors)
 
     def status(self) -> dict[str, object]:
         counts = self.db.counts()
