@@ -223,13 +223,16 @@ class Cortex:
     def sync_paths(self, paths: Sequence[str]) -> SyncReport:
         """Re-index just these vault paths (a note written, moved or deleted): the cost follows the change.
         A path the index already has at the same size and mtime costs a stat."""
-        with self.writing():
+        if self._write_owner == threading.get_ident():
             return self._sync(None, nullcontext, only=list(paths))
+        with self._sync_lock, write_lock(self.index_dir / "sync.lock"):
+            return self._sync(None, self.writing, only=list(paths))  # a big note is embedded outside the lock
 
     def _sync(self, progress: Progress | None, lock: Callable[[], AbstractContextManager[object]],
               only: Sequence[str] | None = None) -> SyncReport:
         if self.suspect or self._index_lost():
             self.recover(self.suspect or "index.db was deleted or replaced while in use")
+            only = None  # an empty index: every note, not just the ones written
         try:
             return self._sync_once(progress, lock, only)
         except Exception as exc:
@@ -248,11 +251,13 @@ class Cortex:
             if progress is not None:
                 progress(phase, done, total)
 
+        # A write's own sync (the caller holds the lock) leaves the progress of a running sync alone.
+        tracked = only is None or lock is not nullcontext
         try:
             return sync(self.root, self.db, self.vectors, self.cache, lambda: self.embedder, self.settings,
-                        track if only is None else progress, lock=lock, stop=self.stopping, only=only)
+                        track if tracked else progress, lock=lock, stop=self.stopping, only=only)
         finally:
-            if only is None:
+            if tracked:
                 self.indexing = None
 
     def stop(self) -> None:

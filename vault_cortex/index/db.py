@@ -323,13 +323,22 @@ class IndexDB:
         whose file name (lower-cased) is in `names`; None when no full sync recorded the attachments yet."""
         if self.get_meta("attachments_known") is None:
             return None
-        paths = [r[0] for r in self.conn.execute(
-            "SELECT path FROM notes UNION ALL SELECT path FROM attachments "
-            "UNION ALL SELECT path FROM skipped WHERE reason = 'binary file named .md'")]
+        sql = ("SELECT path FROM notes {where} UNION ALL SELECT path FROM attachments {where} "
+               "UNION ALL SELECT path FROM skipped WHERE reason = 'binary file named .md'")
         if names is None:
-            return paths
+            return [r[0] for r in self.conn.execute(sql.format(where=""))]
         wanted = set(names)
+        if not wanted:
+            return []
+        where, args = "", []
+        if all(n.isascii() for n in wanted):  # LIKE folds ASCII case only: narrow the rows in SQLite
+            where = "WHERE " + " OR ".join("path LIKE ? ESCAPE '\\'" for _ in wanted)
+            args = ["%" + n.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") for n in sorted(wanted)]
+        paths = [r[0] for r in self.conn.execute(sql.format(where=where), args + args)]
         return [p for p in paths if p.lower().rpartition("/")[2] in wanted]
+
+    def note_count(self) -> int:
+        return int(self._r().execute("SELECT count(*) FROM notes").fetchone()[0])
 
     def links_naming(self, sources: Iterable[str], names: Iterable[str]) -> list[tuple[int, str, str]]:
         """(rowid, target, source) of the links written in `sources` and of every link whose target could

@@ -265,7 +265,7 @@ def sync(
             save_vectors(db, vectors)
 
     return SyncReport(
-        notes=db.counts()["notes"],
+        notes=db.note_count(),
         added=added - renamed,
         updated=len(todo) - added,
         deleted=len(gone) - renamed,
