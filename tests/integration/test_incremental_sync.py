@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+import pytest
 from fakes import FakeEmbedder
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -184,3 +185,36 @@ def test_a_write_does_not_rewrite_the_vector_file_and_a_kill_before_the_save_is_
         rebuilt = _vectors(fresh)
         assert vectors.keys() == rebuilt.keys()
         assert all(np.allclose(vectors[k], v, atol=1e-3) for k, v in rebuilt.items())
+
+
+def test_the_one_file_path_never_walks_the_vault_nor_passes_over_every_link_or_vector(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 13: remember / PUT / a watcher event for a note look at that note only: no walk of the vault, no
+    pass over every link, no reconcile over every chunk id, no rewrite of the whole vector file."""
+    import vault_cortex.index.sync as sync_module
+    from vault_cortex.index.vectors import Vectors
+
+    root = tmp_path / "vault"
+    (root / ".cortex").mkdir(parents=True)
+    (root / "Alpha.md").write_text(_note("Alpha.md", "Start [[Beta]] and [[pic.png]].\n"))
+    (root / "pic.png").write_bytes(b"\x89PNG")
+    with Cortex.open(root, embedder=EMBEDDER) as cx:
+        cx.sync()
+
+        def forbidden(*args: object, **kwargs: object) -> None:
+            raise AssertionError("a whole-vault pass on the one-file path")
+
+        monkeypatch.setattr(sync_module, "walk", forbidden)
+        monkeypatch.setattr(sync_module, "reconcile_vectors", forbidden)
+        monkeypatch.setattr(IndexDB, "resolve_links", forbidden)
+        monkeypatch.setattr(Vectors, "save", forbidden)
+        cx.write_note("a/Beta.md", _note("a/Beta.md", "Back to [[Alpha]] and [[pic.png]].\n"), None)
+        os.rename(root / "a/Beta.md", root / "Beta.md")
+        cx.sync_paths(["a/Beta.md", "Beta.md"])
+        links = {(ln.src, ln.target): ln.dst for ln in cx.db.links()}
+        assert links == {("Alpha.md", "Beta"): "Beta.md", ("Alpha.md", "pic.png"): "pic.png",
+                         ("Beta.md", "Alpha"): "Alpha.md", ("Beta.md", "pic.png"): "pic.png"}
+        (root / "Beta.md").unlink()
+        cx.sync_paths(["Beta.md"])
+        assert cx.db.links(src="Alpha.md")[0].dst is None
+        monkeypatch.undo()
