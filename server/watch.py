@@ -6,7 +6,8 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable
+import unicodedata
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -26,10 +27,15 @@ STEP_MS = 20  # watchfiles' poll step: a save is reported one or two steps after
 GATHER_MS = 100
 
 
+TARGETED_MAX = 64  # a batch of at most this many changed notes (no folder, no attachment) syncs just them
+FULL_SYNC_S = 900.0  # and a full sync runs at least this often when changes come, to catch anything missed
+
+
 class Syncable(Protocol):
     root: Path
 
     def sync(self, progress: Any = None) -> SyncReport: ...
+    def sync_paths(self, paths: Sequence[str]) -> SyncReport: ...
 
 
 class WatchStatus(msgspec.Struct, frozen=True, kw_only=True):
@@ -56,6 +62,10 @@ class Watcher:
     A lone save syncs as soon as watchfiles reports it (within GATHER_MS); while changes keep coming, syncs
     start at most once per `debounce_ms`, so a burst (a git checkout, a sync client) is batched. Changes
     that land during a sync trigger one more. Syncs never overlap.
+
+    A batch of a few changed notes syncs just those paths (`sync_paths`: a note the API already indexed
+    costs a stat); anything else (a folder, an attachment, a big burst, the start, a damaged index, or
+    FULL_SYNC_S since the last full one) runs a full sync.
     """
 
     def __init__(self, cortex: Syncable, *, debounce_ms: int = 300, progress: Progress | None = None,
@@ -75,6 +85,20 @@ class Watcher:
         self._last_sync_at: str | None = None
         self._last_report: SyncReport | None = None
         self._last_error: str | None = None
+        self._changed: set[str] | None = None  # vault paths changed since the last sync; None: sync everything
+        self._full_at = time.monotonic()
+        self.targeted = 0  # syncs of just the changed paths
+
+    def _note(self, changes: set[tuple[Change, str]]) -> None:
+        """Remember which notes changed, or that only a full sync will do."""
+        if self._changed is None:
+            return
+        for _, path in changes:
+            rel = os.path.relpath(path, self.root).replace(os.sep, "/")
+            if not rel.lower().endswith(".md") or len(self._changed) >= TARGETED_MAX:
+                self._changed = None  # a folder, an attachment, or too many: walk the vault
+                return
+            self._changed.add(unicodedata.normalize("NFC", rel))
 
     def _keep(self, change: Change, path: str) -> bool:
         return not in_dot_folder(self.root, path)
@@ -95,6 +119,7 @@ class Watcher:
         """Sync soon, as if a file had changed (e.g. to rebuild a damaged index). Call on the event loop."""
         if self._pending_since is None:
             self._pending_since = time.monotonic()
+        self._changed = None
         self._wake.set()
 
     async def wait_idle(self) -> None:
@@ -120,6 +145,7 @@ class Watcher:
             async for changes in awatch(self.root, watch_filter=self._keep, debounce=GATHER_MS, step=STEP_MS,
                                         stop_event=self._stop, recursive=True):
                 log.debug("%d file changes", len(changes))
+                self._note(changes)
                 if self._pending_since is None:
                     self._pending_since = time.monotonic()
                 self._wake.set()
@@ -133,14 +159,23 @@ class Watcher:
             await anyio.sleep(max(0.0, self.debounce_ms / 1000 - (time.monotonic() - started)))  # batch a burst
             self._wake = anyio.Event()
             started = time.monotonic()
+            paths, self._changed = self._changed, set()
+            if paths is not None and time.monotonic() - self._full_at > FULL_SYNC_S:
+                paths = None
             try:
-                progress = self._progress if self._syncs == 0 else None
-                report = await anyio.to_thread.run_sync(self.cortex.sync, progress)
+                if paths is None:
+                    progress = self._progress if self._syncs == 0 else None
+                    self._full_at = time.monotonic()
+                    report = await anyio.to_thread.run_sync(self.cortex.sync, progress)
+                else:
+                    report = await anyio.to_thread.run_sync(self.cortex.sync_paths, sorted(paths))
+                    self.targeted += 1
             except SyncCancelled:
                 log.info("sync stopped: the server is shutting down")
                 return
             except Exception as exc:  # noqa: BLE001 - keep watching; the next change retries
                 log.exception("sync failed")
+                self._changed = None  # the retry walks the vault
                 self._last_error = f"{type(exc).__name__}: {exc}"
             else:
                 self._syncs += 1

@@ -38,7 +38,7 @@ from vault_cortex.index.activity import append as append_event
 from vault_cortex.index.db import IndexDB, is_corruption
 from vault_cortex.index.doctor import Doctor, Verify
 from vault_cortex.index.embed import Embedder, load_embedder
-from vault_cortex.index.sync import Indexing, Progress, SyncReport, reconcile_vectors, sync
+from vault_cortex.index.sync import Indexing, Progress, SyncReport, reconcile_vectors, save_vectors, sync
 from vault_cortex.index.vectors import EmbeddingCache, Vector, Vectors
 from vault_cortex.recall.filters import Filters, allowed_notes
 from vault_cortex.recall.graph import Graph, GraphHealth
@@ -171,6 +171,12 @@ class Cortex:
         self.close()
 
     def close(self) -> None:
+        if self.vectors.dirty:  # written since the last save (a write does not save the whole file)
+            try:
+                with self.writing():
+                    save_vectors(self.db, self.vectors)
+            except Exception:  # noqa: BLE001 - the next sync restores the vectors from the cache
+                log.exception("saving the vector index at close failed")
         self.db.close()
         if self._owns_cache:
             self.cache.close()
@@ -207,10 +213,19 @@ class Cortex:
         self.graph()  # rebuild the graph here, off the interactive path of the next recall
         return report
 
+    def sync_paths(self, paths: Sequence[str]) -> SyncReport:
+        """Re-index just these vault paths (a note written, moved or deleted): the cost follows the change.
+        A path the index already has at the same size and mtime costs a stat."""
+        if self._write_owner == threading.get_ident():
+            return self._sync(None, nullcontext, only=list(paths))
+        with self._sync_lock, write_lock(self.index_dir / "sync.lock"):
+            return self._sync(None, self.writing, only=list(paths))  # a big note is embedded outside the lock
+
     def _sync(self, progress: Progress | None, lock: Callable[[], AbstractContextManager[object]],
               only: Sequence[str] | None = None) -> SyncReport:
         if self.suspect or self._index_lost():
             self.recover(self.suspect or "index.db was deleted or replaced while in use")
+            only = None  # an empty index: every note, not just the ones written
         try:
             return self._sync_once(progress, lock, only)
         except Exception as exc:
@@ -229,11 +244,13 @@ class Cortex:
             if progress is not None:
                 progress(phase, done, total)
 
+        # A write's own sync (the caller holds the lock) leaves the progress of a running sync alone.
+        tracked = only is None or lock is not nullcontext
         try:
             return sync(self.root, self.db, self.vectors, self.cache, lambda: self.embedder, self.settings,
-                        track if only is None else progress, lock=lock, stop=self.stopping, only=only)
+                        track if tracked else progress, lock=lock, stop=self.stopping, only=only)
         finally:
-            if only is None:
+            if tracked:
                 self.indexing = None
 
     def stop(self) -> None:
@@ -275,9 +292,7 @@ class Cortex:
                 self.db.set_meta("model", model.model_id)
                 self.db.set_meta("dim", str(model.dim))
             reconcile_vectors(self.db, self.vectors, self.cache, lambda: model)
-            self.vectors.save()
-            with self.db.write():
-                self.db.set_meta("vectors_stamp", self.vectors.stamp())
+            save_vectors(self.db, self.vectors)
 
     def status(self) -> dict[str, object]:
         counts = self.db.counts()

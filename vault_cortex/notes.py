@@ -154,7 +154,7 @@ def edit(cx: Store, path: str, op: EditOp, *, etag: str | None = None, client: s
             return Edited(path=path, etag=current, op=op.op, changed=False)
         atomic_write(file, new, current)
         cx.log(EditEvent(ts=cx.clock(), client=client, path=path, op=op.op))
-        cx.sync()
+        cx.sync_paths([path])
     return Edited(path=path, etag=content_hash(new), op=op.op, changed=True)
 
 
@@ -186,6 +186,7 @@ def move(cx: Store, path: str, dest: str, *, etag: str | None = None, client: st
         src_file.unlink()
         cx.log(EditEvent(ts=cx.clock(), client=client, path=path, op=op, dest=dest))
         skipped: list[str] = []
+        rewritten = [path, dest]
         for src in _linking(cx, path, dest):
             file = cx.root / src
             try:
@@ -201,7 +202,8 @@ def move(cx: Store, path: str, dest: str, *, etag: str | None = None, client: st
                     continue
                 cx.log(EditEvent(ts=cx.clock(), client=client, path=src, op="relink"))
                 relinked += changes
-        cx.sync()
+                rewritten.append(src)
+        cx.sync_paths(rewritten)
     return Moved(path=path, dest=dest, etag=content_hash(new), relinked=relinked, skipped=skipped)
 
 

@@ -37,6 +37,7 @@ from tests.bench.gen import make_vault, queries
 INDEX_DIR = Path(".cortex") / "index"
 ROWS = (  # (key, label, unit)
     ("edit_sync", "one-note edit, re-sync (median of 5)", "s"),
+    ("edit_paths", "one-note edit, one-file sync (median of 5)", "ms"),
     ("remember_p50", "POST /v1/notes (remember) p50", "ms"),
     ("remember_p95", "POST /v1/notes (remember) p95", "ms"),
     ("put_p50", "PUT /v1/notes (If-Match) p50", "ms"),
@@ -170,6 +171,15 @@ def measure(size: int, keep: Path | None, real: bool) -> dict[str, Any]:
                 cx.sync()
                 edits.append(time.perf_counter() - t0)
             out["edit_sync"] = statistics.median(edits)
+            if hasattr(cx, "sync_paths"):  # the path a watcher event or an API write takes (issue 13)
+                edits = []
+                for i in range(5):
+                    path = rng.choice(notes)
+                    touch(root / path, i + 5)
+                    t0 = time.perf_counter()
+                    cx.sync_paths([path])
+                    edits.append((time.perf_counter() - t0) * 1000)
+                out["edit_paths"] = statistics.median(edits)
         Vectors.add = original_add  # type: ignore[method-assign]
 
         t0 = time.perf_counter()

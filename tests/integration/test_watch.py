@@ -108,6 +108,31 @@ def test_atomic_save_move_and_delete_are_indexed(cx: Cortex) -> None:
     watching(cx, scenario)
 
 
+def test_a_saved_note_syncs_just_its_path_and_an_api_write_is_not_indexed_twice(cx: Cortex) -> None:
+    """Issue 13: a watcher event for a few notes goes through the one-file path, and the event of a note the
+    API already indexed finds it unchanged (nothing re-parsed, nothing re-embedded)."""
+    async def scenario(w: Watcher) -> None:
+        n, targeted = w.status().syncs, w.targeted
+        atomic_save(cx.root / "scientific/Soldering.md", "# Soldering\n\nSee [[Flux]]. Leaded solder.\n")
+        await synced_after(w, n)
+        assert w.targeted == targeted + 1
+        assert "scientific/Soldering.md" in indexed(cx)
+        report = w.status().last_report
+        assert report is not None and report.added == 1
+
+        n, targeted = w.status().syncs, w.targeted
+        cx.write_note("long_term/Flux.md", "# Flux\n\nRosin flux for the probes.\n", None)
+        [link] = cx.db.links(src="scientific/Soldering.md")
+        assert link.dst == "long_term/Flux.md"  # the API write resolved the dangling link naming it
+        await synced_after(w, n)
+        assert w.targeted == targeted + 1
+        report = w.status().last_report
+        assert report is not None
+        assert (report.added, report.updated, report.chunks_embedded, report.unchanged) == (0, 0, 0, 1)
+
+    watching(cx, scenario)
+
+
 def test_folder_move_reindexes_its_notes(cx: Cortex) -> None:
     async def scenario(w: Watcher) -> None:
         n = w.status().syncs

@@ -13,7 +13,8 @@ from urllib.parse import unquote
 
 import msgspec
 
-__all__ = ["MARKDOWN_LINK", "WIKILINK", "Dangling", "Resolved", "Resolver", "parse_destination", "parse_linktext"]
+__all__ = ["MARKDOWN_LINK", "WIKILINK", "Dangling", "Resolved", "Resolver", "parse_destination", "parse_linktext",
+           "target_names"]
 
 # `[[inner]]` on one line; a single `[` or `]` may occur inside, `[[` may not (then the inner one wins).
 WIKILINK = re.compile(r"\[\[((?:[^\[\]\n]++|\[(?!\[)|\](?!\]))*+)\]\]")
@@ -67,6 +68,16 @@ def _nfc(text: str) -> str:
     if text.isascii() or unicodedata.is_normalized("NFC", text):
         return text
     return unicodedata.normalize("NFC", text)
+
+
+def target_names(target: str) -> tuple[str, ...] | None:
+    """The lower-cased file names a link target can resolve to (`Note` -> note.md or a file named `note`),
+    whatever the linking note's folder; None when it could be any name (`..`, or the note itself)."""
+    text = _nfc(target).strip().lower()
+    last = text.rpartition("/")[2]
+    if last in ("", ".", ".."):
+        return None
+    return (last,) if last.endswith(".md") else (last + ".md", last)
 
 
 class _File:

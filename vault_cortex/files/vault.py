@@ -11,7 +11,7 @@ import shutil
 import stat
 import tempfile
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from importlib import resources
 from pathlib import Path
 
@@ -122,6 +122,42 @@ def walk(root: Path, settings: IndexSettings) -> Walk:
         attachments=tuple(sorted(attachments)),
         skipped=tuple(sorted(skipped, key=lambda s: s.path)),
     )
+
+
+def stat_notes(root: Path, settings: IndexSettings, paths: Iterable[str],
+               fs_paths: Mapping[str, str] | None = None) -> Walk | None:
+    """What `walk` would say about just these vault paths, without walking: a path that is not a note now
+    (gone, excluded, in a dot-folder) is left out. None when a path needs the walk's care (a symlink on the
+    way, a name that is not NFC): the caller walks instead. `fs_paths` are the names the index saw on disk."""
+    root_real = root.resolve()
+    notes: list[VaultFile] = []
+    skipped: list[Skipped] = []
+    max_bytes = int(settings.max_file_mb * 1024 * 1024)
+    for rel in sorted(set(paths)):
+        rel_fs = (fs_paths or {}).get(rel, rel)
+        if rel_fs != rel or nfc(rel) != rel or not rel.lower().endswith(".md"):
+            return None
+        parts = rel.split("/")
+        if any(p in ("", ".", "..") or p.startswith(".") for p in parts):
+            continue
+        if any(_excluded("/".join(parts[:i]), settings.exclude) for i in range(1, len(parts) + 1)):
+            continue
+        file = root / rel
+        try:
+            st = file.lstat()
+        except FileNotFoundError:
+            if file.parent.exists() and os.path.realpath(file.parent) != str(root_real / os.path.dirname(rel)):
+                return None
+            continue
+        except OSError:
+            return None
+        if not stat.S_ISREG(st.st_mode) or os.path.realpath(file) != str(root_real / rel):
+            return None  # a symlink (or one on the way): the walk knows the rules
+        if st.st_size > max_bytes:
+            skipped.append(Skipped(path=rel, reason=f"too large: {st.st_size / 1e6:.1f} MB > index.max_file_mb"))
+            continue
+        notes.append(VaultFile(path=rel, fs_path=rel, size=st.st_size, mtime_ns=st.st_mtime_ns))
+    return Walk(notes=tuple(notes), attachments=(), skipped=tuple(skipped))
 
 
 def _scan(

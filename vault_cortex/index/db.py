@@ -18,7 +18,7 @@ import msgspec
 
 from vault_cortex.errors import IndexCorrupt, IndexUnavailable
 from vault_cortex.files.chunk import Chunk
-from vault_cortex.files.links import Dangling, Resolver
+from vault_cortex.files.links import Dangling, Resolver, target_names
 from vault_cortex.files.note import Note
 from vault_cortex.files.vault import Skipped
 from vault_cortex.index.activity import Activity
@@ -56,6 +56,7 @@ CREATE TABLE IF NOT EXISTS aliases(
     note_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE, alias TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS aliases_note ON aliases(note_id);
 CREATE TABLE IF NOT EXISTS skipped(path TEXT PRIMARY KEY, reason TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS attachments(path TEXT PRIMARY KEY) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS access(path TEXT PRIMARY KEY, count INTEGER NOT NULL, last_ts REAL);
 CREATE TABLE IF NOT EXISTS co_retrieval(a TEXT NOT NULL, b TEXT NOT NULL, count INTEGER NOT NULL,
     PRIMARY KEY(a, b)) WITHOUT ROWID;
@@ -285,8 +286,11 @@ class IndexDB:
             raise
         self.conn.execute("COMMIT")
 
-    def file_states(self) -> dict[str, FileState]:
-        rows = self.conn.execute("SELECT path, fs_path, size, mtime_ns, hash FROM files")
+    def file_states(self, paths: Iterable[str] | None = None) -> dict[str, FileState]:
+        """The indexed state of every file (or of just these paths)."""
+        sql = "SELECT path, fs_path, size, mtime_ns, hash FROM files"
+        rows = self.conn.execute(sql) if paths is None else self._select_in(
+            sql + " WHERE path IN ({marks})", list(paths), self.conn)
         return {p: FileState(fs_path=f, size=s, mtime_ns=m, hash=h) for p, f, s, m, h in rows}
 
     def set_file(self, path: str, state: FileState) -> None:
@@ -368,6 +372,76 @@ class IndexDB:
                 updates.append((res.path, json.dumps(list(res.ambiguous)) if res.ambiguous else None, rowid))
         self.conn.executemany("UPDATE links SET dst_path = ?, ambiguous = ? WHERE rowid = ?", updates)
 
+    def set_attachments(self, paths: Iterable[str]) -> set[str] | None:
+        """Remember the vault's attachments (the link targets that are not notes): the paths added or
+        removed since, or None when they were not known before."""
+        new = set(paths)
+        old = {r[0] for r in self.conn.execute("SELECT path FROM attachments")}
+        known = self.get_meta("attachments_known") is not None
+        self.conn.executemany("DELETE FROM attachments WHERE path = ?", [(p,) for p in old - new])
+        self.conn.executemany("INSERT INTO attachments(path) VALUES (?)", [(p,) for p in new - old])
+        self.set_meta("attachments_known", "1")
+        return (old ^ new) if known else None
+
+    def link_targets(self, names: Iterable[str] | None = None) -> list[str] | None:
+        """Every path a link can resolve to (notes and attachments) as the index knows them, or only those
+        whose file name (lower-cased) is in `names`; None when no full sync recorded the attachments yet."""
+        if self.get_meta("attachments_known") is None:
+            return None
+        sql = ("SELECT path FROM notes {where} UNION ALL SELECT path FROM attachments {where} "
+               "UNION ALL SELECT path FROM skipped WHERE reason = 'binary file named .md'")
+        if names is None:
+            return [r[0] for r in self.conn.execute(sql.format(where=""))]
+        wanted = set(names)
+        if not wanted:
+            return []
+        where, args = "", []
+        if all(n.isascii() for n in wanted):  # LIKE folds ASCII case only: narrow the rows in SQLite
+            where = "WHERE " + " OR ".join("path LIKE ? ESCAPE '\\'" for _ in wanted)
+            args = ["%" + n.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") for n in sorted(wanted)]
+        paths = [r[0] for r in self.conn.execute(sql.format(where=where), args + args)]
+        return [p for p in paths if p.lower().rpartition("/")[2] in wanted]
+
+    def note_count(self) -> int:
+        return int(self._r().execute("SELECT count(*) FROM notes").fetchone()[0])
+
+    def links_naming(self, sources: Iterable[str], names: Iterable[str]) -> list[tuple[int, str, str]]:
+        """(rowid, target, source) of the links written in `sources` and of every link whose target could
+        name a file called one of `names` (lower-cased file names): the links a change to those files can
+        resolve differently. A cheap LIKE narrows the candidates in SQLite; `target_names` decides."""
+        sql = "SELECT l.rowid, l.target, n.path FROM links l JOIN notes n ON n.id = l.note_id"
+        rows: dict[int, tuple[int, str, str]] = {}
+        for p in sources:
+            rows.update((r[0], r) for r in self.conn.execute(sql + " WHERE n.path = ?", (p,)))
+        stems = {n[:-3] if n.endswith(".md") else n for n in names}
+        if not stems:
+            return list(rows.values())
+        if all(st.isascii() and st for st in stems):  # LIKE folds ASCII case only
+            like = " OR ".join("l.target LIKE ? ESCAPE '\\'" for _ in stems)
+            args = ["%" + st.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+                    for st in sorted(stems)]
+            odd = "rtrim(l.target) LIKE '%.' OR rtrim(l.target) LIKE '%/'"  # `..`: the name is the folder's
+            candidates = self.conn.execute(f"{sql} WHERE {like} OR {odd}", args)
+        else:
+            candidates = self.conn.execute(sql)
+        wanted = set(names)
+        for r in candidates:
+            could = target_names(r[1])
+            if r[0] not in rows and (could is None or wanted & set(could)):
+                rows[r[0]] = r
+        return list(rows.values())
+
+    def resolve_link_rows(self, resolver: Resolver, rows: Iterable[tuple[int, str, str]]) -> None:
+        """Fill in the destination of these links (rowid, target, source)."""
+        updates: list[tuple[str | None, str | None, int]] = []
+        for rowid, target, src in rows:
+            res = resolver.resolve(target, src)
+            if isinstance(res, Dangling):
+                updates.append((None, None, rowid))
+            else:
+                updates.append((res.path, json.dumps(list(res.ambiguous)) if res.ambiguous else None, rowid))
+        self.conn.executemany("UPDATE links SET dst_path = ?, ambiguous = ? WHERE rowid = ?", updates)
+
     def set_activity(self, activity: Activity) -> None:
         """Replace the replayed activity numbers (access counts, co-retrieval pairs, concept touches)."""
         self.conn.execute("DELETE FROM access")
@@ -436,11 +510,11 @@ class IndexDB:
             "noise": q("SELECT coalesce(sum(noise), 0) FROM notes").fetchone()[0],
         }
 
-    def _select_in(self, sql: str, values: Sequence[Any]) -> Iterator[Any]:
+    def _select_in(self, sql: str, values: Sequence[Any], conn: sqlite3.Connection | None = None) -> Iterator[Any]:
         """Rows of a query with one `IN ({marks})`, 500 values at a time (SQLite's variable limit)."""
         for start in range(0, len(values), 500):
             part = list(values[start:start + 500])
-            yield from self._r().execute(sql.format(marks=",".join("?" * len(part))), part)
+            yield from (conn or self._r()).execute(sql.format(marks=",".join("?" * len(part))), part)
 
     def note_paths(self) -> list[str]:
         return [r[0] for r in self._r().execute("SELECT path FROM notes ORDER BY path")]

@@ -15,9 +15,9 @@ import numpy as np
 from vault_cortex.config import Settings
 from vault_cortex.errors import SyncCancelled
 from vault_cortex.files.chunk import Chunked, chunk_note
-from vault_cortex.files.links import Resolver
+from vault_cortex.files.links import Resolver, target_names
 from vault_cortex.files.note import RELATION_TYPES, Note, decode, is_binary, parse_note
-from vault_cortex.files.vault import Skipped, VaultFile, Walk, content_hash, walk
+from vault_cortex.files.vault import Skipped, VaultFile, Walk, content_hash, stat_notes, walk
 from vault_cortex.index.activity import ACTIVITY_DIR
 from vault_cortex.index.db import FileState, IndexDB
 from vault_cortex.index.embed import Embedder
@@ -30,6 +30,8 @@ BATCH_NOTES = 32  # at most this many notes per write transaction: a killed sync
 GROUP_CHUNKS = 64  # and about this many chunks: the writer lock is held for one short transaction at a time
 EMBED_BATCH = 8  # chunks embedded (and cached) between two looks at the stop flag and two progress steps
 CHUNK_CAP_PROBLEM = "too many chunks"
+BINARY_NOTE = "binary file named .md"
+VECTOR_SAVE_SECONDS = 60.0  # a targeted sync saves the vector file at most this often (a full sync always)
 VECTOR_TOLERANCE = 5e-3  # largest difference per component between a stored vector and its cache entry
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
@@ -173,7 +175,7 @@ def sync(
         embed_seconds += time.perf_counter() - t0
 
         with lock():
-            current = db.file_states()
+            current = db.file_states([item.note.path for item in group])
             with db.write():
                 for item in group:
                     now = current.get(item.note.path)
@@ -191,38 +193,45 @@ def sync(
                 db.set_meta("generation", str(int(db.get_meta("generation") or 0) + 1))
             changed = True
 
-    paths_changed = bool(gone) or added > 0
     log_signature = activity_signature(root)
     with lock():
         replay_log = log_signature != db.get_meta("activity")
         with db.write():
-            resolver = Resolver(_link_targets(root, settings))
-            # The marker found at the start is an unfinished sync's (a kill): resolve every link. A targeted
-            # sync (one note written through the API) leaves a marker it found to the full sync.
-            if paths_changed or (pending_before and only is None):
-                db.resolve_links(resolver, None)
-            else:
-                db.resolve_links(resolver, [f.path for f, _, _ in todo], dangling=True)
-            if only is None or not pending_before:
-                db.delete_meta("resolve_pending")
+            written = [f.path for f, _, _ in todo]
+            # Paths a link may now resolve to differently: notes added or gone, binary notes (link targets
+            # that are not indexed), attachments added or gone.
+            moved = {*gone, *(f.path for f, _, _ in todo if f.path not in states),
+                     *(s.path for s in skipped if s.reason == BINARY_NOTE)}
             if only is None:
                 db.set_skipped(skipped)
+                attachments = db.set_attachments(walked.attachments)
             else:
                 db.set_skipped(skipped, only=only)
+            # The marker found at the start is an unfinished sync's (a kill): the full sync resolves every
+            # link. A targeted sync (notes written through the API) leaves a marker it found to the full sync.
+            if only is None and (attachments is None or pending_before):
+                db.resolve_links(Resolver([f.path for f in walked.notes] + list(walked.attachments)), None)
+            else:
+                if only is None and attachments:
+                    moved |= attachments
+                _resolve_changed(root, db, settings, written, sorted(moved))
+            if only is None or not pending_before:
+                db.delete_meta("resolve_pending")
             if replay_log:
                 replay_activity(root, db)
                 db.set_meta("activity", log_signature)
             if todo or gone or replay_log or changed:
                 db.set_meta("generation", str(int(db.get_meta("generation") or 0) + 1))
             db.set_meta("last_sync", time.strftime("%Y-%m-%dT%H:%M:%S%z"))
-        repaired = reconcile_vectors(db, vectors, cache, embedder)
-        if removed_ids or changed or gone or repaired or db.get_meta("vectors_stamp") != vectors.stamp():
-            vectors.save()
-            with db.write():
-                db.set_meta("vectors_stamp", vectors.stamp())
+        if only is None:
+            repaired = reconcile_vectors(db, vectors, cache, embedder)
+            if vectors.dirty or repaired or db.get_meta("vectors_stamp") != vectors.stamp():
+                save_vectors(db, vectors)
+        elif vectors.dirty and time.monotonic() - vectors.saved_at > VECTOR_SAVE_SECONDS:
+            save_vectors(db, vectors)
 
     return SyncReport(
-        notes=db.counts()["notes"],
+        notes=db.note_count(),
         added=added - renamed,
         updated=len(todo) - added,
         deleted=len(gone) - renamed,
@@ -238,15 +247,51 @@ def sync(
     )
 
 
+def save_vectors(db: IndexDB, vectors: Vectors) -> None:
+    """Write the vector file and record its stamp (so the next open knows it is the file this index saved)."""
+    vectors.save()
+    with db.write():
+        db.set_meta("vectors_stamp", vectors.stamp())
+
+
+def _resolve_changed(root: Path, db: IndexDB, settings: Settings, written: Sequence[str],
+                     paths: Sequence[str]) -> None:
+    """Resolve the links of the notes just written and the links whose resolution a note added or removed
+    at `paths` can change (those whose target names its file), over a resolver of just the files those
+    links can name, read from the index: the cost follows the change, not the vault. Call inside a write."""
+    names = {p.lower().rpartition("/")[2] for p in paths}
+    rows = db.links_naming(written, names)
+    if not rows:
+        return
+    needed: set[str] | None = set()
+    for _, target, _ in rows:
+        could = target_names(target)
+        if could is None:
+            needed = None
+            break
+        needed.update(could)  # type: ignore[union-attr]
+    if needed is not None:
+        needed |= {src.lower().rpartition("/")[2] for _, _, src in rows}  # `[[#Heading]]` names its own note
+    targets = db.link_targets(needed)
+    if targets is None:  # no full sync recorded the attachments yet
+        targets = _link_targets(root, settings)
+    db.resolve_link_rows(Resolver(targets), rows)
+
+
 _Scan = tuple[Walk, dict[str, FileState], list[Skipped], list[tuple[str, FileState]],
               list[tuple[VaultFile, bytes, str]], list[str]]
 
 
 def _scan(root: Path, db: IndexDB, settings: Settings, only: Sequence[str] | None) -> _Scan:
     """Walk the vault: which notes are unchanged (size/mtime, else hash), changed (with their bytes) or gone."""
-    walked = walk(root, settings.index)
-    states = db.file_states()
     wanted = None if only is None else set(only)
+    if wanted is None:
+        states = db.file_states()
+        walked = walk(root, settings.index)
+    else:
+        states = db.file_states(wanted)
+        walked = stat_notes(root, settings.index, wanted, {p: s.fs_path for p, s in states.items()}) or walk(
+            root, settings.index)
     skipped = [s for s in walked.skipped if wanted is None or s.path in wanted]
     unchanged: list[tuple[str, FileState]] = []
     todo: list[tuple[VaultFile, bytes, str]] = []
@@ -263,7 +308,7 @@ def _scan(root: Path, db: IndexDB, settings: Settings, only: Sequence[str] | Non
             skipped.append(Skipped(path=f.path, reason=f"cannot read: {exc.strerror or exc}"))
             continue
         if is_binary(data):
-            skipped.append(Skipped(path=f.path, reason="binary file named .md"))
+            skipped.append(Skipped(path=f.path, reason=BINARY_NOTE))
             continue
         digest = content_hash(data)
         if old and old.hash == digest:

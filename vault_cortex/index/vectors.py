@@ -6,6 +6,7 @@ import logging
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -117,6 +118,10 @@ class Vectors:
         # Whether the vectors held were checked against the embedding cache (or built here): a file read
         # from disk is checked by the next sync unless it is the very file this index last saved (`stamp`).
         self.checked = not path.exists()
+        # Changed since the file was saved. A write does not save the file (it costs the whole index): the
+        # embedding cache and SQLite are the durable truth, and a sync restores what a stale file lacks.
+        self.dirty = False
+        self.saved_at = time.monotonic()
         if path.exists():
             try:
                 loaded = Index.restore(str(path), view=False)
@@ -138,6 +143,7 @@ class Vectors:
         """Drop every vector (to rebuild them from the cache)."""
         with self._lock:
             self.index = Index(ndim=self.dim, metric="cos", dtype="f16")
+            self.dirty = True
 
     def __len__(self) -> int:
         with self._lock:
@@ -150,12 +156,14 @@ class Vectors:
     def add(self, ids: Sequence[int], vectors: Vector) -> None:
         with self._lock:
             if len(ids):
+                self.dirty = True
                 self.index.add(np.asarray(ids, dtype=np.uint64), np.asarray(vectors, dtype=np.float32), threads=1)
 
     def remove(self, ids: Iterable[int]) -> None:
         with self._lock:
             keys = [i for i in ids]
             if keys:
+                self.dirty = True
                 self.index.remove(np.asarray(keys, dtype=np.uint64))
 
     def search(self, query: Vector, count: int) -> dict[int, float]:
@@ -204,3 +212,5 @@ class Vectors:
             tmp = self.path.with_suffix(".tmp")
             self.index.save(str(tmp))
             os.replace(tmp, self.path)
+            self.dirty = False
+            self.saved_at = time.monotonic()

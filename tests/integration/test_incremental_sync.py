@@ -1,0 +1,220 @@
+"""Issue 13: a write costs what it changes. Random sequences of operations (create, edit, rename, delete, link,
+attachments) go through the one-file sync path (`sync_paths`, API writes) and the incremental full sync; the
+index they leave must equal a rebuild from scratch: every table of `IndexDB.snapshot()` and every vector."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from fakes import FakeEmbedder
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from vault_cortex.cortex import Cortex
+from vault_cortex.files.links import target_names
+from vault_cortex.files.vault import content_hash
+from vault_cortex.index.db import IndexDB
+
+FOLDERS = ["", "a/", "a/b/", "c/"]
+NAMES = ["Alpha", "alpha", "Beta", "Gamma", "Über"]
+TARGETS = ["Alpha", "ALPHA", "a/Alpha", "Beta", "beta.md", "./Gamma", "../Beta", "b/Gamma", "Über", "über",
+           "pic.png", "Nope", "..", "", "c/Alpha"]
+EMBEDDER = FakeEmbedder()
+
+paths = st.builds(lambda f, n: f"{f}{n}.md", st.sampled_from(FOLDERS), st.sampled_from(NAMES))
+bodies = st.lists(st.sampled_from(TARGETS), max_size=4).map(
+    lambda ts: "".join(f"Text about [[{t}]] and more.\n" if t else "See [[#Top]].\n" for t in ts))
+ops = st.one_of(
+    st.tuples(st.just("write"), paths, bodies, st.booleans()),  # create or edit; via the API or a save
+    st.tuples(st.just("rename"), paths, paths),
+    st.tuples(st.just("delete"), paths),
+    st.tuples(st.just("link"), paths, st.sampled_from(TARGETS)),
+    st.tuples(st.just("attach"), st.sampled_from(["pic.png", "a/pic.png"]), st.booleans()),  # add or remove
+    st.tuples(st.just("full"),),
+)
+
+
+def _note(path: str, body: str) -> str:
+    stem = path.rsplit("/", 1)[-1][:-3]
+    return f"---\naliases: [{stem} alias]\n---\n# Top\n\n{body}"
+
+
+def _apply(cx: Cortex, op: tuple[object, ...]) -> None:
+    root = cx.root
+    kind = op[0]
+    if kind == "write":
+        _, path, body, api = op
+        assert isinstance(path, str) and isinstance(body, str)
+        if api:
+            current = cx.read_bytes(path) if (root / path).exists() else None
+            cx.write_note(path, _note(path, body), None if current is None else content_hash(current))
+            return
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(_note(path, body))
+        cx.sync_paths([path])
+    elif kind == "rename":
+        _, old, new = op
+        assert isinstance(old, str) and isinstance(new, str)
+        if not (root / old).exists() or (root / new).exists():
+            return
+        (root / new).parent.mkdir(parents=True, exist_ok=True)
+        os.rename(root / old, root / new)
+        cx.sync_paths([old, new])
+    elif kind == "delete":
+        _, path = op
+        assert isinstance(path, str)
+        if (root / path).exists():
+            (root / path).unlink()
+            cx.sync_paths([path])
+    elif kind == "link":
+        _, path, target = op
+        assert isinstance(path, str) and isinstance(target, str)
+        if (root / path).exists():
+            with open(root / path, "a", encoding="utf-8") as f:
+                f.write(f"\nAlso [[{target}]].\n")
+            cx.sync_paths([path])
+    elif kind == "attach":
+        _, path, add = op
+        assert isinstance(path, str)
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        if add:
+            (root / path).write_bytes(b"\x89PNG")
+        elif (root / path).exists():
+            (root / path).unlink()
+        cx.sync()  # the watcher syncs the whole vault for a change that is not a note
+    else:
+        cx.sync()
+
+
+def _vectors(cx: Cortex) -> dict[tuple[str, int], np.ndarray]:
+    rows = cx.db.conn.execute("SELECT c.id, n.path, c.ord FROM chunks c JOIN notes n ON n.id = c.note_id").fetchall()
+    got = cx.vectors.get([r[0] for r in rows])
+    return {(p, o): got[i] for i, p, o in rows if i in got}
+
+
+def _snapshot(db: IndexDB) -> dict[str, object]:
+    return {k: v for k, v in db.snapshot().items() if k not in ("access", "co_retrieval", "co_queries", "touches")}
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(ops, min_size=1, max_size=12))
+def test_the_incremental_path_leaves_the_index_a_rebuild_makes(sequence: list[tuple[object, ...]]) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "vault"
+        (root / ".cortex").mkdir(parents=True)
+        (root / "Alpha.md").write_text(_note("Alpha.md", "Start [[Beta]].\n"))
+        (root / "a").mkdir()
+        (root / "a/Beta.md").write_text(_note("a/Beta.md", "Back to [[Alpha]] and [[pic.png]].\n"))
+        with Cortex.open(root, embedder=EMBEDDER) as cx:
+            cx.sync()
+            for op in sequence:
+                _apply(cx, op)
+            incremental, vectors = _snapshot(cx.db), _vectors(cx)
+            chunk_ids = {r[0] for r in cx.db.conn.execute("SELECT id FROM chunks")}
+            assert cx.vectors.keys() == chunk_ids  # no vector left behind, none missing
+        with Cortex(root, cx.settings, EMBEDDER, index_dir=Path(tmp) / "rebuilt") as fresh:
+            fresh.sync()
+            assert incremental == _snapshot(fresh.db)
+            rebuilt = _vectors(fresh)
+            assert vectors.keys() == rebuilt.keys()
+            for key, vec in rebuilt.items():
+                assert np.allclose(vectors[key], vec, atol=1e-3), key
+
+
+def test_target_names_are_the_file_names_a_link_can_reach() -> None:
+    assert target_names("a/Alpha") == ("alpha.md", "alpha")
+    assert target_names(" ../Beta.MD ") == ("beta.md",)
+    assert target_names("..") is None
+    assert target_names("") is None
+
+
+_KILLED_WRITER = """
+import os, signal, sys
+sys.path.insert(0, {tests!r})
+from fakes import FakeEmbedder
+from vault_cortex.cortex import Cortex
+cx = Cortex.open({root!r}, embedder=FakeEmbedder())
+cx.write_note("Written.md", "# Written\\n\\nA capacitor bank for the pump, written just before the kill.\\n", None)
+os.unlink(os.path.join({root!r}, "a/Beta.md"))
+cx.sync_paths(["a/Beta.md"])
+assert cx.vectors.dirty
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_a_write_does_not_rewrite_the_vector_file_and_a_kill_before_the_save_is_repaired(tmp_path: Path) -> None:
+    """Issue 13: a write leaves the whole vector file alone (the cache and SQLite are the truth); a process
+    killed before it saved leaves a stale file that the next sync brings back in line with a rebuild."""
+    import signal
+    import subprocess
+    import sys
+
+    root = tmp_path / "vault"
+    (root / ".cortex").mkdir(parents=True)
+    (root / "Alpha.md").write_text(_note("Alpha.md", "Start [[Beta]].\n"))
+    (root / "a").mkdir()
+    (root / "a/Beta.md").write_text(_note("a/Beta.md", "Back to [[Alpha]].\n"))
+    with Cortex.open(root, embedder=EMBEDDER) as cx:
+        cx.sync()
+        stamp = cx.vectors.stamp()
+        cx.write_note("Other.md", "# Other\n\nWritten through the API.\n", None)
+        assert cx.vectors.stamp() == stamp  # not rewritten by the write
+        assert cx.vectors.dirty
+    with Cortex.open(root, embedder=EMBEDDER) as cx:  # close saved it
+        assert cx.vectors.stamp() != stamp and len(cx.vectors) == cx.db.counts()["chunks"]
+        stale = cx.vectors.keys()
+
+    tests = str(Path(__file__).parents[1])
+    proc = subprocess.run([sys.executable, "-c", _KILLED_WRITER.format(tests=tests, root=str(root))],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    with Cortex.open(root, embedder=EMBEDDER) as cx:
+        assert cx.vectors.keys() == stale  # the file this index last saved: without the write, with the delete
+        assert "Written.md" in cx.db.note_paths()
+        cx.sync()
+        assert cx.vectors.keys() == {r[0] for r in cx.db.conn.execute("SELECT id FROM chunks")}
+        assert cx.recall("capacitor bank pump", k=1).hits[0].path == "Written.md"
+        incremental, vectors = _snapshot(cx.db), _vectors(cx)
+    with Cortex(root, cx.settings, EMBEDDER, index_dir=tmp_path / "rebuilt") as fresh:
+        fresh.sync()
+        assert incremental == _snapshot(fresh.db)
+        rebuilt = _vectors(fresh)
+        assert vectors.keys() == rebuilt.keys()
+        assert all(np.allclose(vectors[k], v, atol=1e-3) for k, v in rebuilt.items())
+
+
+def test_the_one_file_path_never_walks_the_vault_nor_passes_over_every_link_or_vector(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 13: remember / PUT / a watcher event for a note look at that note only: no walk of the vault, no
+    pass over every link, no reconcile over every chunk id, no rewrite of the whole vector file."""
+    import vault_cortex.index.sync as sync_module
+    from vault_cortex.index.vectors import Vectors
+
+    root = tmp_path / "vault"
+    (root / ".cortex").mkdir(parents=True)
+    (root / "Alpha.md").write_text(_note("Alpha.md", "Start [[Beta]] and [[pic.png]].\n"))
+    (root / "pic.png").write_bytes(b"\x89PNG")
+    with Cortex.open(root, embedder=EMBEDDER) as cx:
+        cx.sync()
+
+        def forbidden(*args: object, **kwargs: object) -> None:
+            raise AssertionError("a whole-vault pass on the one-file path")
+
+        monkeypatch.setattr(sync_module, "walk", forbidden)
+        monkeypatch.setattr(sync_module, "reconcile_vectors", forbidden)
+        monkeypatch.setattr(IndexDB, "resolve_links", forbidden)
+        monkeypatch.setattr(Vectors, "save", forbidden)
+        cx.write_note("a/Beta.md", _note("a/Beta.md", "Back to [[Alpha]] and [[pic.png]].\n"), None)
+        os.rename(root / "a/Beta.md", root / "Beta.md")
+        cx.sync_paths(["a/Beta.md", "Beta.md"])
+        links = {(ln.src, ln.target): ln.dst for ln in cx.db.links()}
+        assert links == {("Alpha.md", "Beta"): "Beta.md", ("Alpha.md", "pic.png"): "pic.png",
+                         ("Beta.md", "Alpha"): "Alpha.md", ("Beta.md", "pic.png"): "pic.png"}
+        (root / "Beta.md").unlink()
+        cx.sync_paths(["Beta.md"])
+        assert cx.db.links(src="Alpha.md")[0].dst is None
+        monkeypatch.undo()
