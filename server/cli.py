@@ -73,6 +73,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if prepare_vault(root):
         print(f"created a vault at {root} from the template", file=sys.stderr)
     with Cortex.open(root) as cx:
+        cx.check_index()  # once, before serving: a damaged index is set aside and rebuilt by the first sync
         settings = cx.settings.extra.get("server", {})
         host = str(args.host or settings.get("host") or DEFAULT_HOST)
         port = int(args.port or settings.get("port") or DEFAULT_PORT)
@@ -139,6 +140,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         log.warning("a server already serves this vault at %s: two processes indexing one vault race on its "
                     "vector file; point the MCP client at %s/mcp instead", url, url)
     with Cortex.open(root) as cx:
+        cx.check_index()
         mcp = build_mcp(cx)
         watcher = Watcher(cx, debounce_ms=int(cx.settings.extra.get("server", {}).get("debounce_ms", 300)))
 

@@ -95,9 +95,7 @@ class Cortex:
         self._owns_cache = cache is None
         self.cache = cache or self._open_cache()
         self.vectors = Vectors(self.index_dir / "vectors.usearch", self.dim)
-        if self.vectors.problem:
-            log.warning("%s", self.vectors.problem)
-        elif self.vectors.stamp() == self.db.get_meta("vectors_stamp"):
+        if self.vectors.stamp() == self.db.get_meta("vectors_stamp"):
             self.vectors.checked = True  # the very file this index saved last
 
     # -- a damaged or lost index is moved aside and rebuilt (it is derived data) -----------------------
@@ -111,12 +109,15 @@ class Cortex:
         self._db_ino = path.stat().st_ino
         return db
 
-    def _open_cache(self) -> EmbeddingCache:
-        try:
-            return EmbeddingCache(self.index_dir / "embeddings.db")
-        except IndexCorrupt as exc:
-            self._set_aside(str(exc), ("embeddings.db", "embeddings.db-wal", "embeddings.db-shm"))
-            return EmbeddingCache(self.index_dir / "embeddings.db")
+    def _open_cache(self, damaged: str | None = None) -> EmbeddingCache:
+        """The embedding cache; one found damaged (`damaged` says how, or opening it fails) is set aside."""
+        if damaged is None:
+            try:
+                return EmbeddingCache(self.index_dir / "embeddings.db")
+            except IndexCorrupt as exc:
+                damaged = str(exc)
+        self._set_aside(damaged, ("embeddings.db", "embeddings.db-wal", "embeddings.db-shm"))
+        return EmbeddingCache(self.index_dir / "embeddings.db")
 
     def _set_aside(self, reason: str, names: Sequence[str]) -> None:
         """Move damaged index files to .cortex/index/broken-<time>/ and say so in one line."""
@@ -130,6 +131,19 @@ class Cortex:
         self.recovered = (f"the index was damaged ({reason}); moved it to {folder} and rebuilding it from the "
                           "files and the embedding cache")
         log.warning("%s", self.recovered)
+
+    def check_index(self) -> None:
+        """Run SQLite's quick_check over the index and the embedding cache, and move a damaged one aside to be
+        rebuilt. It reads both files whole (seconds at 100k notes), so serve runs it at start-up and doctor and
+        verify run it, not every open: elsewhere damage surfaces as an error on the read that meets it."""
+        problem = self.db.quick_check()
+        if problem:
+            self.recover(problem)
+        problem = self.cache.quick_check() if self._owns_cache else None
+        if problem:
+            with self.writing():
+                self.cache.close()
+                self.cache = self._open_cache(problem)
 
     def _index_lost(self) -> bool:
         """Whether index.db was deleted or replaced under this process."""
@@ -206,12 +220,9 @@ class Cortex:
         Called by a thread already holding the write lock, the whole sync runs under it.
         """
         if self._write_owner == threading.get_ident():
-            report = self._sync(progress, nullcontext)
-        else:
-            with self._sync_lock, write_lock(self.index_dir / "sync.lock"):
-                report = self._sync(progress, self.writing)
-        self.graph()  # rebuild the graph here, off the interactive path of the next recall
-        return report
+            return self._sync(progress, nullcontext)
+        with self._sync_lock, write_lock(self.index_dir / "sync.lock"):
+            return self._sync(progress, self.writing)
 
     def sync_paths(self, paths: Sequence[str]) -> SyncReport:
         """Re-index just these vault paths (a note written, moved or deleted): the cost follows the change.
@@ -587,10 +598,12 @@ class Cortex:
     # -- health --------------------------------------------------------------------------------------
     def doctor(self) -> Doctor:
         """Parse problems, skipped files, dangling and ambiguous links, and index/file drift."""
+        self.check_index()
         return doctor.doctor(self)
 
     def verify(self, progress: Progress | None = None) -> Verify:
         """Rebuild the index into a temporary folder and compare it with the live one."""
+        self.check_index()
         return doctor.verify(self, progress)
 
     # -- habits, resonance, curiosity (issue 6) --
@@ -657,5 +670,5 @@ class Cortex:
         """Import a Claude Code transcript, a ChatGPT export or an MCP memory graph (detected), then index it."""
         done = imports.import_file(self.root, Path(file), fmt=fmt, session=session,
                                    folder=self.settings.regions.default)
-        self.sync()
+        self.sync_paths(done.created + done.updated)  # just the notes it wrote: the cost follows the import
         return done

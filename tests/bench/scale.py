@@ -6,8 +6,15 @@ model's cost is out of the figures; `--real N` adds one size with the real model
 uvicorn server with its watcher, as `serve` runs. Prints one table with the fitted growth exponent of each figure
 (the slope of log(value) against log(notes)): ~0 is flat, ~1 linear. Figures, not assertions.
 
-Run: `python tests/bench/scale.py [--sizes 1000,10000,100000] [--real 2000] [--keep DIR]`
-(`--keep DIR` keeps the generated vaults there and reuses them on the next run; the index is rebuilt each run).
+Run: `python tests/bench/scale.py [--sizes 1000,10000,100000] [--real 2000] [--keep DIR] [--writes N] [--code DIR]`
+(`--keep DIR` keeps the generated vaults there and reuses them on the next run; the index is rebuilt each run;
+`--code DIR` measures another checkout, e.g. `git worktree add /tmp/before <commit>`, with this script, so a
+before/after pair is one script on one machine back to back).
+
+Each size runs in two processes: the index phase (a cold sync of a fresh copy, one-note edits) and the serve
+phase (a no-change sync as a fresh process does it, then a live server with its watcher: recall, context, writes,
+and an Obsidian rename of a note linked from 100 notes, timed until the watcher has indexed it). The serve phase's
+peak RSS is the server's.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ import random
 import re
 import resource
 import shutil
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -45,12 +53,13 @@ ROWS = (  # (key, label, unit)
     ("recall_p50", "recall k=10 over HTTP p50", "ms"),
     ("recall_p95", "recall k=10 over HTTP p95", "ms"),
     ("context_p50", "context (1,500 tokens) over HTTP p50", "ms"),
-    ("nochange_sync", "no-change sync (open + sync)", "s"),
-    ("rename", "rename of the most-linked note, links rewritten", "s"),
+    ("nochange_sync", "no-change sync (open + sync + close, fresh process)", "s"),
+    ("rename", "Obsidian rename of a note linked from 100, until the watcher is done", "s"),
     ("rename_links", "  notes whose links were rewritten", ""),
     ("cold_sync", "cold sync, fake embedder", "s"),
     ("cold_add", "  of which usearch add", "s"),
-    ("rss_mib", "peak RSS", "MiB"),
+    ("cold_rss_mib", "  peak RSS of the cold sync", "MiB"),
+    ("rss_mib", "peak RSS of serve (start-up sync, requests, rename)", "MiB"),
     ("disk_kb_note", "index on disk per note", "KB"),
 )
 
@@ -129,8 +138,58 @@ def wait_until(check: Callable[[], bool], timeout: float = 600.0) -> None:
         time.sleep(0.02)
 
 
-def measure(size: int, keep: Path | None, real: bool) -> dict[str, Any]:
-    """Every figure for one vault size, in this process."""
+def measure_index(size: int, keep: Path | None, real: bool) -> dict[str, Any]:
+    """Phase 1, in its own process: a cold sync of a fresh copy of the vault, then one-note edits re-synced in
+    full and through the one-file path. The vault (with its index) is left for phase 2."""
+    from tests.fakes import FakeEmbedder
+    from vault_cortex import Cortex
+    from vault_cortex.index.vectors import Vectors
+
+    root, _ = vault_for(size, keep)
+    out: dict[str, Any] = {"notes": size, "root": str(root)}
+    add_seconds = [0.0]
+    original_add = Vectors.add
+
+    def timed_add(self: Vectors, *args: Any, **kwargs: Any) -> Any:
+        t0 = time.perf_counter()
+        try:
+            return original_add(self, *args, **kwargs)
+        finally:
+            add_seconds[0] += time.perf_counter() - t0
+
+    Vectors.add = timed_add  # type: ignore[method-assign]
+    with Cortex.open(root, embedder=None if real else FakeEmbedder()) as cx:
+        t0 = time.perf_counter()
+        cx.sync()
+        out["cold_sync"] = time.perf_counter() - t0
+        out["cold_add"] = add_seconds[0]
+        log(f"  {size}: cold sync {out['cold_sync']:.1f} s")
+        notes = sorted(cx.db.note_paths())
+        rng = random.Random(size)
+        edits = []
+        for i in range(5):
+            touch(root / rng.choice(notes), i)
+            t0 = time.perf_counter()
+            cx.sync()
+            edits.append(time.perf_counter() - t0)
+        out["edit_sync"] = statistics.median(edits)
+        if hasattr(cx, "sync_paths"):  # the path a watcher event or an API write takes (issue 13)
+            edits = []
+            for i in range(5):
+                path = rng.choice(notes)
+                touch(root / path, i + 5)
+                t0 = time.perf_counter()
+                cx.sync_paths([path])
+                edits.append((time.perf_counter() - t0) * 1000)
+            out["edit_paths"] = statistics.median(edits)
+    out["cold_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return out
+
+
+def measure_serve(size: int, root: Path, real: bool, writes: int) -> dict[str, Any]:
+    """Phase 2, in a fresh process as `serve` is: a no-change sync (open, sync, close), then a live server with
+    its watcher: recall, context, remember, PUT, and an Obsidian rename of a note linked from 100 notes timed
+    until the watcher has the index right. Peak RSS is this process's: the server's."""
     import httpx
 
     from server.app import create_app
@@ -138,120 +197,106 @@ def measure(size: int, keep: Path | None, real: bool) -> dict[str, Any]:
     from tests.e2e.harness import LiveServer
     from tests.fakes import FakeEmbedder
     from vault_cortex import Cortex
-    from vault_cortex.index.embed import load_embedder
-    from vault_cortex.index.vectors import Vectors
 
-    root, temporary = vault_for(size, keep)
-    out: dict[str, Any] = {"notes": size}
-    try:
-        embedder = None if real else FakeEmbedder()
-        add_seconds = [0.0]
-        original_add = Vectors.add
+    out: dict[str, Any] = {}
+    embedder = None if real else FakeEmbedder()
+    t0 = time.perf_counter()
+    with Cortex.open(root, embedder=embedder) as cx:
+        cx.sync()
+    out["nochange_sync"] = time.perf_counter() - t0
 
-        def timed_add(self: Vectors, *args: Any, **kwargs: Any) -> Any:
-            t0 = time.perf_counter()
-            try:
-                return original_add(self, *args, **kwargs)
-            finally:
-                add_seconds[0] += time.perf_counter() - t0
-
-        Vectors.add = timed_add  # type: ignore[method-assign]
-        with Cortex.open(root, embedder=embedder or load_embedder(_settings(root).embedding)) as cx:
-            t0 = time.perf_counter()
-            cx.sync()
-            out["cold_sync"] = time.perf_counter() - t0
-            out["cold_add"] = add_seconds[0]
-            log(f"  {size}: cold sync {out['cold_sync']:.1f} s")
-            notes = sorted(cx.db.note_paths())
-            rng = random.Random(size)
-            edits = []
-            for i in range(5):
-                touch(root / rng.choice(notes), i)
+    rng = random.Random(size + 1)
+    with Cortex.open(root, embedder=embedder) as cx:
+        notes = sorted(cx.db.note_paths())
+        token = "scale-bench-" + "x" * 32
+        headers = {"Authorization": f"Bearer {token}"}
+        app = create_app(cx, token=token, watcher=Watcher(cx, debounce_ms=300))
+        with LiveServer(app) as server, httpx.Client(base_url=server.url, headers=headers, timeout=900) as http:
+            wait_until(lambda: http.get("/v1/status").json()["watch"]["syncs"] >= 1)
+            qs = queries(60, seed=size)
+            for q in qs[:5]:
+                http.get("/v1/recall", params={"q": q, "k": 10})
+            lat = []
+            for q in qs[5:]:
                 t0 = time.perf_counter()
-                cx.sync()
-                edits.append(time.perf_counter() - t0)
-            out["edit_sync"] = statistics.median(edits)
-            if hasattr(cx, "sync_paths"):  # the path a watcher event or an API write takes (issue 13)
-                edits = []
-                for i in range(5):
-                    path = rng.choice(notes)
-                    touch(root / path, i + 5)
-                    t0 = time.perf_counter()
-                    cx.sync_paths([path])
-                    edits.append((time.perf_counter() - t0) * 1000)
-                out["edit_paths"] = statistics.median(edits)
-        Vectors.add = original_add  # type: ignore[method-assign]
-
-        t0 = time.perf_counter()
-        with Cortex.open(root, embedder=embedder or load_embedder(_settings(root).embedding)) as cx:
-            cx.sync()
-            out["nochange_sync"] = time.perf_counter() - t0
-
-            token = "scale-bench-" + "x" * 32
-            headers = {"Authorization": f"Bearer {token}"}
-            app = create_app(cx, token=token, watcher=Watcher(cx, debounce_ms=300))
-            with LiveServer(app) as server, httpx.Client(base_url=server.url, headers=headers, timeout=600) as http:
-                wait_until(lambda: http.get("/v1/status").json()["watch"]["syncs"] >= 1)
-                qs = queries(60, seed=size)
-                for q in qs[:5]:
-                    http.get("/v1/recall", params={"q": q, "k": 10})
-                lat = []
-                for q in qs[5:]:
-                    t0 = time.perf_counter()
-                    http.get("/v1/recall", params={"q": q, "k": 10}).raise_for_status()
-                    lat.append((time.perf_counter() - t0) * 1000)
-                out["recall_p50"], out["recall_p95"] = percentile(lat, 50), percentile(lat, 95)
-                lat = []
-                for q in qs[:20]:
-                    t0 = time.perf_counter()
-                    http.post("/v1/context", json={"task": q, "budget_tokens": 1500}).raise_for_status()
-                    lat.append((time.perf_counter() - t0) * 1000)
-                out["context_p50"] = percentile(lat, 50)
-                lat = []
-                for i in range(20):
-                    t0 = time.perf_counter()
-                    http.post("/v1/notes", json={"text": f"Scale bench memory {i}: the {qs[i]} note.",
-                                                 "title": f"Scale bench memory {size} {i}"}).raise_for_status()
-                    lat.append((time.perf_counter() - t0) * 1000)
-                    time.sleep(0.35)  # let the watcher see the save, as it would between real writes
-                out["remember_p50"], out["remember_p95"] = percentile(lat, 50), percentile(lat, 95)
-                lat = []
-                for i in range(20):
-                    path = rng.choice(notes)
-                    doc = http.get("/v1/notes", params={"path": path}).json()
-                    t0 = time.perf_counter()
-                    http.put("/v1/notes", params={"path": path}, headers={"If-Match": f'"{doc["etag"]}"'},
-                             json={"content": doc["content"] + f"\nPUT {i}.\n"}).raise_for_status()
-                    lat.append((time.perf_counter() - t0) * 1000)
-                    time.sleep(0.35)
-                out["put_p50"], out["put_p95"] = percentile(lat, 50), percentile(lat, 95)
-
-            inbound: dict[str, list[str]] = {}
-            for ln in cx.db.links():
-                if ln.dst:
-                    inbound.setdefault(ln.dst, []).append(ln.src)
-            hub = max(sorted(inbound), key=lambda p: len(set(inbound[p])))
-            linking = sorted(set(inbound[hub]))
-            new = str(Path(hub).with_name(Path(hub).stem + " renamed.md"))
-            t0 = time.perf_counter()
-            out["rename_links"] = obsidian_rename(root, hub, new, linking)
-            cx.sync()
-            out["rename"] = time.perf_counter() - t0
-            dangling = [ln for ln in cx.db.links(dangling_only=True) if Path(hub).stem in ln.target]
-            out["rename_dangling_after"] = len(dangling)
-        disk = sum(p.stat().st_size for p in (root / INDEX_DIR).glob("*") if p.is_file())
-        out["disk_kb_note"] = disk / 1024 / size
-        out["rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    finally:
-        if temporary:
-            shutil.rmtree(root.parent, ignore_errors=True)
+                http.get("/v1/recall", params={"q": q, "k": 10}).raise_for_status()
+                lat.append((time.perf_counter() - t0) * 1000)
+            out["recall_p50"], out["recall_p95"] = percentile(lat, 50), percentile(lat, 95)
+            lat = []
+            for q in qs[:20]:
+                t0 = time.perf_counter()
+                http.post("/v1/context", json={"task": q, "budget_tokens": 1500}).raise_for_status()
+                lat.append((time.perf_counter() - t0) * 1000)
+            out["context_p50"] = percentile(lat, 50)
+            lat = []
+            for i in range(writes):
+                t0 = time.perf_counter()
+                http.post("/v1/notes", json={"text": f"Scale bench memory {i}: the {qs[i]} note.",
+                                             "title": f"Scale bench memory {size} {i}"}).raise_for_status()
+                lat.append((time.perf_counter() - t0) * 1000)
+                time.sleep(0.35)  # let the watcher see the save, as it would between real writes
+            out["remember_p50"], out["remember_p95"] = percentile(lat, 50), percentile(lat, 95)
+            lat = []
+            for i in range(writes):
+                path = rng.choice(notes)
+                doc = http.get("/v1/notes", params={"path": path}).json()
+                t0 = time.perf_counter()
+                http.put("/v1/notes", params={"path": path}, headers={"If-Match": f'"{doc["etag"]}"'},
+                         json={"content": doc["content"] + f"\nPUT {i}.\n"}).raise_for_status()
+                lat.append((time.perf_counter() - t0) * 1000)
+                time.sleep(0.35)
+            out["put_p50"], out["put_p95"] = percentile(lat, 50), percentile(lat, 95)
+            out.update(rename_while_serving(cx, root, notes, rng))
+    index_dir = root / INDEX_DIR
+    disk = sum(p.stat().st_size for p in index_dir.glob("*") if p.is_file())
+    out["disk_kb_note"] = disk / 1024 / size
+    out["rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return out
 
 
-def _settings(root: Path) -> Any:
-    from vault_cortex.config import load_settings
+def rename_while_serving(cx: Any, root: Path, notes: Sequence[str], rng: random.Random) -> dict[str, Any]:
+    """Link one note from 100 others (given time to index), then rename it as Obsidian does (move it, rewrite
+    the 100 links) and time until the watcher has indexed it all: the new path in, the old out, none dangling."""
+    inbound: dict[str, set[str]] = {}
+    for ln in cx.db.links():
+        if ln.dst:
+            inbound.setdefault(ln.dst, set()).add(ln.src)
+    target = next(p for p in rng.sample(list(notes), len(notes)) if len(inbound.get(p, ())) < 5)
+    stem = Path(target).stem
+    already = inbound.get(target, set())
+    linking = sorted(set(rng.sample([p for p in notes if p != target and p not in already], 100 - len(already)))
+                     | already)
+    for rel in linking:
+        if rel not in inbound.get(target, ()):
+            with (root / rel).open("a", encoding="utf-8", newline="\n") as fh:
+                fh.write(f"\nSee also [[{stem}]] for the background.\n")
 
-    return load_settings(root, {})
+    def linked_from() -> int:
+        return sum(1 for rel in linking for ln in cx.db.links(src=rel) if ln.dst == target)
+
+    wait_until(lambda: linked_from() >= len(linking))
+    new = str(Path(target).with_name(stem + " renamed.md"))
+
+    db = sqlite3.connect(f"file:{root / INDEX_DIR / 'index.db'}?mode=ro", uri=True)
+    marks = ",".join("?" * len(linking))
+    new_stem = Path(new).stem
+
+    def settled() -> bool:
+        """The new path indexed, the old gone, and each of the 100 notes' links resolved to the new path."""
+        have = {p for (p,) in db.execute("SELECT path FROM notes WHERE path IN (?, ?)", (target, new))}
+        if have != {new}:
+            return False
+        resolved = db.execute(
+            f"SELECT count(DISTINCT n.path) FROM links l JOIN notes n ON n.id = l.note_id "
+            f"WHERE n.path IN ({marks}) AND l.target = ? AND l.dst_path = ?", (*linking, new_stem, new)).fetchone()[0]
+        return bool(resolved == len(linking))
+
+    t0 = time.perf_counter()
+    changed = obsidian_rename(root, target, new, linking)
+    wait_until(settled)
+    seconds = time.perf_counter() - t0
+    db.close()
+    return {"rename": seconds, "rename_links": changed}
 
 
 def exponent(sizes: Sequence[int], values: Sequence[float]) -> float | None:
@@ -304,32 +349,48 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", default="1000,10000,100000", help="comma-separated vault sizes (fake embedder)")
     ap.add_argument("--real", type=int, default=0, metavar="N", help="also one size N with the real model")
     ap.add_argument("--keep", type=Path, default=None, metavar="DIR", help="keep and reuse the generated vaults")
-    ap.add_argument("--one", type=int, default=0, help=argparse.SUPPRESS)  # internal: one size, JSON out
+    ap.add_argument("--writes", type=int, default=20, metavar="N", help="remember and PUT requests timed (20)")
+    ap.add_argument("--code", type=Path, default=None, metavar="DIR",
+                    help="measure another checkout's vault_cortex and server (e.g. a worktree of an older main)")
+    ap.add_argument("--phase", choices=("index", "serve"), help=argparse.SUPPRESS)  # internal: one phase, JSON
+    ap.add_argument("--size", type=int, default=0, help=argparse.SUPPRESS)
+    ap.add_argument("--root", type=Path, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--one-real", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    if args.one:
-        print(json.dumps(measure(args.one, args.keep, args.one_real)))
+    if args.code is not None:
+        sys.path.insert(0, str(args.code.resolve()))
+    if args.phase == "index":
+        print(json.dumps(measure_index(args.size, args.keep, args.one_real)))
         return 0
-    print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", flush=True)
-    results = []
-    for size in [int(s) for s in args.sizes.split(",") if s]:
-        results.append(_child(size, args.keep, real=False))
-    real = _child(args.real, args.keep, real=True) if args.real else None
+    if args.phase == "serve":
+        print(json.dumps(measure_serve(args.size, args.root, args.one_real, args.writes)))
+        return 0
+    print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; "
+          f"code: {args.code or 'this checkout'}", flush=True)
+    results = [_measure(size, args, real=False) for size in [int(s) for s in args.sizes.split(",") if s]]
+    real = _measure(args.real, args, real=True) if args.real else None
     print(render(results, real))
-    for r in results:
-        if r.get("rename_dangling_after"):
-            print(f"warning: {r['rename_dangling_after']} links to the renamed note dangle at {r['notes']} notes")
     print(f"load average at end: {os.getloadavg()[0]:.1f}")
     return 0
 
 
-def _child(size: int, keep: Path | None, *, real: bool) -> dict[str, Any]:
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--one", str(size)]
-    if keep is not None:
-        cmd += ["--keep", str(keep)]
-    if real:
-        cmd.append("--one-real")
+def _measure(size: int, args: argparse.Namespace, *, real: bool) -> dict[str, Any]:
+    """Both phases of one size, each in its own process; the vault copy is removed afterwards."""
     log(f"measuring {size} notes{' (real model)' if real else ''}")
+    common = ["--size", str(size), "--writes", str(args.writes)] + (["--one-real"] if real else [])
+    if args.code is not None:
+        common += ["--code", str(args.code)]
+    out = _child(["--phase", "index", *common] + (["--keep", str(args.keep)] if args.keep else []))
+    root = Path(out.pop("root"))
+    try:
+        out.update(_child(["--phase", "serve", "--root", str(root), *common]))
+    finally:
+        shutil.rmtree(root.parent, ignore_errors=True)
+    return out
+
+
+def _child(args: list[str]) -> dict[str, Any]:
+    cmd = [sys.executable, str(Path(__file__).resolve()), *args]
     done = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True)
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return result

@@ -218,3 +218,46 @@ def test_the_one_file_path_never_walks_the_vault_nor_passes_over_every_link_or_v
         cx.sync_paths(["Beta.md"])
         assert cx.db.links(src="Alpha.md")[0].dst is None
         monkeypatch.undo()
+
+
+def test_a_sync_with_nothing_to_do_reads_no_vector_and_builds_no_graph(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 13: a no-change `vault-cortex sync` at 100k notes must take seconds, not minutes: with the vector
+    file the one this index saved and no note changed since, a full sync neither reads it nor checks it chunk by
+    chunk, and no sync builds the note graph (the server warms it after its syncs, a CLI never needs it). A write
+    after the save makes the next full sync reconcile again."""
+    import vault_cortex.index.sync as sync_module
+
+    root = tmp_path / "vault"
+    (root / ".cortex").mkdir(parents=True)
+    (root / "Alpha.md").write_text(_note("Alpha.md", "Start [[Beta]].\n"))
+    (root / "Beta.md").write_text(_note("Beta.md", "Back to [[Alpha]].\n"))
+    with Cortex.open(root, embedder=EMBEDDER) as cx:
+        cx.sync()
+        assert cx._live.graph is None
+    reconciled: list[int] = []
+    original = sync_module.reconcile_vectors
+
+    def counting(*args: object, **kwargs: object) -> int:
+        reconciled.append(1)
+        return original(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sync_module, "reconcile_vectors", counting)
+    with Cortex.open(root, embedder=EMBEDDER) as cx:
+        report = cx.sync()
+        assert report.unchanged == 2 and not reconciled
+        assert not cx.vectors.loaded and cx._live.graph is None
+        cx.write_note("Gamma.md", "# Gamma\n\nA third note, about the pump's capacitor.\n", None)
+    with Cortex.open(root, embedder=EMBEDDER) as cx:  # close saved the vectors with the write: still current
+        cx.sync()
+        assert not reconciled and not cx.vectors.loaded
+        vectors_file = root / ".cortex/index/vectors.usearch"
+        saved = vectors_file.read_bytes()
+        cx.write_note("Delta.md", "# Delta\n\nA fourth note, about the pump's relay.\n", None)
+        cx.vectors.dirty = False  # as if killed before the save: the file lacks the write
+    vectors_file.write_bytes(saved)
+    with Cortex.open(root, embedder=EMBEDDER) as cx:  # (a kill after a save is test_a_write_does_not_rewrite…)
+        cx.sync()
+        assert reconciled  # not the file this index saved last: checked, and the missing vector added
+        assert cx.vectors.keys() == {r[0] for r in cx.db.conn.execute("SELECT id FROM chunks")}
+        assert cx.recall("pump relay", k=1).hits[0].path == "Delta.md"

@@ -82,6 +82,7 @@ def test_lexical_top_n_with_listed_ids_is_the_union_of_both(tmp_path: Path) -> N
 def test_context_reads_pinned_habits_and_questions_by_index(tmp_path: Path) -> None:
     with Cortex.open(vault(tmp_path, links=False), embedder=FakeEmbedder()) as cx:
         cx.sync()
+        cx.graph()  # built once, as the server does after its start-up sync (then updated in place)
         with statements(cx) as seen:
             ctx = cx.context(task="bake sourdough in the oven in summer", budget_tokens=1500)
         text = ctx.markdown if hasattr(ctx, "markdown") else str(ctx)

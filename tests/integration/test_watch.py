@@ -133,6 +133,30 @@ def test_a_saved_note_syncs_just_its_path_and_an_api_write_is_not_indexed_twice(
     watching(cx, scenario)
 
 
+def test_an_obsidian_rename_of_a_note_linked_from_150_notes_is_one_targeted_sync(cx: Cortex) -> None:
+    """Issue 13: Obsidian renames a note and rewrites the links in every note linking to it; the watcher syncs
+    just those paths (no walk of the vault) and every link resolves to the new name, none dangles."""
+    linking = [f"short_term/Log {i}.md" for i in range(150)]
+    for rel in linking:
+        (cx.root / rel).write_text(f"# Log {rel}\n\nThe probe drifted again; see [[Ferrite beads]].\n")
+
+    async def scenario(w: Watcher) -> None:
+        assert {ln.dst for rel in linking for ln in cx.db.links(src=rel)} == {"scientific/Ferrite beads.md"}
+        full, n = w.full, w.status().syncs
+        os.rename(cx.root / "scientific/Ferrite beads.md", cx.root / "scientific/Ferrite chokes.md")
+        for rel in linking:
+            path = cx.root / rel
+            path.write_text(path.read_text().replace("[[Ferrite beads]]", "[[Ferrite chokes]]"))
+        await until(lambda: w.status().syncs > n and not w.status().pending
+                    and "scientific/Ferrite chokes.md" in indexed(cx)
+                    and not cx.db.links(dangling_only=True))
+        assert w.full == full  # targeted syncs only
+        assert "scientific/Ferrite beads.md" not in indexed(cx)
+        assert {ln.dst for rel in linking for ln in cx.db.links(src=rel)} == {"scientific/Ferrite chokes.md"}
+
+    watching(cx, scenario)
+
+
 def test_folder_move_reindexes_its_notes(cx: Cortex) -> None:
     async def scenario(w: Watcher) -> None:
         n = w.status().syncs

@@ -112,6 +112,15 @@ def _chunk_row(r: Any) -> ChunkRow:
                     tokens=r[7])
 
 
+def quick_check(conn: sqlite3.Connection, what: str) -> str | None:
+    """SQLite's quick_check of a connection's file, as a sentence naming `what` (None: it is fine)."""
+    try:
+        row = conn.execute("PRAGMA quick_check(1)").fetchone()
+    except sqlite3.DatabaseError as exc:
+        return f"{what} is damaged: {exc}"
+    return None if row is not None and row[0] == "ok" else f"{what} failed its check: {row[0] if row else 'no answer'}"
+
+
 class IndexDB:
     """One SQLite connection to `index.db`; the owner serialises writers."""
 
@@ -127,9 +136,6 @@ class IndexDB:
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=NORMAL")
             self.conn.execute("PRAGMA foreign_keys=ON")
-            check = self.conn.execute("PRAGMA quick_check(1)").fetchone()
-            if check is None or check[0] != "ok":
-                raise IndexCorrupt(f"the index at {path} failed its check: {check[0] if check else 'no answer'}")
             self.conn.executescript(SCHEMA)
         except sqlite3.Error as exc:
             self.conn.close()
@@ -151,6 +157,12 @@ class IndexDB:
                 f"the index at {path.parent} has schema {version}, this version needs {SCHEMA_VERSION}: "
                 "delete the folder and run `vault-cortex sync` to rebuild it"
             )
+
+    def quick_check(self) -> str | None:
+        """What SQLite's quick_check finds wrong (None: nothing). It reads the whole file, so it runs where a
+        damaged index must be caught before it is trusted (serve start-up, doctor, verify), not at every open:
+        elsewhere a damaged page surfaces as a corruption error on the read that meets it, and is handled there."""
+        return quick_check(self.conn, f"the index at {self.path}")
 
     def _r(self) -> sqlite3.Connection:
         """This thread's read connection (WAL lets readers run while a sync writes)."""

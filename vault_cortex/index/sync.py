@@ -223,10 +223,13 @@ def sync(
             if todo or gone or replay_log or changed:
                 db.set_meta("generation", str(int(db.get_meta("generation") or 0) + 1))
             db.set_meta("last_sync", time.strftime("%Y-%m-%dT%H:%M:%S%z"))
-        if only is None:
+        if only is None and not vectors_current(db, vectors):
             repaired = reconcile_vectors(db, vectors, cache, embedder)
             if vectors.dirty or repaired or db.get_meta("vectors_stamp") != vectors.stamp():
                 save_vectors(db, vectors)
+            else:  # the saved file holds exactly the chunks: the next full sync need not look again
+                with db.write():
+                    db.set_meta("vectors_seq", str(db.change_seqs()[1]))
         elif vectors.dirty and time.monotonic() - vectors.saved_at > VECTOR_SAVE_SECONDS:
             save_vectors(db, vectors)
 
@@ -248,10 +251,19 @@ def sync(
 
 
 def save_vectors(db: IndexDB, vectors: Vectors) -> None:
-    """Write the vector file and record its stamp (so the next open knows it is the file this index saved)."""
+    """Write the vector file and record its stamp (so the next open knows it is the file this index saved) and
+    the note change it is current with."""
     vectors.save()
     with db.write():
         db.set_meta("vectors_stamp", vectors.stamp())
+        db.set_meta("vectors_seq", str(db.change_seqs()[1]))
+
+
+def vectors_current(db: IndexDB, vectors: Vectors) -> bool:
+    """Whether the vector file is the one this index saved, unchanged since, and no note (so no chunk) changed
+    after it was saved: then it holds exactly the index's chunks, and a full sync need not read or check it."""
+    return (vectors.checked and not vectors.dirty and vectors.stamp() == db.get_meta("vectors_stamp")
+            and db.get_meta("vectors_seq") == str(db.change_seqs()[1]))
 
 
 def _resolve_changed(root: Path, db: IndexDB, settings: Settings, written: Sequence[str],

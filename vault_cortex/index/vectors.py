@@ -17,6 +17,7 @@ import onnxruntime  # noqa: F401  # must be loaded before usearch: the other ord
 from usearch.index import Index  # noqa: I001
 
 from vault_cortex.errors import IndexCorrupt, IndexUnavailable
+from vault_cortex.index.db import quick_check
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +33,7 @@ class EmbeddingCache:
     """Vectors keyed by (model id, chunk hash), so a rebuild of the index re-embeds nothing."""
 
     def __init__(self, path: Path, *, readonly: bool = False) -> None:
+        self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         uri = f"file:{path}?mode=ro" if readonly else f"file:{path}"
         try:
@@ -41,11 +43,6 @@ class EmbeddingCache:
                 self.conn.execute("PRAGMA journal_mode=WAL")
                 self.conn.execute(f"CREATE TABLE IF NOT EXISTS cache({_CACHE_COLUMNS})")
                 self._migrate()
-            if not readonly:
-                check = self.conn.execute("PRAGMA quick_check(1)").fetchone()
-                if check is None or check[0] != "ok":
-                    self.conn.close()
-                    raise IndexCorrupt(f"the embedding cache at {path} failed its check: {check}")
         except sqlite3.Error as exc:
             if not readonly and ("malformed" in str(exc) or "not a database" in str(exc)):
                 raise IndexCorrupt(f"the embedding cache at {path} is damaged: {exc}") from exc
@@ -70,6 +67,11 @@ class EmbeddingCache:
             raise
         self.conn.execute("COMMIT")
         self.conn.execute("VACUUM")
+
+    def quick_check(self) -> str | None:
+        """What SQLite's quick_check finds wrong with the cache (None: nothing); O(file size), see IndexDB."""
+        with self._lock:
+            return quick_check(self.conn, f"the embedding cache at {self.path}")
 
     def get_many(self, model: str, hashes: Iterable[str]) -> dict[str, Vector]:
         out: dict[str, Vector] = {}
@@ -113,7 +115,7 @@ class Vectors:
         self.path = path
         self.dim = dim
         self._lock = threading.RLock()
-        self.index = Index(ndim=dim, metric="cos", dtype="f16")
+        self._index: Index | None = None  # read from the file on first use: a sync with nothing to do never does
         self.problem = ""  # why a saved file was not usable (it is rebuilt from the cache)
         # Whether the vectors held were checked against the embedding cache (or built here): a file read
         # from disk is checked by the next sync unless it is the very file this index last saved (`stamp`).
@@ -122,14 +124,33 @@ class Vectors:
         # embedding cache and SQLite are the durable truth, and a sync restores what a stale file lacks.
         self.dirty = False
         self.saved_at = time.monotonic()
-        if path.exists():
-            try:
-                loaded = Index.restore(str(path), view=False)
-            except Exception as exc:  # noqa: BLE001 - a corrupt derived file is rebuilt, not fatal
-                loaded = None
-                self.problem = f"vector file unreadable, rebuilt: {exc}"
-            if loaded is not None and loaded.ndim == dim:
-                self.index = loaded
+        self._opened = self.stamp()  # the file whose stamp the owner compared with the index's
+
+    @property
+    def index(self) -> Index:
+        """The usearch index, read from the file the first time it is needed."""
+        with self._lock:
+            if self._index is None:
+                self._index = self._load()
+            return self._index
+
+    @property
+    def loaded(self) -> bool:
+        return self._index is not None
+
+    def _load(self) -> Index:
+        fresh = Index(ndim=self.dim, metric="cos", dtype="f16")
+        if self.stamp() != self._opened:
+            self.checked = False  # replaced since it was opened: not the file the index's stamp vouched for
+        if not self.path.exists():
+            return fresh
+        try:
+            loaded = Index.restore(str(self.path), view=False)
+        except Exception as exc:  # noqa: BLE001 - a corrupt derived file is rebuilt, not fatal
+            self.problem = f"vector file unreadable, rebuilt: {exc}"
+            log.warning("%s", self.problem)
+            return fresh
+        return loaded if loaded is not None and loaded.ndim == self.dim else fresh
 
     def stamp(self) -> str:
         """Size and mtime of the saved file ("" when there is none): a different stamp means another hand."""
@@ -142,7 +163,7 @@ class Vectors:
     def reset(self) -> None:
         """Drop every vector (to rebuild them from the cache)."""
         with self._lock:
-            self.index = Index(ndim=self.dim, metric="cos", dtype="f16")
+            self._index = Index(ndim=self.dim, metric="cos", dtype="f16")
             self.dirty = True
 
     def __len__(self) -> int:

@@ -260,6 +260,11 @@ class _Run:
             atomic_write(f, (self.root / rec["backup"]).read_bytes(), result)
         return None
 
+    def touched(self) -> list[str]:
+        """The notes the plan's steps write, move or remove (what the index must re-read afterwards)."""
+        paths = {p for op in self.plan.ops for p in (op.path, op.dest) if p}
+        return sorted(p for p in paths if p != STATE_PATH and p.lower().endswith(".md"))
+
     def cleanup(self) -> None:
         """Remove temp files a killed write left in the folders the plan touches."""
         for op in self.plan.ops:
@@ -335,14 +340,14 @@ def rollback(cx: Store, *, checkpoint: Checkpoint | None = None) -> ApplyReport:
                 run.undone.add(op.step)
         run.cleanup()
         run.journal.write(t="rolled_back")
-        cx.sync()
+        cx.sync_paths(run.touched())
         return run.report(rolled_back=True)
 
 
 def _finish(cx: Store, run: _Run, commit: bool) -> ApplyReport:
     run.cleanup()
     run.run()
-    cx.sync()
+    cx.sync_paths(run.touched())
     sha = commit_vault(cx.root, run.plan, sorted(run.done)) if commit else None
     return run.report(commit=sha)
 

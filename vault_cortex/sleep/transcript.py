@@ -343,6 +343,6 @@ def _record(line: bytes) -> dict[str, Any]:
 def import_transcript(cx: Store, file: str | Path, session: str | None = None) -> Imported:
     """Write a transcript's exchanges as raw notes (never over edited ones) and index them."""
     done = capture_transcript(cx.root, file, session)
-    cx.sync()
+    cx.sync_paths(done.created + done.updated)  # just the notes it wrote: the cost follows the import
     return done
 
