@@ -274,6 +274,30 @@ def test_rollback_restores_every_byte(cx: Cortex, vault: Path) -> None:
     assert not [f for f in vault.rglob(".*.tmp")]
 
 
+def test_apply_and_rollback_index_just_the_notes_the_plan_touched(cx: Cortex, vault: Path, embedder: Embedder,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 13: a sleep writes some notes; re-indexing afterwards re-reads those, not the vault (no walk),
+    and leaves the index a rebuild from the files makes."""
+    import vault_cortex.index.sync as sync_module
+
+    plan = cx.sleep_plan("full")  # planning reads the whole index: it syncs in full first
+
+    def forbidden(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the vault was walked after a sleep")
+
+    for step in ("apply", "rollback"):
+        with monkeypatch.context() as m:
+            m.setattr(sync_module, "walk", forbidden)
+            if step == "apply":
+                cx.sleep_apply(plan)
+            else:
+                cx.sleep_rollback()
+        with Cortex(vault, cx.settings, embedder, index_dir=vault.parent / f"rebuilt-{step}") as fresh:
+            fresh.sync()
+            for table in ("notes", "links", "tags", "aliases"):
+                assert cx.db.snapshot()[table] == fresh.db.snapshot()[table], (step, table)
+
+
 def test_light_and_save_modes(cx: Cortex, vault: Path) -> None:
     light = cx.sleep_plan("light")
     assert {op.phase for op in light.ops} == {"wire", "promote", "dream", "handoff", "state"}
