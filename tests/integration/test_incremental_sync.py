@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vault_cortex.cortex import Cortex
-from vault_cortex.files.links import target_names
+from vault_cortex.files.links import file_key, target_key, target_names
 from vault_cortex.files.vault import content_hash
 from vault_cortex.index.db import IndexDB
 
@@ -130,6 +130,22 @@ def test_target_names_are_the_file_names_a_link_can_reach() -> None:
     assert target_names(" ../Beta.MD ") == ("beta.md",)
     assert target_names("..") is None
     assert target_names("") is None
+
+
+segments = st.sampled_from(["Alpha", "alpha", "ALPHA.md", "Über", "über.MD", "pic.png", "a", ".", "..", "", " x ",
+                            "b.md.md", "Ǆ", "ǆ"])
+
+
+@given(st.lists(segments, min_size=1, max_size=3).map("/".join),
+       st.sampled_from(["alpha.md", "alpha", "über.md", "pic.png", "x.md", "b.md.md", "b.md", "ǆ.md", "a"]))
+def test_the_indexed_link_name_finds_every_link_that_can_reach_a_file(target: str, name: str) -> None:
+    """Issue 13: the one-file path finds the links a file added or removed can re-resolve by the indexed
+    `links.name` instead of a LIKE scan over every link; no link that can reach the file may be missed. (An
+    empty target, `[[#Heading]]`, reaches its own note only: it is found as a link of the note written.)"""
+    names = target_names(target)
+    if target.strip() and (names is None or name in names):
+        key = target_key(target)
+        assert key is None or key == file_key(name), (target, name, key)
 
 
 _KILLED_WRITER = """

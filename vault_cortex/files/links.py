@@ -80,6 +80,21 @@ def target_names(target: str) -> tuple[str, ...] | None:
     return (last,) if last.endswith(".md") else (last + ".md", last)
 
 
+def target_key(target: str) -> str | None:
+    """The indexed name of a link target: its lower-cased last segment without `.md`. A file named `n` can be
+    reached only by targets whose key is `file_key(n)`; None (a `..`, a folder) could reach any file. The
+    empty target (`[[#Heading]]`) names its own note only, so its key is "" and matches no file."""
+    if not _nfc(target).strip():
+        return ""
+    names = target_names(target)
+    return None if names is None else names[0][:-3] if names[0].endswith(".md") else names[0]
+
+
+def file_key(name: str) -> str:
+    """The key (see `target_key`) of the targets that can name a file called `name` (lower-cased)."""
+    return name[:-3] if name.endswith(".md") else name
+
+
 class _File:
     """One vault file, with the lower-cased forms the indexes compare."""
 

@@ -6,6 +6,7 @@ Everything here can be rebuilt from the vault; deleting `.cortex/index/` loses n
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 import sqlite3
 import threading
@@ -18,12 +19,14 @@ import msgspec
 
 from vault_cortex.errors import IndexCorrupt, IndexUnavailable
 from vault_cortex.files.chunk import Chunk
-from vault_cortex.files.links import Dangling, Resolver, target_names
+from vault_cortex.files.links import Dangling, Resolver, file_key, target_key, target_names
 from vault_cortex.files.note import Note
 from vault_cortex.files.vault import Skipped
 from vault_cortex.index.activity import Activity
 from vault_cortex.index.fts import fts_query
-from vault_cortex.index.schema import SCHEMA, SCHEMA_VERSION
+from vault_cortex.index.schema import INDEXES, SCHEMA, SCHEMA_VERSION
+
+log = logging.getLogger(__name__)
 
 
 def is_corruption(exc: BaseException) -> bool:
@@ -121,6 +124,22 @@ def quick_check(conn: sqlite3.Connection, what: str) -> str | None:
     return None if row is not None and row[0] == "ok" else f"{what} failed its check: {row[0] if row else 'no answer'}"
 
 
+def _add_link_names(conn: sqlite3.Connection) -> None:
+    """Give an index made before `links.name` existed the column, filled from each link's target (once)."""
+    if any(r[1] == "name" for r in conn.execute("PRAGMA table_info(links)")):
+        return
+    log.info("index: adding the indexed link names (once)")
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute("ALTER TABLE links ADD COLUMN name TEXT")
+        rows = conn.execute("SELECT rowid, target FROM links").fetchall()
+        conn.executemany("UPDATE links SET name = ? WHERE rowid = ?", [(target_key(t), r) for r, t in rows])
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
 class IndexDB:
     """One SQLite connection to `index.db`; the owner serialises writers."""
 
@@ -137,6 +156,8 @@ class IndexDB:
             self.conn.execute("PRAGMA synchronous=NORMAL")
             self.conn.execute("PRAGMA foreign_keys=ON")
             self.conn.executescript(SCHEMA)
+            _add_link_names(self.conn)
+            self.conn.executescript(INDEXES)
         except sqlite3.Error as exc:
             self.conn.close()
             if is_corruption(exc):
@@ -263,8 +284,9 @@ class IndexDB:
             "INSERT INTO aliases(note_id, alias) VALUES (?,?)", [(note_id, a) for a in note.aliases]
         )
         self.conn.executemany(
-            "INSERT INTO links(note_id, target, subpath, display, kind, rel, line) VALUES (?,?,?,?,?,?,?)",
-            [(note_id, ln.target, ln.subpath, ln.display, ln.kind, ln.rel, ln.line) for ln in note.links],
+            "INSERT INTO links(note_id, target, subpath, display, kind, rel, line, name) VALUES (?,?,?,?,?,?,?,?)",
+            [(note_id, ln.target, ln.subpath, ln.display, ln.kind, ln.rel, ln.line, target_key(ln.target))
+             for ln in note.links],
         )
         self.set_file(note.path, state)
         return ids
@@ -322,22 +344,19 @@ class IndexDB:
     def links_naming(self, sources: Iterable[str], names: Iterable[str]) -> list[tuple[int, str, str]]:
         """(rowid, target, source) of the links written in `sources` and of every link whose target could
         name a file called one of `names` (lower-cased file names): the links a change to those files can
-        resolve differently. A cheap LIKE narrows the candidates in SQLite; `target_names` decides."""
+        resolve differently. The indexed `links.name` (`target_key`) finds the candidates; `target_names`
+        decides."""
         sql = "SELECT l.rowid, l.target, n.path FROM links l JOIN notes n ON n.id = l.note_id"
         rows: dict[int, tuple[int, str, str]] = {}
         for p in sources:
             rows.update((r[0], r) for r in self.conn.execute(sql + " WHERE n.path = ?", (p,)))
-        stems = {n[:-3] if n.endswith(".md") else n for n in names}
-        if not stems:
+        keys = sorted({file_key(n) for n in names})
+        if not keys:
             return list(rows.values())
-        if all(st.isascii() and st for st in stems):  # LIKE folds ASCII case only
-            like = " OR ".join("l.target LIKE ? ESCAPE '\\'" for _ in stems)
-            args = ["%" + st.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-                    for st in sorted(stems)]
-            odd = "rtrim(l.target) LIKE '%.' OR rtrim(l.target) LIKE '%/'"  # `..`: the name is the folder's
-            candidates = self.conn.execute(f"{sql} WHERE {like} OR {odd}", args)
-        else:
-            candidates = self.conn.execute(sql)
+        candidates: list[tuple[int, str, str]] = list(self.conn.execute(sql + " WHERE l.name IS NULL"))
+        for start in range(0, len(keys), 500):
+            part = keys[start:start + 500]
+            candidates += self.conn.execute(f"{sql} WHERE l.name IN ({','.join('?' * len(part))})", part)
         wanted = set(names)
         for r in candidates:
             could = target_names(r[1])

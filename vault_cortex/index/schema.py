@@ -24,7 +24,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
 CREATE TABLE IF NOT EXISTS links(
     note_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE, target TEXT NOT NULL,
     subpath TEXT NOT NULL, display TEXT, kind TEXT NOT NULL, rel TEXT NOT NULL, line INTEGER NOT NULL,
-    dst_path TEXT, ambiguous TEXT);
+    dst_path TEXT, ambiguous TEXT, name TEXT);
 CREATE INDEX IF NOT EXISTS links_note ON links(note_id);
 CREATE INDEX IF NOT EXISTS links_dst ON links(dst_path);
 CREATE TABLE IF NOT EXISTS tags(note_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE, tag TEXT);
@@ -93,3 +93,6 @@ _TRIGGERS = "INSERT OR IGNORE INTO meta(key, value) VALUES ('change_seq', '0'), 
 )
 
 SCHEMA = _SCHEMA + _TRIGGERS  # run at every open: everything is IF NOT EXISTS / OR IGNORE
+
+# Run after SCHEMA, once the migrations (db.py) added any column an older index lacks.
+INDEXES = "CREATE INDEX IF NOT EXISTS links_name ON links(name);\n"
