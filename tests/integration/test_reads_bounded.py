@@ -105,3 +105,25 @@ def test_without_pinned_notes_the_most_important_identity_notes_come(tmp_path: P
     with Cortex.open(root, embedder=FakeEmbedder()) as cx:
         cx.sync()
         assert [n.path for n in cx.db.pinned_notes(["personality", "soul"], 3)] == ["soul/values.md"]
+
+
+def test_a_query_of_common_words_scores_at_most_its_budget_and_keeps_exact_scores(tmp_path: Path) -> None:
+    """Issue 13: BM25 scores every chunk that matches one of the query's words; at 100k notes a query of common
+    words scored 150k chunks (~100 ms a recall). With `recall.lexical_budget`, the top-N is drawn by the rarer
+    words alone when all of them would match more chunks than the budget, and each chunk returned is scored on
+    every word, exactly as without the budget."""
+    root = vault(tmp_path, links=False)
+    write(root, "long_term/thermometer.md", "Sourdough in the oven needs the probe thermometer at 96 degrees.\n")
+    with Cortex.open(root, embedder=FakeEmbedder()) as cx:
+        cx.sync()
+        query = "sourdough oven thermometer"
+        exact = cx.db.lexical(query, 5)
+        bounded = cx.db.lexical(query, 5, budget=10)  # "sourdough" and "oven" match 31 chunks each
+        [rare] = cx.db.lexical("thermometer", 5)
+        assert list(bounded) == [rare] and max(exact, key=lambda i: exact[i]) == rare
+        assert bounded[rare] == exact[rare]  # scored on every word
+        also = sorted(exact)[-2:]
+        with_also = cx.db.lexical(query, 5, also=also, budget=10)
+        assert with_also == {i: exact.get(i) or cx.db.lexical(query, 100, only=[i])[i] for i in [rare, *also]}
+        assert cx.db.lexical(query, 5, budget=100) == exact  # within the budget: unchanged
+        assert cx.settings.recall.lexical_budget == 10_000

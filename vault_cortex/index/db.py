@@ -23,7 +23,7 @@ from vault_cortex.files.links import Dangling, Resolver, file_key, target_key, t
 from vault_cortex.files.note import Note
 from vault_cortex.files.vault import Skipped
 from vault_cortex.index.activity import Activity
-from vault_cortex.index.fts import fts_query
+from vault_cortex.index.fts import fts_match, fts_terms, rarest
 from vault_cortex.index.schema import INDEXES, SCHEMA, SCHEMA_VERSION
 
 log = logging.getLogger(__name__)
@@ -168,6 +168,7 @@ class IndexDB:
             raise
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
+        self._freqs: dict[str, tuple[int, int]] = {}  # term -> (chunks matching it, change number then)
         version = self.get_meta("schema")
         if self.get_meta("index_id") is None:  # names this index: a graph following its change log knows it
             self.set_meta("index_id", secrets.token_hex(8))
@@ -480,16 +481,24 @@ class IndexDB:
         return dict(self._select_in("SELECT hash, embed_text FROM chunks WHERE hash IN ({marks})", hashes))
 
     def lexical(self, query: str, limit: int, only: Sequence[int] | None = None,
-                notes: frozenset[int] | None = None, also: Sequence[int] = ()) -> dict[int, float]:
+                notes: frozenset[int] | None = None, also: Sequence[int] = (), budget: int = 0) -> dict[int, float]:
         """BM25 scores (higher is better) of the best `limit` chunks, or of the given chunk ids; with `notes`,
         only chunks of those notes (filtered inside the search, so `limit` of them come back when they exist);
         with `also`, the scores of those chunks too (those that match), in the same statement.
 
         The top `limit` are picked by FTS5 inside SQLite (`ORDER BY bm25 LIMIT`); the listed ids are filtered
-        with `+rowid`, before scoring, so only they are scored."""
-        match = fts_query(query)
-        if not match:
+        with `+rowid`, before scoring, so only they are scored. With a `budget`, a query whose words match more
+        than `budget` chunks together draws its top `limit` by its rarer words only (`fts.rarest`), then scores
+        those and `also` on every word: BM25's work stays bounded by the budget, not by the vault."""
+        terms = fts_terms(query)
+        if not terms:
             return {}
+        if only is None and notes is None and 0 < budget < self._max_chunk_id():
+            narrow = rarest(terms, self._doc_freqs(terms), budget)
+            if narrow is not None:
+                top = self.lexical(" ".join(narrow), limit)
+                return self.lexical(query, limit, only=list(dict.fromkeys([*top, *also])))
+        match = fts_match(terms)
         score = "-bm25(chunks_fts, 2.0, 1.0, 1.0)"
         base = f"SELECT rowid, {score} AS s FROM chunks_fts WHERE chunks_fts MATCH ?"
         # `+rowid` keeps a listed-ids filter out of FTS5, which would otherwise run the match once per listed id
@@ -514,6 +523,31 @@ class IndexDB:
             return {int(r): float(v) for r, v in self._r().execute(sql, args)}
         except sqlite3.OperationalError:
             return {}
+
+    def _max_chunk_id(self) -> int:
+        """At least the number of chunks (ids only grow), in one B-tree step."""
+        return int(self._r().execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0])
+
+    def _doc_freqs(self, terms: Sequence[str]) -> dict[str, int]:
+        """How many chunks match each term, remembered (an estimate is enough to pick the rarer words) until a
+        thousand notes have changed since."""
+        seq = self.change_seqs()[1]
+        cache = self._freqs
+        if cache.get("", (0, 0))[1] + 1000 < seq or cache.get("", (0, 0))[1] > seq:
+            cache.clear()
+            cache[""] = (0, seq)
+        out: dict[str, int] = {}
+        for term in terms:
+            hit = cache.get(term)
+            if hit is None:
+                try:
+                    n = int(self._r().execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?",
+                                              (fts_match([term]),)).fetchone()[0])
+                except sqlite3.OperationalError:
+                    n = 0
+                hit = cache[term] = (n, seq)
+            out[term] = hit[0]
+        return out
 
     def access(self) -> dict[str, tuple[int, float | None]]:
         return {p: (c, t) for p, c, t in self._r().execute("SELECT path, count, last_ts FROM access")}

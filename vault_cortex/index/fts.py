@@ -19,9 +19,29 @@ _STOPWORDS = frozenset(
 WORD = re.compile(r"\w+", re.UNICODE)
 
 
-def fts_query(query: str) -> str:
-    """An FTS5 MATCH expression: the query's words OR-ed, stopwords dropped, each quoted."""
+def fts_terms(query: str) -> list[str]:
+    """The query's words that BM25 matches on: lower-cased, stopwords dropped (unless nothing else), once each."""
     words = [w.lower() for w in WORD.findall(query)]
     kept = [w for w in words if w not in _STOPWORDS] or words
-    unique = list(dict.fromkeys(kept))
-    return " OR ".join('"' + w.replace('"', '""') + '"' for w in unique)
+    return list(dict.fromkeys(kept))
+
+
+def fts_match(terms: list[str]) -> str:
+    """An FTS5 MATCH expression: the terms OR-ed, each quoted."""
+    return " OR ".join('"' + w.replace('"', '""') + '"' for w in terms)
+
+
+def rarest(terms: list[str], freqs: dict[str, int], budget: int) -> list[str] | None:
+    """The rarer terms whose matches together stay within `budget` chunks (at least the rarest one), when all of
+    them would not; None when every term fits. BM25 scores each matching chunk, so a query of common words in a
+    large vault would score most of it; its top chunks are found by its rarer words instead."""
+    if budget <= 0 or len(terms) < 2 or sum(freqs.get(t, 0) for t in terms) <= budget:
+        return None
+    kept: list[str] = []
+    total = 0
+    for term in sorted(terms, key=lambda t: (freqs.get(t, 0), t)):
+        if kept and total + freqs.get(term, 0) > budget:
+            break
+        kept.append(term)
+        total += freqs.get(term, 0)
+    return kept

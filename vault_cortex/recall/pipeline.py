@@ -119,7 +119,8 @@ def rank(
     filtered inside the dense and lexical searches so that filtering never starves the candidates."""
     rs = settings.recall
     dense = dense_candidates(qvec, db, vectors, rs.candidates, allowed)
-    lexical = db.lexical(query, rs.candidates, notes=allowed, also=list(dense))  # top-N and the dense ones
+    lexical = db.lexical(query, rs.candidates, notes=allowed, also=list(dense),  # top-N and the dense ones
+                         budget=rs.lexical_budget)
     dense.update(vectors.similarity(qvec, [i for i in lexical if i not in dense]))
     chunks = db.chunks_by_id(set(dense) | set(lexical))
     fused = fuse(dense, lexical, rs.dense_weight, rs.lexical_weight)
