@@ -527,11 +527,16 @@ class IndexDB:
                 paths = pairs = None
         notes: dict[str, tuple[str | None, list[tuple[str | None, str]]]] = {}
         if paths is None:
-            for path, project in conn.execute("SELECT path, project FROM notes"):
-                notes[path] = (project, [])
-            for path, dst, rel in conn.execute(
-                    "SELECT n.path, l.dst_path, l.rel FROM links l JOIN notes n ON n.id = l.note_id"):
-                notes[path][1].append((dst, rel))
+            by_id: dict[int, list[tuple[str | None, str]]] = {}
+            same: dict[str, str] = {}  # one string object per distinct path, project and relation
+            for note_id, path, project in conn.execute("SELECT id, path, project FROM notes"):
+                same[path] = path
+                notes[path] = (project if project is None else same.setdefault(project, project),
+                               by_id.setdefault(note_id, []))
+            for note_id, dst, rel in conn.execute("SELECT note_id, dst_path, rel FROM links"):
+                if (links := by_id.get(note_id)) is not None:
+                    links.append((dst if dst is None else same.setdefault(dst, dst), same.setdefault(rel, rel)))
+            del by_id, same
             co = conn.execute(
                 "SELECT a, b, count(*), max(last_ts) FROM co_queries GROUP BY a, b ORDER BY a, b").fetchall()
             return GraphRows(index_id=ident, seq=seq, co_seq=co_seq, notes=notes, gone=[], co=co, full=True)

@@ -124,7 +124,7 @@ class LiveGraph:
         self.pairs = {(a, b): s for a, b, q, last in rows.co if (s := co_strength(q, last, now)) > 0}
         self.graph = Graph(
             rows.notes,
-            [(path, dst, rel) for path, (_, links) in rows.notes.items() for dst, rel in links],
+            ((path, dst, rel) for path, (_, links) in rows.notes.items() for dst, rel in links),
             projects={path: project for path, (project, _) in rows.notes.items()},
             co_retrieved=[(a, b, s) for (a, b), s in self.pairs.items()],
         )

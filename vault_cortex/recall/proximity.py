@@ -8,10 +8,10 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
-from vault_cortex.recall.graph import FloatArray, Graph, IntArray
+from vault_cortex.recall.graph import FloatArray, Graph, Int32Array, IntArray
 
 
-def _walk_arrays(graph: Graph) -> tuple[IntArray, IntArray, IntArray, FloatArray]:
+def _walk_arrays(graph: Graph) -> tuple[IntArray, Int32Array, Int32Array, FloatArray]:
     """CSR of the walk over node ids (indptr, src, dst, P[src, dst] = w / Σ w), sorted from the slot arrays;
     cached until the graph changes."""
     if graph._walk is None:
@@ -143,5 +143,7 @@ def relative_to_prior(graph: Graph, seeds: Mapping[str, float], *, share: float 
 
 
 def warm(graph: Graph) -> None:
-    """Build the graph's cached walk arrays and prior now, so that readers sharing the graph only read them."""
+    """Build the graph's cached walk arrays, prior and link CSR now, so that readers sharing the graph only read
+    them."""
     _prior_mass(graph)
+    graph.linked_csr()
