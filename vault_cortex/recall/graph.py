@@ -510,7 +510,8 @@ class Graph:
         return out
 
     def linked_csr(self) -> tuple[IntArray, Int32Array]:
-        """The notes' link graph by node id (indptr, neighbour ids), undirected; cached until the graph changes."""
+        """The notes' link graph by node id (indptr, neighbour ids), undirected, for health (degrees and
+        neighbours of single notes are read from their own links instead); cached until the graph changes."""
         if self._linked is None:
             lk = self._lk[: self._used]
             src, dst = self._src[: self._used][lk], self._dst[: self._used][lk]
@@ -520,18 +521,21 @@ class Graph:
             self._linked = (indptr, dst[order])
         return self._linked
 
+    def _peers(self, i: int) -> list[int]:
+        """Node ids linked to or from note i: its link targets and inbound sources whose pair is linked."""
+        found = self._inbound(i)
+        found.update(d for d, _ in self._links_of(i))
+        found.discard(i)
+        found.discard(-1)
+        lk = self._lk
+        return [j for j in found if (slot := self._slot_of(_pair(i, j))) is not None and lk[slot]]
+
     def degree(self, path: str) -> int:
         """Distinct notes linked to or from this note (0 for an unknown path)."""
-        if path not in self._notes:
-            return 0
-        indptr, _ = self.linked_csr()
-        i = self._id[path]
-        return int(indptr[i + 1] - indptr[i])
+        return len(self._peers(self._id[path])) if path in self._notes else 0
 
     def neighbours(self, path: str) -> list[str]:
         """Notes linked to or from this note, sorted."""
         if path not in self._notes:
             return []
-        indptr, peers = self.linked_csr()
-        i = self._id[path]
-        return sorted(self._by_id[j] for j in peers[indptr[i]: indptr[i + 1]].tolist())
+        return sorted(self._by_id[j] for j in self._peers(self._id[path]))

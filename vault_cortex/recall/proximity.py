@@ -143,7 +143,5 @@ def relative_to_prior(graph: Graph, seeds: Mapping[str, float], *, share: float 
 
 
 def warm(graph: Graph) -> None:
-    """Build the graph's cached walk arrays, prior and link CSR now, so that readers sharing the graph only read
-    them."""
+    """Build the graph's cached walk arrays and prior now, so that readers sharing the graph only read them."""
     _prior_mass(graph)
-    graph.linked_csr()
