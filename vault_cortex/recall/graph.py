@@ -350,6 +350,17 @@ class Graph:
                 return zip(self._ldst[a:b].tolist(), self._lrel[a:b].tolist(), strict=True)
         return ()
 
+    def _rels_to(self, i: int, j: int) -> set[int]:
+        """Relation codes of note i's links to j (validity aside)."""
+        over = self._lover.get(i)
+        if over is not None:
+            return {r for d, r in over if d == j}
+        if i + 1 < self._lptr.size:
+            a, b = int(self._lptr[i]), int(self._lptr[i + 1])
+            if a < b:
+                return set(self._lrel[a:b][self._ldst[a:b] == j].tolist())
+        return set()
+
     def _inbound(self, i: int) -> set[int]:
         """Notes that may link to this node (a superset: extra ones cost a no-op refresh)."""
         found = set(self._in_over.get(i, ()))
@@ -385,8 +396,8 @@ class Graph:
         weight = 0.0
         linked = False
         if i != j and self._is_note_id[i] and self._is_note_id[j]:
-            rels = set((self._out(i) if out is None else out).get(j, ()))
-            rels.update(r for d, r in self._links_of(j) if d == i)
+            rels = set(out.get(j, ())) if out is not None else self._rels_to(i, j)
+            rels |= self._rels_to(j, i)
             linked = bool(rels)
             weight = max((self._rel_w[r] for r in rels), default=0.0)
             weight = max(weight, self._co.get(_pair(i, j), 0.0))
@@ -408,7 +419,7 @@ class Graph:
         self._set_pair(i, node, 0.0, False)
 
     def _slot_of(self, key: int) -> int | None:
-        k = int(np.searchsorted(self._pkeys, key))
+        k = int(self._pkeys.searchsorted(key))
         if k < self._pkeys.size and int(self._pkeys[k]) == key:
             return 2 * k
         return self._xslot.get(key)
@@ -543,8 +554,8 @@ class Graph:
         return out
 
     def linked_csr(self) -> tuple[IntArray, Int32Array]:
-        """The notes' link graph by node id (indptr, neighbour ids), undirected, for health (degrees and
-        neighbours of single notes are read from their own links instead); cached until the graph changes."""
+        """The notes' link graph by node id (indptr, neighbour ids), undirected, for health and degrees (a
+        recall's neighbours are read from the notes' own links instead); cached until the graph changes."""
         if self._linked is None:
             lk = self._lk[: self._used]
             src, dst = self._src[: self._used][lk], self._dst[: self._used][lk]
@@ -560,12 +571,26 @@ class Graph:
         found.update(d for d, _ in self._links_of(i))
         found.discard(i)
         found.discard(-1)
-        lk = self._lk
-        return [j for j in found if (slot := self._slot_of(_pair(i, j))) is not None and lk[slot]]
+        peers = np.fromiter(found, dtype=np.int64, count=len(found))
+        keys = np.minimum(peers, i) << 32 | np.maximum(peers, i)
+        k = np.minimum(self._pkeys.searchsorted(keys), max(self._pkeys.size - 1, 0))
+        built = self._pkeys[k] == keys if self._pkeys.size else np.zeros(keys.size, dtype=bool)
+        linked = np.zeros(keys.size, dtype=bool)
+        linked[built] = self._lk[2 * k[built]]
+        for n in np.flatnonzero(~built).tolist():
+            slot = self._xslot.get(int(keys[n]))
+            linked[n] = slot is not None and bool(self._lk[slot])
+        found_linked: list[int] = peers[linked].tolist()
+        return found_linked
 
     def degree(self, path: str) -> int:
-        """Distinct notes linked to or from this note (0 for an unknown path)."""
-        return len(self._peers(self._id[path])) if path in self._notes else 0
+        """Distinct notes linked to or from this note (0 for an unknown path); from the cached link CSR, as a
+        sleep asks it of every note."""
+        if path not in self._notes:
+            return 0
+        indptr, _ = self.linked_csr()
+        i = self._id[path]
+        return int(indptr[i + 1] - indptr[i])
 
     def neighbours(self, path: str) -> list[str]:
         """Notes linked to or from this note, sorted."""
