@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import random
 import time
+import tracemalloc
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -246,3 +248,25 @@ def test_relative_to_prior_takes_the_hub_bias_out_of_proximity() -> None:
     assert lifted["n"] == max(lifted.values()) > 0.5
     assert lifted.get("h", 0.0) < 0.1
     assert relative_to_prior(g, {}) == {}
+
+
+def test_the_graph_keeps_no_python_object_per_link() -> None:
+    """Issue 13: at 100k notes and 570k links the graph held ~710 MiB (dicts and sets of path strings per edge).
+    Now links and pairs live in numpy arrays over integer node ids: what a built graph keeps (path strings
+    included) stays far below the old ~1,300 bytes a link, and so does the build's transient peak."""
+    rnd = random.Random(3)
+    names = [f"region {i % 7}/a note with a long enough title {i}.md" for i in range(5000)]
+    links = [(rnd.choice(names), rnd.choice([*names[:50], *names]), rnd.choice(["links_to", "supports", "embeds"]))
+             for _ in range(30_000)]
+    projects = {p: f"proj{rnd.randrange(40)}" for p in rnd.sample(names, 1500)}
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    g = Graph(names, iter(links), projects=projects)
+    proximity(g, {names[0]: 1.0})  # the walk's cached arrays count too
+    kept, peak = (m - before for m in tracemalloc.get_traced_memory())
+    tracemalloc.stop()
+    assert g.link_count > 25_000
+    print(f"\nkept {kept / len(links):.0f} B a link, peak {peak / len(links):.0f} B a link")
+    assert kept / len(links) < 300, kept / len(links)
+    assert peak / len(links) < 450, peak / len(links)

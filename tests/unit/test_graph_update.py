@@ -90,3 +90,19 @@ def test_an_update_touches_only_what_changed() -> None:
     assert g.neighbours("c.md") == ["a.md", "b.md"] and g.outside_count == 0
     g.update({"c.md": None})
     assert g.degree("a.md") == 0 and "project:x" not in g.names
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.sampled_from(PATHS), note_edges, max_size=8),
+       st.dictionaries(st.tuples(st.sampled_from(PATHS), st.sampled_from(PATHS)), st.sampled_from([1, 3, 9]),
+                       max_size=4))
+def test_a_graph_built_from_columns_equals_one_built_from_links(
+        state: dict[str, NoteEdges], co: dict[tuple[str, str], float]) -> None:
+    """The bulk build a full index read uses (issue 13: no Python object per link) gives the same graph."""
+    co = {(a, b): n for (a, b), n in co.items() if a < b}
+    paths = list(state)
+    g = Graph.from_columns(paths, [len(state[p].links) for p in paths],
+                           [d for p in paths for d, _ in state[p].links], [r for p in paths for _, r in state[p].links],
+                           projects={p: e.project for p, e in state.items()},
+                           co_retrieved=[(a, b, n) for (a, b), n in co.items()])
+    same(g, scratch(state, co))

@@ -96,6 +96,14 @@ class GraphRows(msgspec.Struct, frozen=True, kw_only=True):
     gone: list[str]  # with `since`: changed paths that are no longer notes
     co: list[tuple[str, str, int, float]]  # (a, b, distinct queries, last time); 0 queries: the pair is gone
     full: bool  # every note and pair (not a change set)
+    # a full read leaves `notes` empty and fills these columns instead (no Python object per link; one string
+    # object per distinct path, project or relation): each note's path, project and number of links, then the
+    # links of the notes in that order
+    paths: list[str] = []
+    projects: list[str | None] = []
+    link_counts: list[int] = []
+    link_dst: list[str | None] = []
+    link_rel: list[str] = []
 
 
 class FileState(msgspec.Struct, frozen=True, kw_only=True):
@@ -590,16 +598,9 @@ class IndexDB:
             pairs = conn.execute("SELECT a, b FROM co_changes WHERE seq > ?", (since[2],)).fetchall()
             if len(paths) > limit or len(pairs) > limit:
                 paths = pairs = None
-        notes: dict[str, tuple[str | None, list[tuple[str | None, str]]]] = {}
         if paths is None:
-            for path, project in conn.execute("SELECT path, project FROM notes"):
-                notes[path] = (project, [])
-            for path, dst, rel in conn.execute(
-                    "SELECT n.path, l.dst_path, l.rel FROM links l JOIN notes n ON n.id = l.note_id"):
-                notes[path][1].append((dst, rel))
-            co = conn.execute(
-                "SELECT a, b, count(*), max(last_ts) FROM co_queries GROUP BY a, b ORDER BY a, b").fetchall()
-            return GraphRows(index_id=ident, seq=seq, co_seq=co_seq, notes=notes, gone=[], co=co, full=True)
+            return self._all_graph_rows(conn, ident, seq, co_seq)
+        notes: dict[str, tuple[str | None, list[tuple[str | None, str]]]] = {}
         gone = []
         for path in paths:
             row = conn.execute("SELECT id, project FROM notes WHERE path = ?", (path,)).fetchone()
@@ -614,6 +615,33 @@ class IndexDB:
                                    (a, b)).fetchone()
             co.append((a, b, n, last or 0.0))
         return GraphRows(index_id=ident, seq=seq, co_seq=co_seq, notes=notes, gone=gone, co=co, full=False)
+
+    @staticmethod
+    def _all_graph_rows(conn: sqlite3.Connection, ident: str, seq: int, co_seq: int) -> GraphRows:
+        """Every note, link and co-retrieved pair, as columns (a 100k-note vault has half a million links)."""
+        ids: list[int] = []
+        paths: list[str] = []
+        projects: list[str | None] = []
+        same: dict[str, str] = {}  # one string object per distinct path, project and relation
+        for note_id, path, project in conn.execute("SELECT id, path, project FROM notes ORDER BY id"):
+            ids.append(note_id)
+            paths.append(same.setdefault(path, path))
+            projects.append(project if project is None else same.setdefault(project, project))
+        counts = [0] * len(ids)
+        link_dst: list[str | None] = []
+        link_rel: list[str] = []
+        k = 0
+        for note_id, dst, rel in conn.execute("SELECT note_id, dst_path, rel FROM links ORDER BY note_id"):
+            while k < len(ids) and ids[k] < note_id:
+                k += 1
+            if k == len(ids) or ids[k] != note_id:
+                continue
+            counts[k] += 1
+            link_dst.append(dst if dst is None else same.setdefault(dst, dst))
+            link_rel.append(same.setdefault(rel, rel))
+        co = conn.execute("SELECT a, b, count(*), max(last_ts) FROM co_queries GROUP BY a, b ORDER BY a, b").fetchall()
+        return GraphRows(index_id=ident, seq=seq, co_seq=co_seq, notes={}, gone=[], co=co, full=True, paths=paths,
+                         projects=projects, link_counts=counts, link_dst=link_dst, link_rel=link_rel)
 
     def access_of(self, paths: Iterable[str]) -> dict[str, tuple[int, float | None]]:
         """(access count, last access) of the given notes that have any."""

@@ -9,7 +9,8 @@ write costs what it changes; an update gives the same graph as building it again
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from array import array
+from collections.abc import Iterable, Mapping, Sequence
 
 import msgspec
 import numpy as np
@@ -76,18 +77,25 @@ class GraphHealth(msgspec.Struct, frozen=True, kw_only=True):
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
+Int32Array = npt.NDArray[np.int32]
+BoolArray = npt.NDArray[np.bool_]
+
+_LOW = (1 << 32) - 1
 
 
-def _key(a: str, b: str) -> tuple[str, str]:
-    return (a, b) if a < b else (b, a)
+def _pair(i: int, j: int) -> int:
+    """One int naming an undirected pair of node ids."""
+    return (i << 32 | j) if i < j else (j << 32 | i)
 
 
 class Graph:
-    """Notes, project nodes and weighted edges as adjacency maps, kept up to date note by note.
+    """Notes, project nodes and weighted edges over integer node ids, kept up to date note by note.
 
-    The truth is each note's links and project and the co-retrieval pairs; derived from them are the walk's
-    undirected pair weights (`_adj`, strongest edge of a pair), the notes' link graph (`_linked`, for degrees
-    and health), and slot arrays of the pair weights for the query-independent prior, which numpy walks whole.
+    The truth is each note's links (one CSR of node ids built in bulk, then a small per-note overlay for the
+    notes changed since), its project and the co-retrieval pairs. Derived from them are the undirected pairs:
+    slot arrays holding each pair's walk weight (its strongest edge) and whether the notes link (for degrees and
+    health), which numpy walks whole, found by a sorted array of pair keys (plus a dict for pairs added since).
+    No structure is keyed by path strings except the one path -> node id map.
     """
 
     def __init__(
@@ -100,132 +108,197 @@ class Graph:
         weights: EdgeWeights | None = None,
     ) -> None:
         """Build from note paths, (src, dst or None if dangling, rel) links, note→project, (a, b, count)."""
-        self.weights = weights or EdgeWeights()
-        self._notes: set[str] = set(notes)
-        self._links: dict[str, list[tuple[str | None, str]]] = {}
-        self._project: dict[str, str] = {}
-        self._inbound: dict[str, set[str]] = {}  # a link's destination -> notes that link to it
-        self._co: dict[tuple[str, str], float] = {}  # (a, b), a < b -> co-retrieval edge weight
-        self._co_by: dict[str, set[str]] = {}
-        self._out: dict[str, dict[str, set[str]]] = {}  # src -> dst -> relations, notes only, no self-links
-        self._adj: dict[str, dict[str, float]] = {}  # undirected walk weights: notes and project nodes
-        self._linked: dict[str, set[str]] = {}  # undirected file links between notes
-        self._members: dict[str, set[str]] = {}  # project node -> member notes
-        self.link_count = 0
-        self._stray_dangling = 0  # links from paths that are not notes (kept only as counts)
-        self._stray_outside = 0
-        # slot arrays for the prior: node ids are permanent, a pair keeps its two directed slots
-        self._id: dict[str, int] = {}
-        self._by_id: list[str] = []
-        self._walk: tuple[IntArray, IntArray, IntArray, FloatArray] | None = None  # CSR of the walk, lazily
-        self._slot: dict[tuple[str, str], int] = {}
-        self._free: list[int] = []
-        self._src: IntArray = np.zeros(64, dtype=np.int64)
-        self._dst: IntArray = np.zeros(64, dtype=np.int64)
-        self._w: FloatArray = np.zeros(64, dtype=np.float64)
-        self._used = 0
-        self._is_note_id: npt.NDArray[np.bool_] = np.zeros(64, dtype=bool)
-        self._prior: FloatArray | None = None
-        self._names: tuple[str, ...] | None = None
-        self._index: dict[str, int] | None = None
-        self._edges: tuple[Edge, ...] | None = None
-
-        by_src: dict[str, list[tuple[str | None, str]]] = {}
+        self._setup(notes, weights)
+        ids = self._id
+        src_ids = array("i")
+        dsts: list[str | None] = []
+        rels: list[str] = []
         for src, dst, rel in links:
-            if src not in self._notes:
+            i = ids.get(src) if src in self._notes else None
+            if i is None:
                 if dst is None:
                     self._stray_dangling += 1
                 else:
                     self._stray_outside += 1
                 continue
-            by_src.setdefault(src, []).append((dst, rel))
+            src_ids.append(i)
+            dsts.append(dst)
+            rels.append(rel)
+        self._load(np.frombuffer(src_ids, dtype=np.int32), dsts, rels, projects, co_retrieved)
+
+    @classmethod
+    def from_columns(
+        cls,
+        paths: Sequence[str],
+        link_counts: Sequence[int],
+        link_dst: Sequence[str | None],
+        link_rel: Sequence[str],
+        *,
+        projects: Mapping[str, str | None] | None = None,
+        co_retrieved: Iterable[tuple[str, str, float]] = (),
+        weights: EdgeWeights | None = None,
+    ) -> Graph:
+        """The graph `Graph(paths, links, ...)` gives, from columns: each note's number of links, then the links
+        of the notes in that order (no Python object per link: a 100k-note vault has half a million)."""
+        graph = cls.__new__(cls)
+        graph._setup(paths, weights)
+        note_ids = np.fromiter(map(graph._id.__getitem__, paths), dtype=np.int32, count=len(paths))
+        src = np.repeat(note_ids, np.asarray(link_counts, dtype=np.int64))
+        graph._load(src, link_dst, link_rel, projects, co_retrieved)
+        return graph
+
+    def _setup(self, notes: Iterable[str], weights: EdgeWeights | None) -> None:
+        self.weights = weights or EdgeWeights()
+        self._notes: set[str] = set(notes)
+        self._n_ids = 0
+        self._id: dict[str, int] = {}
+        self._by_id: list[str] = []
+        self._is_note_id: BoolArray = np.zeros(64, dtype=bool)
+        self._proj: Int32Array = np.full(64, -1, dtype=np.int32)  # note id -> its project node id, or -1
+        self._members: dict[int, int] = {}  # project node id -> number of member notes
+        self._rel_code: dict[str, int] = {}
+        self._rel_names: list[str] = []
+        self._rel_w: list[float] = []
+        # links: base CSR by source id (dst -1: dangling), overlaid by the notes changed since the build
+        self._lptr: IntArray = np.zeros(1, dtype=np.int64)
+        self._ldst: Int32Array = np.zeros(0, dtype=np.int32)
+        self._lrel: Int32Array = np.zeros(0, dtype=np.int32)
+        self._lover: dict[int, tuple[tuple[int, int], ...]] = {}
+        # inbound: base CSR by destination id (a superset once notes change) plus the overlay's sources
+        self._iptr: IntArray = np.zeros(1, dtype=np.int64)
+        self._isrc: Int32Array = np.zeros(0, dtype=np.int32)
+        self._in_over: dict[int, set[int]] = {}
+        self._co: dict[int, float] = {}  # pair key -> co-retrieval edge weight
+        self._co_by: dict[int, set[int]] = {}
+        self.link_count = 0
+        self._stray_dangling = 0  # links from paths that are not notes (kept only as counts)
+        self._stray_outside = 0
+        # slot arrays: a pair keeps two directed slots (2k, 2k + 1) while it has a weight or a link
+        self._pkeys: IntArray = np.zeros(0, dtype=np.int64)  # sorted keys of the built pairs: slot 2k
+        self._xslot: dict[int, int] = {}  # pairs added since the build -> slot
+        self._free: list[int] = []
+        self._src: Int32Array = np.zeros(64, dtype=np.int32)
+        self._dst: Int32Array = np.zeros(64, dtype=np.int32)
+        self._w: FloatArray = np.zeros(64, dtype=np.float64)
+        self._lk: BoolArray = np.zeros(64, dtype=bool)  # the pair's notes link (either way)
+        self._used = 0
+        self._walk: tuple[IntArray, Int32Array, Int32Array, FloatArray] | None = None  # CSR of the walk, lazily
+        self._linked: tuple[IntArray, Int32Array] | None = None  # CSR of the link graph by node id, lazily
+        self._prior: FloatArray | None = None
+        self._names: tuple[str, ...] | None = None
+        self._index: dict[str, int] | None = None
+        self._edges: tuple[Edge, ...] | None = None
+
         for note in sorted(self._notes):
             self._node_id(note)
+
+    def _load(self, src: Int32Array, dsts: Sequence[str | None], rels: Sequence[str],
+              projects: Mapping[str, str | None] | None, co_retrieved: Iterable[tuple[str, str, float]]) -> None:
+        """The links (source ids, destination paths or None, relations), projects and co-retrieval, then the rest."""
+        for dst in sorted({d for d in set(dsts) if d is not None and d not in self._id}):
+            self._node_id(dst)
+        for rel in sorted(set(rels)):
+            self._rel(rel)
+        lookup: dict[str | None, int] = {None: -1}
+        lookup.update(self._id)
+        dst_ids = np.fromiter(map(lookup.__getitem__, dsts), dtype=np.int32, count=len(dsts))
+        del lookup
+        rel_ids = np.fromiter(map(self._rel_code.__getitem__, rels), dtype=np.int32, count=len(rels))
         for path, project in sorted((projects or {}).items()):
             if project and path in self._notes:
-                self._project[path] = project
+                self._proj[self._id[path]] = self._node_id(PROJECT_PREFIX + project)
         for a, b, count in co_retrieved:
             self._set_co(a, b, count, keep_max=True)
-        for src, ls in by_src.items():
-            self._set_links(src, ls)
-        self._build()
+        self._build(src, dst_ids, rel_ids)
 
-    def _build(self) -> None:
-        """Everything derived, in bulk (what `update` maintains pair by pair)."""
-        pair_weight: dict[tuple[str, str], float] = {}
-        linked: set[tuple[str, str]] = set()
-        of = self.weights.of
-        for src in sorted(self._links):
-            if src not in self._notes:
-                continue
-            out: dict[str, set[str]] = {}
-            for dst, rel in self._links[src]:
-                if dst is not None and dst != src and dst in self._notes:
-                    out.setdefault(dst, set()).add(rel)
-            if out:
-                self._out[src] = out
-            for dst, rels in out.items():
-                key = _key(src, dst)
-                linked.add(key)
-                pair_weight[key] = max(pair_weight.get(key, 0.0), *(of(r) for r in rels))
-        for key, weight in self._co.items():
-            if key[0] in self._notes and key[1] in self._notes:
-                pair_weight[key] = max(pair_weight.get(key, 0.0), weight)
-        for a, b in linked:
-            self._linked.setdefault(a, set()).add(b)
-            self._linked.setdefault(b, set()).add(a)
-        self.link_count = len(linked)
-        for path, project in sorted(self._project.items()):
-            node = PROJECT_PREFIX + project
-            self._node_id(node)
-            self._members.setdefault(node, set()).add(path)
-            pair_weight[_key(path, node)] = self.weights.project
-        pairs = [(key, w) for key, w in sorted(pair_weight.items()) if w > 0]
-        for (a, b), w in pairs:
-            self._adj.setdefault(a, {})[b] = w
-            self._adj.setdefault(b, {})[a] = w
-        m = len(pairs)
+    def _build(self, src: Int32Array, dst: Int32Array, rel: Int32Array) -> None:
+        """Everything derived, in bulk over arrays (what `update` maintains pair by pair)."""
+        n = self._n_ids
+        order = np.argsort(src, kind="stable")
+        self._ldst, self._lrel = dst[order].copy(), rel[order].copy()
+        self._lptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(src, minlength=n), out=self._lptr[1:])
+        has_dst = dst >= 0
+        by_dst = np.argsort(dst[has_dst], kind="stable")
+        self._isrc = src[has_dst][by_dst].copy()
+        self._iptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(dst[has_dst], minlength=n), out=self._iptr[1:])
+        del order, by_dst
+
+        is_note = self._is_note_id[:n]
+        valid = has_dst & (dst != src) & is_note[np.maximum(dst, 0)]
+        s, d = src[valid].astype(np.int64), dst[valid].astype(np.int64)
+        link_keys = np.minimum(s, d) << 32 | np.maximum(s, d)
+        link_w = np.asarray(self._rel_w, dtype=np.float64)[rel[valid]] if len(self._rel_w) else np.zeros(0)
+        del s, d, valid
+        co = [(k, w) for k, w in self._co.items() if is_note[k >> 32] and is_note[k & _LOW]]
+        co_keys = np.fromiter((k for k, _ in co), dtype=np.int64, count=len(co))
+        co_w = np.fromiter((w for _, w in co), dtype=np.float64, count=len(co))
+        members = np.flatnonzero((self._proj[:n] >= 0) & is_note).astype(np.int64)
+        nodes = self._proj[members].astype(np.int64)
+        for node, count in zip(*np.unique(nodes, return_counts=True), strict=True):
+            self._members[int(node)] = int(count)
+        proj_keys = np.minimum(members, nodes) << 32 | np.maximum(members, nodes)
+        keys = np.concatenate([link_keys, co_keys, proj_keys])
+        w = np.concatenate([link_w, co_w, np.full(proj_keys.size, self.weights.project)])
+        lk = np.concatenate([np.ones(link_keys.size, bool), np.zeros(co_keys.size + proj_keys.size, bool)])
+        del link_keys, link_w, co_keys, co_w, proj_keys
+        order = np.argsort(keys, kind="stable")
+        keys, w, lk = keys[order], w[order], lk[order]
+        del order
+        first = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if keys.size else np.zeros(0, np.int64)
+        keys = keys[first]
+        w = np.maximum.reduceat(w, first) if first.size else w
+        lk = np.logical_or.reduceat(lk, first) if first.size else lk
+        keep = (w > 0) | lk
+        self._pkeys, w, lk = keys[keep], w[keep], lk[keep]
+        m = self._pkeys.size
         size = max(64, 2 * m)
-        ids = np.fromiter((self._node_id(n) for (a, b), _ in pairs for n in (a, b)), dtype=np.int64, count=2 * m)
-        self._src, self._dst, self._w = np.zeros(size, np.int64), np.zeros(size, np.int64), np.zeros(size)
-        self._src[: 2 * m] = ids
-        self._dst[0: 2 * m: 2], self._dst[1: 2 * m: 2] = ids[1::2], ids[0::2]
-        self._w[: 2 * m] = np.repeat(np.fromiter((w for _, w in pairs), dtype=np.float64, count=m), 2)
-        self._slot = {key: 2 * k for k, (key, _) in enumerate(pairs)}
+        self._src, self._dst = np.zeros(size, np.int32), np.zeros(size, np.int32)
+        self._w, self._lk = np.zeros(size), np.zeros(size, bool)
+        lo, hi = self._pkeys >> 32, self._pkeys & _LOW
+        self._src[0: 2 * m: 2], self._src[1: 2 * m: 2] = lo, hi
+        self._dst[0: 2 * m: 2], self._dst[1: 2 * m: 2] = hi, lo
+        self._w[: 2 * m] = np.repeat(w, 2)
+        self._lk[: 2 * m] = np.repeat(lk, 2)
         self._used = 2 * m
+        self.link_count = int(lk.sum())
 
     # -- in-place updates -------------------------------------------------------------------------
     def update(self, changed: Mapping[str, NoteEdges | None]) -> None:
         """Apply the new state of some notes (None: the note is gone); a rename is the old path gone and the
-        new one present. Only those notes' edges, and links into them from other notes, are recomputed."""
+        new one present. Only those notes' pairs, and links into them from other notes, are recomputed."""
         if not changed:
             return
+        before: dict[int, set[int]] = {}
         for path, edges in changed.items():
-            old_project = self._project.pop(path, None)
-            if old_project:
-                self._leave(path, old_project)
+            i = self._node_id(path)
+            old_node = int(self._proj[i])
+            if old_node >= 0:
+                self._proj[i] = -1
+                self._leave(i, old_node)
+            before[i] = {d for d, _ in self._links_of(i) if d >= 0}
             if edges is None:
                 self._notes.discard(path)
-                self._set_links(path, [])
+                self._set_links(i, (), before[i])
             else:
-                if path not in self._notes:
-                    self._notes.add(path)
-                    self._node_id(path)
-                self._set_links(path, list(edges.links))
+                self._notes.add(path)
+                self._set_links(i, tuple((-1 if d is None else self._node_id(d), self._rel(r))
+                                         for d, r in edges.links), before[i])
                 if edges.project:
-                    self._project[path] = edges.project
-            self._is_note_id[self._node_id(path)] = path in self._notes
-        touched: set[str] = set(changed)
-        for path in changed:
-            touched |= self._inbound.get(path, set())
-        for src in sorted(touched):
-            self._refresh_out(src)
+                    self._proj[i] = self._node_id(PROJECT_PREFIX + edges.project)
+            self._is_note_id[i] = path in self._notes
         for path in sorted(changed):
-            for other in sorted(self._co_by.get(path, ())):
-                self._refresh_pair(path, other)
-            project = self._project.get(path)
-            if project:
-                self._join(path, project)
+            i = self._id[path]
+            out = self._out(i)
+            partners = before[i] | set(out) | self._inbound(i) | self._co_by.get(i, set())
+            partners.discard(i)
+            partners.discard(-1)
+            for j in sorted(partners):
+                self._refresh_pair(i, j, out)
+            node = int(self._proj[i])
+            if node >= 0:
+                self._join(i, node)
         self._names = self._index = None
         self._invalidate()
 
@@ -235,128 +308,142 @@ class Graph:
             if a == b:
                 continue
             self._set_co(a, b, count)
-            self._refresh_pair(*_key(a, b))
+            self._refresh_pair(self._node_id(a), self._node_id(b))
         self._invalidate()
+
+    def _rel(self, rel: str) -> int:
+        code = self._rel_code.get(rel)
+        if code is None:
+            code = self._rel_code[rel] = len(self._rel_names)
+            self._rel_names.append(rel)
+            self._rel_w.append(self.weights.of(rel))
+        return code
 
     def _set_co(self, a: str, b: str, count: float, *, keep_max: bool = False) -> None:
         if a == b:
             return
-        key = _key(a, b)
+        i, j = self._node_id(a), self._node_id(b)
+        key = _pair(i, j)
         if count > 0:
             w = self.weights
             weight = w.of(CO_RETRIEVED) * min(1.0, count / w.co_retrieval_saturation)
             self._co[key] = max(self._co.get(key, 0.0), weight) if keep_max else weight
-            self._co_by.setdefault(a, set()).add(b)
-            self._co_by.setdefault(b, set()).add(a)
+            self._co_by.setdefault(i, set()).add(j)
+            self._co_by.setdefault(j, set()).add(i)
         elif key in self._co:
             del self._co[key]
-            for x, y in ((a, b), (b, a)):
+            for x, y in ((i, j), (j, i)):
                 peers = self._co_by.get(x)
                 if peers is not None:
                     peers.discard(y)
                     if not peers:
                         del self._co_by[x]
 
-    def _set_links(self, src: str, links: list[tuple[str | None, str]]) -> None:
-        for dst, _ in self._links.pop(src, []):
-            if dst is not None and src in self._inbound.get(dst, ()):
-                self._inbound[dst].discard(src)
-                if not self._inbound[dst]:
-                    del self._inbound[dst]
-        if links:
-            self._links[src] = links
-            for dst, _ in links:
-                if dst is not None:
-                    self._inbound.setdefault(dst, set()).add(src)
+    def _links_of(self, i: int) -> Iterable[tuple[int, int]]:
+        """A note's links as (destination id or -1, relation code)."""
+        over = self._lover.get(i)
+        if over is not None:
+            return over
+        if i + 1 < self._lptr.size:
+            a, b = int(self._lptr[i]), int(self._lptr[i + 1])
+            if a < b:
+                return zip(self._ldst[a:b].tolist(), self._lrel[a:b].tolist(), strict=True)
+        return ()
 
-    def _refresh_out(self, src: str) -> None:
-        """Recompute a note's valid outgoing edges and the pairs they touch."""
-        old = self._out.pop(src, {})
-        new: dict[str, set[str]] = {}
-        if src in self._notes:
-            for dst, rel in self._links.get(src, ()):
-                if dst is not None and dst != src and dst in self._notes:
-                    new.setdefault(dst, set()).add(rel)
-        if new:
-            self._out[src] = new
-        for dst in sorted(set(old) | set(new)):
-            if old.get(dst) != new.get(dst):
-                self._refresh_pair(src, dst)
+    def _rels_to(self, i: int, j: int) -> set[int]:
+        """Relation codes of note i's links to j (validity aside)."""
+        over = self._lover.get(i)
+        if over is not None:
+            return {r for d, r in over if d == j}
+        if i + 1 < self._lptr.size:
+            a, b = int(self._lptr[i]), int(self._lptr[i + 1])
+            if a < b:
+                return set(self._lrel[a:b][self._ldst[a:b] == j].tolist())
+        return set()
 
-    def _refresh_pair(self, a: str, b: str) -> None:
-        """The walk weight and the link of one pair of notes, from their edges both ways and co-retrieval."""
+    def _inbound(self, i: int) -> set[int]:
+        """Notes that may link to this node (a superset: extra ones cost a no-op refresh)."""
+        found = set(self._in_over.get(i, ()))
+        if i + 1 < self._iptr.size:
+            found.update(self._isrc[int(self._iptr[i]): int(self._iptr[i + 1])].tolist())
+        return found
+
+    def _set_links(self, i: int, links: tuple[tuple[int, int], ...], old: set[int]) -> None:
+        self._lover[i] = links
+        new = {d for d, _ in links if d >= 0}
+        for d in old - new:
+            peers = self._in_over.get(d)
+            if peers is not None:
+                peers.discard(i)
+                if not peers:
+                    del self._in_over[d]
+        for d in new:
+            self._in_over.setdefault(d, set()).add(i)
+
+    def _out(self, i: int) -> dict[int, set[int]]:
+        """A note's valid outgoing edges: other notes -> relation codes."""
+        out: dict[int, set[int]] = {}
+        if self._is_note_id[i]:
+            is_note = self._is_note_id
+            for d, r in self._links_of(i):
+                if d >= 0 and d != i and is_note[d]:
+                    out.setdefault(d, set()).add(r)
+        return out
+
+    def _refresh_pair(self, i: int, j: int, out: Mapping[int, set[int]] | None = None) -> None:
+        """The walk weight and the link of one pair of nodes, from their edges both ways and co-retrieval
+        (`out`: i's outgoing edges, when the caller has them)."""
         weight = 0.0
         linked = False
-        if a in self._notes and b in self._notes:
-            rels = self._out.get(a, {}).get(b, set()) | self._out.get(b, {}).get(a, set())
+        if i != j and self._is_note_id[i] and self._is_note_id[j]:
+            rels = set(out.get(j, ())) if out is not None else self._rels_to(i, j)
+            rels |= self._rels_to(j, i)
             linked = bool(rels)
-            weight = max((self.weights.of(r) for r in rels), default=0.0)
-            weight = max(weight, self._co.get(_key(a, b), 0.0))
-        was_linked = b in self._linked.get(a, ())
-        if linked and not was_linked:
-            self._linked.setdefault(a, set()).add(b)
-            self._linked.setdefault(b, set()).add(a)
-            self.link_count += 1
-        elif was_linked and not linked:
-            self._unlink(self._linked, a, b)
-            self.link_count -= 1
-        self._set_pair(a, b, weight)
+            weight = max((self._rel_w[r] for r in rels), default=0.0)
+            weight = max(weight, self._co.get(_pair(i, j), 0.0))
+        self._set_pair(i, j, weight, linked)
 
-    def _join(self, path: str, project: str) -> None:
-        node = PROJECT_PREFIX + project
+    def _join(self, i: int, node: int) -> None:
         if node not in self._members:
-            self._node_id(node)
             self._names = self._index = None
-        self._members.setdefault(node, set()).add(path)
-        self._set_pair(path, node, self.weights.project)
+        self._members[node] = self._members.get(node, 0) + 1
+        self._set_pair(i, node, self.weights.project, False)
 
-    def _leave(self, path: str, project: str) -> None:
-        node = PROJECT_PREFIX + project
-        members = self._members.get(node)
-        if members is not None:
-            members.discard(path)
-            if not members:
-                del self._members[node]
-                self._names = self._index = None
-        self._set_pair(path, node, 0.0)
+    def _leave(self, i: int, node: int) -> None:
+        count = self._members.get(node, 0) - 1
+        if count > 0:
+            self._members[node] = count
+        else:
+            self._members.pop(node, None)
+            self._names = self._index = None
+        self._set_pair(i, node, 0.0, False)
 
-    @staticmethod
-    def _unlink(adj: dict[str, set[str]], a: str, b: str) -> None:
-        for x, y in ((a, b), (b, a)):
-            peers = adj.get(x)
-            if peers is not None:
-                peers.discard(y)
-                if not peers:
-                    del adj[x]
+    def _slot_of(self, key: int) -> int | None:
+        k = int(self._pkeys.searchsorted(key))
+        if k < self._pkeys.size and int(self._pkeys[k]) == key:
+            return 2 * k
+        return self._xslot.get(key)
 
-    def _set_pair(self, a: str, b: str, weight: float) -> None:
-        """Set (or with 0, drop) the undirected walk weight of a pair, in the maps and the slot arrays."""
-        current = self._adj.get(a, {}).get(b, 0.0)
-        if current == weight:
+    def _set_pair(self, i: int, j: int, weight: float, linked: bool) -> None:
+        """Set the undirected walk weight and link of a pair (with 0 and no link, drop it) in the slot arrays."""
+        key = _pair(i, j)
+        slot = self._slot_of(key)
+        if slot is None:
+            if weight == 0 and not linked:
+                return
+            slot = self._free.pop() if self._free else self._grow()
+            self._xslot[key] = slot
+            self._src[slot], self._dst[slot] = i, j
+            self._src[slot + 1], self._dst[slot + 1] = j, i
+        elif self._w[slot] == weight and bool(self._lk[slot]) == linked:
             return
         self._invalidate()
-        key = _key(a, b)
-        if weight > 0:
-            self._adj.setdefault(a, {})[b] = weight
-            self._adj.setdefault(b, {})[a] = weight
-            slot = self._slot.get(key)
-            if slot is None:
-                slot = self._free.pop() if self._free else self._grow()
-                self._slot[key] = slot
-                i, j = self._node_id(key[0]), self._node_id(key[1])
-                self._src[slot], self._dst[slot] = i, j
-                self._src[slot + 1], self._dst[slot + 1] = j, i
-            self._w[slot] = self._w[slot + 1] = weight
-            return
-        for x, y in ((a, b), (b, a)):
-            peers = self._adj.get(x)
-            if peers is not None:
-                peers.pop(y, None)
-                if not peers:
-                    del self._adj[x]
-        slot = self._slot.pop(key, None)
-        if slot is not None:
-            self._w[slot] = self._w[slot + 1] = 0.0
+        if bool(self._lk[slot]) != linked:
+            self.link_count += 1 if linked else -1
+        self._w[slot] = self._w[slot + 1] = weight
+        self._lk[slot] = self._lk[slot + 1] = linked
+        if weight == 0 and not linked and self._xslot.get(key) == slot:
+            del self._xslot[key]
             self._free.append(slot)
 
     def _grow(self) -> int:
@@ -367,22 +454,27 @@ class Graph:
             self._src = np.resize(self._src, size)
             self._dst = np.resize(self._dst, size)
             self._w = np.concatenate([self._w, np.zeros(size - self._w.size)])
+            self._lk = np.concatenate([self._lk, np.zeros(size - self._lk.size, dtype=bool)])
         return slot
 
     def _node_id(self, name: str) -> int:
         i = self._id.get(name)
         if i is None:
-            i = self._id[name] = len(self._id)
+            i = self._id[name] = self._n_ids
+            self._n_ids += 1
             self._by_id.append(name)
             self._walk = None
+            self._linked = None
             if i >= self._is_note_id.size:
                 self._is_note_id = np.concatenate([self._is_note_id, np.zeros(self._is_note_id.size, dtype=bool)])
+                self._proj = np.concatenate([self._proj, np.full(self._proj.size, -1, dtype=np.int32)])
             self._is_note_id[i] = name in self._notes
         return i
 
     def _invalidate(self) -> None:
         self._prior = None
         self._walk = None
+        self._linked = None
         self._edges = None
 
     # -- reads -------------------------------------------------------------------------------------
@@ -397,7 +489,7 @@ class Graph:
     def names(self) -> tuple[str, ...]:
         """Notes (sorted), then project nodes (sorted)."""
         if self._names is None:
-            self._names = (*sorted(self._notes), *sorted(self._members))
+            self._names = (*sorted(self._notes), *sorted(self._by_id[n] for n in self._members))
         return self._names
 
     @property
@@ -408,40 +500,100 @@ class Graph:
 
     @property
     def edges(self) -> tuple[Edge, ...]:
-        """Every edge, sorted: links between notes, co-retrieval pairs, project memberships."""
+        """Every edge, sorted: links between notes, co-retrieval pairs, project memberships (built when asked:
+        the serve path never needs it)."""
         if self._edges is None:
+            names, rels, is_note = self._by_id, self._rel_names, self._is_note_id
             best: dict[tuple[str, str, str], float] = {}
-            for src, dsts in self._out.items():
-                for dst, rels in dsts.items():
-                    for rel in rels:
-                        best[(src, dst, rel)] = self.weights.of(rel)
-            for (a, b), weight in self._co.items():
-                if a in self._notes and b in self._notes:
+            for path in self._notes:
+                i = self._id[path]
+                for d, r in self._links_of(i):
+                    if d >= 0 and d != i and is_note[d]:
+                        best[(path, names[d], rels[r])] = self._rel_w[r]
+                node = int(self._proj[i])
+                if node >= 0:
+                    best[(path, names[node], PROJECT_REL)] = self.weights.project
+            for key, weight in self._co.items():
+                i, j = key >> 32, key & _LOW
+                if is_note[i] and is_note[j]:
+                    a, b = sorted((names[i], names[j]))
                     best[(a, b, CO_RETRIEVED)] = max(best.get((a, b, CO_RETRIEVED), 0.0), weight)
-            for node, members in self._members.items():
-                for path in members:
-                    best[(path, node, PROJECT_REL)] = self.weights.project
             self._edges = tuple(Edge(src=s, dst=d, rel=r, weight=v) for (s, d, r), v in sorted(best.items()))
         return self._edges
 
+    def _link_arrays(self) -> tuple[Int32Array, Int32Array]:
+        """Every note's current links as (source id, destination id or -1) arrays."""
+        src = np.repeat(np.arange(self._lptr.size - 1, dtype=np.int32), np.diff(self._lptr))
+        keep = ~np.isin(src, np.fromiter(self._lover, dtype=np.int32, count=len(self._lover)))
+        over = [(i, d) for i, links in self._lover.items() if self._is_note_id[i] for d, _ in links]
+        return (np.concatenate([src[keep], np.array([i for i, _ in over], dtype=np.int32)]),
+                np.concatenate([self._ldst[keep], np.array([d for _, d in over], dtype=np.int32)]))
+
     @property
     def dangling_count(self) -> int:
-        return self._stray_dangling + sum(1 for ls in self._links.values() for d, _ in ls if d is None)
+        _, dst = self._link_arrays()
+        return self._stray_dangling + int((dst < 0).sum())
 
     @property
     def outside_count(self) -> int:
         """Links resolved to something that is not an indexed note (an image, a PDF)."""
-        return self._stray_outside + sum(
-            1 for ls in self._links.values() for d, _ in ls if d is not None and d not in self._notes)
+        _, dst = self._link_arrays()
+        outside = dst >= 0
+        outside[outside] = ~self._is_note_id[dst[outside]]
+        return self._stray_outside + int(outside.sum())
 
     def pair_weights(self) -> dict[tuple[str, str], float]:
-        """Every undirected walk pair (a < b) and its weight: what proximity walks over."""
-        return {(a, b): w for a, peers in self._adj.items() for b, w in peers.items() if a < b}
+        """Every undirected walk pair (a < b) and its weight: what proximity walks over (built when asked)."""
+        names = self._by_id
+        slots = 2 * np.flatnonzero(self._w[0: self._used: 2] > 0)
+        out: dict[tuple[str, str], float] = {}
+        for i, j, w in zip(self._src[slots].tolist(), self._dst[slots].tolist(), self._w[slots].tolist(),
+                           strict=True):
+            a, b = names[i], names[j]
+            out[(a, b) if a < b else (b, a)] = w
+        return out
+
+    def linked_csr(self) -> tuple[IntArray, Int32Array]:
+        """The notes' link graph by node id (indptr, neighbour ids), undirected, for health and degrees (a
+        recall's neighbours are read from the notes' own links instead); cached until the graph changes."""
+        if self._linked is None:
+            lk = self._lk[: self._used]
+            src, dst = self._src[: self._used][lk], self._dst[: self._used][lk]
+            order = np.argsort(src, kind="stable")
+            indptr = np.zeros(self._n_ids + 1, dtype=np.int64)
+            np.cumsum(np.bincount(src, minlength=self._n_ids), out=indptr[1:])
+            self._linked = (indptr, dst[order])
+        return self._linked
+
+    def _peers(self, i: int) -> list[int]:
+        """Node ids linked to or from note i: its link targets and inbound sources whose pair is linked."""
+        found = self._inbound(i)
+        found.update(d for d, _ in self._links_of(i))
+        found.discard(i)
+        found.discard(-1)
+        peers = np.fromiter(found, dtype=np.int64, count=len(found))
+        keys = np.minimum(peers, i) << 32 | np.maximum(peers, i)
+        k = np.minimum(self._pkeys.searchsorted(keys), max(self._pkeys.size - 1, 0))
+        built = self._pkeys[k] == keys if self._pkeys.size else np.zeros(keys.size, dtype=bool)
+        linked = np.zeros(keys.size, dtype=bool)
+        linked[built] = self._lk[2 * k[built]]
+        for n in np.flatnonzero(~built).tolist():
+            slot = self._xslot.get(int(keys[n]))
+            linked[n] = slot is not None and bool(self._lk[slot])
+        found_linked: list[int] = peers[linked].tolist()
+        return found_linked
 
     def degree(self, path: str) -> int:
-        """Distinct notes linked to or from this note (0 for an unknown path)."""
-        return len(self._linked.get(path, ())) if path in self._notes else 0
+        """Distinct notes linked to or from this note (0 for an unknown path); from the cached link CSR, as a
+        sleep asks it of every note."""
+        if path not in self._notes:
+            return 0
+        indptr, _ = self.linked_csr()
+        i = self._id[path]
+        return int(indptr[i + 1] - indptr[i])
 
     def neighbours(self, path: str) -> list[str]:
         """Notes linked to or from this note, sorted."""
-        return sorted(self._linked.get(path, ())) if path in self._notes else []
+        if path not in self._notes:
+            return []
+        return sorted(self._by_id[j] for j in self._peers(self._id[path]))

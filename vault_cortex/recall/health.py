@@ -5,18 +5,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from statistics import fmean, pstdev
 
+import numpy as np
+
 from vault_cortex.recall.graph import Graph, GraphHealth, Hub
 
 
 def _csr(graph: Graph) -> tuple[list[int], list[int]]:
     """CSR adjacency of the notes' link graph (distinct neighbours, sorted), in `graph.names` order."""
-    index = graph.index
-    indptr = [0]
-    indices: list[int] = []
-    for name in graph.names[: graph.n_notes]:
-        indices += sorted(index[m] for m in graph._linked.get(name, ()))
-        indptr.append(len(indices))
-    return indptr, indices
+    n = graph.n_notes
+    pos = np.full(len(graph._by_id), -1, dtype=np.int64)  # node id -> place in `graph.names`
+    pos[[graph._id[name] for name in graph.names[:n]]] = np.arange(n)
+    indptr_ids, peers = graph.linked_csr()
+    u = pos[np.repeat(np.arange(indptr_ids.size - 1), np.diff(indptr_ids))]
+    v = pos[peers]
+    order = np.lexsort((v, u))
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(u, minlength=n), out=indptr[1:])
+    return indptr.tolist(), v[order].tolist()
 
 
 def _tarjan(graph: Graph, indptr: list[int], indices: list[int]) -> tuple[list[tuple[int, int]], set[int], list[int]]:

@@ -122,13 +122,12 @@ class LiveGraph:
 
     def _build(self, rows: GraphRows, now: float) -> None:
         self.pairs = {(a, b): s for a, b, q, last in rows.co if (s := co_strength(q, last, now)) > 0}
-        self.graph = Graph(
-            rows.notes,
-            [(path, dst, rel) for path, (_, links) in rows.notes.items() for dst, rel in links],
-            projects={path: project for path, (project, _) in rows.notes.items()},
+        self.graph = Graph.from_columns(
+            rows.paths, rows.link_counts, rows.link_dst, rows.link_rel,
+            projects=dict(zip(rows.paths, rows.projects, strict=True)),
             co_retrieved=[(a, b, s) for (a, b), s in self.pairs.items()],
         )
-        self.archived = frozenset(p for p in rows.notes if p.startswith(ARCHIVE + "/"))
+        self.archived = frozenset(p for p in rows.paths if p.startswith(ARCHIVE + "/"))
         self._co_at = now
         self.rebuilds += 1
 

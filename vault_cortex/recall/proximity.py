@@ -8,10 +8,10 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
-from vault_cortex.recall.graph import FloatArray, Graph, IntArray
+from vault_cortex.recall.graph import FloatArray, Graph, Int32Array, IntArray
 
 
-def _walk_arrays(graph: Graph) -> tuple[IntArray, IntArray, IntArray, FloatArray]:
+def _walk_arrays(graph: Graph) -> tuple[IntArray, Int32Array, Int32Array, FloatArray]:
     """CSR of the walk over node ids (indptr, src, dst, P[src, dst] = w / Σ w), sorted from the slot arrays;
     cached until the graph changes."""
     if graph._walk is None:
