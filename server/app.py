@@ -34,11 +34,13 @@ LOOPBACK_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*")
 
 
 async def warm_up(cx: Cortex) -> None:
-    """Load the model in the background at start, so the first recall does not pay for it."""
+    """Load the model and read the vector file in the background at start, so the first recall or write does
+    not pay for them (a CLI command reads the vector file only when it needs it)."""
     try:
         await anyio.to_thread.run_sync(lambda: cx.embedder)
     except Exception:  # noqa: BLE001 - the first request will report the problem
         log.exception("could not load the embedding model")
+    await anyio.to_thread.run_sync(lambda: len(cx.vectors))
 
 
 def create_app(
