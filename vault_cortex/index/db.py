@@ -496,16 +496,14 @@ class IndexDB:
 
         The top `limit` are picked by FTS5 inside SQLite (`ORDER BY bm25 LIMIT`); the listed ids are filtered
         with `+rowid`, before scoring, so only they are scored. With a `budget`, a query whose words match more
-        than `budget` chunks together draws its top `limit` by its rarer words only (`fts.rarest`), then scores
-        those and `also` on every word: BM25's work stays bounded by the budget, not by the vault."""
+        than `budget` chunks together is scored on its rarer words only (`fts.rarest`: the words too common in
+        this vault to tell chunks apart are dropped, as stopwords are), so BM25's work stays bounded by the
+        budget, not by the vault."""
         terms = fts_terms(query)
         if not terms:
             return {}
-        if only is None and notes is None and 0 < budget < self._max_chunk_id():
-            narrow = rarest(terms, self._doc_freqs(terms), budget)
-            if narrow is not None:
-                top = self.lexical(" ".join(narrow), limit)
-                return self.lexical(query, limit, only=list(dict.fromkeys([*top, *also])))
+        if 0 < budget < self._max_chunk_id():
+            terms = rarest(terms, self._doc_freqs(terms), budget) or terms
         match = fts_match(terms)
         score = "-bm25(chunks_fts, 2.0, 1.0, 1.0)"
         base = f"SELECT rowid, {score} AS s FROM chunks_fts WHERE chunks_fts MATCH ?"

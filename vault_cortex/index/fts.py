@@ -33,8 +33,8 @@ def fts_match(terms: list[str]) -> str:
 
 def rarest(terms: list[str], freqs: dict[str, int], budget: int) -> list[str] | None:
     """The rarer terms whose matches together stay within `budget` chunks (at least the rarest one), when all of
-    them would not; None when every term fits. BM25 scores each matching chunk, so a query of common words in a
-    large vault would score most of it; its top chunks are found by its rarer words instead."""
+    them would not; None when every term fits. BM25 scores each chunk matching any term, so a query of common
+    words in a large vault would score most of it; it is scored on its rarer words instead."""
     if budget <= 0 or len(terms) < 2 or sum(freqs.get(t, 0) for t in terms) <= budget:
         return None
     kept: list[str] = []

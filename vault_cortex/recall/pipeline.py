@@ -143,7 +143,7 @@ def rank(
             extra_chunks = [c for cs in db.chunks_of(ids.values()).values() for c in cs]
             chunk_ids = [c.id for c in extra_chunks]
             dense.update(vectors.similarity(qvec, chunk_ids))
-            lexical.update(db.lexical(query, len(chunk_ids), only=chunk_ids))
+            lexical.update(db.lexical(query, len(chunk_ids), only=chunk_ids, budget=rs.lexical_budget))
             chunks.update({c.id: c for c in extra_chunks})
             notes.update(db.notes_by_id(ids.values()))
             chunks = {i: c for i, c in chunks.items() if c.note_id in notes}
