@@ -188,3 +188,108 @@ def test_a_cold_sync_adds_vectors_once_per_group(tmp_path: Path, monkeypatch: py
         assert sum(calls) == chunks == len(cx.vectors)
         assert len(calls) <= chunks // 48 + 1  # a group of about 64 chunks (or 32 notes) per call
         assert vector_problems(cx.db, cx.vectors, cx.cache, embedder.model_id) == ([], 0)
+
+
+# Schema 1, as the code before issue 13 wrote it: each chunk's embedded text stored, FTS5 with its own copy of the
+# text, the embedding cache as float32 rows keyed by (model text, hex hash), the vector index as f16.
+OLD_FTS = ("CREATE VIRTUAL TABLE chunks_fts USING fts5(title, heading, text, "
+           "tokenize = 'porter unicode61 remove_diacritics 2')")
+OLD_CACHE = ("CREATE TABLE cache(model TEXT NOT NULL, hash TEXT NOT NULL, vec BLOB NOT NULL, "
+             "PRIMARY KEY(model, hash))")
+
+
+def _make_schema_1(root: Path, embedder: FakeEmbedder) -> dict[str, object]:
+    """Index the vault with this code, then turn the index into the schema-1 format that code wrote; returns
+    what the old index held, to compare with after the upgrade."""
+    with Cortex.open(root, embedder=embedder) as cx:
+        cx.sync()
+        hashes = cx.db.chunk_hashes()
+        texts = cx.db.embed_texts(sorted(set(hashes.values())))
+        before = {"snapshot": cx.db.snapshot(), "texts": texts, "chunks": hashes,
+                  "lexical": {q: cx.db.lexical(q, 50) for q in QUERIES}}
+    index = root / ".cortex/index"
+    conn = sqlite3.connect(index / "index.db", isolation_level=None)
+    conn.execute("ALTER TABLE chunks ADD COLUMN embed_text TEXT NOT NULL DEFAULT ''")
+    conn.executemany("UPDATE chunks SET embed_text = ? WHERE id = ?", [(texts[h], i) for i, h in hashes.items()])
+    conn.execute("ALTER TABLE chunks DROP COLUMN head")
+    conn.execute("DROP TABLE chunks_fts")
+    conn.execute("DROP VIEW chunk_texts")
+    conn.execute(OLD_FTS)
+    conn.execute("INSERT INTO chunks_fts(rowid, title, heading, text) SELECT c.id, n.title, c.heading, c.text "
+                 "FROM chunks c JOIN notes n ON n.id = c.note_id")
+    conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema'")
+    conn.close()
+    vectors = dict(zip(texts, embedder.embed(list(texts.values())), strict=True))  # float32, as the old cache
+    for name in ("embeddings.db", "embeddings.db-wal", "embeddings.db-shm"):
+        (index / name).unlink(missing_ok=True)
+    conn = sqlite3.connect(index / "embeddings.db", isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute(OLD_CACHE)
+    conn.executemany("INSERT INTO cache VALUES (?, ?, ?)",
+                     [(embedder.model_id, h, v.tobytes()) for h, v in vectors.items()])
+    conn.close()
+    from usearch.index import Index
+
+    old = Index(ndim=embedder.dim, metric="cos", dtype="f16")
+    ids = sorted(hashes)
+    old.add(np.asarray(ids, dtype=np.uint64), np.stack([vectors[hashes[i]] for i in ids]), threads=1)
+    old.save(str(index / "vectors.usearch"))
+    st = (index / "vectors.usearch").stat()
+    conn = sqlite3.connect(index / "index.db", isolation_level=None)  # the very file the old index saved
+    conn.execute("UPDATE meta SET value = ? WHERE key = 'vectors_stamp'", (f"{st.st_size}:{st.st_mtime_ns}",))
+    conn.close()
+    before["vectors"] = vectors
+    embedder.calls.clear()
+    return before
+
+
+def test_an_index_of_schema_1_is_moved_over_once_with_nothing_lost(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 13: an index.db of schema 1, a float32 cache and an f16 vector file keep working after the upgrade:
+    moved in place once (one log line for each file), nothing re-embedded, the same notes, chunks, rebuilt
+    embedded texts and BM25 scores, the cache as float16, the vector file as int8 and checked against the cache."""
+    import logging
+
+    from usearch.index import Index
+
+    root = _vault(tmp_path)
+    rng = random.Random(21)
+    for i in range(12):
+        (root / f"notes/Station {i}.md").write_text(_text(rng, 3))
+    (root / "notes/Deep.md").write_text(f"# {' '.join(['deep heading'] * 20)}\n{' '.join(WORDS)}.\n")
+    (root / "notes/Only a title.md").write_text("")
+    embedder = FakeEmbedder()
+    before = _make_schema_1(root, embedder)
+    index = root / ".cortex/index"
+
+    caplog.set_level(logging.INFO)
+    with Cortex.open(root, embedder=embedder) as cx:
+        moved = [r.getMessage() for r in caplog.records if "(once)" in r.getMessage()]
+        assert len(moved) == 3, moved
+        assert cx.db.get_meta("schema") == "2"
+        columns = {r[1] for r in cx.db.conn.execute("PRAGMA table_info(chunks)")}
+        assert "embed_text" not in columns and "head" in columns
+        _fts_check(cx)
+        assert {q: cx.db.lexical(q, 50) for q in QUERIES} == before["lexical"]
+        assert cx.db.snapshot() == before["snapshot"]
+        assert cx.db.chunk_hashes() == before["chunks"]
+        assert cx.db.embed_texts(sorted(before["texts"])) == before["texts"]  # type: ignore[arg-type]
+        assert cx.cache.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'cache'").fetchone() is None
+        got = cx.cache.get_many(embedder.model_id, before["texts"])  # type: ignore[arg-type]
+        old: dict[str, np.ndarray] = before["vectors"]  # type: ignore[assignment]
+        assert set(got) == set(old)
+        assert all(np.array_equal(got[h], v.astype(np.float16).astype(np.float32)) for h, v in old.items())
+        assert str(cx.vectors.index.dtype).endswith("I8") and cx.vectors.keys() == set(before["chunks"])  # type: ignore[call-overload]
+        assert not cx.vectors.checked  # a moved vector file is checked against the cache by the next sync
+        cx.sync()
+        assert embedder.calls == []  # nothing re-embedded
+        assert vector_problems(cx.db, cx.vectors, cx.cache, embedder.model_id) == ([], 0)
+        assert cx.verify().ok
+    assert str(Index.restore(str(index / "vectors.usearch")).dtype).endswith("I8")
+
+    caplog.clear()
+    with Cortex.open(root, embedder=embedder) as cx:  # a second open finds nothing to move
+        assert not [r for r in caplog.records if "(once)" in r.getMessage()]
+        assert cx.vectors.checked and len(cx.vectors) == len(before["chunks"])  # type: ignore[arg-type]
+        assert embedder.calls == []
+        assert cx.recall("harbor glacier zephyr", k=5).hits

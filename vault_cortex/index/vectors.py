@@ -186,7 +186,8 @@ class Vectors:
         """The vectors of a file of another storage type (f16 before int8) in an index of this one, once: not
         re-embedded. The file is not the one this index saved, so the next sync checks every vector against
         the embedding cache (and rebuilds from it if any is off)."""
-        log.info("vector index: moving %d vectors from %s to %s storage (once)", len(old), old.dtype, DTYPE)
+        was = str(old.dtype).rsplit(".", 1)[-1].lower()
+        log.info("vector index: moving %d vectors from %s to %s storage (once)", len(old), was, DTYPE)
         new = Index(ndim=self.dim, metric="cos", dtype=DTYPE)
         keys = np.asarray(old.keys, dtype=np.uint64)
         for start in range(0, len(keys), 10_000):
