@@ -161,8 +161,10 @@ class IndexDB:
         """Move an index of schema 1 to schema 2 in place, once: the embedded text each chunk stored (as long as
         its text) is dropped, keeping only a head `embed_texts` could not rebuild, and FTS5 is rebuilt over the
         chunks without its own copy of their text. Nothing is re-embedded: the chunk hashes stay as they were."""
-        log.info("index: moving %s to the compact format of schema %s (once)", self.path, SCHEMA_VERSION)
         with self.write():
+            if self.get_meta("schema") != "1":
+                return  # another process moved it meanwhile
+            log.info("index: moving %s to the compact format of schema %s (once)", self.path, SCHEMA_VERSION)
             self.conn.execute("ALTER TABLE chunks ADD COLUMN head TEXT")
             rows = self.conn.execute(
                 "SELECT c.id, n.title, c.heading, c.text, c.embed_text FROM chunks c "
@@ -175,7 +177,8 @@ class IndexDB:
             self.conn.execute(FTS)
             self.conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
             self.set_meta("schema", SCHEMA_VERSION)
-        self.conn.execute("VACUUM")  # give the space back to the file system
+        with suppress(sqlite3.OperationalError):  # give the space back to the file system (unless busy)
+            self.conn.execute("VACUUM")
 
     def _r(self) -> sqlite3.Connection:
         """This thread's read connection (WAL lets readers run while a sync writes)."""

@@ -8,6 +8,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -79,10 +80,17 @@ class EmbeddingCache:
         """Move a cache of an earlier format (table `cache`: model text, hex hash text, float32 vector; first
         WITHOUT ROWID, then a rowid table) into `vectors` (model number, hash bytes, float16 vector), once,
         keeping every vector (as float16)."""
-        if self.conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'cache'").fetchone() is None:
+        def old_table() -> bool:
+            return self.conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'cache'").fetchone() is not None
+
+        if not old_table():
+            return
+        self.conn.execute("BEGIN IMMEDIATE")
+        if not old_table():  # another process moved it meanwhile
+            self.conn.execute("COMMIT")
             return
         log.info("embedding cache: moving to the compact float16 format (once)")
-        self.conn.execute("BEGIN IMMEDIATE")
         try:
             last = None
             while True:
@@ -102,7 +110,8 @@ class EmbeddingCache:
             self._models.clear()
             raise
         self.conn.execute("COMMIT")
-        self.conn.execute("VACUUM")
+        with suppress(sqlite3.OperationalError):  # give the space back to the file system (unless busy)
+            self.conn.execute("VACUUM")
 
     def _model_id(self, model: str, *, create: bool = False) -> int | None:
         """The number a model's vectors are stored under (made, with `create`, if it has none yet)."""
