@@ -150,7 +150,13 @@ class IndexDB:
         if version is None:
             self.set_meta("schema", SCHEMA_VERSION)
         elif version == "1":
-            self._migrate_from_1()
+            try:
+                self._migrate_from_1()
+            except sqlite3.Error as exc:  # rolled back whole: the next open tries again
+                self.conn.close()
+                if is_corruption(exc):
+                    raise IndexCorrupt(f"the index at {path} is damaged: {exc}") from exc
+                raise IndexUnavailable(f"cannot move the index at {path} to schema {SCHEMA_VERSION}: {exc}") from exc
         elif version != SCHEMA_VERSION:
             raise IndexUnavailable(
                 f"the index at {path.parent} has schema {version}, this version needs {SCHEMA_VERSION}: "
