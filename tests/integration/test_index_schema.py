@@ -73,12 +73,12 @@ def test_a_cache_of_the_first_format_is_moved_over_with_every_vector(tmp_path: P
     try:
         got = cache.get_many("m", list(vecs))
         assert set(got) == set(vecs)
-        assert all(np.array_equal(got[h], v) for h, v in vecs.items())
-        sql = cache.conn.execute("SELECT sql FROM sqlite_master WHERE name = 'cache'").fetchone()[0]
+        assert all(np.array_equal(got[h], v.astype(np.float16).astype(np.float32)) for h, v in vecs.items())
+        sql = cache.conn.execute("SELECT sql FROM sqlite_master WHERE name = 'vectors'").fetchone()[0]
         assert "WITHOUT ROWID" not in sql.upper()
         cache.put_many("m", {"f" * 64: next(iter(vecs.values()))})  # still one row per (model, hash)
         cache.put_many("m", {"f" * 64: next(iter(vecs.values()))})
-        assert cache.conn.execute("SELECT count(*) FROM cache").fetchone()[0] == 301
+        assert cache.conn.execute("SELECT count(*) FROM vectors").fetchone()[0] == 301
     finally:
         cache.close()
     reopened = EmbeddingCache(tmp_path / "embeddings.db")  # a second open finds nothing to move

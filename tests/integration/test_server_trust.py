@@ -105,7 +105,7 @@ def test_a_small_write_answers_within_2s_while_a_3000_chunk_note_embeds(tmp_path
         print(f"SIGTERM during a 3,000-chunk embedding → exit: {took_stop:.2f} s")
         assert took_stop <= STOP_SECONDS
     conn = sqlite3.connect(vault / ".cortex/index/embeddings.db")
-    cached = conn.execute("SELECT count(*) FROM cache").fetchone()[0]
+    cached = conn.execute("SELECT count(*) FROM vectors").fetchone()[0]
     conn.close()
     assert cached >= done_at_stop  # the embedding work survived the stop (it is cached batch by batch)
 

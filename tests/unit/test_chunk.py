@@ -8,7 +8,16 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vault_cortex.files.chunk import Chunk, chunk_note, embed_text, text_hash
+from vault_cortex.files.chunk import (
+    Chunk,
+    chunk_note,
+    embed_text,
+    heading_text,
+    join_head,
+    split_head,
+    stored_head,
+    text_hash,
+)
 from vault_cortex.files.note import Heading, Note
 
 
@@ -211,3 +220,29 @@ def test_chunks_never_exceed_the_budget_and_keep_every_word(lines: list[str], ma
     body_words = [w for i, line in enumerate(lines) if i not in heading_lines for w in line.split()]
     chunk_words = [w for c in chunked.chunks for w in c.text.split()]
     assert chunk_words == (body_words or ["T"])
+
+
+@settings(max_examples=150, deadline=None, database=None)
+@given(lines=st.lists(_line, max_size=30), max_tokens=st.integers(min_value=8, max_value=64),
+       title=st.sampled_from(["T", "Head", "", "a > b", "x" * 70]))
+def test_the_embedded_text_is_rebuilt_from_head_and_text(lines: list[str], max_tokens: int, title: str) -> None:
+    """Issue 13: the index stores no embedded text; head + text rebuild it byte for byte (the hash is the cache
+    key), and the head stored is needed only where the title and heading do not give it."""
+    chunked = chunk_note(make_note("\n".join(lines), title=title), words, max_tokens)
+    for c in chunked.chunks:
+        assert join_head(c.head, c.text) == c.embed_text and text_hash(join_head(c.head, c.text)) == c.hash
+        assert split_head(c.embed_text, c.text) == c.head
+        if c.head == stored_head(title, heading_text(c.heading_path)):
+            assert embed_text(title, c.heading_path, c.text) == c.embed_text
+
+
+def test_a_head_the_heading_cannot_give_is_not_the_stored_one() -> None:
+    """The title left out for room, a heading with ' > ' in it, a note of only a title: each head differs from
+    what the title and stored heading give, so the index keeps it."""
+    heading = " ".join(["deep"] * 40)
+    dropped = chunk_note(make_note(f"# {heading}\none two three four five six", title="T"), words, 30).chunks[0]
+    assert dropped.head == "T" and stored_head("T", heading_text(dropped.heading_path)) != dropped.head
+    only_title = chunk_note(make_note("", title="Quarterly review"), words).chunks[0]
+    assert only_title.head == "" and stored_head("Quarterly review", "") == "Quarterly review"
+    arrow = chunk_note(make_note("# T > x\nBody.", title="T"), words).chunks[0]
+    assert arrow.embed_text == "T\nT > x\nBody." and stored_head("T", heading_text(arrow.heading_path)) != arrow.head

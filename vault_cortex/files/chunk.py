@@ -29,7 +29,8 @@ class Chunk(msgspec.Struct, frozen=True, kw_only=True):
     ord: int  # 0-based position in the note
     heading_path: tuple[str, ...]  # ancestors' headings, then its own; () before the first heading
     text: str  # the section text as written (noise left out), for snippets and text search
-    embed_text: str  # what is embedded: title, heading path, text
+    embed_text: str  # what is embedded: `head`, then text (not stored: `join_head` rebuilds it)
+    head: str  # what precedes the text in embed_text: the title and heading path shown ("" for none)
     start_line: int  # 1-based file lines, inclusive
     end_line: int
     tokens: int  # tokens of embed_text
@@ -75,6 +76,35 @@ def embed_text(title: str, heading_path: Sequence[str], text: str) -> str:
     return "\n".join([*head, text]) if text else "\n".join(head)
 
 
+def embed_head(title: str, heading_path: Sequence[str]) -> str:
+    """What `embed_text` puts before a chunk's text: the title, then the heading path ("" for neither)."""
+    return embed_text(title, heading_path, "")
+
+
+def join_head(head: str, text: str) -> str:
+    """A chunk's embedded text from its head and its text: `embed_text(title, path, text)` exactly, for
+    `head = embed_head(title, path)`."""
+    return f"{head}\n{text}" if head and text else head or text
+
+
+def split_head(embedded: str, text: str) -> str:
+    """The head of an embedded text made by `join_head(head, text)`."""
+    if embedded == text:
+        return ""
+    return embedded[:len(embedded) - len(text) - 1] if text else embedded
+
+
+def heading_text(heading_path: Sequence[str]) -> str:
+    """A heading path as stored and searched: the headings joined with ' > '."""
+    return " > ".join(heading_path)
+
+
+def stored_head(title: str, heading: str) -> str:
+    """The head a chunk gets from its note's title and its stored heading (`heading_text`): the usual one,
+    which the index does not store (a head that differs, such as a title left out for room, is stored)."""
+    return embed_head(title, heading.split(" > ") if heading else ())
+
+
 def chunk_note(note: Note, count_tokens: CountTokens, max_tokens: int = 256) -> Chunked:
     """Heading sections of the body, each split (paragraphs, sentences, words) to fit `max_tokens`."""
     lines = note.body.split("\n")
@@ -88,15 +118,16 @@ def chunk_note(note: Note, count_tokens: CountTokens, max_tokens: int = 256) -> 
             continue
         title, shown, pieces = _fit(note.title, path, blocks, count_tokens, max_tokens)
         for text, start, end in pieces:
-            full = embed_text(title, shown, text)
-            chunks.append(Chunk(ord=len(chunks), heading_path=path, text=text, embed_text=full,
+            head = embed_head(title, shown)
+            full = join_head(head, text)
+            chunks.append(Chunk(ord=len(chunks), heading_path=path, text=text, embed_text=full, head=head,
                                 start_line=start + note.body_line, end_line=end + note.body_line,
                                 tokens=count_tokens(full), hash=text_hash(full)))
     if not chunks and note.title.strip():
         block = _Block(start=0, text=note.title.strip(), gap=False, fence=False)
         for text, _, _ in _fit("", (), [block], count_tokens, max_tokens)[2]:
-            chunks.append(Chunk(ord=len(chunks), heading_path=(), text=text, embed_text=text, start_line=1,
-                                end_line=1, tokens=count_tokens(text), hash=text_hash(text)))
+            chunks.append(Chunk(ord=len(chunks), heading_path=(), text=text, embed_text=text, head="",
+                                start_line=1, end_line=1, tokens=count_tokens(text), hash=text_hash(text)))
     return Chunked(chunks=tuple(chunks), noise=noise)
 
 

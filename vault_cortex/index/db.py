@@ -18,13 +18,13 @@ from typing import Any
 import msgspec
 
 from vault_cortex.errors import IndexCorrupt, IndexUnavailable
-from vault_cortex.files.chunk import Chunk
+from vault_cortex.files.chunk import Chunk, heading_text, join_head, split_head, stored_head
 from vault_cortex.files.links import Dangling, Resolver, file_key, target_key, target_names
 from vault_cortex.files.note import Note
 from vault_cortex.files.vault import Skipped
 from vault_cortex.index.activity import Activity
 from vault_cortex.index.fts import fts_match, fts_terms, rarest
-from vault_cortex.index.schema import INDEXES, SCHEMA, SCHEMA_VERSION
+from vault_cortex.index.schema import FTS, INDEXES, SCHEMA, SCHEMA_VERSION
 
 log = logging.getLogger(__name__)
 
@@ -182,6 +182,14 @@ class IndexDB:
             self.set_meta("index_id", secrets.token_hex(8))
         if version is None:
             self.set_meta("schema", SCHEMA_VERSION)
+        elif version == "1":
+            try:
+                self._migrate_from_1()
+            except sqlite3.Error as exc:  # rolled back whole: the next open tries again
+                self.conn.close()
+                if is_corruption(exc):
+                    raise IndexCorrupt(f"the index at {path} is damaged: {exc}") from exc
+                raise IndexUnavailable(f"cannot move the index at {path} to schema {SCHEMA_VERSION}: {exc}") from exc
         elif version != SCHEMA_VERSION:
             raise IndexUnavailable(
                 f"the index at {path.parent} has schema {version}, this version needs {SCHEMA_VERSION}: "
@@ -193,6 +201,29 @@ class IndexDB:
         damaged index must be caught before it is trusted (serve start-up, doctor, verify), not at every open:
         elsewhere a damaged page surfaces as a corruption error on the read that meets it, and is handled there."""
         return quick_check(self.conn, f"the index at {self.path}")
+
+    def _migrate_from_1(self) -> None:
+        """Move an index of schema 1 to schema 2 in place, once: the embedded text each chunk stored (as long as
+        its text) is dropped, keeping only a head `embed_texts` could not rebuild, and FTS5 is rebuilt over the
+        chunks without its own copy of their text. Nothing is re-embedded: the chunk hashes stay as they were."""
+        with self.write():
+            if self.get_meta("schema") != "1":
+                return  # another process moved it meanwhile
+            log.info("index: moving %s to the compact format of schema %s (once)", self.path, SCHEMA_VERSION)
+            self.conn.execute("ALTER TABLE chunks ADD COLUMN head TEXT")
+            rows = self.conn.execute(
+                "SELECT c.id, n.title, c.heading, c.text, c.embed_text FROM chunks c "
+                "JOIN notes n ON n.id = c.note_id").fetchall()
+            self.conn.executemany("UPDATE chunks SET head = ? WHERE id = ?", [
+                (head, cid) for cid, title, heading, text, embedded in rows
+                if (head := split_head(embedded, text)) != stored_head(title, heading)])
+            self.conn.execute("ALTER TABLE chunks DROP COLUMN embed_text")
+            self.conn.execute("DROP TABLE chunks_fts")
+            self.conn.execute(FTS)
+            self.conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
+            self.set_meta("schema", SCHEMA_VERSION)
+        with suppress(sqlite3.OperationalError):  # give the space back to the file system (unless busy)
+            self.conn.execute("VACUUM")
 
     def _r(self) -> sqlite3.Connection:
         """This thread's read connection (WAL lets readers run while a sync writes)."""
@@ -256,10 +287,15 @@ class IndexDB:
         self.conn.execute("DELETE FROM files WHERE path = ?", (path,))
         if row is None:
             return []
-        ids = [r[0] for r in self.conn.execute("SELECT id FROM chunks WHERE note_id = ?", (row[0],))]
-        self.conn.executemany("DELETE FROM chunks_fts WHERE rowid = ?", [(i,) for i in ids])
+        # FTS5 holds no copy of the text: its terms are removed with the values that were indexed, read
+        # before the chunks (and the note's title) go.
+        indexed = self.conn.execute(
+            "SELECT c.id, n.title, c.heading, c.text FROM chunks c JOIN notes n ON n.id = c.note_id "
+            "WHERE c.note_id = ?", (row[0],)).fetchall()
+        self.conn.executemany(
+            "INSERT INTO chunks_fts(chunks_fts, rowid, title, heading, text) VALUES ('delete', ?, ?, ?, ?)", indexed)
         self.conn.execute("DELETE FROM notes WHERE id = ?", (row[0],))
-        return ids
+        return [r[0] for r in indexed]
 
     def insert_note(self, note: Note, region: str, state: FileState, chunks: Sequence[Chunk],
                     noise: int) -> list[int]:
@@ -274,13 +310,15 @@ class IndexDB:
         note_id = cur.lastrowid
         assert note_id is not None
         ids: list[int] = []
-        heading_of = [" > ".join(c.heading_path) for c in chunks]
+        heading_of = [heading_text(c.heading_path) for c in chunks]
         for chunk, heading in zip(chunks, heading_of, strict=True):
+            # The embedded text is not stored: `embed_texts` rebuilds it; only a head it would get wrong is kept.
+            head = None if stored_head(note.title, heading) == chunk.head else chunk.head
             c = self.conn.execute(
-                "INSERT INTO chunks(note_id, ord, heading, text, start_line, end_line, tokens, hash, embed_text) "
+                "INSERT INTO chunks(note_id, ord, heading, text, start_line, end_line, tokens, hash, head) "
                 "VALUES (?,?,?,?,?,?,?,?,?)",
                 (note_id, chunk.ord, heading, chunk.text, chunk.start_line, chunk.end_line, chunk.tokens,
-                 chunk.hash, chunk.embed_text),
+                 chunk.hash, head),
             )
             assert c.lastrowid is not None
             ids.append(c.lastrowid)
@@ -486,7 +524,13 @@ class IndexDB:
         return dict(self._r().execute("SELECT id, hash FROM chunks").fetchall())
 
     def embed_texts(self, hashes: Sequence[str]) -> dict[str, str]:
-        return dict(self._select_in("SELECT hash, embed_text FROM chunks WHERE hash IN ({marks})", hashes))
+        """The embedded text of the chunks with these hashes, rebuilt from the note's title, the chunk's heading
+        and text (and its head, when stored): the very text that was hashed."""
+        rows = self._select_in(
+            "SELECT c.hash, n.title, c.heading, c.text, c.head FROM chunks c JOIN notes n ON n.id = c.note_id "
+            "WHERE c.hash IN ({marks})", hashes)
+        return {h: join_head(stored_head(title, heading) if head is None else head, text)
+                for h, title, heading, text, head in rows}
 
     def lexical(self, query: str, limit: int, only: Sequence[int] | None = None,
                 notes: frozenset[int] | None = None, also: Sequence[int] = (), budget: int = 0) -> dict[int, float]:
@@ -753,7 +797,7 @@ class IndexDB:
         return {
             "notes": q("SELECT path, title, region, importance, created, project, layer, pinned, frontmatter, "
                        "problems, noise, hash FROM notes ORDER BY path").fetchall(),
-            "chunks": q("SELECT n.path, c.ord, c.heading, c.text, c.start_line, c.end_line, c.tokens, c.hash "
+            "chunks": q("SELECT n.path, c.ord, c.heading, c.text, c.start_line, c.end_line, c.tokens, c.hash, c.head "
                         "FROM chunks c JOIN notes n ON n.id = c.note_id ORDER BY n.path, c.ord").fetchall(),
             "links": q("SELECT n.path, l.target, l.subpath, l.display, l.kind, l.rel, l.line, l.dst_path, "
                        "l.ambiguous FROM links l JOIN notes n ON n.id = l.note_id "

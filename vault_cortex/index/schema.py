@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"  # 2: no stored embed_text, FTS5 over the chunks (external content)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -17,10 +17,12 @@ CREATE TABLE IF NOT EXISTS notes(
 CREATE TABLE IF NOT EXISTS chunks(
     id INTEGER PRIMARY KEY AUTOINCREMENT, note_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
     ord INTEGER NOT NULL, heading TEXT NOT NULL, text TEXT NOT NULL, start_line INTEGER NOT NULL,
-    end_line INTEGER NOT NULL, tokens INTEGER NOT NULL, hash TEXT NOT NULL, embed_text TEXT NOT NULL);
+    end_line INTEGER NOT NULL, tokens INTEGER NOT NULL, hash TEXT NOT NULL, head TEXT);
 CREATE INDEX IF NOT EXISTS chunks_note ON chunks(note_id, ord);
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
-    title, heading, text, tokenize = 'porter unicode61 remove_diacritics 2');
+CREATE VIEW IF NOT EXISTS chunk_texts AS
+    SELECT c.id AS id, n.title AS title, c.heading AS heading, c.text AS text
+    FROM chunks c JOIN notes n ON n.id = c.note_id;
+{FTS}
 CREATE TABLE IF NOT EXISTS links(
     note_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE, target TEXT NOT NULL,
     subpath TEXT NOT NULL, display TEXT, kind TEXT NOT NULL, rel TEXT NOT NULL, line INTEGER NOT NULL,
@@ -50,6 +52,14 @@ CREATE TABLE IF NOT EXISTS activity_lines(file TEXT NOT NULL, digest TEXT NOT NU
 CREATE TABLE IF NOT EXISTS touches(concept TEXT PRIMARY KEY, count INTEGER NOT NULL, last_ts REAL);
 CREATE INDEX IF NOT EXISTS notes_region ON notes(region, pinned);
 """
+
+
+# FTS5 keeps no copy of the text: it reads it from the chunks (`chunk_texts`) when it must, so a chunk's terms
+# are removed from it while the chunk and its note's title still hold what was indexed (IndexDB.delete_note).
+FTS = """CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+    title, heading, text, content = 'chunk_texts', content_rowid = 'id',
+    tokenize = 'porter unicode61 remove_diacritics 2');"""
+_SCHEMA = _SCHEMA.replace("{FTS}", FTS)
 
 
 def _stamp(path: str) -> str:

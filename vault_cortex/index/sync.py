@@ -32,7 +32,9 @@ EMBED_BATCH = 8  # chunks embedded (and cached) between two looks at the stop fl
 CHUNK_CAP_PROBLEM = "too many chunks"
 BINARY_NOTE = "binary file named .md"
 VECTOR_SAVE_SECONDS = 60.0  # a targeted sync saves the vector file at most this often (a full sync always)
-VECTOR_TOLERANCE = 5e-3  # largest difference per component between a stored vector and its cache entry
+# Largest difference per component between a stored vector and its cache entry: the vector index stores int8
+# (x * 127 truncated: off by up to 1/127 = 7.9e-3) and the cache float16 (off by up to 4.9e-4 for |x| <= 1).
+VECTOR_TOLERANCE = 1e-2
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
@@ -176,21 +178,25 @@ def sync(
 
         with lock():
             current = db.file_states([item.note.path for item in group])
+            removed: list[int] = []
+            new_ids: list[int] = []
+            new_vecs: list[Vector] = []
             with db.write():
                 for item in group:
                     now = current.get(item.note.path)
                     before = states.get(item.note.path)
                     if now is not None and now != before and now.hash != item.state.hash:
                         continue  # another writer indexed a newer version meanwhile
-                    removed_ids = db.delete_note(item.note.path)
-                    ids = db.insert_note(item.note, item.region, item.state, item.chunked.chunks,
-                                         len(item.chunked.noise))
-                    vectors.remove(removed_ids)
-                    if ids:
-                        vectors.add(ids, np.stack([vecs[c.hash] for c in item.chunked.chunks]))
+                    removed += db.delete_note(item.note.path)
+                    new_ids += db.insert_note(item.note, item.region, item.state, item.chunked.chunks,
+                                              len(item.chunked.noise))
+                    new_vecs += [vecs[c.hash] for c in item.chunked.chunks]
                     counts["noise"] += len(item.chunked.noise)
                     counts["problems"] += len(item.note.problems)
                 db.set_meta("generation", str(int(db.get_meta("generation") or 0) + 1))
+            vectors.remove(removed)  # the group's vectors in one call each (new chunk ids are never reused)
+            if new_ids:
+                vectors.add(new_ids, np.stack(new_vecs))
             changed = True
 
     log_signature = activity_signature(root)
@@ -263,7 +269,7 @@ def vectors_current(db: IndexDB, vectors: Vectors) -> bool:
     """Whether the vector file is the one this index saved, unchanged since, and no note (so no chunk) changed
     after it was saved: then it holds exactly the index's chunks, and a full sync need not read or check it."""
     return (vectors.checked and not vectors.dirty and vectors.stamp() == db.get_meta("vectors_stamp")
-            and db.get_meta("vectors_seq") == str(db.change_seqs()[1]))
+            and db.get_meta("vectors_seq") == str(db.change_seqs()[1]) and not vectors.other_format())
 
 
 def _resolve_changed(root: Path, db: IndexDB, settings: Settings, written: Sequence[str],
@@ -399,7 +405,7 @@ def _vectors_for(
 
 def vector_problems(db: IndexDB, vectors: Vectors, cache: EmbeddingCache, model_id: str) -> tuple[list[int], int]:
     """Chunk ids whose stored vector is not finite or differs from its embedding-cache entry by more than
-    VECTOR_TOLERANCE (f16 storage is off by ~1e-4); and how many stored vectors had no cache entry to compare."""
+    VECTOR_TOLERANCE (int8 storage is off by up to 1/127); and how many stored vectors had no cache entry to compare."""
     hashes = db.chunk_hashes()
     have = vectors.keys()
     ids = sorted(i for i in hashes if i in have)
@@ -429,7 +435,8 @@ def reconcile_vectors(
     file was not the one this index saved, check every vector's content: any corrupt one means the whole
     vector index (its graph may be corrupt too) is rebuilt from the embedding cache."""
     rebuilt = 0
-    if not vectors.checked and len(vectors):
+    held = len(vectors)  # reads the file first (a file of another storage type is moved over and unchecked)
+    if not vectors.checked and held:
         bad, _ = vector_problems(db, vectors, cache, embedder().model_id)
         if bad:
             log.warning("%d stored vectors were corrupt: rebuilding the vector index from the embedding cache",
