@@ -350,6 +350,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--real", type=int, default=0, metavar="N", help="also one size N with the real model")
     ap.add_argument("--keep", type=Path, default=None, metavar="DIR", help="keep and reuse the generated vaults")
     ap.add_argument("--writes", type=int, default=20, metavar="N", help="remember and PUT requests timed (20)")
+    ap.add_argument("--leave", action="store_true",
+                    help="leave each measured vault and its index in place (its path is printed) for profiling")
     ap.add_argument("--code", type=Path, default=None, metavar="DIR",
                     help="measure another checkout's vault_cortex and server (e.g. a worktree of an older main)")
     ap.add_argument("--phase", choices=("index", "serve"), help=argparse.SUPPRESS)  # internal: one phase, JSON
@@ -385,7 +387,10 @@ def _measure(size: int, args: argparse.Namespace, *, real: bool) -> dict[str, An
     try:
         out.update(_child(["--phase", "serve", "--root", str(root), *common]))
     finally:
-        shutil.rmtree(root.parent, ignore_errors=True)
+        if args.leave:
+            log(f"  left {root}")
+        else:
+            shutil.rmtree(root.parent, ignore_errors=True)
     return out
 
 
