@@ -277,3 +277,30 @@ def test_a_sync_with_nothing_to_do_reads_no_vector_and_builds_no_graph(tmp_path:
         assert reconciled  # not the file this index saved last: checked, and the missing vector added
         assert cx.vectors.keys() == {r[0] for r in cx.db.conn.execute("SELECT id FROM chunks")}
         assert cx.recall("pump relay", k=1).hits[0].path == "Delta.md"
+
+
+def test_a_sync_of_1200_changed_notes_naming_1200_targets_resolves_their_links(tmp_path: Path) -> None:
+    """A defect found by the 100k bench: the links of the notes a sync wrote are resolved against the files of
+    the names they give, narrowed with one `LIKE` per name OR-ed together; past 1,000 names SQLite refused the
+    statement (expression tree too large) and the sync failed. The watcher now syncs up to 2,000 paths by path,
+    and a full sync of a git pull does the same resolution."""
+    root = tmp_path / "vault"
+    (root / ".cortex").mkdir(parents=True)
+    (root / "Hub.md").write_text("# Hub\n")
+    (root / "pic.png").write_bytes(b"\x89PNG")
+    with Cortex.open(root, embedder=EMBEDDER) as cx:
+        cx.sync()
+        (root / "batch").mkdir()
+        for i in range(600):
+            (root / f"batch/Log {i}.md").write_text(f"# Log {i}\n\nSee [[Target {i}]], [[Hub]] and [[pic.png]].\n")
+        cx.sync()  # a full sync after a burst (a git pull)
+        paths = []
+        for i in range(600, 1200):
+            (root / f"batch/Log {i}.md").write_text(f"# Log {i}\n\nSee [[Target {i}]] and [[Hub]].\n")
+            paths.append(f"batch/Log {i}.md")
+        cx.sync_paths(paths)  # a watcher batch of 600 paths
+        links = cx.db.links()
+        assert len(links) == 3 * 600 + 2 * 600
+        assert {ln.dst for ln in links if ln.target == "Hub"} == {"Hub.md"}
+        assert {ln.dst for ln in links if ln.target == "pic.png"} == {"pic.png"}
+        assert not [ln for ln in links if ln.target.startswith("Target") and ln.dst is not None]

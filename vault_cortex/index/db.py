@@ -28,6 +28,8 @@ from vault_cortex.index.schema import FTS, INDEXES, SCHEMA, SCHEMA_VERSION
 
 log = logging.getLogger(__name__)
 
+LIKE_NAMES_MAX = 200  # names narrowed with LIKE in one statement (SQLite's expression depth is 1000)
+
 
 def is_corruption(exc: BaseException) -> bool:
     """Whether an error means the index file is damaged or gone (rebuild it), not busy or misused."""
@@ -379,7 +381,9 @@ class IndexDB:
         if not wanted:
             return []
         where, args = "", []
-        if all(n.isascii() for n in wanted):  # LIKE folds ASCII case only: narrow the rows in SQLite
+        # LIKE folds ASCII case only; and SQLite refuses an OR of a thousand terms (its expression depth limit):
+        # past a few hundred names one pass over the paths, filtered here, costs the same as the LIKEs would.
+        if len(wanted) <= LIKE_NAMES_MAX and all(n.isascii() for n in wanted):
             where = "WHERE " + " OR ".join("path LIKE ? ESCAPE '\\'" for _ in wanted)
             args = ["%" + n.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") for n in sorted(wanted)]
         paths = [r[0] for r in self.conn.execute(sql.format(where=where), args + args)]
