@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 import anyio
 import msgspec
+from anyio.abc import TaskGroup
 from watchfiles import Change, awatch
 
 from vault_cortex.errors import SyncCancelled
@@ -31,6 +32,7 @@ GATHER_MS = 100
 # note linked from hundreds rewrites hundreds of files, and a targeted sync of those costs what they change, while
 # a full sync walks the whole vault (about a second per 100k notes) on top of the same work.
 TARGETED_MAX = 2000
+RETRY_FIRST_S, RETRY_MAX_S = 2.0, 300.0  # a failed sync is retried after 2 s, then 4, 8, … up to 5 min
 FULL_SYNC_S = 900.0  # and a full sync runs at least this often when changes come, to catch anything missed
 
 
@@ -91,7 +93,9 @@ class Watcher:
         self._last_error: str | None = None
         self._changed: set[str] | None = None  # vault paths changed since the last sync; None: sync everything
         self._full_at = time.monotonic()
+        self._tasks: TaskGroup | None = None
         self.targeted = 0  # syncs of just the changed paths
+        self._retry_s = RETRY_FIRST_S  # wait before retrying a failed sync (doubles while it keeps failing)
         self.full = 0  # syncs of the whole vault (the start-up one included)
 
     def _note(self, changes: set[tuple[Change, str]]) -> None:
@@ -120,6 +124,19 @@ class Watcher:
             last_error=self._last_error,
         )
 
+    def _retry_soon(self) -> None:
+        """Wake the sync loop again after the retry delay: a failed sync must not leave the index stale until
+        the next file happens to change."""
+        delay, self._retry_s = self._retry_s, min(self._retry_s * 2, RETRY_MAX_S)
+        wake = self._wake
+
+        async def later() -> None:
+            await anyio.sleep(delay)
+            wake.set()
+
+        assert self._tasks is not None
+        self._tasks.start_soon(later)
+
     def request_sync(self) -> None:
         """Sync soon, as if a file had changed (e.g. to rebuild a damaged index). Call on the event loop."""
         if self._pending_since is None:
@@ -136,6 +153,7 @@ class Watcher:
         """Watch and sync until cancelled."""
         self._stop.clear()
         async with anyio.create_task_group() as tg:
+            self._tasks = tg
             # Started first so that the watch is in place before the start-up sync walks the vault.
             tg.start_soon(self._watch)
             tg.start_soon(self._sync_loop)
@@ -182,11 +200,13 @@ class Watcher:
             except SyncCancelled:
                 log.info("sync stopped: the server is shutting down")
                 return
-            except Exception as exc:  # noqa: BLE001 - keep watching; the next change retries
-                log.exception("sync failed")
+            except Exception as exc:  # noqa: BLE001 - keep watching, and retry without waiting for a change
+                log.exception("sync failed; retrying in %.0f s", self._retry_s)
                 self._changed = None  # the retry walks the vault
                 self._last_error = f"{type(exc).__name__}: {exc}"
+                self._retry_soon()
             else:
+                self._retry_s = RETRY_FIRST_S
                 self._syncs += 1
                 self._last_report = report
                 self._last_error = None
@@ -195,7 +215,7 @@ class Watcher:
                     self._announce(report)
                 log.info("synced: %d added, %d updated, %d renamed, %d deleted in %.2fs", report.added,
                          report.updated, report.renamed, report.deleted, report.seconds)
-            if self._wake.is_set():  # changes arrived during the sync: count their wait from its start
+            if self._wake.is_set() or self._last_error is not None:  # changes came meanwhile, or a retry is due
                 self._pending_since = started
             else:
                 self._pending_since = None

@@ -216,3 +216,29 @@ def test_in_dot_folder() -> None:
     assert in_dot_folder(root, "/elsewhere/x.md")
     assert not in_dot_folder(root, "/v/soul/Values.md")
     assert not in_dot_folder(root, "/v/soul")
+
+
+def test_a_failed_sync_is_retried_without_waiting_for_another_change(cx: Cortex,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A defect found by the 100k bench: a sync that failed (there: SQLite refusing a statement) was retried
+    only when another file changed, so a vault whose writes stopped kept a stale index. Now the watcher retries
+    (a full sync) after 2 s, then 4, 8, … up to 5 minutes, and stays pending until it succeeds."""
+    failures = [RuntimeError("disk hiccup")]
+    original = cx.sync_paths
+
+    def flaky(paths: list[str]) -> object:
+        if failures:
+            raise failures.pop()
+        return original(paths)
+
+    monkeypatch.setattr(cx, "sync_paths", flaky)
+
+    async def scenario(w: Watcher) -> None:
+        n = w.status().syncs
+        atomic_save(cx.root / "scientific/Soldering.md", "# Soldering\n\nUse leaded solder for the probes.\n")
+        await until(lambda: w.status().last_error is not None)
+        assert w.status().pending and "scientific/Soldering.md" not in indexed(cx)
+        await until(lambda: w.status().syncs > n and not w.status().pending, timeout=15)
+        assert "scientific/Soldering.md" in indexed(cx) and w.status().last_error is None
+
+    watching(cx, scenario)
