@@ -11,10 +11,10 @@ Run: `python tests/bench/scale.py [--sizes 1000,10000,100000] [--real 2000] [--k
 `--code DIR` measures another checkout, e.g. `git worktree add /tmp/before <commit>`, with this script, so a
 before/after pair is one script on one machine back to back).
 
-Each size runs in two processes: the index phase (a cold sync of a fresh copy, one-note edits) and the serve
-phase (a no-change sync as a fresh process does it, then a live server with its watcher: recall, context, writes,
-and an Obsidian rename of a note linked from 100 notes, timed until the watcher has indexed it). The serve phase's
-peak RSS is the server's.
+Each size runs in three processes: the index phase (a cold sync of a fresh copy, one-note edits), a no-change
+sync as `vault-cortex sync` runs it, and the serve phase (a live server with its watcher: recall, context,
+writes, and an Obsidian rename of a note linked from 100 notes, timed until the watcher has indexed it). The
+serve phase's peak RSS is the server's.
 """
 
 from __future__ import annotations
@@ -186,10 +186,21 @@ def measure_index(size: int, keep: Path | None, real: bool) -> dict[str, Any]:
     return out
 
 
+def measure_nochange(root: Path, real: bool) -> dict[str, Any]:
+    """A no-change sync as `vault-cortex sync` runs it: a fresh process opens the vault, syncs, closes."""
+    from tests.fakes import FakeEmbedder
+    from vault_cortex import Cortex
+
+    t0 = time.perf_counter()
+    with Cortex.open(root, embedder=None if real else FakeEmbedder()) as cx:
+        cx.sync()
+    return {"nochange_sync": time.perf_counter() - t0}
+
+
 def measure_serve(size: int, root: Path, real: bool, writes: int) -> dict[str, Any]:
-    """Phase 2, in a fresh process as `serve` is: a no-change sync (open, sync, close), then a live server with
-    its watcher: recall, context, remember, PUT, and an Obsidian rename of a note linked from 100 notes timed
-    until the watcher has the index right. Peak RSS is this process's: the server's."""
+    """Phase 3, in a fresh process as `serve` is: a live server with its watcher (its start-up sync included):
+    recall, context, remember, PUT, and an Obsidian rename of a note linked from 100 notes timed until the
+    watcher has the index right. Peak RSS is this process's: the server's."""
     import httpx
 
     from server.app import create_app
@@ -200,11 +211,6 @@ def measure_serve(size: int, root: Path, real: bool, writes: int) -> dict[str, A
 
     out: dict[str, Any] = {}
     embedder = None if real else FakeEmbedder()
-    t0 = time.perf_counter()
-    with Cortex.open(root, embedder=embedder) as cx:
-        cx.sync()
-    out["nochange_sync"] = time.perf_counter() - t0
-
     rng = random.Random(size + 1)
     with Cortex.open(root, embedder=embedder) as cx:
         notes = sorted(cx.db.note_paths())
@@ -257,17 +263,19 @@ def measure_serve(size: int, root: Path, real: bool, writes: int) -> dict[str, A
 def rename_while_serving(cx: Any, root: Path, notes: Sequence[str], rng: random.Random) -> dict[str, Any]:
     """Link one note from 100 others (given time to index), then rename it as Obsidian does (move it, rewrite
     the 100 links) and time until the watcher has indexed it all: the new path in, the old out, none dangling."""
-    inbound: dict[str, set[str]] = {}
-    for ln in cx.db.links():
-        if ln.dst:
-            inbound.setdefault(ln.dst, set()).add(ln.src)
-    target = next(p for p in rng.sample(list(notes), len(notes)) if len(inbound.get(p, ())) < 5)
+    db = sqlite3.connect(f"file:{root / INDEX_DIR / 'index.db'}?mode=ro", uri=True)
+
+    def inbound(path: str) -> set[str]:  # by the links_dst index: the bench must not load every link itself
+        return {p for (p,) in db.execute("SELECT n.path FROM links l JOIN notes n ON n.id = l.note_id "
+                                         "WHERE l.dst_path = ?", (path,))}
+
+    target = next(p for p in rng.sample(list(notes), len(notes)) if len(inbound(p)) < 5)
     stem = Path(target).stem
-    already = inbound.get(target, set())
+    already = inbound(target)
     linking = sorted(set(rng.sample([p for p in notes if p != target and p not in already], 100 - len(already)))
                      | already)
     for rel in linking:
-        if rel not in inbound.get(target, ()):
+        if rel not in already:
             with (root / rel).open("a", encoding="utf-8", newline="\n") as fh:
                 fh.write(f"\nSee also [[{stem}]] for the background.\n")
 
@@ -277,7 +285,6 @@ def rename_while_serving(cx: Any, root: Path, notes: Sequence[str], rng: random.
     wait_until(lambda: linked_from() >= len(linking))
     new = str(Path(target).with_name(stem + " renamed.md"))
 
-    db = sqlite3.connect(f"file:{root / INDEX_DIR / 'index.db'}?mode=ro", uri=True)
     marks = ",".join("?" * len(linking))
     new_stem = Path(new).stem
 
@@ -354,7 +361,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="leave each measured vault and its index in place (its path is printed) for profiling")
     ap.add_argument("--code", type=Path, default=None, metavar="DIR",
                     help="measure another checkout's vault_cortex and server (e.g. a worktree of an older main)")
-    ap.add_argument("--phase", choices=("index", "serve"), help=argparse.SUPPRESS)  # internal: one phase, JSON
+    ap.add_argument("--phase", choices=("index", "nochange", "serve"), help=argparse.SUPPRESS)  # internal, JSON
     ap.add_argument("--size", type=int, default=0, help=argparse.SUPPRESS)
     ap.add_argument("--root", type=Path, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--one-real", action="store_true", help=argparse.SUPPRESS)
@@ -363,6 +370,9 @@ def main(argv: list[str] | None = None) -> int:
         sys.path.insert(0, str(args.code.resolve()))
     if args.phase == "index":
         print(json.dumps(measure_index(args.size, args.keep, args.one_real)))
+        return 0
+    if args.phase == "nochange":
+        print(json.dumps(measure_nochange(args.root, args.one_real)))
         return 0
     if args.phase == "serve":
         print(json.dumps(measure_serve(args.size, args.root, args.one_real, args.writes)))
@@ -385,6 +395,7 @@ def _measure(size: int, args: argparse.Namespace, *, real: bool) -> dict[str, An
     out = _child(["--phase", "index", *common] + (["--keep", str(args.keep)] if args.keep else []))
     root = Path(out.pop("root"))
     try:
+        out.update(_child(["--phase", "nochange", "--root", str(root), *common]))
         out.update(_child(["--phase", "serve", "--root", str(root), *common]))
     finally:
         if args.leave:

@@ -24,11 +24,9 @@ from vault_cortex.files.note import Note
 from vault_cortex.files.vault import Skipped
 from vault_cortex.index.activity import Activity
 from vault_cortex.index.fts import fts_match, fts_terms, rarest
-from vault_cortex.index.schema import FTS, INDEXES, SCHEMA, SCHEMA_VERSION
+from vault_cortex.index.schema import FILE_NAME, FTS, INDEXES, SCHEMA, SCHEMA_VERSION
 
 log = logging.getLogger(__name__)
-
-LIKE_NAMES_MAX = 200  # names narrowed with LIKE in one statement (SQLite's expression depth is 1000)
 
 
 def is_corruption(exc: BaseException) -> bool:
@@ -380,14 +378,16 @@ class IndexDB:
         wanted = set(names)
         if not wanted:
             return []
-        where, args = "", []
-        # LIKE folds ASCII case only; and SQLite refuses an OR of a thousand terms (its expression depth limit):
-        # past a few hundred names one pass over the paths, filtered here, costs the same as the LIKEs would.
-        if len(wanted) <= LIKE_NAMES_MAX and all(n.isascii() for n in wanted):
-            where = "WHERE " + " OR ".join("path LIKE ? ESCAPE '\\'" for _ in wanted)
-            args = ["%" + n.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") for n in sorted(wanted)]
-        paths = [r[0] for r in self.conn.execute(sql.format(where=where), args + args)]
-        return [p for p in paths if p.lower().rpartition("/")[2] in wanted]
+        if not all(n.isascii() for n in wanted):  # SQL's lower() folds ASCII only: one pass, filtered here
+            paths = [r[0] for r in self.conn.execute(sql.format(where=""))]
+            return [p for p in paths if p.lower().rpartition("/")[2] in wanted]
+        out: list[str] = []
+        names_ = sorted(wanted)
+        for start in range(0, len(names_), 400):
+            part = names_[start:start + 400]
+            where = f"WHERE {FILE_NAME} IN ({','.join('?' * len(part))})"  # the indexed file-name expression
+            out += [r[0] for r in self.conn.execute(sql.format(where=where), part + part)]
+        return [p for p in out if p.lower().rpartition("/")[2] in wanted]
 
     def note_count(self) -> int:
         return int(self._r().execute("SELECT count(*) FROM notes").fetchone()[0])

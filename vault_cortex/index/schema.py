@@ -105,4 +105,11 @@ _TRIGGERS = "INSERT OR IGNORE INTO meta(key, value) VALUES ('change_seq', '0'), 
 SCHEMA = _SCHEMA + _TRIGGERS  # run at every open: everything is IF NOT EXISTS / OR IGNORE
 
 # Run after SCHEMA, once the migrations (db.py) added any column an older index lacks.
-INDEXES = "CREATE INDEX IF NOT EXISTS links_name ON links(name);\n"
+# A path's file name, lower-cased (ASCII), in SQL: the path less what `rtrim` leaves of it once every character
+# but '/' is trimmed from the right. Indexed on notes and attachments, so a write finds the files its links can
+# name by an index lookup, not a scan of every path.
+FILE_NAME = "lower(replace(path, rtrim(path, replace(path, '/', '')), ''))"
+
+INDEXES = ("CREATE INDEX IF NOT EXISTS links_name ON links(name);\n"
+           f"CREATE INDEX IF NOT EXISTS notes_file_name ON notes({FILE_NAME});\n"
+           f"CREATE INDEX IF NOT EXISTS attachments_file_name ON attachments({FILE_NAME});\n")
