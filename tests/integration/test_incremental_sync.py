@@ -43,6 +43,15 @@ def _note(path: str, body: str) -> str:
     return f"---\naliases: [{stem} alias]\n---\n# Top\n\n{body}"
 
 
+def _vault(root: Path, notes: dict[str, str]) -> Path:
+    """A vault holding these notes (path -> body, each with the frontmatter of `_note`)."""
+    (root / ".cortex").mkdir(parents=True)
+    for path, body in notes.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(_note(path, body))
+    return root
+
+
 def _apply(cx: Cortex, op: tuple[object, ...]) -> None:
     root = cx.root
     kind = op[0]
@@ -105,10 +114,7 @@ def _snapshot(db: IndexDB) -> dict[str, object]:
 def test_the_incremental_path_leaves_the_index_a_rebuild_makes(sequence: list[tuple[object, ...]]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "vault"
-        (root / ".cortex").mkdir(parents=True)
-        (root / "Alpha.md").write_text(_note("Alpha.md", "Start [[Beta]].\n"))
-        (root / "a").mkdir()
-        (root / "a/Beta.md").write_text(_note("a/Beta.md", "Back to [[Alpha]] and [[pic.png]].\n"))
+        _vault(root, {"Alpha.md": "Start [[Beta]].\n", "a/Beta.md": "Back to [[Alpha]] and [[pic.png]].\n"})
         with Cortex.open(root, embedder=EMBEDDER) as cx:
             cx.sync()
             for op in sequence:
@@ -170,10 +176,7 @@ def test_a_write_does_not_rewrite_the_vector_file_and_a_kill_before_the_save_is_
     import sys
 
     root = tmp_path / "vault"
-    (root / ".cortex").mkdir(parents=True)
-    (root / "Alpha.md").write_text(_note("Alpha.md", "Start [[Beta]].\n"))
-    (root / "a").mkdir()
-    (root / "a/Beta.md").write_text(_note("a/Beta.md", "Back to [[Alpha]].\n"))
+    _vault(root, {"Alpha.md": "Start [[Beta]].\n", "a/Beta.md": "Back to [[Alpha]].\n"})
     with Cortex.open(root, embedder=EMBEDDER) as cx:
         cx.sync()
         stamp = cx.vectors.stamp()
@@ -211,8 +214,7 @@ def test_the_one_file_path_never_walks_the_vault_nor_passes_over_every_link_or_v
     from vault_cortex.index.vectors import Vectors
 
     root = tmp_path / "vault"
-    (root / ".cortex").mkdir(parents=True)
-    (root / "Alpha.md").write_text(_note("Alpha.md", "Start [[Beta]] and [[pic.png]].\n"))
+    _vault(root, {"Alpha.md": "Start [[Beta]] and [[pic.png]].\n"})
     (root / "pic.png").write_bytes(b"\x89PNG")
     with Cortex.open(root, embedder=EMBEDDER) as cx:
         cx.sync()
@@ -245,9 +247,7 @@ def test_a_sync_with_nothing_to_do_reads_no_vector_and_builds_no_graph(tmp_path:
     import vault_cortex.index.sync as sync_module
 
     root = tmp_path / "vault"
-    (root / ".cortex").mkdir(parents=True)
-    (root / "Alpha.md").write_text(_note("Alpha.md", "Start [[Beta]].\n"))
-    (root / "Beta.md").write_text(_note("Beta.md", "Back to [[Alpha]].\n"))
+    _vault(root, {"Alpha.md": "Start [[Beta]].\n", "Beta.md": "Back to [[Alpha]].\n"})
     with Cortex.open(root, embedder=EMBEDDER) as cx:
         cx.sync()
         assert cx._live.graph is None

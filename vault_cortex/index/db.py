@@ -176,7 +176,8 @@ class IndexDB:
             raise
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
-        self._freqs: dict[str, tuple[int, int]] = {}  # term -> (chunks matching it, change number then)
+        self._freqs: dict[str, int] = {}  # term -> chunks matching it, counted at change number `_freqs_at`
+        self._freqs_at = 0
         version = self.get_meta("schema")
         if self.get_meta("index_id") is None:  # names this index: a graph following its change log knows it
             self.set_meta("index_id", secrets.token_hex(8))
@@ -583,24 +584,23 @@ class IndexDB:
         return int(self._r().execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0])
 
     def _doc_freqs(self, terms: Sequence[str]) -> dict[str, int]:
-        """How many chunks match each term, remembered (an estimate is enough to pick the rarer words) until a
-        thousand notes have changed since."""
+        """How many chunks match each term, remembered (an estimate is enough to pick the rarer words) until the
+        index has taken a thousand changes since they were counted."""
         seq = self.change_seqs()[1]
-        cache = self._freqs
-        if cache.get("", (0, 0))[1] + 1000 < seq or cache.get("", (0, 0))[1] > seq:
-            cache.clear()
-            cache[""] = (0, seq)
+        if not self._freqs_at <= seq <= self._freqs_at + 1000:
+            self._freqs.clear()
+            self._freqs_at = seq
         out: dict[str, int] = {}
-        for term in terms:
-            hit = cache.get(term)
-            if hit is None:
+        for term in terms:  # read into `out`: another thread may clear the memo meanwhile
+            n = self._freqs.get(term)
+            if n is None:
                 try:
                     n = int(self._r().execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?",
                                               (fts_match([term]),)).fetchone()[0])
                 except sqlite3.OperationalError:
                     n = 0
-                hit = cache[term] = (n, seq)
-            out[term] = hit[0]
+                self._freqs[term] = n
+            out[term] = n
         return out
 
     def access(self) -> dict[str, tuple[int, float | None]]:
