@@ -395,8 +395,7 @@ def _vectors_for(
             neutral = np.zeros(model.dim, dtype=np.float32)
             neutral[0] = 1.0
             fresh.update({h: neutral for h in part if h not in fresh})
-        cache.put_many(model.model_id, fresh)
-        found.update(fresh)
+        found.update(cache.put_many(model.model_id, fresh))  # as stored: what a rebuild would read back
         counts["embedded"] += len(part)
         if tick is not None:
             tick(sum(1 for item in batch for c in item.chunked.chunks if c.hash in fresh))
@@ -458,9 +457,7 @@ def reconcile_vectors(
         if need:
             texts = db.embed_texts(need)
             computed = model.embed([texts[h] for h in need])
-            fresh = {h: computed[k] for k, h in enumerate(need)}
-            cache.put_many(model.model_id, fresh)
-            found.update(fresh)
+            found.update(cache.put_many(model.model_id, {h: computed[k] for k, h in enumerate(need)}))
         vectors.add(missing, np.stack([found[hashes[i]] for i in missing]))
         if not rebuilt:
             log.info("restored %d vectors missing from the vector index", len(missing))

@@ -145,20 +145,24 @@ class EmbeddingCache:
                         out[_unkey(h)] = np.frombuffer(blob, dtype=np.float16).astype(np.float32)
         return out
 
-    def put_many(self, model: str, vectors: Mapping[str, Vector]) -> None:
+    def put_many(self, model: str, vectors: Mapping[str, Vector]) -> dict[str, Vector]:
+        """Store the vectors; returns them as stored (float16, read back as float32), which is what the vector
+        index must hold so that a rebuild from this cache gives it byte for byte."""
+        stored = {h: np.asarray(v, dtype=np.float16).astype(np.float32) for h, v in vectors.items()}
         with self._lock:
             self.conn.execute("BEGIN IMMEDIATE")
             try:
                 number = self._model_id(model, create=True)
                 self.conn.executemany(
                     "INSERT OR REPLACE INTO vectors(model, hash, vec) VALUES (?, ?, ?)",
-                    [(number, _key(h), _blob(v)) for h, v in vectors.items()],
+                    [(number, _key(h), _blob(v)) for h, v in stored.items()],
                 )
             except BaseException:
                 self.conn.execute("ROLLBACK")
                 self._models.clear()
                 raise
             self.conn.execute("COMMIT")
+        return stored
 
     def close(self) -> None:
         self.conn.close()
