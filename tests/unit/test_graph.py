@@ -244,7 +244,8 @@ def test_a_hub_linked_from_thousands_passes_on_no_mass_below_the_tolerance() -> 
     leaves, tails = [f"l{i}" for i in range(n)], [f"t{i}" for i in range(n)]
     g = Graph(["s", "h", "x", *leaves, *tails],
               [("s", "h", "links_to"), ("s", "x", "links_to")]
-              + [(leaf, "h", "links_to") for leaf in leaves] + [(a, b, "links_to") for a, b in zip(leaves, tails)])
+              + [(leaf, "h", "links_to") for leaf in leaves]
+              + [(a, b, "links_to") for a, b in zip(leaves, tails, strict=True)])
     exact = proximity(g, {"s": 1.0}, raw=True, tolerance=0.0)
     pruned = proximity(g, {"s": 1.0}, raw=True)
     assert all(t in exact for t in tails) and not any(t in pruned for t in tails)
@@ -262,6 +263,25 @@ def test_on_a_small_graph_the_tolerance_changes_nothing(case: tuple[int, set[tup
     g = Graph([f"n{i}" for i in range(n)], [(f"n{a}", f"n{b}", "links_to") for a, b in pairs if a != b])
     seeds = {"n0": 1.0, "n1": 0.5}
     assert proximity(g, seeds, raw=True) == proximity(g, seeds, raw=True, tolerance=0.0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(min_value=5, max_value=60).flatmap(
+    lambda n: st.tuples(st.just(n), st.sets(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=4 * n),
+                        st.sets(st.integers(0, n - 1), max_size=8), st.integers(0, 12))))
+def test_asking_for_some_notes_and_the_nearest_gives_the_same_values(
+        case: tuple[int, set[tuple[int, int]], set[int], int]) -> None:
+    n, pairs, among, top = case
+    g = Graph([f"n{i}" for i in range(n)], [(f"n{a}", f"n{b}", "links_to") for a, b in pairs if a != b])
+    seeds = {"n0": 1.0, "n1": 0.5}
+    full = relative_to_prior(g, seeds)
+    asked = {f"n{i}" for i in among}
+    some = relative_to_prior(g, seeds, among=asked, top=top)
+    nearest = sorted(full.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
+    assert some.items() <= full.items()  # the same values
+    assert {p for p, _ in nearest} | (asked & full.keys()) <= some.keys()  # all that was asked for
+    last = nearest[-1][1] if nearest else float("inf")
+    assert all(v >= last for p, v in some.items() if p not in asked)  # and nothing further (ties at the last place)
 
 
 def test_relative_to_prior_takes_the_hub_bias_out_of_proximity() -> None:

@@ -134,8 +134,9 @@ def rank(
     prox: dict[str, float] = {}
     if use_graph:
         seeds = {notes[chunks[f.chunk_id].note_id].path: max(f.relevance, 1e-3) for f in best[:SEEDS]}
-        prox = relative_to_prior(graph, seeds)  # proximity less the note's prior: no hub bias
         have = {notes[chunks[f.chunk_id].note_id].path for f in best}
+        # proximity less the note's prior (no hub bias), of the candidates and of the nearest others
+        prox = relative_to_prior(graph, seeds, among=have, top=GRAPH_EXTRAS + len(have))
         nearest = heapq.nsmallest(GRAPH_EXTRAS + len(have), prox.items(), key=lambda kv: (-kv[1], kv[0]))
         extra_paths = [p for p, v in nearest if v > 0 and p not in have][:GRAPH_EXTRAS]
         if extra_paths:

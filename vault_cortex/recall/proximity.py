@@ -127,7 +127,8 @@ def prior_proximity(graph: Graph) -> dict[str, float]:
     return {p: float(mass[graph._id[p]]) for p in sorted(graph._notes) if mass[graph._id[p]] > 1e-15}
 
 
-def relative_to_prior(graph: Graph, seeds: Mapping[str, float], *, share: float = 0.5) -> dict[str, float]:
+def relative_to_prior(graph: Graph, seeds: Mapping[str, float], *, share: float = 0.5,
+                      among: Iterable[str] | None = None, top: int | None = None) -> dict[str, float]:
     """Graph proximity beyond what the note gets from anywhere: no hub bias, in [0, 1].
 
     A walk from any seeds reaches a hub more than a leaf simply because the hub has more edges, so plain
@@ -136,6 +137,9 @@ def relative_to_prior(graph: Graph, seeds: Mapping[str, float], *, share: float 
     left is specific to the query. It is scaled to the best such excess of a non-seed note, but never to less
     than `share` of the strongest raw proximity, so a graph with nothing query-specific gives small values.
     Kept apart from `proximity` so the walk itself can change.
+
+    With `among` and/or `top`, only the values of those notes and of the `top` nearest (ties at the last
+    place included) come back: the same values, without building a dict of every note the walk reached.
     """
     ids, mass = _walk(graph, seeds, 3, 0.5)
     if not ids.size:
@@ -146,12 +150,20 @@ def relative_to_prior(graph: Graph, seeds: Mapping[str, float], *, share: float 
     others = ~np.isin(ids, _ids_of(graph, seeds))
     if not others.any():
         others[:] = True
-    top = max(float(excess[others].max()), share * float(mass[others].max()))
-    if top <= 0.0:
+    best = max(float(excess[others].max()), share * float(mass[others].max()))
+    if best <= 0.0:
         return {}
-    scaled = excess / top
+    scaled = np.minimum(excess / best, 1.0)
     keep = scaled > 1e-12
-    return {names[i]: min(1.0, v) for i, v in zip(ids[keep].tolist(), scaled[keep].tolist(), strict=True)}
+    if among is not None or top is not None:
+        wanted = np.zeros(ids.size, dtype=bool)
+        if among is not None:
+            wanted |= np.isin(ids, _ids_of(graph, among))
+        count = min(top or 0, int(keep.sum()))
+        if count:
+            wanted |= scaled >= np.partition(scaled[keep], -count)[-count]
+        keep &= wanted
+    return {names[i]: v for i, v in zip(ids[keep].tolist(), scaled[keep].tolist(), strict=True)}
 
 
 def warm(graph: Graph) -> None:
