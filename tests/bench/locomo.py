@@ -160,6 +160,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--work", type=Path, default=Path("/tmp/vault-cortex-locomo"))
     ap.add_argument("--sweep", action="store_true", help="also print a grid of fusion weights")
+    ap.add_argument("--budget", action="store_true",
+                    help="also run with recall.lexical_budget at the share of the chunks it is at 100k notes")
     args = ap.parse_args(argv)
     started = time.perf_counter()
     embedder = load_embedder(load_settings(args.work, env={}).embedding)
@@ -186,6 +188,12 @@ def main(argv: list[str] | None = None) -> int:
     print("recall within a packed context (default mode):")
     for budget in (512, 1000, 2000):
         print(f"  {budget:>5} tokens: {packed_recall(base, budget):.3f}")
+    if args.budget:  # the generated 100k vault has 305,690 chunks; LoCoMo's vaults a few hundred
+        print("lexical budget at its share of a 100k-note vault's chunks:")
+        for budget in (10_000, 3_000):
+            scaled = [(with_recall(cx, lexical_budget=max(1, cx.db._max_chunk_id() * budget // 305_690)), q)
+                      for cx, q in base]
+            print(row(f"  budget {budget:,} / 305,690", run_all(scaled)))
     if args.sweep:
         for wd in (0.3, 0.4, 0.5, 0.6, 0.7):
             res = run_all([(with_recall(cx, dense_weight=wd, lexical_weight=1 - wd), q) for cx, q in base])

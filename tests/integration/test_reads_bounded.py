@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 from fakes import FakeEmbedder
 
 from vault_cortex.cortex import Cortex
@@ -107,11 +108,13 @@ def test_without_pinned_notes_the_most_important_identity_notes_come(tmp_path: P
         assert [n.path for n in cx.db.pinned_notes(["personality", "soul"], 3)] == ["soul/values.md"]
 
 
-def test_a_query_of_common_words_is_scored_on_its_rarer_words_within_the_budget(tmp_path: Path) -> None:
+def test_a_query_of_common_words_finds_by_its_rarer_words_and_scores_on_all_within_the_budget(
+        tmp_path: Path) -> None:
     """Issue 13: BM25 scores every chunk that matches one of the query's words; at 100k notes a query of common
     words scored 150k chunks (~100 ms a recall). With `recall.lexical_budget`, when the query's words together
-    match more chunks than the budget, the commonest are dropped (as stopwords are) until the rest fit, for
-    the top-N, the listed ids and `also` alike; within the budget nothing changes."""
+    match more chunks than the budget, the top-N are found by the rarer words (the commonest dropped, as
+    stopwords are), and what is found, and the listed ids, are scored on every word, exactly as FTS5 would;
+    within the budget nothing changes."""
     root = vault(tmp_path, links=False)
     write(root, "long_term/thermometer.md", "Sourdough in the oven needs the probe thermometer at 96 degrees.\n")
     write(root, "long_term/probe.md", "The probe thermometer is in the drawer.\n")
@@ -122,9 +125,30 @@ def test_a_query_of_common_words_is_scored_on_its_rarer_words_within_the_budget(
         assert len(exact) == 5  # "sourdough" and "oven" match 31 chunks each
         rare = cx.db.lexical("thermometer", 5)
         assert len(rare) == 2
-        assert cx.db.lexical(query, 5, budget=10) == rare
+        full = cx.db.lexical(query, 5, only=sorted(rare))  # FTS5's own scores, on every word
+        assert cx.db.lexical(query, 5, budget=10) == pytest.approx(full, rel=1e-12)
+        assert full[next(iter(exact))] == max(full.values())  # the note with all three words is still first
         some = sorted(exact)
-        assert cx.db.lexical(query, 5, only=some, budget=10) == {i: v for i, v in rare.items() if i in some}
-        assert cx.db.lexical(query, 5, also=some, budget=10) == rare
+        assert cx.db.lexical(query, 5, only=some, budget=10) == pytest.approx(
+            cx.db.lexical(query, 5, only=some), rel=1e-12)
+        both = cx.db.lexical(query, 5, also=some, budget=10)
+        assert set(both) == set(rare) | set(some)
+        assert both == pytest.approx(cx.db.lexical(query, 5, only=sorted(both)), rel=1e-12)
         assert cx.db.lexical(query, 5, budget=100) == exact  # within the budget: unchanged
-        assert cx.settings.recall.lexical_budget == 10_000
+        assert cx.settings.recall.lexical_budget == 3_000
+
+
+def test_a_word_matching_more_chunks_than_the_budget_is_searched_among_the_newest(tmp_path: Path) -> None:
+    """When even the rarest word of a query matches more chunks than the budget, the top-N come from the
+    `budget` most recently written chunks that match (FTS5 walks its doclist backwards without scoring), so the
+    cost stays the budget's; a filter on notes searches all of them."""
+    root = vault(tmp_path, links=False)
+    with Cortex.open(root, embedder=FakeEmbedder()) as cx:
+        cx.sync()
+        newest = sorted(cx.db.lexical("sourdough", 100))[-8:]  # 31 chunks match
+        got = cx.db.lexical("sourdough", 5, budget=8)
+        assert len(got) == 5 and set(got) <= set(newest)
+        assert got == pytest.approx(cx.db.lexical("sourdough", 5, only=sorted(got)), rel=1e-12)
+        note = cx.db.note_ids(["long_term/note 0.md"])["long_term/note 0.md"]
+        oldest = cx.db.lexical("sourdough", 5, notes=frozenset({note}), budget=8)
+        assert len(oldest) == 1 and not set(oldest) & set(newest)

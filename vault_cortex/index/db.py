@@ -23,7 +23,9 @@ from vault_cortex.files.links import Dangling, Resolver, file_key, target_key, t
 from vault_cortex.files.note import Note
 from vault_cortex.files.vault import Skipped
 from vault_cortex.index.activity import Activity
-from vault_cortex.index.fts import fts_match, fts_terms, rarest
+from vault_cortex.index.bm25 import Tokens
+from vault_cortex.index.bm25 import scores as bm25_scores
+from vault_cortex.index.fts import COLUMN_WEIGHTS, fts_match, fts_terms, rarest
 from vault_cortex.index.schema import FILE_NAME, FTS, INDEXES, SCHEMA, SCHEMA_VERSION
 
 log = logging.getLogger(__name__)
@@ -176,6 +178,7 @@ class IndexDB:
             raise
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
+        self._scratch: list[Tokens] = []  # each thread's in-memory tokenizer for BM25 outside FTS5
         self._freqs: dict[str, int] = {}  # term -> chunks matching it, counted at change number `_freqs_at`
         self._freqs_at = 0
         version = self.get_meta("schema")
@@ -243,6 +246,9 @@ class IndexDB:
         for conn in self._readers:
             conn.close()
         self._readers.clear()
+        for tokens in self._scratch:
+            tokens.close()
+        self._scratch.clear()
         self.conn.close()
 
     # -- meta --------------------------------------------------------------------------------------
@@ -541,43 +547,76 @@ class IndexDB:
                 notes: frozenset[int] | None = None, also: Sequence[int] = (), budget: int = 0) -> dict[int, float]:
         """BM25 scores (higher is better) of the best `limit` chunks, or of the given chunk ids; with `notes`,
         only chunks of those notes (filtered inside the search, so `limit` of them come back when they exist);
-        with `also`, the scores of those chunks too (those that match), in the same statement.
+        with `also`, the scores of those chunks too (those that match).
 
         The top `limit` are picked by FTS5 inside SQLite (`ORDER BY bm25 LIMIT`); the listed ids are filtered
-        with `+rowid`, before scoring, so only they are scored. With a `budget`, a query whose words match more
-        than `budget` chunks together is scored on its rarer words only (`fts.rarest`: the words too common in
-        this vault to tell chunks apart are dropped, as stopwords are), so BM25's work stays bounded by the
-        budget, not by the vault."""
+        with `+rowid`, before scoring, so only they are scored. With a `budget`, BM25's work stays bounded by
+        the budget, not by the vault. A query whose words match more than `budget` chunks together picks its top
+        `limit` by its rarer words only (`fts.rarest`: the words too common in this vault to tell chunks apart),
+        and when even its rarest word matches more, among the `budget` most recently written chunks that match
+        (unless `notes` narrows the search). The chunks so found and the listed ones are then scored on every
+        word outside FTS5 (`index.bm25`, the same score at the cost of those chunks), so the budget changes
+        which chunks are found, never their scores."""
         terms = fts_terms(query)
         if not terms:
             return {}
-        if 0 < budget < self._max_chunk_id():
-            terms = rarest(terms, self._doc_freqs(terms), budget) or terms
         match = fts_match(terms)
-        score = "-bm25(chunks_fts, 2.0, 1.0, 1.0)"
-        base = f"SELECT rowid, {score} AS s FROM chunks_fts WHERE chunks_fts MATCH ?"
-        # `+rowid` keeps a listed-ids filter out of FTS5, which would otherwise run the match once per listed id
-        listed = " AND +rowid IN (SELECT value FROM json_each(?))"
-        args: list[Any] = [match]
-        if only is not None:
-            if not only:
-                return {}
-            sql = base + listed
-            args.append(json.dumps(list(only)))
-        else:
-            sql = base
-            if notes is not None:
-                sql += " AND +rowid IN (SELECT id FROM chunks WHERE note_id IN (SELECT value FROM json_each(?)))"
-                args.append(json.dumps(sorted(notes)))
-            sql = f"SELECT * FROM ({sql} ORDER BY s DESC LIMIT ?)"
-            args.append(limit)
-            if also:
-                sql += f" UNION ALL {base}{listed}"
-                args += [match, json.dumps(list(also))]
+        if not 0 < budget < self._max_chunk_id() or sum((freqs := self._doc_freqs(terms)).values()) <= budget:
+            if only is not None:
+                return self._fts_scores(match, only)
+            return self._fts_top(match, limit, notes=notes, also=also)
+        if only is None:
+            picked = fts_match(rarest(terms, freqs, budget) or terms)
+            floor = self._newest_match(picked, budget) if notes is None else None
+            only = list(dict.fromkeys([*self._fts_top(picked, limit, notes=notes, floor=floor), *also]))
+        tokens = getattr(self._local, "tokens", None)
+        if tokens is None:
+            tokens = self._local.tokens = Tokens()
+            self._scratch.append(tokens)
+        return bm25_scores(self._r(), tokens, terms, freqs, only)
+
+    _SCORED = (f"SELECT rowid, -bm25(chunks_fts, {', '.join(map(str, COLUMN_WEIGHTS))}) AS s FROM chunks_fts "
+                "WHERE chunks_fts MATCH ?")
+    # `+rowid` keeps a listed-ids filter out of FTS5, which would otherwise run the match once per listed id
+    _LISTED = " AND +rowid IN (SELECT value FROM json_each(?))"
+
+    def _fts_scores(self, match: str, ids: Sequence[int]) -> dict[int, float]:
+        """BM25 scores of the listed chunks that match."""
+        return self._fts_rows(self._SCORED + self._LISTED, [match, json.dumps(list(ids))]) if ids else {}
+
+    def _fts_top(self, match: str, limit: int, notes: frozenset[int] | None = None, also: Sequence[int] = (),
+                 floor: int | None = None) -> dict[int, float]:
+        """The best `limit` matching chunks (of `notes`, from chunk id `floor` on), and the listed `also` that
+        match, in one statement."""
+        sql, args = self._SCORED, list[Any]([match])
+        if floor is not None:
+            sql += " AND rowid >= ?"
+            args.append(floor)
+        if notes is not None:
+            sql += " AND +rowid IN (SELECT id FROM chunks WHERE note_id IN (SELECT value FROM json_each(?)))"
+            args.append(json.dumps(sorted(notes)))
+        sql = f"SELECT * FROM ({sql} ORDER BY s DESC LIMIT ?)"
+        args.append(limit)
+        if also:
+            sql += f" UNION ALL {self._SCORED}{self._LISTED}"
+            args += [match, json.dumps(list(also))]
+        return self._fts_rows(sql, args)
+
+    def _fts_rows(self, sql: str, args: Sequence[Any]) -> dict[int, float]:
         try:
             return {int(r): float(v) for r, v in self._r().execute(sql, args)}
         except sqlite3.OperationalError:
             return {}
+
+    def _newest_match(self, match: str, count: int) -> int | None:
+        """The lowest chunk id among the `count` newest chunks matching (ids grow as chunks are written); None
+        when fewer match. FTS5 walks its doclists backwards by rowid without scoring, so this is cheap."""
+        try:
+            row = self._r().execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rowid DESC "
+                                    "LIMIT 1 OFFSET ?", (match, count - 1)).fetchone()
+        except sqlite3.OperationalError:
+            return None
+        return None if row is None else int(row[0])
 
     def _max_chunk_id(self) -> int:
         """At least the number of chunks (ids only grow), in one B-tree step."""

@@ -1,8 +1,11 @@
-"""The FTS5 query text, pure: a query's words OR-ed for BM25, stopwords dropped."""
+"""The FTS5 query text, pure: a query's words OR-ed for BM25, stopwords dropped; and FTS5's own BM25 formula, for
+scoring chunks outside FTS5 (`index.bm25`)."""
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Sequence
 
 # Words too common to help BM25; a query made only of them falls back to all its words.
 _STOPWORDS = frozenset(
@@ -45,3 +48,34 @@ def rarest(terms: list[str], freqs: dict[str, int], budget: int) -> list[str] | 
         kept.append(term)
         total += freqs.get(term, 0)
     return kept
+
+
+COLUMNS = ("title", "heading", "text")
+COLUMN_WEIGHTS = (2.0, 1.0, 1.0)  # a word in the title counts twice
+K1, B = 1.2, 0.75  # FTS5's bm25() constants
+
+
+def varints(blob: bytes) -> list[int]:
+    """The SQLite varints of an FTS5 record (its averages record, a row's column sizes), read 7 bits a byte:
+    exact below 2**56, far past any token count."""
+    out: list[int] = []
+    value = 0
+    for byte in blob:
+        value = (value << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            out.append(value)
+            value = 0
+    return out
+
+
+def idf(rows: int, hits: int) -> float:
+    """FTS5's inverse document frequency of a phrase matching `hits` of `rows` rows (never below 1e-6)."""
+    value = math.log((rows - hits + 0.5) / (hits + 0.5))
+    return value if value > 0.0 else 1e-6
+
+
+def bm25(freqs: Sequence[float], idfs: Sequence[float], size: int, avgdl: float) -> float:
+    """FTS5's bm25() of one row (higher is better): `freqs` are each phrase's column-weighted occurrences in
+    the row, `size` the row's tokens over all columns, `avgdl` the table's mean row size."""
+    norm = K1 * (1.0 - B + B * size / avgdl)
+    return sum(w * (f * (K1 + 1.0)) / (f + norm) for f, w in zip(freqs, idfs, strict=True) if f)

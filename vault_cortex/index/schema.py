@@ -56,9 +56,10 @@ CREATE INDEX IF NOT EXISTS notes_region ON notes(region, pinned);
 
 # FTS5 keeps no copy of the text: it reads it from the chunks (`chunk_texts`) when it must, so a chunk's terms
 # are removed from it while the chunk and its note's title still hold what was indexed (IndexDB.delete_note).
-FTS = """CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+TOKENIZE = "porter unicode61 remove_diacritics 2"
+FTS = f"""CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
     title, heading, text, content = 'chunk_texts', content_rowid = 'id',
-    tokenize = 'porter unicode61 remove_diacritics 2');"""
+    tokenize = '{TOKENIZE}');"""
 _SCHEMA = _SCHEMA.replace("{FTS}", FTS)
 
 
