@@ -190,6 +190,44 @@ def test_a_cold_sync_adds_vectors_once_per_group(tmp_path: Path, monkeypatch: py
         assert vector_problems(cx.db, cx.vectors, cx.cache, embedder.model_id) == ([], 0)
 
 
+def test_removed_vectors_are_left_out_at_once_and_removed_from_usearch_in_batches(tmp_path: Path) -> None:
+    """Issue 13: after any usearch removal the next add or search pays a pass over the whole index (~6 ms at
+    300k vectors), which every edit paid. Removed vectors are set aside: absent from every answer at once,
+    removed from usearch in one batch at `DEAD_MAX` of them or when the file is saved."""
+    rng = np.random.default_rng(5)
+    vecs = rng.normal(size=(300, 16)).astype(np.float32)
+    vectors = Vectors(tmp_path / "v.usearch", 16)
+    vectors.add(list(range(1, 301)), vecs)
+    gone = list(range(1, 301, 3))
+    vectors.remove(gone)
+    assert len(vectors) == 200 and vectors.keys() == set(range(1, 301)) - set(gone)
+    assert len(vectors.index) == 300  # still in usearch
+    assert vectors.get(gone[:5]) == {}
+    for i in gone[:20]:  # a removed vector is never found, even by its own query
+        found = vectors.search(vecs[i - 1], 10)
+        assert i not in found and len(found) == 10
+    assert len(vectors.search(vecs[0], 500)) == 200
+    vectors.add([gone[0]], vecs[:1])  # a removed id added again: it is taken out of usearch first
+    assert vectors.get([gone[0]]) and len(vectors.index) == 201
+    vectors.remove([2, gone[1]])  # gone[1] is out already: nothing to set aside
+    assert len(vectors.index) == 201 and len(vectors) == 200
+    vectors.save()  # the file never holds a removed vector
+    assert len(vectors.index) == 200
+    reopened = Vectors(tmp_path / "v.usearch", 16)
+    assert reopened.keys() == vectors.keys() and len(reopened) == 200
+
+
+def test_removing_past_the_batch_size_removes_them_from_usearch(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("vault_cortex.index.vectors.DEAD_MAX", 10)
+    vectors = Vectors(tmp_path / "v.usearch", 4)
+    vectors.add(list(range(1, 41)), np.random.default_rng(1).normal(size=(40, 4)).astype(np.float32))
+    vectors.remove(range(1, 11))
+    assert len(vectors.index) == 40 and len(vectors) == 30
+    vectors.remove([11])
+    assert len(vectors.index) == len(vectors) == 29
+
+
 # Schema 1, as the code before issue 13 wrote it: each chunk's embedded text stored, FTS5 with its own copy of the
 # text, the embedding cache as float32 rows keyed by (model text, hex hash), the vector index as f16.
 OLD_FTS = ("CREATE VIRTUAL TABLE chunks_fts USING fts5(title, heading, text, "

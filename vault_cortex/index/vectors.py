@@ -26,6 +26,7 @@ Vector = npt.NDArray[np.float32]
 # int8 components (x * 127, truncated: off by < 1/127 each): half the bytes of f16, and recall measured no worse
 # (LoCoMo R@1/5/10 0.339/0.607/0.719 with int8, 0.331/0.604/0.718 with f16).
 DTYPE = "i8"
+DEAD_MAX = 2048  # removed vectors usearch keeps (left out of answers) before they are removed in one batch
 
 
 # A rowid table: SQLite keeps a vector inline in a table row, but spills a long one to an overflow page in a
@@ -179,6 +180,7 @@ class Vectors:
         self.dim = dim
         self._lock = threading.RLock()
         self._index: Index | None = None  # read from the file on first use: a sync with nothing to do never does
+        self._dead: set[int] = set()  # removed, but still in usearch until `purge` (see `remove`)
         self.problem = ""  # why a saved file was not usable (it is rebuilt from the cache)
         # Whether the vectors held were checked against the embedding cache (or built here): a file read
         # from disk is checked by the next sync unless it is the very file this index last saved (`stamp`).
@@ -258,36 +260,61 @@ class Vectors:
         """Drop every vector (to rebuild them from the cache)."""
         with self._lock:
             self._index = Index(ndim=self.dim, metric="cos", dtype=DTYPE)
+            self._dead.clear()
             self.dirty = True
 
     def __len__(self) -> int:
         with self._lock:
-            return len(self.index)
+            return len(self.index) - len(self._dead)
 
     def keys(self) -> set[int]:
         with self._lock:
-            return {int(k) for k in np.asarray(self.index.keys)}
+            return {int(k) for k in np.asarray(self.index.keys)} - self._dead
 
     def add(self, ids: Sequence[int], vectors: Vector) -> None:
         with self._lock:
             if len(ids):
                 self.dirty = True
+                if not self._dead.isdisjoint(ids):  # usearch still holds those keys: take them out first
+                    self.purge()
                 self.index.add(np.asarray(ids, dtype=np.uint64), np.asarray(vectors, dtype=np.float32), threads=1)
 
     def remove(self, ids: Iterable[int]) -> None:
+        """Take chunks out. usearch makes the next add or search after any removal pay a pass over the whole
+        index (~6 ms at 300k vectors), so a write would pay it every time: the vectors stay in usearch, set
+        aside in `_dead` and left out of every answer, and are removed in one batch (`purge`) when there are
+        `DEAD_MAX` of them or the file is saved."""
         with self._lock:
-            keys = [i for i in ids]
+            keys = {int(i) for i in ids} - self._dead
             if keys:
                 self.dirty = True
-                self.index.remove(np.asarray(keys, dtype=np.uint64))
+                self._dead |= {k for k, there in zip(sorted(keys), np.atleast_1d(
+                    self.index.contains(np.asarray(sorted(keys), dtype=np.uint64))), strict=True) if there}
+                if len(self._dead) > DEAD_MAX:
+                    self.purge()
+
+    def purge(self) -> None:
+        """Remove the set-aside vectors from usearch (one batch)."""
+        with self._lock:
+            if self._dead:
+                self.index.remove(np.asarray(sorted(self._dead), dtype=np.uint64))
+                self._dead.clear()
 
     def search(self, query: Vector, count: int) -> dict[int, float]:
-        """Cosine similarity of the `count` nearest chunks."""
+        """Cosine similarity of the `count` nearest chunks (vectors set aside by `remove` left out)."""
         with self._lock:
-            if len(self.index) == 0 or count <= 0:
+            total = len(self.index)
+            if total - len(self._dead) <= 0 or count <= 0:
                 return {}
-            matches = self.index.search(np.asarray(query, dtype=np.float32), min(count, len(self.index)))
-            return {int(k): 1.0 - float(d) for k, d in zip(matches.keys, matches.distances, strict=True)}
+            extra = min(len(self._dead), count)  # an edited chunk's old vector is often near its new one
+            while True:
+                fetch = min(count + extra, total)
+                matches = self.index.search(np.asarray(query, dtype=np.float32), fetch)
+                found = {int(k): 1.0 - float(d) for k, d in zip(matches.keys, matches.distances, strict=True)
+                         if int(k) not in self._dead}
+                if len(found) >= count or fetch >= total or extra >= len(self._dead):
+                    return dict(list(found.items())[:count])
+                extra = len(self._dead)
 
     def search_among(self, query: Vector, ids: Sequence[int], count: int) -> dict[int, float]:
         """Cosine similarity of the `count` chunks nearest to the query among the given ids (exact)."""
@@ -320,10 +347,12 @@ class Vectors:
             got: Any = self.index.get(np.asarray(ids, dtype=np.uint64), dtype="f32")
             if len(ids) == 1 and not isinstance(got, tuple):
                 got = (got,)
-            return {int(i): np.asarray(v, dtype=np.float32) for i, v in zip(ids, got, strict=True) if v is not None}
+            return {int(i): np.asarray(v, dtype=np.float32) for i, v in zip(ids, got, strict=True)
+                    if v is not None and int(i) not in self._dead}
 
     def save(self) -> None:
         with self._lock:
+            self.purge()
             tmp = self.path.with_suffix(".tmp")
             self.index.save(str(tmp))
             os.replace(tmp, self.path)
