@@ -397,7 +397,8 @@ class IndexDB:
         return [p for p in out if p.lower().rpartition("/")[2] in wanted]
 
     def note_count(self) -> int:
-        return int(self._r().execute("SELECT count(*) FROM notes").fetchone()[0])
+        """The number of notes, from the counter the inserts and deletes keep (schema `_NOTE_COUNT`)."""
+        return int(self._r().execute("SELECT value FROM meta WHERE key = 'note_count'").fetchone()[0])
 
     def links_naming(self, sources: Iterable[str], names: Iterable[str]) -> list[tuple[int, str, str]]:
         """(rowid, target, source) of the links written in `sources` and of every link whose target could

@@ -103,7 +103,19 @@ _TRIGGERS = "INSERT OR IGNORE INTO meta(key, value) VALUES ('change_seq', '0'), 
     ]
 )
 
-SCHEMA = _SCHEMA + _TRIGGERS  # run at every open: everything is IF NOT EXISTS / OR IGNORE
+# The number of notes, kept by the inserts and deletes themselves: `count(*)` reads every row (2 ms a write at
+# 100k notes). Counted once when an index first gets the triggers.
+_NOTE_COUNT = """INSERT OR IGNORE INTO meta(key, value) SELECT 'note_count', count(*) FROM notes
+    WHERE NOT EXISTS (SELECT 1 FROM meta WHERE key = 'note_count');
+CREATE TRIGGER IF NOT EXISTS notes_count_insert AFTER INSERT ON notes BEGIN
+UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'note_count';
+END;
+CREATE TRIGGER IF NOT EXISTS notes_count_delete AFTER DELETE ON notes BEGIN
+UPDATE meta SET value = CAST(value AS INTEGER) - 1 WHERE key = 'note_count';
+END;
+"""
+
+SCHEMA = _SCHEMA + _TRIGGERS + _NOTE_COUNT  # run at every open: everything is IF NOT EXISTS / OR IGNORE
 
 # Run after SCHEMA, once the migrations (db.py) added any column an older index lacks.
 # A path's file name, lower-cased (ASCII), in SQL: the path less what `rtrim` leaves of it once every character
