@@ -4,10 +4,12 @@ changes gives the graph a build from scratch gives, edges, weights, degrees, pro
 from __future__ import annotations
 
 import math
+from unittest.mock import patch
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from vault_cortex.recall import graph as graph_module
 from vault_cortex.recall.graph import Graph, NoteEdges
 from vault_cortex.recall.health import health
 from vault_cortex.recall.proximity import prior_proximity, proximity, relative_to_prior
@@ -55,6 +57,20 @@ def same(g: Graph, h: Graph) -> None:
 @given(st.dictionaries(st.sampled_from(PATHS), note_edges, max_size=5), st.lists(op, max_size=12))
 def test_a_graph_updated_in_place_equals_one_built_from_scratch(
         start: dict[str, NoteEdges], ops: list[tuple]) -> None:  # type: ignore[type-arg]
+    replay(start, ops)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.dictionaries(st.sampled_from(PATHS), note_edges, max_size=5), st.lists(op, max_size=12))
+def test_the_walk_kept_across_changes_or_rebuilt_often_walks_as_a_fresh_graph(
+        start: dict[str, NoteEdges], ops: list[tuple]) -> None:  # type: ignore[type-arg]
+    """Issue 13: the walk's CSR is kept across changes (slots added since are listed per source, strengths and
+    degrees kept); rebuilt after every couple of added slots, the answers are the same."""
+    with patch.object(graph_module, "WALK_EXTRA", 2):
+        replay(start, ops)
+
+
+def replay(start: dict[str, NoteEdges], ops: list[tuple]) -> None:  # type: ignore[type-arg]
     state = dict(start)
     co: dict[tuple[str, str], float] = {}
     g = scratch(state, co)

@@ -21,6 +21,9 @@ PROJECT_REL = "project"
 CO_RETRIEVED = "co_retrieved"
 
 
+WALK_EXTRA = 4096  # slots added since the walk's CSR was built past which it is rebuilt (or 1/16 of all)
+
+
 def _default_rel_weights() -> dict[str, float]:
     return {"links_to": 1.0, "embeds": 0.8, "derived_from": 0.8, "follows": 0.7, CO_RETRIEVED: 0.6}
 
@@ -177,12 +180,21 @@ class Graph:
         self._pkeys: IntArray = np.zeros(0, dtype=np.int64)  # sorted keys of the built pairs: slot 2k
         self._xslot: dict[int, int] = {}  # pairs added since the build -> slot
         self._free: list[int] = []
+        self._freed: list[int] = []  # freed while the walk's CSR may list them: reusable after its rebuild
         self._src: Int32Array = np.zeros(64, dtype=np.int32)
         self._dst: Int32Array = np.zeros(64, dtype=np.int32)
         self._w: FloatArray = np.zeros(64, dtype=np.float64)
         self._lk: BoolArray = np.zeros(64, dtype=bool)  # the pair's notes link (either way)
         self._used = 0
-        self._walk: tuple[IntArray, Int32Array, Int32Array, FloatArray] | None = None  # CSR of the walk, lazily
+        # The walk's CSR (row pointers, slot ids by source), built lazily over the live slots and then kept: a
+        # change records the slots it adds per source (`_extra`) and keeps each node's walk strength and live
+        # degree, so a write does not re-sort every pair (proximity._walk_arrays)
+        self._walk: tuple[IntArray, IntArray] | None = None
+        self._extra: dict[int, list[int]] = {}
+        self._extra_n = 0
+        self._strength: FloatArray = np.zeros(64, dtype=np.float64)
+        self._deg: IntArray = np.zeros(64, dtype=np.int64)
+        self._known: BoolArray = np.zeros(64, dtype=bool)  # slots the walk's CSR or `_extra` lists
         self._linked: tuple[IntArray, Int32Array] | None = None  # CSR of the link graph by node id, lazily
         self._prior: FloatArray | None = None
         self._names: tuple[str, ...] | None = None
@@ -256,6 +268,7 @@ class Graph:
         size = max(64, 2 * m)
         self._src, self._dst = np.zeros(size, np.int32), np.zeros(size, np.int32)
         self._w, self._lk = np.zeros(size), np.zeros(size, bool)
+        self._known = np.zeros(size, bool)
         lo, hi = self._pkeys >> 32, self._pkeys & _LOW
         self._src[0: 2 * m: 2], self._src[1: 2 * m: 2] = lo, hi
         self._dst[0: 2 * m: 2], self._dst[1: 2 * m: 2] = hi, lo
@@ -300,7 +313,7 @@ class Graph:
             if node >= 0:
                 self._join(i, node)
         self._names = self._index = None
-        self._invalidate()
+        self._changed()
 
     def update_co_retrieved(self, pairs: Iterable[tuple[str, str, float]]) -> None:
         """Set the co-retrieval strength of some pairs (0 removes the pair's edge)."""
@@ -309,7 +322,7 @@ class Graph:
                 continue
             self._set_co(a, b, count)
             self._refresh_pair(self._node_id(a), self._node_id(b))
-        self._invalidate()
+        self._changed()
 
     def _rel(self, rel: str) -> int:
         code = self._rel_code.get(rel)
@@ -437,14 +450,25 @@ class Graph:
             self._src[slot + 1], self._dst[slot + 1] = j, i
         elif self._w[slot] == weight and bool(self._lk[slot]) == linked:
             return
-        self._invalidate()
+        self._changed()
+        old = float(self._w[slot])
+        if self._walk is not None and old != weight:
+            for node in (i, j):
+                self._strength[node] += weight - old
+                self._deg[node] += int(weight > 0) - int(old > 0)
         if bool(self._lk[slot]) != linked:
             self.link_count += 1 if linked else -1
         self._w[slot] = self._w[slot + 1] = weight
         self._lk[slot] = self._lk[slot + 1] = linked
+        if self._walk is not None and weight > 0 and not self._known[slot]:  # not in the walk's CSR yet
+            for sl in (slot, slot + 1):
+                self._extra.setdefault(int(self._src[sl]), []).append(sl)
+            self._known[slot] = self._known[slot + 1] = True
+            self._extra_n += 2
         if weight == 0 and not linked and self._xslot.get(key) == slot:
             del self._xslot[key]
-            self._free.append(slot)
+            # a slot the walk's CSR may list is reused only once the CSR is rebuilt without it
+            (self._free if self._walk is None else self._freed).append(slot)
 
     def _grow(self) -> int:
         slot = self._used
@@ -455,6 +479,7 @@ class Graph:
             self._dst = np.resize(self._dst, size)
             self._w = np.concatenate([self._w, np.zeros(size - self._w.size)])
             self._lk = np.concatenate([self._lk, np.zeros(size - self._lk.size, dtype=bool)])
+            self._known = np.concatenate([self._known, np.zeros(size - self._known.size, dtype=bool)])
         return slot
 
     def _node_id(self, name: str) -> int:
@@ -463,19 +488,23 @@ class Graph:
             i = self._id[name] = self._n_ids
             self._n_ids += 1
             self._by_id.append(name)
-            self._walk = None
             self._linked = None
             if i >= self._is_note_id.size:
                 self._is_note_id = np.concatenate([self._is_note_id, np.zeros(self._is_note_id.size, dtype=bool)])
                 self._proj = np.concatenate([self._proj, np.full(self._proj.size, -1, dtype=np.int32)])
+            if i >= self._strength.size:
+                self._strength = np.concatenate([self._strength, np.zeros(self._strength.size)])
+                self._deg = np.concatenate([self._deg, np.zeros(self._deg.size, dtype=np.int64)])
             self._is_note_id[i] = name in self._notes
         return i
 
-    def _invalidate(self) -> None:
+    def _changed(self) -> None:
+        """Drop what a change makes stale; the walk's CSR is kept until the slots added since outgrow it."""
         self._prior = None
-        self._walk = None
         self._linked = None
         self._edges = None
+        if self._extra_n > max(WALK_EXTRA, self._used // 16):
+            self._walk = None
 
     # -- reads -------------------------------------------------------------------------------------
     @property

@@ -8,24 +8,52 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
-from vault_cortex.recall.graph import FloatArray, Graph, Int32Array, IntArray
+from vault_cortex.recall.graph import FloatArray, Graph, IntArray
 
 
-def _walk_arrays(graph: Graph) -> tuple[IntArray, Int32Array, Int32Array, FloatArray]:
-    """CSR of the walk over node ids (indptr, src, dst, P[src, dst] = w / Σ w), sorted from the slot arrays;
-    cached until the graph changes."""
+def _walk_arrays(graph: Graph) -> tuple[IntArray, IntArray]:
+    """The walk's CSR over node ids: row pointers and the live slots sorted by source. Built once, then kept
+    by the graph: a change lists the slots it adds under their sources (`_extra`) and keeps each node's
+    strength (Σ w) and live degree, so a write re-sorts nothing; rebuilt when those extras outgrow it."""
     if graph._walk is None:
         size = len(graph._id)
         used = graph._used
         live = graph._w[:used] > 0
-        src, dst, w = graph._src[:used][live], graph._dst[:used][live], graph._w[:used][live]
-        order = np.argsort(src, kind="stable")
-        src, dst, w = src[order], dst[order], w[order]
-        strength = np.bincount(src, weights=w, minlength=size)
+        slots = np.flatnonzero(live)
+        src = graph._src[slots]
+        order = slots[np.argsort(src, kind="stable")]
         indptr = np.zeros(size + 1, dtype=np.int64)
         np.cumsum(np.bincount(src, minlength=size), out=indptr[1:])
-        graph._walk = (indptr, src, dst, w / strength[src] if w.size else w)
+        capacity = graph._strength.size
+        graph._strength = np.bincount(src, weights=graph._w[slots], minlength=capacity).astype(np.float64)
+        graph._deg = np.bincount(src, minlength=capacity).astype(np.int64)
+        graph._known = np.zeros(graph._w.size, dtype=bool)
+        graph._known[slots] = True
+        graph._extra, graph._extra_n = {}, 0
+        graph._free += graph._freed
+        graph._freed = []
+        graph._walk = (indptr, order)
     return graph._walk
+
+
+def _rows(graph: Graph, ids: IntArray) -> tuple[IntArray, IntArray]:
+    """The live slots out of each node in `ids` and, for each, its position in `ids`."""
+    indptr, order = _walk_arrays(graph)
+    rows = indptr.size - 1
+    inside = ids < rows
+    first = np.where(inside, indptr[np.minimum(ids, rows - 1)], 0) if rows else np.zeros(ids.size, np.int64)
+    counts = np.where(inside, indptr[np.minimum(ids + 1, rows)] - first, 0) if rows else first
+    n = int(counts.sum())
+    pos = np.repeat(first - (np.cumsum(counts) - counts), counts) + np.arange(n)
+    slots, owner = order[pos], np.repeat(np.arange(ids.size), counts)
+    if graph._extra:
+        more = [(k, sl) for k, i in enumerate(ids.tolist()) for sl in graph._extra.get(i, ())]
+        if more:
+            owner = np.concatenate([owner, np.fromiter((k for k, _ in more), dtype=np.int64, count=len(more))])
+            slots = np.concatenate([slots, np.fromiter((sl for _, sl in more), dtype=np.int64, count=len(more))])
+    # a slot listed under a source may since have been dropped (weight 0) or reused for another pair
+    keep = (graph._src[slots] == ids[owner]) & (graph._w[slots] > 0)
+    return slots[keep], owner[keep]
 
 
 TOLERANCE = 1e-5  # a node passes its mass on only while it brings each of its edges this share of the seeds' mass
@@ -35,11 +63,11 @@ def _walk(graph: Graph, seeds: Mapping[str, float], hops: int, decay: float,
           tolerance: float = TOLERANCE) -> tuple[IntArray, FloatArray]:
     """Node ids the walk from the seeds reached and the mass each gathered over the hops (notes only).
 
-    Each hop gathers the frontier's CSR rows (numpy, no pass over the other edges). A node reached with less
-    than `tolerance` of the seeds' mass per edge keeps that mass but passes none on (the push rule of
-    approximate personalised PageRank), so a hop gathers at most 1 / `tolerance` edges: the cost is bounded by
-    the tolerance, not by the vault, even where a hub linked from thousands of notes would reach most of it.
-    On the 100,000-note bench vault this keeps every top-10 note of the exact walk (15.6 ms → 2.0 ms)."""
+    Each hop gathers the frontier's rows of the walk's CSR (numpy, no pass over the other edges). A node
+    reached with less than `tolerance` of the seeds' mass per edge keeps that mass but passes none on (the
+    push rule of approximate personalised PageRank), so a hop gathers at most 1 / `tolerance` edges: the cost
+    is bounded by the tolerance, not by the vault, even where a hub linked from thousands of notes would reach
+    most of it. On the 100,000-note bench vault this keeps every top-10 note of the exact walk (15.6 → 2.0 ms)."""
     start: dict[int, float] = {}
     for path, rel in seeds.items():
         if path in graph._notes and rel > 0:
@@ -48,26 +76,23 @@ def _walk(graph: Graph, seeds: Mapping[str, float], hops: int, decay: float,
     empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
     if not start:
         return empty
-    indptr, _, dst, p = _walk_arrays(graph)
-    if dst.size == 0:
-        return empty
-    is_note = graph._is_note_id[: indptr.size - 1]
+    _walk_arrays(graph)
+    size = len(graph._id)
+    is_note = graph._is_note_id[:size]
     ids = np.fromiter(start, dtype=np.int64, count=len(start))
     mass = np.fromiter(start.values(), dtype=np.float64, count=len(start))
     floor = tolerance * float(mass.sum())
-    total = np.zeros(indptr.size - 1, dtype=np.float64)
+    total = np.zeros(size, dtype=np.float64)
     for hop in range(hops):
         if hop:  # the seeds always pass theirs on
-            spread = mass >= floor * np.maximum(indptr[ids + 1] - indptr[ids], 1)
+            spread = mass >= floor * np.maximum(graph._deg[ids], 1)
             ids, mass = ids[spread], mass[spread]
-        first = indptr[ids]
-        counts = indptr[ids + 1] - first
-        n = int(counts.sum())
-        if n == 0:
+        slots, owner = _rows(graph, ids)
+        if slots.size == 0:
             break
-        pos = np.repeat(first - (np.cumsum(counts) - counts), counts) + np.arange(n)
-        ids, inverse = np.unique(dst[pos], return_inverse=True)
-        pushed = np.bincount(inverse, weights=np.repeat(mass, counts) * p[pos], minlength=ids.size)
+        p = graph._w[slots] / graph._strength[ids[owner]]
+        ids, inverse = np.unique(graph._dst[slots], return_inverse=True)
+        pushed = np.bincount(inverse, weights=mass[owner] * p, minlength=ids.size)
         # a hop decays when it arrives at a note; passing through a project node costs no extra decay
         mass = pushed.astype(np.float64, copy=False) * np.where(is_note[ids], decay, 1.0)
         total[ids] += mass
@@ -106,9 +131,14 @@ def proximity(graph: Graph, seeds: Mapping[str, float], *, hops: int = 3, decay:
 
 
 def _prior_mass(graph: Graph, hops: int = 3, decay: float = 0.5) -> FloatArray:
-    """The walk's raw mass from every note at once (unit total), by node id; cached until the graph changes."""
+    """The walk's raw mass from every note at once (unit total), by node id; cached until the graph changes.
+    One pass over the slot arrays per hop (dropped slots weigh 0), with the strengths the graph keeps."""
     if graph._prior is None:
-        _, src, dst, p = _walk_arrays(graph)
+        _walk_arrays(graph)
+        used = graph._used
+        src, dst, w = graph._src[:used], graph._dst[:used], graph._w[:used]
+        strength = graph._strength[src]
+        p = np.divide(w, strength, out=np.zeros(used), where=w > 0)
         size = len(graph._id)
         is_note = graph._is_note_id[:size]
         x = np.where(is_note, 1.0 / max(graph.n_notes, 1), 0.0)
