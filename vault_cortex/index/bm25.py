@@ -5,7 +5,9 @@ scoring 100 chunks on a word found in 75,000 of them costs the 75,000. Here the 
 by an in-memory FTS5 table with the index's own tokenizer (Porter stems and all), their occurrences read back
 with `fts5vocab`, and FTS5's formula (`fts.bm25`) applied with the index's statistics: the row count and
 token total from its averages record, each row's size from its docsize table, each word's row count from
-the caller. Equal to FTS5's bm25() (`tests/unit/test_bm25.py`).
+the caller (`IndexDB._doc_freqs`, recounted every thousand changes). With current counts it is equal to FTS5's
+bm25() (`tests/integration/test_bm25.py`); with counts a few hundred changes old, within what those changes
+move a word's idf.
 """
 
 from __future__ import annotations
