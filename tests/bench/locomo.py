@@ -191,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.budget:  # the generated 100k vault has 305,690 chunks; LoCoMo's vaults a few hundred
         print("lexical budget at its share of a 100k-note vault's chunks:")
         for budget in (10_000, 3_000):
-            scaled = [(with_recall(cx, lexical_budget=max(1, cx.db._max_chunk_id() * budget // 305_690)), q)
+            scaled = [(with_recall(cx, lexical_budget=max(1, cx.db.lex.max_chunk_id() * budget // 305_690)), q)
                       for cx, q in base]
             print(row(f"  budget {budget:,} / 305,690", run_all(scaled)))
     if args.sweep:

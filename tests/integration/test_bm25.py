@@ -1,4 +1,4 @@
-"""BM25 outside FTS5 (`index.bm25`) gives FTS5's own bm25() scores: same tokenizer (Porter stems, folded
+"""BM25 outside FTS5 (`index.lexical.scores`) gives FTS5's own bm25() scores: same tokenizer (Porter stems, folded
 diacritics, words split where unicode61 splits them, as phrases), same column weights, same statistics.
 Real SQLite index of a real vault; the fake embedder (vectors do not matter here)."""
 
@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vault_cortex.cortex import Cortex
-from vault_cortex.index.bm25 import Tokens, scores
 from vault_cortex.index.fts import fts_terms
+from vault_cortex.index.lexical import Tokens, scores
 
 # stems (running/runs/ran), diacritics (café/cafe, naïve), words unicode61 splits (foo_bar, x2y), numbers, case
 WORDS = ("run running runs ran runner café cafe naïve naive foo_bar snake_case_name x2y 42 2026 Oven oven ovens "
@@ -48,7 +48,7 @@ def test_scores_outside_fts5_equal_fts5s_bm25(cortex: Cortex, words: list[str], 
     terms = fts_terms(query)
     tokens = Tokens()
     try:
-        ours = scores(db._r(), tokens, terms, db._doc_freqs(terms), ids)
+        ours = scores(db._r(), tokens, terms, db.lex.doc_freqs(terms), ids)
     finally:
         tokens.close()
     assert ours == pytest.approx(fts5, rel=1e-9, abs=1e-12)

@@ -23,9 +23,7 @@ from vault_cortex.files.links import Dangling, Resolver, file_key, target_key, t
 from vault_cortex.files.note import Note
 from vault_cortex.files.vault import Skipped
 from vault_cortex.index.activity import Activity
-from vault_cortex.index.bm25 import Tokens
-from vault_cortex.index.bm25 import scores as bm25_scores
-from vault_cortex.index.fts import COLUMN_WEIGHTS, fts_match, fts_terms, rarest
+from vault_cortex.index.lexical import Lexical
 from vault_cortex.index.schema import FILE_NAME, FTS, INDEXES, SCHEMA, SCHEMA_VERSION
 
 log = logging.getLogger(__name__)
@@ -178,9 +176,7 @@ class IndexDB:
             raise
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
-        self._scratch: list[Tokens] = []  # each thread's in-memory tokenizer for BM25 outside FTS5
-        self._freqs: dict[str, int] = {}  # term -> chunks matching it, counted at change number `_freqs_at`
-        self._freqs_at = 0
+        self.lex = Lexical(self._r, lambda: self.change_seqs()[1])  # BM25 search over `chunks_fts`
         version = self.get_meta("schema")
         if self.get_meta("index_id") is None:  # names this index: a graph following its change log knows it
             self.set_meta("index_id", secrets.token_hex(8))
@@ -246,9 +242,7 @@ class IndexDB:
         for conn in self._readers:
             conn.close()
         self._readers.clear()
-        for tokens in self._scratch:
-            tokens.close()
-        self._scratch.clear()
+        self.lex.close()
         self.conn.close()
 
     # -- meta --------------------------------------------------------------------------------------
@@ -546,102 +540,8 @@ class IndexDB:
 
     def lexical(self, query: str, limit: int, only: Sequence[int] | None = None,
                 notes: frozenset[int] | None = None, also: Sequence[int] = (), budget: int = 0) -> dict[int, float]:
-        """BM25 scores (higher is better) of the best `limit` chunks, or of the given chunk ids; with `notes`,
-        only chunks of those notes (filtered inside the search, so `limit` of them come back when they exist);
-        with `also`, the scores of those chunks too (those that match).
-
-        The top `limit` are picked by FTS5 inside SQLite (`ORDER BY bm25 LIMIT`); the listed ids are filtered
-        with `+rowid`, before scoring, so only they are scored. With a `budget`, BM25's work stays bounded by
-        the budget, not by the vault. A query whose words match more than `budget` chunks together picks its top
-        `limit` by its rarer words only (`fts.rarest`: the words too common in this vault to tell chunks apart),
-        and when even its rarest word matches more, among the `budget` most recently written chunks that match
-        (unless `notes` narrows the search). The chunks so found and the listed ones are then scored on every
-        word outside FTS5 (`index.bm25`, the same score at the cost of those chunks), so the budget changes
-        which chunks are found, never their scores."""
-        terms = fts_terms(query)
-        if not terms:
-            return {}
-        match = fts_match(terms)
-        if not 0 < budget < self._max_chunk_id() or sum((freqs := self._doc_freqs(terms)).values()) <= budget:
-            if only is not None:
-                return self._fts_scores(match, only)
-            return self._fts_top(match, limit, notes=notes, also=also)
-        if only is None:
-            picked = fts_match(rarest(terms, freqs, budget) or terms)
-            floor = self._newest_match(picked, budget) if notes is None else None
-            only = list(dict.fromkeys([*self._fts_top(picked, limit, notes=notes, floor=floor), *also]))
-        tokens = getattr(self._local, "tokens", None)
-        if tokens is None:
-            tokens = self._local.tokens = Tokens()
-            self._scratch.append(tokens)
-        return bm25_scores(self._r(), tokens, terms, freqs, only)
-
-    _SCORED = (f"SELECT rowid, -bm25(chunks_fts, {', '.join(map(str, COLUMN_WEIGHTS))}) AS s FROM chunks_fts "
-                "WHERE chunks_fts MATCH ?")
-    # `+rowid` keeps a listed-ids filter out of FTS5, which would otherwise run the match once per listed id
-    _LISTED = " AND +rowid IN (SELECT value FROM json_each(?))"
-
-    def _fts_scores(self, match: str, ids: Sequence[int]) -> dict[int, float]:
-        """BM25 scores of the listed chunks that match."""
-        return self._fts_rows(self._SCORED + self._LISTED, [match, json.dumps(list(ids))]) if ids else {}
-
-    def _fts_top(self, match: str, limit: int, notes: frozenset[int] | None = None, also: Sequence[int] = (),
-                 floor: int | None = None) -> dict[int, float]:
-        """The best `limit` matching chunks (of `notes`, from chunk id `floor` on), and the listed `also` that
-        match, in one statement."""
-        sql, args = self._SCORED, list[Any]([match])
-        if floor is not None:
-            sql += " AND rowid >= ?"
-            args.append(floor)
-        if notes is not None:
-            sql += " AND +rowid IN (SELECT id FROM chunks WHERE note_id IN (SELECT value FROM json_each(?)))"
-            args.append(json.dumps(sorted(notes)))
-        sql = f"SELECT * FROM ({sql} ORDER BY s DESC LIMIT ?)"
-        args.append(limit)
-        if also:
-            sql += f" UNION ALL {self._SCORED}{self._LISTED}"
-            args += [match, json.dumps(list(also))]
-        return self._fts_rows(sql, args)
-
-    def _fts_rows(self, sql: str, args: Sequence[Any]) -> dict[int, float]:
-        try:
-            return {int(r): float(v) for r, v in self._r().execute(sql, args)}
-        except sqlite3.OperationalError:
-            return {}
-
-    def _newest_match(self, match: str, count: int) -> int | None:
-        """The lowest chunk id among the `count` newest chunks matching (ids grow as chunks are written); None
-        when fewer match. FTS5 walks its doclists backwards by rowid without scoring, so this is cheap."""
-        try:
-            row = self._r().execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rowid DESC "
-                                    "LIMIT 1 OFFSET ?", (match, count - 1)).fetchone()
-        except sqlite3.OperationalError:
-            return None
-        return None if row is None else int(row[0])
-
-    def _max_chunk_id(self) -> int:
-        """At least the number of chunks (ids only grow), in one B-tree step."""
-        return int(self._r().execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0])
-
-    def _doc_freqs(self, terms: Sequence[str]) -> dict[str, int]:
-        """How many chunks match each term, remembered (an estimate is enough to pick the rarer words) until the
-        index has taken a thousand changes since they were counted."""
-        seq = self.change_seqs()[1]
-        if not self._freqs_at <= seq <= self._freqs_at + 1000:
-            self._freqs.clear()
-            self._freqs_at = seq
-        out: dict[str, int] = {}
-        for term in terms:  # read into `out`: another thread may clear the memo meanwhile
-            n = self._freqs.get(term)
-            if n is None:
-                try:
-                    n = int(self._r().execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?",
-                                              (fts_match([term]),)).fetchone()[0])
-                except sqlite3.OperationalError:
-                    n = 0
-                self._freqs[term] = n
-            out[term] = n
-        return out
+        """BM25 scores (higher is better) of the best `limit` chunks or of the given ids (`Lexical.search`)."""
+        return self.lex.search(query, limit, only=only, notes=notes, also=also, budget=budget)
 
     def access(self) -> dict[str, tuple[int, float | None]]:
         return {p: (c, t) for p, c, t in self._r().execute("SELECT path, count, last_ts FROM access")}

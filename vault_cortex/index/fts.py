@@ -1,5 +1,5 @@
 """The FTS5 query text, pure: a query's words OR-ed for BM25, stopwords dropped; and FTS5's own BM25 formula, for
-scoring chunks outside FTS5 (`index.bm25`)."""
+scoring chunks outside FTS5 (`index.lexical`)."""
 
 from __future__ import annotations
 

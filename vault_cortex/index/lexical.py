@@ -1,0 +1,214 @@
+"""Lexical search: BM25 over the index's FTS5 table, its work bounded by a budget rather than by the vault.
+
+The top N come from FTS5 (`ORDER BY bm25 LIMIT`). Past the budget (`recall.lexical_budget`), the candidates are
+found by the query's rarer words (among the newest matching chunks when even the rarest matches more), and
+scored on every word outside FTS5: FTS5 scores a listed chunk by walking every word's whole doclist (and
+counting each word's rows first), so scoring 100 chunks on a word found in 75,000 of them costs the 75,000.
+Here the listed chunks are tokenized by an in-memory FTS5 table with the index's own tokenizer (Porter stems
+and all), their occurrences read back with `fts5vocab`, and FTS5's formula (`fts.bm25`) applied with the
+index's statistics: the row count and token total from its averages record, each row's size from its docsize
+table, each word's row count from `Lexical.doc_freqs`. With current counts it equals FTS5's bm25()
+(`tests/integration/test_bm25.py`).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from vault_cortex.index.fts import COLUMN_WEIGHTS, COLUMNS, bm25, fts_match, fts_terms, idf, rarest, varints
+from vault_cortex.index.schema import TOKENIZE
+
+_WEIGHT = dict(zip(COLUMNS, COLUMN_WEIGHTS, strict=True))
+
+
+class Lexical:
+    """BM25 search over `chunks_fts`, read through the index's per-thread read connection (`reader`)."""
+
+    def __init__(self, reader: Callable[[], sqlite3.Connection], change_seq: Callable[[], int]) -> None:
+        self._r = reader
+        self._change_seq = change_seq
+        self._local = threading.local()
+        self._scratch: list[Tokens] = []  # each thread's in-memory tokenizer
+        self._freqs: dict[str, int] = {}  # term -> chunks matching it, counted at change number `_freqs_at`
+        self._freqs_at = 0
+
+    def close(self) -> None:
+        for tokens in self._scratch:
+            tokens.close()
+        self._scratch.clear()
+
+    def _tokens(self) -> Tokens:
+        """This thread's in-memory tokenizer."""
+        tokens: Tokens | None = getattr(self._local, "tokens", None)
+        if tokens is None:
+            tokens = self._local.tokens = Tokens()
+            self._scratch.append(tokens)
+        return tokens
+
+    def search(self, query: str, limit: int, only: Sequence[int] | None = None,
+               notes: frozenset[int] | None = None, also: Sequence[int] = (), budget: int = 0) -> dict[int, float]:
+        """BM25 scores (higher is better) of the best `limit` chunks, or of the given chunk ids; with `notes`,
+        only chunks of those notes (filtered inside the search, so `limit` of them come back when they exist);
+        with `also`, the scores of those chunks too (those that match).
+
+        The top `limit` are picked by FTS5 inside SQLite (`ORDER BY bm25 LIMIT`); the listed ids are filtered
+        with `+rowid`, before scoring, so only they are scored. With a `budget`, BM25's work stays bounded by
+        the budget, not by the vault. A query whose words match more than `budget` chunks together picks its top
+        `limit` by its rarer words only (`fts.rarest`: the words too common in this vault to tell chunks apart),
+        and when even its rarest word matches more, among the `budget` most recently written chunks that match
+        (unless `notes` narrows the search). The chunks so found and the listed ones are then scored on every
+        word outside FTS5 (`scores`, the same score at the cost of those chunks), so the budget changes
+        which chunks are found, never their scores."""
+        terms = fts_terms(query)
+        if not terms:
+            return {}
+        match = fts_match(terms)
+        if not 0 < budget < self.max_chunk_id() or sum((freqs := self.doc_freqs(terms)).values()) <= budget:
+            if only is not None:
+                return self._fts_scores(match, only)
+            return self._fts_top(match, limit, notes=notes, also=also)
+        if only is None:
+            picked = fts_match(rarest(terms, freqs, budget) or terms)
+            floor = self._newest_match(picked, budget) if notes is None else None
+            only = list(dict.fromkeys([*self._fts_top(picked, limit, notes=notes, floor=floor), *also]))
+        return scores(self._r(), self._tokens(), terms, freqs, only)
+
+    _SCORED = (f"SELECT rowid, -bm25(chunks_fts, {', '.join(map(str, COLUMN_WEIGHTS))}) AS s FROM chunks_fts "
+                "WHERE chunks_fts MATCH ?")
+    # `+rowid` keeps a listed-ids filter out of FTS5, which would otherwise run the match once per listed id
+    _LISTED = " AND +rowid IN (SELECT value FROM json_each(?))"
+
+    def _fts_scores(self, match: str, ids: Sequence[int]) -> dict[int, float]:
+        """BM25 scores of the listed chunks that match."""
+        return self._fts_rows(self._SCORED + self._LISTED, [match, json.dumps(list(ids))]) if ids else {}
+
+    def _fts_top(self, match: str, limit: int, notes: frozenset[int] | None = None, also: Sequence[int] = (),
+                 floor: int | None = None) -> dict[int, float]:
+        """The best `limit` matching chunks (of `notes`, from chunk id `floor` on), and the listed `also` that
+        match, in one statement."""
+        sql, args = self._SCORED, list[Any]([match])
+        if floor is not None:
+            sql += " AND rowid >= ?"
+            args.append(floor)
+        if notes is not None:
+            sql += " AND +rowid IN (SELECT id FROM chunks WHERE note_id IN (SELECT value FROM json_each(?)))"
+            args.append(json.dumps(sorted(notes)))
+        sql = f"SELECT * FROM ({sql} ORDER BY s DESC LIMIT ?)"
+        args.append(limit)
+        if also:
+            sql += f" UNION ALL {self._SCORED}{self._LISTED}"
+            args += [match, json.dumps(list(also))]
+        return self._fts_rows(sql, args)
+
+    def _fts_rows(self, sql: str, args: Sequence[Any]) -> dict[int, float]:
+        try:
+            return {int(r): float(v) for r, v in self._r().execute(sql, args)}
+        except sqlite3.OperationalError:
+            return {}
+
+    def _newest_match(self, match: str, count: int) -> int | None:
+        """The lowest chunk id among the `count` newest chunks matching (ids grow as chunks are written); None
+        when fewer match. FTS5 walks its doclists backwards by rowid without scoring, so this is cheap."""
+        try:
+            row = self._r().execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rowid DESC "
+                                    "LIMIT 1 OFFSET ?", (match, count - 1)).fetchone()
+        except sqlite3.OperationalError:
+            return None
+        return None if row is None else int(row[0])
+
+    def max_chunk_id(self) -> int:
+        """At least the number of chunks (ids only grow), in one B-tree step."""
+        return int(self._r().execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0])
+
+    def doc_freqs(self, terms: Sequence[str]) -> dict[str, int]:
+        """How many chunks match each term (FTS5 reads the term's whole doclist to count them), remembered until
+        the index has taken a thousand changes since they were counted: enough to pick the rarer words, and an
+        idf a few hundred changes old moves by what those changes move it."""
+        seq = self._change_seq()
+        if not self._freqs_at <= seq <= self._freqs_at + 1000:
+            self._freqs.clear()
+            self._freqs_at = seq
+        out: dict[str, int] = {}
+        for term in terms:  # read into `out`: another thread may clear the memo meanwhile
+            n = self._freqs.get(term)
+            if n is None:
+                try:
+                    n = int(self._r().execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?",
+                                              (fts_match([term]),)).fetchone()[0])
+                except sqlite3.OperationalError:
+                    n = 0
+                self._freqs[term] = n
+            out[term] = n
+        return out
+
+
+class Tokens:
+    """An in-memory FTS5 table with the index's tokenizer, holding the chunks being scored (one per thread)."""
+
+    def __init__(self) -> None:
+        self.conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+        self.conn.executescript(f"""
+            CREATE VIRTUAL TABLE rows USING fts5({", ".join(COLUMNS)}, content = '', tokenize = '{TOKENIZE}');
+            CREATE VIRTUAL TABLE row_words USING fts5vocab(rows, instance);
+            CREATE VIRTUAL TABLE terms USING fts5(term, content = '', tokenize = '{TOKENIZE}');
+            CREATE VIRTUAL TABLE term_words USING fts5vocab(terms, instance);""")
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def phrases(self, terms: Sequence[str]) -> list[tuple[str, ...]]:
+        """Each query term as the tokens FTS5 matches it by (a quoted term of several tokens is a phrase)."""
+        q = self.conn.execute
+        q("INSERT INTO terms(terms) VALUES ('delete-all')")
+        self.conn.executemany("INSERT INTO terms(rowid, term) VALUES (?, ?)", enumerate(terms))
+        out: list[list[tuple[int, str]]] = [[] for _ in terms]
+        for doc, token, offset in q("SELECT doc, term, offset FROM term_words"):
+            out[doc].append((offset, token))
+        return [tuple(t for _, t in sorted(p)) for p in out]
+
+    def frequencies(self, rows: Sequence[tuple[int, str, str, str]],
+                    phrases: Sequence[tuple[str, ...]]) -> dict[int, list[float]]:
+        """Each row's column-weighted count of each phrase (rows matching none are left out)."""
+        q = self.conn.execute
+        q("INSERT INTO rows(rows) VALUES ('delete-all')")
+        q("BEGIN")  # one transaction: FTS5 writes its segment once, not once per row
+        self.conn.executemany(f"INSERT INTO rows(rowid, {', '.join(COLUMNS)}) VALUES (?, ?, ?, ?)", rows)
+        q("COMMIT")
+        at: dict[str, set[tuple[int, str, int]]] = {}
+        for token in {t for p in phrases for t in p}:
+            at[token] = set(q("SELECT doc, col, offset FROM row_words WHERE term = ?", (token,)).fetchall())
+        out: dict[int, list[float]] = {}
+        for i, phrase in enumerate(phrases):
+            if not phrase:
+                continue
+            for doc, col, offset in at[phrase[0]]:
+                if all((doc, col, offset + j) in at[t] for j, t in enumerate(phrase[1:], 1)):
+                    out.setdefault(doc, [0.0] * len(phrases))[i] += _WEIGHT[col]
+        return out
+
+
+def scores(conn: sqlite3.Connection, tokens: Tokens, terms: Sequence[str], hits: Mapping[str, int],
+           ids: Sequence[int]) -> dict[int, float]:
+    """FTS5's BM25 (higher is better) of the listed chunks that match any term, computed outside FTS5; `hits` is
+    each term's row count in the index (FTS5 would count it by reading the term's whole doclist)."""
+    if not ids or not terms:
+        return {}
+    record = conn.execute("SELECT block FROM chunks_fts_data WHERE id = 1").fetchone()
+    if record is None:
+        return {}
+    n_rows, *totals = varints(record[0])
+    if not n_rows:
+        return {}
+    listed = "(SELECT value FROM json_each(?))"
+    wanted = "[" + ",".join(str(int(i)) for i in ids) + "]"
+    rows = conn.execute(f"SELECT id, title, heading, text FROM chunk_texts WHERE id IN {listed}", (wanted,)).fetchall()
+    sizes = {i: sum(varints(sz)) for i, sz in
+             conn.execute(f"SELECT id, sz FROM chunks_fts_docsize WHERE id IN {listed}", (wanted,))}
+    freqs = tokens.frequencies(rows, tokens.phrases(terms))
+    idfs = [idf(n_rows, hits.get(t, 0)) for t in terms]
+    avgdl = sum(totals) / n_rows
+    return {i: bm25(f, idfs, sizes[i], avgdl) for i, f in freqs.items() if i in sizes}
