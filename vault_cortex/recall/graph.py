@@ -186,9 +186,7 @@ class Graph:
         self._w: FloatArray = np.zeros(64, dtype=np.float64)
         self._lk: BoolArray = np.zeros(64, dtype=bool)  # the pair's notes link (either way)
         self._used = 0
-        # The walk's CSR (row pointers, slot ids by source), built lazily over the live slots and then kept: a
-        # change records the slots it adds per source (`_extra`) and keeps each node's walk strength and live
-        # degree, so a write does not re-sort every pair (proximity._walk_arrays)
+        # The walk's CSR (row pointers, slot ids by source), built lazily and then kept (`walk_csr`)
         self._walk: tuple[IntArray, IntArray] | None = None
         self._extra: dict[int, list[int]] = {}
         self._extra_n = 0
@@ -593,6 +591,48 @@ class Graph:
             np.cumsum(np.bincount(src, minlength=self._n_ids), out=indptr[1:])
             self._linked = (indptr, dst[order])
         return self._linked
+
+    def walk_csr(self) -> tuple[IntArray, IntArray]:
+        """The walk's CSR over node ids: row pointers and the live slots (weight > 0) sorted by source. Built
+        once, then kept across changes: `_set_pair` lists the slots a change adds under their sources
+        (`_extra`) and keeps each node's strength (Σ w) and live degree, and a freed slot is reused only after
+        the next build, so a write re-sorts nothing; rebuilt when the extras outgrow it (`WALK_EXTRA`)."""
+        if self._walk is None:
+            size = self._n_ids
+            slots = np.flatnonzero(self._w[: self._used] > 0)
+            src = self._src[slots]
+            indptr = np.zeros(size + 1, dtype=np.int64)
+            np.cumsum(np.bincount(src, minlength=size), out=indptr[1:])
+            capacity = self._strength.size
+            self._strength = np.bincount(src, weights=self._w[slots], minlength=capacity).astype(np.float64)
+            self._deg = np.bincount(src, minlength=capacity).astype(np.int64)
+            self._known = np.zeros(self._w.size, dtype=bool)
+            self._known[slots] = True
+            self._extra, self._extra_n = {}, 0
+            self._free += self._freed
+            self._freed = []
+            self._walk = (indptr, slots[np.argsort(src, kind="stable")])
+        return self._walk
+
+    def walk_rows(self, ids: IntArray) -> tuple[IntArray, IntArray]:
+        """The live slots out of each node in `ids` and, for each, its position in `ids`."""
+        indptr, order = self.walk_csr()
+        rows = indptr.size - 1
+        inside = ids < rows
+        first = np.where(inside, indptr[np.minimum(ids, rows - 1)], 0) if rows else np.zeros(ids.size, np.int64)
+        counts = np.where(inside, indptr[np.minimum(ids + 1, rows)] - first, 0) if rows else first
+        n = int(counts.sum())
+        pos = np.repeat(first - (np.cumsum(counts) - counts), counts) + np.arange(n)
+        slots, owner = order[pos], np.repeat(np.arange(ids.size), counts)
+        if self._extra:
+            more = [(k, sl) for k, i in enumerate(ids.tolist()) for sl in self._extra.get(i, ())]
+            if more:
+                owner = np.concatenate([owner, np.fromiter((k for k, _ in more), dtype=np.int64, count=len(more))])
+                slots = np.concatenate([slots, np.fromiter((sl for _, sl in more), dtype=np.int64,
+                                                           count=len(more))])
+        # a slot listed under a source may since have been dropped (weight 0) or reused for another pair
+        keep = (self._src[slots] == ids[owner]) & (self._w[slots] > 0)
+        return slots[keep], owner[keep]
 
     def _peers(self, i: int) -> list[int]:
         """Node ids linked to or from note i: its link targets and inbound sources whose pair is linked."""

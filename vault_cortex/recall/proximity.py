@@ -10,52 +10,6 @@ import numpy as np
 
 from vault_cortex.recall.graph import FloatArray, Graph, IntArray
 
-
-def _walk_arrays(graph: Graph) -> tuple[IntArray, IntArray]:
-    """The walk's CSR over node ids: row pointers and the live slots sorted by source. Built once, then kept
-    by the graph: a change lists the slots it adds under their sources (`_extra`) and keeps each node's
-    strength (Σ w) and live degree, so a write re-sorts nothing; rebuilt when those extras outgrow it."""
-    if graph._walk is None:
-        size = len(graph._id)
-        used = graph._used
-        live = graph._w[:used] > 0
-        slots = np.flatnonzero(live)
-        src = graph._src[slots]
-        order = slots[np.argsort(src, kind="stable")]
-        indptr = np.zeros(size + 1, dtype=np.int64)
-        np.cumsum(np.bincount(src, minlength=size), out=indptr[1:])
-        capacity = graph._strength.size
-        graph._strength = np.bincount(src, weights=graph._w[slots], minlength=capacity).astype(np.float64)
-        graph._deg = np.bincount(src, minlength=capacity).astype(np.int64)
-        graph._known = np.zeros(graph._w.size, dtype=bool)
-        graph._known[slots] = True
-        graph._extra, graph._extra_n = {}, 0
-        graph._free += graph._freed
-        graph._freed = []
-        graph._walk = (indptr, order)
-    return graph._walk
-
-
-def _rows(graph: Graph, ids: IntArray) -> tuple[IntArray, IntArray]:
-    """The live slots out of each node in `ids` and, for each, its position in `ids`."""
-    indptr, order = _walk_arrays(graph)
-    rows = indptr.size - 1
-    inside = ids < rows
-    first = np.where(inside, indptr[np.minimum(ids, rows - 1)], 0) if rows else np.zeros(ids.size, np.int64)
-    counts = np.where(inside, indptr[np.minimum(ids + 1, rows)] - first, 0) if rows else first
-    n = int(counts.sum())
-    pos = np.repeat(first - (np.cumsum(counts) - counts), counts) + np.arange(n)
-    slots, owner = order[pos], np.repeat(np.arange(ids.size), counts)
-    if graph._extra:
-        more = [(k, sl) for k, i in enumerate(ids.tolist()) for sl in graph._extra.get(i, ())]
-        if more:
-            owner = np.concatenate([owner, np.fromiter((k for k, _ in more), dtype=np.int64, count=len(more))])
-            slots = np.concatenate([slots, np.fromiter((sl for _, sl in more), dtype=np.int64, count=len(more))])
-    # a slot listed under a source may since have been dropped (weight 0) or reused for another pair
-    keep = (graph._src[slots] == ids[owner]) & (graph._w[slots] > 0)
-    return slots[keep], owner[keep]
-
-
 TOLERANCE = 1e-5  # a node passes its mass on only while it brings each of its edges this share of the seeds' mass
 
 
@@ -76,7 +30,6 @@ def _walk(graph: Graph, seeds: Mapping[str, float], hops: int, decay: float,
     empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
     if not start:
         return empty
-    _walk_arrays(graph)
     size = len(graph._id)
     is_note = graph._is_note_id[:size]
     ids = np.fromiter(start, dtype=np.int64, count=len(start))
@@ -87,7 +40,7 @@ def _walk(graph: Graph, seeds: Mapping[str, float], hops: int, decay: float,
         if hop:  # the seeds always pass theirs on
             spread = mass >= floor * np.maximum(graph._deg[ids], 1)
             ids, mass = ids[spread], mass[spread]
-        slots, owner = _rows(graph, ids)
+        slots, owner = graph.walk_rows(ids)
         if slots.size == 0:
             break
         p = graph._w[slots] / graph._strength[ids[owner]]
@@ -111,8 +64,8 @@ def proximity(graph: Graph, seeds: Mapping[str, float], *, hops: int = 3, decay:
     Mass starts on the seeds in proportion to their relevance and walks at most `hops` steps outward over the
     adjacency, each step splitting a node's mass over its edges by weight and keeping `decay` of it (passing
     through a project node costs no decay); a node whose mass per edge is below `tolerance` of the seeds' passes
-    none on. Only the seeds' neighbourhood is touched. A seed's own mass is not
-    counted, so a seed scores only for being near other seeds. Unreached notes are absent (proximity 0).
+    none on. Only the seeds' neighbourhood is touched. A seed's own mass is not counted, so a seed scores only
+    for being near other seeds. Unreached notes are absent (proximity 0).
     With `raw`, the walk's mass itself, unscaled (see `relative_to_prior`).
     """
     ids, mass = _walk(graph, seeds, hops, decay, tolerance)
@@ -134,7 +87,7 @@ def _prior_mass(graph: Graph, hops: int = 3, decay: float = 0.5) -> FloatArray:
     """The walk's raw mass from every note at once (unit total), by node id; cached until the graph changes.
     One pass over the slot arrays per hop (dropped slots weigh 0), with the strengths the graph keeps."""
     if graph._prior is None:
-        _walk_arrays(graph)
+        graph.walk_csr()  # brings the strengths up to date
         used = graph._used
         src, dst, w = graph._src[:used], graph._dst[:used], graph._w[:used]
         strength = graph._strength[src]
