@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 from server import hooks
 
 if TYPE_CHECKING:
+    from types import FrameType
+
     import uvicorn
 
     from vault_cortex.index.sync import SyncReport
@@ -102,10 +104,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def _serve_until_stopped(config: uvicorn.Config) -> None:
     """uvicorn's server, except that SIGINT/SIGTERM end it quietly: uvicorn re-raises the signal after its own
-    graceful shutdown, which turned every Ctrl-C into a KeyboardInterrupt and a logged lifespan traceback."""
+    graceful shutdown, which turned every Ctrl-C into a KeyboardInterrupt and a logged lifespan traceback; and
+    a second Ctrl-C while stopping does not force-exit (which cancelled the lifespan mid-shutdown and logged a
+    CancelledError traceback): the shutdown is bounded to about 2 s, so it just says it is on its way."""
     import uvicorn
 
     class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            if self.should_exit:
+                log.warning("already stopping (this takes at most a few seconds)")
+                return
+            super().handle_exit(sig, frame)
+
         @contextmanager
         def capture_signals(self) -> Iterator[None]:
             if threading.current_thread() is not threading.main_thread():

@@ -155,3 +155,21 @@ def test_ctrl_c_stops_serve_quietly(tmp_path: Path, sig: int) -> None:
     log = (tmp_path / "server.log").read_text()
     assert "Traceback" not in log and "Error" not in log, log
     assert "stopped" in log.splitlines()[-1]
+
+
+def test_a_second_ctrl_c_while_stopping_still_stops_quietly(tmp_path: Path) -> None:
+    """A person who presses Ctrl-C twice (the second while serve is shutting down) gets the same quiet stop:
+    uvicorn's force-exit on the second SIGINT cancelled the app's lifespan and logged a CancelledError traceback.
+    Shutdown is bounded (the tests above), so the second press only says it is already stopping."""
+    vault = small_vault(tmp_path / "vault")
+    with serve(vault) as server:
+        sent = time.monotonic()
+        server.proc.send_signal(signal.SIGINT)
+        time.sleep(0.05)
+        server.proc.send_signal(signal.SIGINT)
+        server.proc.wait(timeout=60)
+        assert time.monotonic() - sent <= STOP_SECONDS
+        assert server.proc.returncode == 0
+    log = (tmp_path / "server.log").read_text()
+    assert "Traceback" not in log and "Error" not in log, log
+    assert "stopped" in log.splitlines()[-1]
