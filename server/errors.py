@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+import sqlite3
 from http import HTTPStatus
 from typing import Any
 
@@ -14,7 +15,7 @@ from litestar.types import ASGIApp, HTTPResponseStartEvent, Message, Receive, Sc
 from litestar.utils.scope.state import ScopeState
 
 from vault_cortex.errors import IndexUnavailable, VaultCortexError
-from vault_cortex.index.db import is_index_lost
+from vault_cortex.index.db import is_corruption, is_index_lost
 
 log = logging.getLogger(__name__)
 
@@ -83,11 +84,13 @@ def json_error(body: ErrorBody, headers: dict[str, str] | None = None) -> Respon
 
 def handle_exception(request: Request[Any, Any, Any], exc: Exception) -> Response[ErrorBody]:
     """The app's one exception handler (registered for `Exception`, so Litestar's 404/405/400s come here too)."""
-    if is_index_lost(exc):
+    cx = request.app.state.get("cortex")
+    if is_index_lost(exc) or (isinstance(exc, sqlite3.Error) and cx is not None and cx.index_file_lost()):
         # The index is derived data: the watcher's next sync moves the damaged file aside and rebuilds it.
-        cx = request.app.state.get("cortex")
+        # A deleted or replaced file needs no word (the sync sees it); an error that says the file is damaged
+        # is the only sign of it, so the sync is told.
         watcher = request.app.state.get("watcher")
-        if cx is not None:
+        if cx is not None and is_corruption(exc):
             cx.suspect = f"{type(exc).__name__}: {exc}"
         if watcher is not None:
             watcher.request_sync()

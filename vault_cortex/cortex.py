@@ -145,7 +145,7 @@ class Cortex:
                 self.cache.close()
                 self.cache = self._open_cache(problem)
 
-    def _index_lost(self) -> bool:
+    def index_file_lost(self) -> bool:
         """Whether index.db was deleted or replaced under this process."""
         try:
             return (self.index_dir / "index.db").stat().st_ino != self._db_ino
@@ -234,7 +234,7 @@ class Cortex:
 
     def _sync(self, progress: Progress | None, lock: Callable[[], AbstractContextManager[object]],
               only: Sequence[str] | None = None) -> SyncReport:
-        if self.suspect or self._index_lost():
+        if self.suspect or self.index_file_lost():
             self.recover(self.suspect or "index.db was deleted or replaced while in use")
             only = None  # an empty index: every note, not just the ones written
         try:

@@ -7,12 +7,14 @@ import os
 import sqlite3
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from vault_cortex import Cortex
+from vault_cortex.index.db import IndexDB
 
 
 def make_vault(root: Path, notes: int = 30) -> Path:
@@ -111,3 +113,41 @@ def test_a_deleted_index_is_rebuilt_by_the_next_sync(tmp_path: Path, embedder) -
         assert cx.recovered is not None and "deleted" in cx.recovered
         assert cx.recall("humidity", k=1).hits
         assert cx.verify().ok
+
+
+def test_a_reader_never_sees_an_index_file_half_made(tmp_path: Path) -> None:
+    """While a lost index is re-created, a request thread that opens its first connection finds either no
+    file (the index is being rebuilt: 503) or a whole one, never one without its tables or its id (which
+    failed a recall with a KeyError and logged a traceback)."""
+    path = tmp_path / "index" / "index.db"
+    stale = IndexDB(path)  # the object a request still holds while the index is re-created under it
+    stop = threading.Event()
+    seen: list[BaseException] = []
+
+    def read() -> None:
+        while not stop.is_set():
+            try:
+                stale._local.conn = None  # each read as a request thread that has no connection yet
+                stale.change_seqs()
+            except sqlite3.OperationalError as exc:  # no file yet, or deleted under the reader by this loop
+                if not (exc.sqlite_errorname or "").startswith(("SQLITE_CANTOPEN", "SQLITE_IOERR")):
+                    seen.append(exc)
+                    return
+            except Exception as exc:  # noqa: BLE001 - judged below
+                seen.append(exc)
+                return
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        for _ in range(300):
+            for name in ("index.db", "index.db-wal", "index.db-shm"):
+                (path.parent / name).unlink(missing_ok=True)
+            IndexDB(path).close()
+            if seen:
+                break
+    finally:
+        stop.set()
+        reader.join()
+        stale.close()
+    assert not seen, repr(seen[0])

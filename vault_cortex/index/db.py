@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import secrets
 import sqlite3
 import threading
@@ -148,6 +149,44 @@ def _add_link_names(conn: sqlite3.Connection) -> None:
     conn.execute("COMMIT")
 
 
+def _prepare(conn: sqlite3.Connection) -> None:
+    """Settings, tables and indexes of an index connection (idempotent)."""
+    conn.execute("PRAGMA busy_timeout=5000")
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA foreign_keys=ON")
+    conn.executescript(SCHEMA)
+    _add_link_names(conn)
+    conn.executescript(INDEXES)
+
+
+def _create(path: Path) -> None:
+    """Make a new, empty index at `path` whole before anyone can open it: it is made under another name and
+    linked into place, so a reader opening `path` meanwhile (a request while a lost index is re-created) finds
+    no file or a whole one, never one without its tables or its id. If another process made it first, its
+    file stays."""
+    temp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.new")
+    try:
+        conn = sqlite3.connect(temp, isolation_level=None)
+        try:
+            _prepare(conn)
+            conn.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                             [("index_id", secrets.token_hex(8)), ("schema", SCHEMA_VERSION)])
+        finally:
+            conn.close()  # the last connection: SQLite checkpoints the WAL into the file and removes it
+        try:
+            os.link(temp, path)  # fails if the path exists: never replaces an index another process opened
+        except FileExistsError:
+            pass
+        except OSError:  # a file system without hard links
+            if not path.exists():
+                os.replace(temp, path)
+    finally:
+        for name in (temp.name, temp.name + "-wal", temp.name + "-shm"):
+            with suppress(FileNotFoundError):
+                (path.parent / name).unlink()
+
+
 class IndexDB:
     """One SQLite connection to `index.db`; the owner serialises writers."""
 
@@ -155,17 +194,13 @@ class IndexDB:
         self.path = path
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
+            if not path.exists():
+                _create(path)
             self.conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, OSError) as exc:
             raise IndexUnavailable(f"cannot open the index at {path}: {exc}") from exc
         try:
-            self.conn.execute("PRAGMA busy_timeout=5000")
-            self.conn.execute("PRAGMA journal_mode=WAL")
-            self.conn.execute("PRAGMA synchronous=NORMAL")
-            self.conn.execute("PRAGMA foreign_keys=ON")
-            self.conn.executescript(SCHEMA)
-            _add_link_names(self.conn)
-            self.conn.executescript(INDEXES)
+            _prepare(self.conn)
         except sqlite3.Error as exc:
             self.conn.close()
             if is_corruption(exc):
@@ -562,6 +597,8 @@ class IndexDB:
     def _seqs(conn: sqlite3.Connection) -> tuple[str, int, int]:
         meta = dict(conn.execute(
             "SELECT key, value FROM meta WHERE key IN ('index_id', 'change_seq', 'co_change_seq')").fetchall())
+        if len(meta) < 3:
+            raise IndexCorrupt(f"the index's change log is missing from its meta table (has {sorted(meta)})")
         return str(meta["index_id"]), int(meta["change_seq"]), int(meta["co_change_seq"])
 
     def graph_rows(self, since: tuple[str, int, int] | None = None, *, limit: int = 0) -> GraphRows:
