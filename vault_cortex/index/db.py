@@ -615,13 +615,12 @@ class IndexDB:
     def _graph_rows(self, conn: sqlite3.Connection, since: tuple[str, int, int] | None, limit: int) -> GraphRows:
         ident, seq, co_seq = self._seqs(conn)
         paths: list[str] | None = None
-        pairs: list[tuple[str, str]] | None = None
         if since is not None and since[0] == ident and since[1] <= seq and since[2] <= co_seq:
             paths = [r[0] for r in conn.execute("SELECT path FROM changes WHERE seq > ?", (since[1],))]
-            pairs = conn.execute("SELECT a, b FROM co_changes WHERE seq > ?", (since[2],)).fetchall()
-            if len(paths) > limit or len(pairs) > limit:
-                paths = pairs = None
-        if paths is None:
+            n_pairs = conn.execute("SELECT count(*) FROM co_changes WHERE seq > ?", (since[2],)).fetchone()[0]
+            if len(paths) > limit or n_pairs > limit:
+                paths = None
+        if paths is None or since is None:
             return self._all_graph_rows(conn, ident, seq, co_seq)
         notes: dict[str, tuple[str | None, list[tuple[str | None, str]]]] = {}
         gone = []
@@ -632,11 +631,9 @@ class IndexDB:
                 continue
             links = conn.execute("SELECT dst_path, rel FROM links WHERE note_id = ?", (row[0],)).fetchall()
             notes[path] = (row[1], links)
-        co = []
-        for a, b in pairs or ():
-            n, last = conn.execute("SELECT count(*), max(last_ts) FROM co_queries WHERE a = ? AND b = ?",
-                                   (a, b)).fetchone()
-            co.append((a, b, n, last or 0.0))
+        co = [(a, b, n, last or 0.0) for a, b, n, last in conn.execute(
+            "SELECT c.a, c.b, count(q.query), max(q.last_ts) FROM co_changes c "
+            "LEFT JOIN co_queries q ON q.a = c.a AND q.b = c.b WHERE c.seq > ? GROUP BY c.a, c.b", (since[2],))]
         return GraphRows(index_id=ident, seq=seq, co_seq=co_seq, notes=notes, gone=gone, co=co, full=False)
 
     @staticmethod

@@ -319,7 +319,12 @@ class Graph:
             if a == b:
                 continue
             self._set_co(a, b, count)
-            self._refresh_pair(self._node_id(a), self._node_id(b))
+            i, j = self._node_id(a), self._node_id(b)
+            slot = self._slot_of(_pair(i, j))
+            if slot is not None and self._lk[slot]:
+                self._refresh_pair(i, j)  # linked too: the weight is the larger of the links' and this
+            elif self._is_note_id[i] and self._is_note_id[j]:  # links unchanged, and none between them
+                self._set_pair(i, j, self._co.get(_pair(i, j), 0.0), False)
         self._changed()
 
     def _rel(self, rel: str) -> int:
