@@ -58,7 +58,7 @@ def create_app(
     turns the check off (a non-loopback bind, where the token alone guards).
     nightly: runs the nightly sleep in the background while the app runs (when `[sleep] nightly` is on).
     """
-    mcp = build_mcp(cx)
+    mcp = build_mcp(cx, watcher=watcher)
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=allowed_hosts is not None,
         allowed_hosts=list(allowed_hosts or ()),

@@ -151,8 +151,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
                     "vector file; point the MCP client at %s/mcp instead", url, url)
     with Cortex.open(root) as cx:
         cx.check_index()
-        mcp = build_mcp(cx)
         watcher = Watcher(cx, debounce_ms=int(cx.settings.extra.get("server", {}).get("debounce_ms", 300)))
+        mcp = build_mcp(cx, watcher=watcher)
 
         async def serve() -> None:
             async with anyio.create_task_group() as tg:

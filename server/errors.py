@@ -5,8 +5,9 @@ from __future__ import annotations
 import logging
 import re
 import sqlite3
+from collections.abc import Callable
 from http import HTTPStatus
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 from litestar import MediaType, Request, Response
@@ -16,6 +17,9 @@ from litestar.utils.scope.state import ScopeState
 
 from vault_cortex.errors import IndexUnavailable, VaultCortexError
 from vault_cortex.index.db import is_corruption, is_index_lost
+
+if TYPE_CHECKING:
+    from vault_cortex.cortex import Cortex
 
 log = logging.getLogger(__name__)
 
@@ -82,20 +86,28 @@ def json_error(body: ErrorBody, headers: dict[str, str] | None = None) -> Respon
     return Response(content=body, status_code=body.status, media_type=MediaType.JSON, headers=headers)
 
 
+def index_trouble(exc: BaseException, cx: Cortex | None, request_sync: Callable[[], None] | None
+                  ) -> IndexUnavailable | None:
+    """The error to answer with when `exc` says the index is damaged or gone (None: it does not).
+
+    The index is derived data: a sync moves the damaged or lost file aside and rebuilds it, so one is asked for
+    now. A deleted or replaced file needs no word (the sync sees it); an error that says the file is damaged is
+    the only sign of it, so the index is marked suspect for that sync."""
+    lost = is_index_lost(exc) or (isinstance(exc, sqlite3.Error) and cx is not None and cx.index_file_lost())
+    if not lost:
+        return None
+    if cx is not None and is_corruption(exc):
+        cx.suspect = f"{type(exc).__name__}: {exc}"
+    if request_sync is not None:
+        request_sync()
+    return IndexUnavailable("the index is damaged or was deleted: it is being rebuilt from the files; "
+                            "retry in a moment")
+
+
 def handle_exception(request: Request[Any, Any, Any], exc: Exception) -> Response[ErrorBody]:
     """The app's one exception handler (registered for `Exception`, so Litestar's 404/405/400s come here too)."""
-    cx = request.app.state.get("cortex")
-    if is_index_lost(exc) or (isinstance(exc, sqlite3.Error) and cx is not None and cx.index_file_lost()):
-        # The index is derived data: the watcher's next sync moves the damaged file aside and rebuilds it.
-        # A deleted or replaced file needs no word (the sync sees it); an error that says the file is damaged
-        # is the only sign of it, so the sync is told.
-        watcher = request.app.state.get("watcher")
-        if cx is not None and is_corruption(exc):
-            cx.suspect = f"{type(exc).__name__}: {exc}"
-        if watcher is not None:
-            watcher.request_sync()
-        exc = IndexUnavailable("the index is damaged or was deleted: it is being rebuilt from the files; "
-                               "retry in a moment")
+    watcher = request.app.state.get("watcher")
+    exc = index_trouble(exc, request.app.state.get("cortex"), watcher and watcher.request_sync) or exc
     body = error_body(exc)
     if body.status == 400 and isinstance(exc, HTTPException):
         clearer = _json_detail(body.detail, ScopeState.from_scope(request.scope).body)

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol, TypeVar
 
+import anyio.from_thread
 import msgspec
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
+from server.errors import index_trouble
 from server.mcp_notes import note_tools
 from server.plans import check_plan, saved_plan
 from vault_cortex import __version__
@@ -19,7 +21,16 @@ from vault_cortex.errors import VaultCortexError
 from vault_cortex.recall.filters import Filters
 from vault_cortex.sleep.operations import plan_markdown
 
+if TYPE_CHECKING:
+    from server.watch import Watcher
+
 T = TypeVar("T")
+
+
+class Call(Protocol):
+    """Runs one facade call for a tool (`_call` bound to the server's cortex and watcher)."""
+
+    def __call__(self, fn: Callable[[], T], /) -> T: ...
 
 INSTRUCTIONS = """\
 vault-cortex is your long-term memory: a markdown vault of notes (memories) linked into a graph.
@@ -70,18 +81,32 @@ def _builtins(value: Any) -> dict[str, Any]:
     return out if isinstance(out, dict) else {"result": out}
 
 
-def _call(fn: Callable[[], T]) -> T:
-    """Run a facade call, turning our errors into tool errors the agent can read and act on."""
+def _call(fn: Callable[[], T], cx: Cortex, watcher: Watcher | None) -> T:
+    """Run a facade call (in a worker thread), turning our errors into tool errors the agent can read and act
+    on; a damaged or lost index is answered as over HTTP (being rebuilt: retry) and its rebuild started."""
     try:
         return fn()
-    except VaultCortexError as exc:
-        raise ToolError(f"{type(exc).__name__}: {exc}") from exc
+    except Exception as exc:
+        def request_sync() -> None:
+            assert watcher is not None
+            anyio.from_thread.run_sync(watcher.request_sync)
+
+        lost = index_trouble(exc, cx, request_sync if watcher is not None else None)
+        if lost is not None:
+            raise ToolError(f"{type(lost).__name__}: {lost}") from exc
+        if isinstance(exc, VaultCortexError):
+            raise ToolError(f"{type(exc).__name__}: {exc}") from exc
+        raise
 
 
-def build_mcp(cx: Cortex, *, client: str = "mcp") -> MCPServer:
-    """An MCP server whose tools call `cx` in-process (one per app: its session manager runs once)."""
+def build_mcp(cx: Cortex, *, client: str = "mcp", watcher: Watcher | None = None) -> MCPServer:
+    """An MCP server whose tools call `cx` in-process (one per app: its session manager runs once); `watcher`
+    is asked to sync when a tool finds the index damaged or gone."""
     mcp: MCPServer = MCPServer(name="vault-cortex", version=__version__, instructions=INSTRUCTIONS,
                                log_level="WARNING")
+
+    def call(fn: Callable[[], T]) -> T:
+        return _call(fn, cx, watcher)
 
     @mcp.tool(annotations=READ_ONLY)
     def recall(query: Query, k: K = None, mode: Mode = None, budget_tokens: Budget = None,
@@ -101,7 +126,7 @@ def build_mcp(cx: Cortex, *, client: str = "mcp") -> MCPServer:
         the filters apply inside the search, so you still get k notes when k match."""
         filters = Filters(tags=tags, project=project, created_after=created_after, created_before=created_before,
                           modified_after=modified_after, path_prefix=path_prefix)
-        return _builtins(_call(lambda: cx.recall(query, k=k, mode=mode, budget_tokens=budget_tokens,
+        return _builtins(call(lambda: cx.recall(query, k=k, mode=mode, budget_tokens=budget_tokens,
                                                  regions=regions, include_archive=include_archive,
                                                  client=client, filters=filters)))
 
@@ -121,7 +146,7 @@ def build_mcp(cx: Cortex, *, client: str = "mcp") -> MCPServer:
         prefix) narrow only the recalled memories, not the pinned notes, habits, questions or handoff."""
         filters = Filters(tags=tags, regions=regions, created_after=created_after, created_before=created_before,
                           modified_after=modified_after, path_prefix=path_prefix)
-        result = _call(lambda: cx.context(task=task, project=project, active_note=active_note, recent=recent,
+        result = call(lambda: cx.context(task=task, project=project, active_note=active_note, recent=recent,
                                           budget_tokens=budget_tokens, mode=mode, client=client, filters=filters))
         return result.markdown
 
@@ -129,7 +154,7 @@ def build_mcp(cx: Cortex, *, client: str = "mcp") -> MCPServer:
     def related(path: NotePath, k: K = None, mode: Mode = None) -> dict[str, Any]:
         """Memories related to one note, found from its content; the note itself and the notes it already
         links are left out. Call this when working on a note to find what it should connect to."""
-        return _builtins(_call(lambda: cx.related(path, k=k, mode=mode, client=client)))
+        return _builtins(call(lambda: cx.related(path, k=k, mode=mode, client=client)))
 
     @mcp.tool(annotations=ADDITIVE)
     def remember(
@@ -149,7 +174,7 @@ def build_mcp(cx: Cortex, *, client: str = "mcp") -> MCPServer:
         """Save a new memory as a note. Call this AFTER learning something worth keeping across sessions: a
         decision and its reason, a fix and its cause, a preference, a fact that was hard to find. One idea per
         memory. Returns the new note's path and ETag."""
-        doc = _call(lambda: cx.remember(text, title=title, region=region, tags=tags, importance=importance,
+        doc = call(lambda: cx.remember(text, title=title, region=region, tags=tags, importance=importance,
                                         project=project, relations=relations, client=client))
         return {"path": doc.path, "etag": doc.etag}
 
@@ -161,22 +186,22 @@ def build_mcp(cx: Cortex, *, client: str = "mcp") -> MCPServer:
              dst: NotePath) -> dict[str, Any]:
         """Record a typed relation from one note to another (written into the source note's frontmatter).
         Call this when you notice that one memory supports, contradicts, depends on or leads to another."""
-        doc = _call(lambda: cx.link(src, rel, dst))
+        doc = call(lambda: cx.link(src, rel, dst))
         return {"path": doc.path, "etag": doc.etag, "warnings": doc.warnings}
 
     @mcp.tool(annotations=READ_ONLY)
     def graph_health() -> dict[str, Any]:
         """How well the memory graph is wired: hubs, islands (unlinked notes), bridges and dangling links.
         Call this when asked to tidy or review the vault, or before suggesting links to add."""
-        return _builtins(_call(cx.graph_health))
+        return _builtins(call(cx.graph_health))
 
-    _memory_tools(mcp, cx, client)
-    note_tools(mcp, cx, client, _call)
-    _sleep_tools(mcp, cx)
+    _memory_tools(mcp, cx, client, call)
+    note_tools(mcp, cx, client, call)
+    _sleep_tools(mcp, cx, call)
     return mcp
 
 
-def _memory_tools(mcp: MCPServer, cx: Cortex, client: str) -> None:
+def _memory_tools(mcp: MCPServer, cx: Cortex, client: str, call: Call) -> None:
     """Habits, resonance and curiosity."""
 
     @mcp.tool(annotations=READ_ONLY)
@@ -189,7 +214,7 @@ def _memory_tools(mcp: MCPServer, cx: Cortex, client: str) -> None:
         BEFORE starting a kind of task (fixing a bug, downloading, writing, committing) or a tool call, and
         follow what it returns; afterwards call `reinforce_habit` for each habit you followed. Give text,
         tool or both; `markdown` is the habits ready to read."""
-        return _builtins(_call(lambda: cx.habits_for_context(text or "", tool=tool)))
+        return _builtins(call(lambda: cx.habits_for_context(text or "", tool=tool)))
 
     @mcp.tool(annotations=ADDITIVE)
     def reinforce_habit(
@@ -200,7 +225,7 @@ def _memory_tools(mcp: MCPServer, cx: Cortex, client: str) -> None:
     ) -> dict[str, Any]:
         """Record that you FOLLOWED a habit: raises its weight so it ranks higher next time (unused habits
         decay back toward their baseline). Call it once per habit per task, after acting on it."""
-        return _builtins(_call(lambda: cx.reinforce(path, context=context, client=client)))
+        return _builtins(call(lambda: cx.reinforce(path, context=context, client=client)))
 
     @mcp.tool(annotations=ADDITIVE)
     def resonate(
@@ -212,7 +237,7 @@ def _memory_tools(mcp: MCPServer, cx: Cortex, client: str) -> None:
         """Touch a resonance concept (what matters to the user: identity, relationships, taste, themes; the
         notes in resonance/): raises its weight, which warm recall modes use. Call it when the work or the
         conversation genuinely engages one of these concepts, not to flatter."""
-        return _builtins(_call(lambda: cx.touch(concept, by=by, client=client)))
+        return _builtins(call(lambda: cx.touch(concept, by=by, client=client)))
 
     @mcp.tool(annotations=READ_ONLY)
     def resonance_report(
@@ -222,7 +247,7 @@ def _memory_tools(mcp: MCPServer, cx: Cortex, client: str) -> None:
         """What the user says matters (each concept's baseline) beside what they actually engaged with lately
         (touches, mentions in recent notes). Call it when asked to reflect, review priorities or say what
         they have been focused on."""
-        return _builtins(_call(lambda: cx.resonance_report(days=days)))
+        return _builtins(call(lambda: cx.resonance_report(days=days)))
 
     @mcp.tool(annotations=IDEMPOTENT)
     def wonder(
@@ -234,7 +259,7 @@ def _memory_tools(mcp: MCPServer, cx: Cortex, client: str) -> None:
         """Save an OPEN QUESTION worth answering later (a note in curiosities/). Call it when you or the user
         hit something unresolved that is not for now. Asking again returns the existing question; open
         questions come back at session start when they match the task."""
-        return _builtins(_call(lambda: cx.wonder(question, context=context)))
+        return _builtins(call(lambda: cx.wonder(question, context=context)))
 
     @mcp.tool(annotations=READ_ONLY)
     def list_curiosities(
@@ -243,7 +268,7 @@ def _memory_tools(mcp: MCPServer, cx: Cortex, client: str) -> None:
     ) -> dict[str, Any]:
         """The open questions saved with `wonder`, newest first; with text, those relevant to it. Call it when
         starting on a topic (what is still unanswered about it?) or when looking for something to explore."""
-        return _builtins(_call(lambda: cx.list_curiosities(text)))
+        return _builtins(call(lambda: cx.list_curiosities(text)))
 
     @mcp.tool(annotations=ADDITIVE)
     def explore(
@@ -253,10 +278,10 @@ def _memory_tools(mcp: MCPServer, cx: Cortex, client: str) -> None:
     ) -> dict[str, Any]:
         """Close an open question with the memory that answers it, linked both ways. Call it once the answer
         is in memory: `remember` the answer first if it is new, then pass the question's and the answer's paths."""
-        return _builtins(_call(lambda: cx.explore(path, answer_path)))
+        return _builtins(call(lambda: cx.explore(path, answer_path)))
 
 
-def _sleep_tools(mcp: MCPServer, cx: Cortex) -> None:
+def _sleep_tools(mcp: MCPServer, cx: Cortex, call: Call) -> None:
     """Consolidation: a plan to review, then exactly that plan applied."""
 
     @mcp.tool(annotations=READ_ONLY)
@@ -270,7 +295,7 @@ def _sleep_tools(mcp: MCPServer, cx: Cortex) -> None:
         link, decay and move to archive/, with its reason, as markdown. Call it at the end of a long session
         or when asked to tidy or consolidate memory; show the plan to the user and call `sleep_apply` with its
         `id` only if they approve."""
-        plan = _call(lambda: cx.sleep_plan(mode))
+        plan = call(lambda: cx.sleep_plan(mode))
         return {"id": plan.id, "mode": plan.mode, "operations": len(plan.ops), "saved": bool(plan.ops),
                 "markdown": plan_markdown(plan)}
 
@@ -282,4 +307,4 @@ def _sleep_tools(mcp: MCPServer, cx: Cortex) -> None:
         """Apply a plan `sleep_plan` made, exactly as planned: notes are edited or moved, never deleted, and
         every step is journalled (`vault-cortex sleep --rollback` undoes it). Call it only after the plan was
         reviewed and approved. Files edited since planning are skipped and listed in `skipped`."""
-        return _builtins(_call(lambda: cx.sleep_apply(check_plan(cx, saved_plan(cx, plan_id)), commit=commit)))
+        return _builtins(call(lambda: cx.sleep_apply(check_plan(cx, saved_plan(cx, plan_id)), commit=commit)))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
@@ -10,9 +11,13 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from harness import AUTH, LiveServer, assert_error_shape, over_http
+from harness import AUTH, TOKEN, LiveServer, assert_error_shape, over_http, wait_for
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
+
+from server.app import create_app
+from server.watch import Watcher
+from vault_cortex.cortex import Cortex
 
 TOOLS = {"recall", "remember", "context", "related", "link", "graph_health", "habits_for_context", "reinforce_habit",
          "resonate", "resonance_report", "wonder", "list_curiosities", "explore", "sleep_plan", "sleep_apply",
@@ -105,3 +110,29 @@ def test_stdio(synced_template: Path, tmp_path: Path) -> None:
     assert recalled.structured_content["hits"][0]["path"] == "short_term/2026-11-29 node 3 battery ran flat.md"
     assert not habits.is_error
     assert [h["path"] for h in habits.structured_content["habits"]] == ["habits/Write the test first.md"]
+
+
+def test_a_damaged_index_is_a_readable_tool_error_and_the_call_starts_its_rebuild(
+        synced_template: Path, tmp_path: Path, embedder: Any) -> None:
+    """An agent calling a tool on a damaged index gets what an HTTP client gets (IndexUnavailable: being rebuilt,
+    retry), and the call itself starts the rebuild: no note has to change first. Before, the raw sqlite error
+    came back and nothing was rebuilt until a file changed."""
+    vault = tmp_path / "vault"
+    shutil.copytree(synced_template, vault, symlinks=True)
+    with Cortex.open(vault, embedder=embedder) as cx:
+        cx.sync()
+        with LiveServer(create_app(cx, token=TOKEN, watcher=Watcher(cx, debounce_ms=50))) as server:
+            async def recall(client: Client) -> Any:
+                return await client.call_tool("recall", {"query": "SQLite WAL mode", "k": 1})
+
+            assert not over_http(server, recall).is_error
+            conn = sqlite3.connect(vault / ".cortex/index/index.db")
+            conn.execute("DROP TABLE meta")  # damage every read meets first
+            conn.close()
+            broken = over_http(server, recall)
+            assert broken.is_error, broken.content
+            assert "IndexUnavailable: the index is damaged" in broken.content[0].text and "rebuilt" in broken.content[0].text
+            assert wait_for(lambda: not over_http(server, recall).is_error, 30)
+            assert cx.recovered is not None and "no such table: meta" in cx.recovered
+            hit = over_http(server, recall).structured_content["hits"][0]
+            assert hit["path"] == "scientific/SQLite WAL mode.md"
