@@ -127,8 +127,8 @@ def build_mcp(cx: Cortex, *, client: str = "mcp", watcher: Watcher | None = None
         filters = Filters(tags=tags, project=project, created_after=created_after, created_before=created_before,
                           modified_after=modified_after, path_prefix=path_prefix)
         return _builtins(call(lambda: cx.recall(query, k=k, mode=mode, budget_tokens=budget_tokens,
-                                                 regions=regions, include_archive=include_archive,
-                                                 client=client, filters=filters)))
+                                                regions=regions, include_archive=include_archive,
+                                                client=client, filters=filters)))
 
     @mcp.tool(annotations=READ_ONLY)
     def context(task: Annotated[str | None, Field(description="The task you are starting, in a sentence.")] = None,
@@ -147,7 +147,7 @@ def build_mcp(cx: Cortex, *, client: str = "mcp", watcher: Watcher | None = None
         filters = Filters(tags=tags, regions=regions, created_after=created_after, created_before=created_before,
                           modified_after=modified_after, path_prefix=path_prefix)
         result = call(lambda: cx.context(task=task, project=project, active_note=active_note, recent=recent,
-                                          budget_tokens=budget_tokens, mode=mode, client=client, filters=filters))
+                                         budget_tokens=budget_tokens, mode=mode, client=client, filters=filters))
         return result.markdown
 
     @mcp.tool(annotations=READ_ONLY)
@@ -175,7 +175,7 @@ def build_mcp(cx: Cortex, *, client: str = "mcp", watcher: Watcher | None = None
         decision and its reason, a fix and its cause, a preference, a fact that was hard to find. One idea per
         memory. Returns the new note's path and ETag."""
         doc = call(lambda: cx.remember(text, title=title, region=region, tags=tags, importance=importance,
-                                        project=project, relations=relations, client=client))
+                                       project=project, relations=relations, client=client))
         return {"path": doc.path, "etag": doc.etag}
 
     @mcp.tool(annotations=ADDITIVE)
