@@ -32,6 +32,7 @@ class Call(Protocol):
 
     def __call__(self, fn: Callable[[], T], /) -> T: ...
 
+
 INSTRUCTIONS = """\
 vault-cortex is your long-term memory: a markdown vault of notes (memories) linked into a graph.
 - At the start of a task, call `context` (with the task and project) to load what you already know.
