@@ -131,7 +131,8 @@ def test_a_damaged_index_is_a_readable_tool_error_and_the_call_starts_its_rebuil
             conn.close()
             broken = over_http(server, recall)
             assert broken.is_error, broken.content
-            assert "IndexUnavailable: the index is damaged" in broken.content[0].text and "rebuilt" in broken.content[0].text
+            text = broken.content[0].text
+            assert "IndexUnavailable: the index is damaged" in text and "being rebuilt" in text, text
             assert wait_for(lambda: not over_http(server, recall).is_error, 30)
             assert cx.recovered is not None and "no such table: meta" in cx.recovered
             hit = over_http(server, recall).structured_content["hits"][0]
