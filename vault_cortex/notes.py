@@ -8,8 +8,8 @@ import msgspec
 
 from vault_cortex.errors import InvalidRequest, NoteNotFound, WriteConflict
 from vault_cortex.files.edit import add_relation
-from vault_cortex.files.frontmatter import normalise_tag
 from vault_cortex.files.links import Dangling, Resolver, parse_linktext
+from vault_cortex.files.properties import normalise_tag
 from vault_cortex.files.relink import Relinked, relink
 from vault_cortex.files.sections import EditOp
 from vault_cortex.files.sections import apply as apply_edit

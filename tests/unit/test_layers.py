@@ -17,8 +17,8 @@ BASE = {"errors": 0, "config": 1}
 LEVELS = {"files": 2, "index": 3, "recall": 4, "identity": 5, "sleep": 6, "cortex": 7, "notes": 7, "__init__": 7,
           "cli": 8}
 # Pure core: values in, values out. No disk, clock, environment, network, database or model.
-PURE = {"files.note", "files.frontmatter", "files.links", "files.chunk", "files.noise", "files.edit", "files.yamltext",
-        "files.sections", "files.relink",
+PURE = {"files.note", "files.frontmatter", "files.properties", "files.links", "files.chunk", "files.noise",
+        "files.edit", "files.yamltext", "files.sections", "files.relink",
         "index.fts", "index.schema", "recall.rank", "recall.graph", "recall.proximity", "recall.health", "recall.pack",
         "sleep.merge", "sleep.tiers", "sleep.dream",
         "errors"}

@@ -13,18 +13,17 @@ from typing import Any
 
 import msgspec
 
-from vault_cortex.files.frontmatter import (
+from vault_cortex.files.frontmatter import load_frontmatter, split_frontmatter
+from vault_cortex.files.links import MARKDOWN_LINK, WIKILINK, parse_destination, parse_linktext
+from vault_cortex.files.properties import (
     TAG_CHAR,
     get_property,
     is_tag,
-    load_frontmatter,
     property_links,
     read_aliases,
     read_tags,
-    split_frontmatter,
     typed_fields,
 )
-from vault_cortex.files.links import MARKDOWN_LINK, WIKILINK, parse_destination, parse_linktext
 
 __all__ = ["RELATION_TYPES", "Heading", "Note", "RawLink", "decode", "is_binary", "parse_note"]
 

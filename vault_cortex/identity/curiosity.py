@@ -13,8 +13,8 @@ import msgspec
 
 from vault_cortex.errors import InvalidRequest, NoteNotFound, WriteConflict
 from vault_cortex.files.edit import add_relation, edit_bytes, set_property
-from vault_cortex.files.frontmatter import read_aliases
 from vault_cortex.files.note import parse_note
+from vault_cortex.files.properties import read_aliases
 from vault_cortex.files.vault import content_hash
 from vault_cortex.files.yamltext import note_filename, render_new_note
 from vault_cortex.identity.resonance import setting

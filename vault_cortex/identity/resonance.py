@@ -18,8 +18,8 @@ import msgspec
 from vault_cortex.config import Settings
 from vault_cortex.errors import ConfigError, InvalidRequest, NoteNotFound
 from vault_cortex.files.edit import set_property
-from vault_cortex.files.frontmatter import read_aliases
 from vault_cortex.files.note import parse_note
+from vault_cortex.files.properties import read_aliases
 from vault_cortex.index.activity import Event, FeedbackEvent, TouchEvent, read_events
 from vault_cortex.index.host import Store
 from vault_cortex.recall.pipeline import parse_time
