@@ -1,6 +1,8 @@
 """The derived index in SQLite (WAL): files, notes, chunks, links, tags, aliases, FTS5, skipped files.
 
-Everything here can be rebuilt from the vault; deleting `.cortex/index/` loses nothing.
+Everything here can be rebuilt from the vault; deleting `.cortex/index/` loses nothing. `IndexDB` is the way in;
+beside it: the file itself (`dbfile.py`), the change log the graph follows (`changes.py`), where links go
+(`resolution.py`), BM25 search (`lexical.py`) and the row structs (`rows.py`).
 """
 
 from __future__ import annotations
@@ -14,16 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from vault_cortex.files.chunk import Chunk, heading_text, join_head, stored_head
-from vault_cortex.files.links import Dangling, Resolver, file_key, target_key, target_names
+from vault_cortex.files.links import Resolver, target_key
 from vault_cortex.files.note import Note
 from vault_cortex.files.vault import Skipped
-from vault_cortex.index import changes
+from vault_cortex.index import changes, resolution
 from vault_cortex.index.activity import Activity
 from vault_cortex.index.changes import GraphRows
 from vault_cortex.index.dbfile import get_meta, open_index, open_reader, quick_check, set_meta, transaction
 from vault_cortex.index.lexical import Lexical
 from vault_cortex.index.rows import ChunkRow, FileState, LinkRow, NoteRow, chunk_row, note_row
-from vault_cortex.index.schema import FILE_NAME
 
 
 class IndexDB:
@@ -145,92 +146,28 @@ class IndexDB:
 
     def resolve_links(self, resolver: Resolver, only_paths: Iterable[str] | None = None, *,
                       dangling: bool = False) -> None:
-        """Fill in each link's destination (or leave it dangling), for all notes or just some (and, with
-        `dangling`, every link still dangling: a note added since may be its target)."""
-        sql = "SELECT l.rowid, l.target, n.path FROM links l JOIN notes n ON n.id = l.note_id"
-        rows: list[tuple[int, str, str]]
-        if only_paths is None:
-            rows = self.conn.execute(sql).fetchall()
-        else:
-            rows = []
-            for p in only_paths:
-                rows += self.conn.execute(sql + " WHERE n.path = ?", (p,)).fetchall()
-            if dangling:
-                seen = {r[0] for r in rows}
-                rows += [r for r in self.conn.execute(sql + " WHERE l.dst_path IS NULL") if r[0] not in seen]
-        self.resolve_link_rows(resolver, rows)
+        """Fill in each link's destination, for all notes or just some (`resolution.resolve_links`)."""
+        resolution.resolve_links(self.conn, resolver, only_paths, dangling=dangling)
 
     def set_attachments(self, paths: Iterable[str]) -> set[str] | None:
-        """Remember the vault's attachments (the link targets that are not notes): the paths added or
-        removed since, or None when they were not known before."""
-        new = set(paths)
-        old = {r[0] for r in self.conn.execute("SELECT path FROM attachments")}
-        known = self.get_meta("attachments_known") is not None
-        self.conn.executemany("DELETE FROM attachments WHERE path = ?", [(p,) for p in old - new])
-        self.conn.executemany("INSERT INTO attachments(path) VALUES (?)", [(p,) for p in new - old])
-        self.set_meta("attachments_known", "1")
-        return (old ^ new) if known else None
+        """Remember the vault's attachments: the paths added or removed since (`resolution.set_attachments`)."""
+        return resolution.set_attachments(self.conn, paths)
 
     def link_targets(self, names: Iterable[str] | None = None) -> list[str] | None:
-        """Every path a link can resolve to (notes and attachments) as the index knows them, or only those
-        whose file name (lower-cased) is in `names`; None when no full sync recorded the attachments yet."""
-        if self.get_meta("attachments_known") is None:
-            return None
-        sql = ("SELECT path FROM notes {where} UNION ALL SELECT path FROM attachments {where} "
-               "UNION ALL SELECT path FROM skipped WHERE reason = 'binary file named .md'")
-        if names is None:
-            return [r[0] for r in self.conn.execute(sql.format(where=""))]
-        wanted = set(names)
-        if not wanted:
-            return []
-        if not all(n.isascii() for n in wanted):  # SQL's lower() folds ASCII only: one pass, filtered here
-            paths = [r[0] for r in self.conn.execute(sql.format(where=""))]
-            return [p for p in paths if p.lower().rpartition("/")[2] in wanted]
-        out: list[str] = []
-        names_ = sorted(wanted)
-        for start in range(0, len(names_), 400):
-            part = names_[start:start + 400]
-            where = f"WHERE {FILE_NAME} IN ({','.join('?' * len(part))})"  # the indexed file-name expression
-            out += [r[0] for r in self.conn.execute(sql.format(where=where), part + part)]
-        return [p for p in out if p.lower().rpartition("/")[2] in wanted]
+        """Every path a link can resolve to, or those with these file names (`resolution.link_targets`)."""
+        return resolution.link_targets(self.conn, names)
+
+    def links_naming(self, sources: Iterable[str], names: Iterable[str]) -> list[tuple[int, str, str]]:
+        """The links a change to these files can resolve differently (`resolution.links_naming`)."""
+        return resolution.links_naming(self.conn, sources, names)
+
+    def resolve_link_rows(self, resolver: Resolver, rows: Iterable[tuple[int, str, str]]) -> None:
+        """Fill in the destination of these links (rowid, target, source)."""
+        resolution.resolve_link_rows(self.conn, resolver, rows)
 
     def note_count(self) -> int:
         """The number of notes, from the counter the inserts and deletes keep (schema `_NOTE_COUNT`)."""
         return int(self._r().execute("SELECT value FROM meta WHERE key = 'note_count'").fetchone()[0])
-
-    def links_naming(self, sources: Iterable[str], names: Iterable[str]) -> list[tuple[int, str, str]]:
-        """(rowid, target, source) of the links written in `sources` and of every link whose target could
-        name a file called one of `names` (lower-cased file names): the links a change to those files can
-        resolve differently. The indexed `links.name` (`target_key`) finds the candidates; `target_names`
-        decides."""
-        sql = "SELECT l.rowid, l.target, n.path FROM links l JOIN notes n ON n.id = l.note_id"
-        rows: dict[int, tuple[int, str, str]] = {}
-        for p in sources:
-            rows.update((r[0], r) for r in self.conn.execute(sql + " WHERE n.path = ?", (p,)))
-        keys = sorted({file_key(n) for n in names})
-        if not keys:
-            return list(rows.values())
-        candidates: list[tuple[int, str, str]] = list(self.conn.execute(sql + " WHERE l.name IS NULL"))
-        for start in range(0, len(keys), 500):
-            part = keys[start:start + 500]
-            candidates += self.conn.execute(f"{sql} WHERE l.name IN ({','.join('?' * len(part))})", part)
-        wanted = set(names)
-        for r in candidates:
-            could = target_names(r[1])
-            if r[0] not in rows and (could is None or wanted & set(could)):
-                rows[r[0]] = r
-        return list(rows.values())
-
-    def resolve_link_rows(self, resolver: Resolver, rows: Iterable[tuple[int, str, str]]) -> None:
-        """Fill in the destination of these links (rowid, target, source)."""
-        updates: list[tuple[str | None, str | None, int]] = []
-        for rowid, target, src in rows:
-            res = resolver.resolve(target, src)
-            if isinstance(res, Dangling):
-                updates.append((None, None, rowid))
-            else:
-                updates.append((res.path, json.dumps(list(res.ambiguous)) if res.ambiguous else None, rowid))
-        self.conn.executemany("UPDATE links SET dst_path = ?, ambiguous = ? WHERE rowid = ?", updates)
 
     def set_activity(self, activity: Activity) -> None:
         """Replace the replayed activity numbers (access counts, co-retrieval pairs, concept touches)."""
