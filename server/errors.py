@@ -16,7 +16,7 @@ from litestar.types import ASGIApp, HTTPResponseStartEvent, Message, Receive, Sc
 from litestar.utils.scope.state import ScopeState
 
 from vault_cortex.errors import IndexUnavailable, VaultCortexError
-from vault_cortex.index.db import is_corruption, is_index_lost
+from vault_cortex.index.dbfile import is_corruption, is_index_lost
 
 if TYPE_CHECKING:
     from vault_cortex.cortex import Cortex

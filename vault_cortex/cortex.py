@@ -35,7 +35,8 @@ from vault_cortex.index import doctor
 from vault_cortex.index import recent as recent_activity
 from vault_cortex.index.activity import Event, OpenEvent, RecallEvent, read_since
 from vault_cortex.index.activity import append as append_event
-from vault_cortex.index.db import IndexDB, is_corruption
+from vault_cortex.index.db import IndexDB
+from vault_cortex.index.dbfile import is_corruption
 from vault_cortex.index.doctor import Doctor, Verify
 from vault_cortex.index.embed import Embedder, load_embedder
 from vault_cortex.index.sync import Indexing, Progress, SyncReport, reconcile_vectors, save_vectors, sync

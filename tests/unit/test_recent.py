@@ -8,8 +8,8 @@ import pytest
 
 from vault_cortex.errors import InvalidRequest
 from vault_cortex.index.activity import EditEvent, OpenEvent, RecallEvent
-from vault_cortex.index.db import NoteRow
 from vault_cortex.index.recent import recent
+from vault_cortex.index.rows import NoteRow
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 

@@ -19,7 +19,7 @@ from vault_cortex.cli.sleep import add_sleep_commands
 from vault_cortex.cortex import Cortex
 from vault_cortex.errors import VaultCortexError
 from vault_cortex.files.vault import init_vault
-from vault_cortex.index.db import is_corruption
+from vault_cortex.index.dbfile import is_corruption
 from vault_cortex.index.doctor import Doctor
 from vault_cortex.index.sync import SyncReport
 from vault_cortex.recall.pipeline import Recall

@@ -13,7 +13,7 @@ import msgspec
 
 from vault_cortex.errors import InvalidRequest
 from vault_cortex.index.activity import EditEvent, Event, OpenEvent, RecallEvent
-from vault_cortex.index.db import NoteRow
+from vault_cortex.index.rows import NoteRow
 
 __all__ = ["KINDS", "Day", "Recent", "RecentItem", "recent"]
 

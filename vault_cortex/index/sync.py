@@ -19,9 +19,10 @@ from vault_cortex.files.links import Resolver, target_names
 from vault_cortex.files.note import RELATION_TYPES, Note, decode, is_binary, parse_note
 from vault_cortex.files.vault import Skipped, VaultFile, Walk, content_hash, stat_notes, walk
 from vault_cortex.index.activity import ACTIVITY_DIR
-from vault_cortex.index.db import FileState, IndexDB
+from vault_cortex.index.db import IndexDB
 from vault_cortex.index.embed import Embedder
 from vault_cortex.index.replay import replay_activity
+from vault_cortex.index.rows import FileState
 from vault_cortex.index.vectors import EmbeddingCache, Vector, Vectors
 
 log = logging.getLogger(__name__)

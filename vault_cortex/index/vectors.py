@@ -18,7 +18,7 @@ import onnxruntime  # noqa: F401  # must be loaded before usearch: the other ord
 from usearch.index import Index  # noqa: I001
 
 from vault_cortex.errors import IndexCorrupt, IndexUnavailable
-from vault_cortex.index.db import quick_check
+from vault_cortex.index.dbfile import quick_check
 
 log = logging.getLogger(__name__)
 

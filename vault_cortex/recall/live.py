@@ -12,7 +12,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
 from vault_cortex.files.vault import ARCHIVE
-from vault_cortex.index.db import GraphRows, IndexDB
+from vault_cortex.index.changes import GraphRows
+from vault_cortex.index.db import IndexDB
 from vault_cortex.recall.graph import Graph, NoteEdges
 from vault_cortex.recall.proximity import warm
 from vault_cortex.recall.rank import co_strength

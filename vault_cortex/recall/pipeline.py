@@ -14,7 +14,8 @@ from functools import lru_cache
 import msgspec
 
 from vault_cortex.config import PushSettings, Settings
-from vault_cortex.index.db import ChunkRow, IndexDB, NoteRow
+from vault_cortex.index.db import IndexDB
+from vault_cortex.index.rows import ChunkRow, NoteRow
 from vault_cortex.index.sync import Indexing
 from vault_cortex.index.vectors import Vector, Vectors
 from vault_cortex.recall.gate import Cue, Verdict, judge
