@@ -30,7 +30,7 @@ from vault_cortex.index.rows import ChunkRow, FileState, LinkRow, NoteRow, chunk
 class IndexDB:
     """One SQLite connection to `index.db`; the owner serialises writers."""
 
-    def __init__(self, path: Path, *, readonly: bool = False) -> None:
+    def __init__(self, path: Path) -> None:
         self.path = path
         self.conn = open_index(path)  # made whole if missing, prepared, named, moved to this schema
         self._local = threading.local()

@@ -86,6 +86,7 @@ def open_index(path: Path) -> sqlite3.Connection:
                 raise IndexCorrupt(f"the index at {path} is damaged: {exc}") from exc
             raise IndexUnavailable(f"cannot move the index at {path} to schema {SCHEMA_VERSION}: {exc}") from exc
     elif version != SCHEMA_VERSION:
+        conn.close()
         raise IndexUnavailable(
             f"the index at {path.parent} has schema {version}, this version needs {SCHEMA_VERSION}: "
             "delete the folder and run `vault-cortex sync` to rebuild it"
