@@ -19,7 +19,8 @@ LEVELS = {"files": 2, "index": 3, "recall": 4, "identity": 5, "sleep": 6, "corte
 # Pure core: values in, values out. No disk, clock, environment, network, database or model.
 PURE = {"files.note", "files.frontmatter", "files.links", "files.chunk", "files.noise", "files.edit", "files.yamltext",
         "files.sections", "files.relink",
-        "index.fts", "index.schema", "recall.rank", "recall.graph", "recall.proximity", "recall.health", "recall.pack",
+        "index.fts", "index.schema", "recall.rank", "recall.edges", "recall.pairs", "recall.note_links", "recall.graph",
+        "recall.proximity", "recall.health", "recall.pack",
         "sleep.merge", "sleep.tiers", "sleep.dream",
         "errors"}
 IMPURE = {"os", "sqlite3", "pathlib", "shutil", "tempfile", "socket", "subprocess", "time", "usearch",
