@@ -22,7 +22,7 @@ from vault_cortex.errors import InvalidRequest
 from vault_cortex.files.vault import NoteDoc, Skipped
 from vault_cortex.identity.context import Context
 from vault_cortex.recall.filters import Filters
-from vault_cortex.recall.graph import GraphHealth
+from vault_cortex.recall.health import GraphHealth
 from vault_cortex.recall.pipeline import Recall
 
 MAX_QUERY_CHARS = 10_000  # a hard cap; the vault's recall.max_query_chars (checked by the facade) is lower

@@ -42,8 +42,8 @@ from vault_cortex.index.embed import Embedder, load_embedder
 from vault_cortex.index.sync import Indexing, Progress, SyncReport, reconcile_vectors, save_vectors, sync
 from vault_cortex.index.vectors import EmbeddingCache, Vector, Vectors
 from vault_cortex.recall.filters import Filters, allowed_notes
-from vault_cortex.recall.graph import Graph, GraphHealth
-from vault_cortex.recall.health import health
+from vault_cortex.recall.graph import Graph
+from vault_cortex.recall.health import GraphHealth, health
 from vault_cortex.recall.live import AccessView, LiveGraph
 from vault_cortex.recall.pack import Candidate, Packed, pack
 from vault_cortex.recall.pipeline import Concept, Recall, Scored, rank, to_candidate, to_hit

@@ -10,8 +10,9 @@ import tracemalloc
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vault_cortex.recall.graph import Edge, EdgeWeights, Graph, Hub
-from vault_cortex.recall.health import health
+from vault_cortex.recall.edges import Edge, EdgeWeights
+from vault_cortex.recall.graph import Graph
+from vault_cortex.recall.health import Hub, health
 from vault_cortex.recall.proximity import proximity, relative_to_prior
 
 

@@ -5,9 +5,31 @@ from __future__ import annotations
 from collections.abc import Sequence
 from statistics import fmean, pstdev
 
+import msgspec
 import numpy as np
 
-from vault_cortex.recall.graph import Graph, GraphHealth, Hub
+from vault_cortex.recall.graph import Graph
+
+
+class Hub(msgspec.Struct, frozen=True, kw_only=True):
+    """A note with far more links than the vault's typical note."""
+
+    path: str
+    degree: int  # distinct linked notes, either direction
+
+
+class GraphHealth(msgspec.Struct, frozen=True, kw_only=True):
+    """Hubs, islands, bridges, articulation points and dangling links of the notes' link graph."""
+
+    hubs: list[Hub]  # degree above mean + 2σ, highest first, at most 10
+    islands: list[str]  # notes with no link to or from another note
+    bridges: list[tuple[str, str]]  # links whose removal splits their component; (a, b) with a < b
+    articulation_points: list[str]  # notes whose removal splits their component
+    dangling: list[tuple[str, str]]  # (source note, target as written)
+    notes: int
+    edges: int  # distinct linked pairs of notes
+    components: int  # connected components, islands included
+    largest_component: int
 
 
 def _csr(graph: Graph) -> tuple[list[int], list[int]]:

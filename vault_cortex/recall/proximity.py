@@ -8,7 +8,8 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
-from vault_cortex.recall.graph import FloatArray, Graph, IntArray
+from vault_cortex.recall.graph import Graph
+from vault_cortex.recall.pairs import FloatArray, IntArray
 
 TOLERANCE = 1e-5  # a node passes its mass on only while it brings each of its edges this share of the seeds' mass
 

@@ -22,7 +22,7 @@ from vault_cortex.identity.habits import HABITS_DIR
 from vault_cortex.identity.habits import half_life as habit_half_life
 from vault_cortex.identity.resonance import RESONANCE_DIR, decay_step
 from vault_cortex.identity.resonance import half_life as resonance_half_life
-from vault_cortex.recall.graph import CO_RETRIEVED, EdgeWeights
+from vault_cortex.recall.edges import CO_RETRIEVED, EdgeWeights
 from vault_cortex.sleep.dream import (
     PATTERN_DAYS,
     Decay,

@@ -24,7 +24,8 @@ from vault_cortex.identity.habits import HABITS_DIR
 from vault_cortex.identity.resonance import DEFAULT_WEIGHT, RESONANCE_DIR, as_weight, last_feedback, last_touches
 from vault_cortex.index.activity import FeedbackEvent, OpenEvent, RecallEvent, query_key, read_events
 from vault_cortex.index.host import Searchable
-from vault_cortex.recall.graph import Graph, GraphHealth
+from vault_cortex.recall.graph import Graph
+from vault_cortex.recall.health import GraphHealth
 from vault_cortex.sleep.consolidate import make_plan
 from vault_cortex.sleep.journal import ApplyReport, Skip, apply, load_plan, plan_file, resume, rollback, save_plan
 from vault_cortex.sleep.operations import (

@@ -13,7 +13,7 @@ import msgspec
 import numpy as np
 
 from vault_cortex.files.yamltext import render_new_note
-from vault_cortex.recall.graph import GraphHealth
+from vault_cortex.recall.health import GraphHealth
 from vault_cortex.sleep.tiers import TierReport, clusters, unit_rows
 
 Link = Callable[[str], str]

@@ -15,7 +15,7 @@ from vault_cortex.config import Settings
 from vault_cortex.errors import InvalidRequest, NoteParseError
 from vault_cortex.files.edit import add_relation, add_to_list, set_property
 from vault_cortex.files.vault import ARCHIVE, content_hash
-from vault_cortex.recall.graph import GraphHealth
+from vault_cortex.recall.health import GraphHealth
 from vault_cortex.sleep.dream import Findings, Handoff, findings_markdown
 
 SPECIAL = frozenset({"habits", "resonance", "curiosities", "dreams", "raw", ARCHIVE, "summaries", "_templates"})
