@@ -1,0 +1,269 @@
+"""The upkeep of the derived index under the facade: opening it, moving a damaged or lost one aside to be rebuilt,
+the write lock, sync, and the model loaded on first use. `Cortex` inherits it, so `cx.db`, `cx.sync()`,
+`cx.writing()` and `cx.recover()` are what every adapter already calls."""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
+from datetime import UTC, datetime
+from pathlib import Path
+
+import msgspec
+
+from vault_cortex.config import Settings
+from vault_cortex.errors import IndexCorrupt
+from vault_cortex.index.db import IndexDB
+from vault_cortex.index.dbfile import is_corruption
+from vault_cortex.index.embed import Embedder, load_embedder
+from vault_cortex.index.sync import Indexing, Progress, SyncReport, reconcile_vectors, save_vectors, sync
+from vault_cortex.index.vectors import EmbeddingCache, Vectors
+
+log = logging.getLogger(__name__)
+
+INDEX_DIR = ".cortex/index"
+
+
+@contextmanager
+def write_lock(path: Path) -> Iterator[None]:
+    """Serialise index writers across processes (a server, a CLI sync, an MCP stdio server on one vault)."""
+    with open(path, "a+b") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+class IndexUpkeep:
+    """A vault's derived index kept usable: opened, checked, set aside and rebuilt when damaged, written under
+    one lock, synced with the files; the base of `Cortex`."""
+
+    def __init__(self, root: Path, settings: Settings, embedder: Embedder | None = None,
+                 index_dir: Path | None = None, cache: EmbeddingCache | None = None) -> None:
+        self.root = root
+        self.settings = settings
+        self.index_dir = index_dir or root / INDEX_DIR
+        self.index_dir.mkdir(parents=True, exist_ok=True)
+        self._embedder = embedder
+        self._embedder_lock = threading.Lock()
+        self._write_lock = threading.RLock()
+        self._write_depth = 0
+        self._write_owner: int | None = None
+        self._sync_lock = threading.Lock()  # one full sync at a time; it takes the write lock in short turns
+        self.stopping = threading.Event()  # set by stop(): a running sync returns at its next embedding batch
+        self.indexing: Indexing | None = None  # how far the running sync is, for status and recall
+        self.recovered: str | None = None  # what was wrong with the index when it was last moved aside
+        self.suspect: str | None = None  # an error seen elsewhere that says the index is damaged or gone
+        self._db_ino = 0
+        self.db = self._open_db()
+        self._owns_cache = cache is None
+        self.cache = cache or self._open_cache()
+        self.vectors = Vectors(self.index_dir / "vectors.usearch", self.dim)
+        if self.vectors.stamp() == self.db.get_meta("vectors_stamp"):
+            self.vectors.checked = True  # the very file this index saved last
+
+    # -- a damaged or lost index is moved aside and rebuilt (it is derived data) -----------------------
+    def _open_db(self) -> IndexDB:
+        path = self.index_dir / "index.db"
+        try:
+            db = IndexDB(path)
+        except IndexCorrupt as exc:
+            self._set_aside(str(exc), ("index.db", "index.db-wal", "index.db-shm", "vectors.usearch"))
+            db = IndexDB(path)
+        self._db_ino = path.stat().st_ino
+        return db
+
+    def _open_cache(self, damaged: str | None = None) -> EmbeddingCache:
+        """The embedding cache; one found damaged (`damaged` says how, or opening it fails) is set aside."""
+        if damaged is None:
+            try:
+                return EmbeddingCache(self.index_dir / "embeddings.db")
+            except IndexCorrupt as exc:
+                damaged = str(exc)
+        self._set_aside(damaged, ("embeddings.db", "embeddings.db-wal", "embeddings.db-shm"))
+        return EmbeddingCache(self.index_dir / "embeddings.db")
+
+    def _set_aside(self, reason: str, names: Sequence[str]) -> None:
+        """Move damaged index files to .cortex/index/broken-<time>/ and say so in one line."""
+        folder = self.index_dir / f"broken-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S.%f')}"
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in names:
+            with suppress(FileNotFoundError):
+                os.replace(self.index_dir / name, folder / name)
+        reason = " ".join(reason.split())
+        reason = reason if len(reason) <= 160 else reason[:159] + "…"
+        self.recovered = (f"the index was damaged ({reason}); moved it to {folder} and rebuilding it from the "
+                          "files and the embedding cache")
+        log.warning("%s", self.recovered)
+
+    def check_index(self) -> None:
+        """Run SQLite's quick_check over the index and the embedding cache, and move a damaged one aside to be
+        rebuilt. It reads both files whole (seconds at 100k notes), so serve runs it at start-up and doctor and
+        verify run it, not every open: elsewhere damage surfaces as an error on the read that meets it."""
+        problem = self.db.quick_check()
+        if problem:
+            self.recover(problem)
+        problem = self.cache.quick_check() if self._owns_cache else None
+        if problem:
+            with self.writing():
+                self.cache.close()
+                self.cache = self._open_cache(problem)
+
+    def index_file_lost(self) -> bool:
+        """Whether index.db was deleted or replaced under this process."""
+        try:
+            return (self.index_dir / "index.db").stat().st_ino != self._db_ino
+        except FileNotFoundError:
+            return True
+
+    def recover(self, reason: str) -> None:
+        """Move the damaged (or deleted) index aside and open an empty one; the next sync rebuilds it."""
+        with self.writing():
+            # The old connections are not closed here: a request may be reading through them this moment
+            # (it fails or finishes on the moved file); they close when the last user lets go.
+            names = ["index.db", "index.db-wal", "index.db-shm", "vectors.usearch"]
+            self._set_aside(reason, names)
+            self.db = self._open_db()
+            self.vectors = Vectors(self.index_dir / "vectors.usearch", self.dim)
+            self._index_replaced()
+            self.suspect = None
+
+    def _index_replaced(self) -> None:
+        """Drop what was derived from the index just set aside (the facade's caches); nothing here."""
+
+    def close(self) -> None:
+        if self.vectors.dirty:  # written since the last save (a write does not save the whole file)
+            try:
+                with self.writing():
+                    save_vectors(self.db, self.vectors)
+            except Exception:  # noqa: BLE001 - the next sync restores the vectors from the cache
+                log.exception("saving the vector index at close failed")
+        self.db.close()
+        if self._owns_cache:
+            self.cache.close()
+
+    # -- the model, loaded on first use -------------------------------------------------------------
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            with self._embedder_lock:
+                if self._embedder is None:
+                    self._embedder = load_embedder(self.settings.embedding)
+        return self._embedder
+
+    @property
+    def dim(self) -> int:
+        if self._embedder is not None:
+            return self._embedder.dim
+        saved = self.db.get_meta("dim")
+        return int(saved) if saved else self.embedder.dim
+
+    # -- index ---------------------------------------------------------------------------------------
+    def sync(self, progress: Progress | None = None) -> SyncReport:
+        """Re-index what changed since the last sync; never writes a note.
+
+        The write lock is taken only while the vault is scanned and while each small group of notes is
+        written, so a note saved meanwhile (`write_note`) waits for one short transaction, not for the model.
+        Called by a thread already holding the write lock, the whole sync runs under it.
+        """
+        if self._write_owner == threading.get_ident():
+            return self._sync(progress, nullcontext)
+        with self._sync_lock, write_lock(self.index_dir / "sync.lock"):
+            return self._sync(progress, self.writing)
+
+    def sync_paths(self, paths: Sequence[str]) -> SyncReport:
+        """Re-index just these vault paths (a note written, moved or deleted): the cost follows the change.
+        A path the index already has at the same size and mtime costs a stat."""
+        if self._write_owner == threading.get_ident():
+            return self._sync(None, nullcontext, only=list(paths))
+        with self._sync_lock, write_lock(self.index_dir / "sync.lock"):
+            return self._sync(None, self.writing, only=list(paths))  # a big note is embedded outside the lock
+
+    def _sync(self, progress: Progress | None, lock: Callable[[], AbstractContextManager[object]],
+              only: Sequence[str] | None = None) -> SyncReport:
+        if self.suspect or self.index_file_lost():
+            self.recover(self.suspect or "index.db was deleted or replaced while in use")
+            only = None  # an empty index: every note, not just the ones written
+        try:
+            return self._sync_once(progress, lock, only)
+        except Exception as exc:
+            if not is_corruption(exc):
+                raise
+            self.recover(f"{type(exc).__name__}: {exc}")
+            return self._sync_once(progress, lock, None)
+
+    def _sync_once(self, progress: Progress | None, lock: Callable[[], AbstractContextManager[object]],
+                   only: Sequence[str] | None) -> SyncReport:
+        with lock():
+            self._check_model()
+
+        def track(phase: str, done: int, total: int) -> None:
+            self.indexing = Indexing(done=done, total=total)
+            if progress is not None:
+                progress(phase, done, total)
+
+        # A write's own sync (the caller holds the lock) leaves the progress of a running sync alone.
+        tracked = only is None or lock is not nullcontext
+        try:
+            return sync(self.root, self.db, self.vectors, self.cache, lambda: self.embedder, self.settings,
+                        track if tracked else progress, lock=lock, stop=self.stopping, only=only)
+        finally:
+            if tracked:
+                self.indexing = None
+
+    def stop(self) -> None:
+        """Ask a running sync to stop at its next embedding batch (the server is shutting down)."""
+        self.stopping.set()
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """Hold the vault's write lock: one writer thread here, and one writer process per vault."""
+        with self._write_lock:
+            if self._write_depth:
+                self._write_depth += 1
+                try:
+                    yield
+                finally:
+                    self._write_depth -= 1
+                return
+            with write_lock(self.index_dir / "write.lock"):
+                self._write_depth = 1
+                self._write_owner = threading.get_ident()
+                try:
+                    yield
+                finally:
+                    self._write_depth = 0
+                    self._write_owner = None
+
+    def _check_model(self) -> None:
+        """A different model than the index was built with means every vector must be rebuilt."""
+        saved = self.db.get_meta("model")
+        if self._embedder is None and saved is not None and not self.settings.embedding.model_dir:
+            return  # the bundled model; loading it is deferred until something needs embedding
+        model = self.embedder
+        if saved != model.model_id:
+            if saved is not None:
+                log.warning("model changed from %s to %s: re-embedding every chunk", saved, model.model_id)
+            self.vectors = Vectors(self.index_dir / "vectors.usearch.new", model.dim)
+            self.vectors.path = self.index_dir / "vectors.usearch"
+            with self.db.write():
+                self.db.set_meta("model", model.model_id)
+                self.db.set_meta("dim", str(model.dim))
+            reconcile_vectors(self.db, self.vectors, self.cache, lambda: model)
+            save_vectors(self.db, self.vectors)
+
+    def status(self) -> dict[str, object]:
+        counts = self.db.counts()
+        return {
+            "vault": str(self.root),
+            **counts,
+            "vectors": len(self.vectors),
+            "model": self.db.get_meta("model"),
+            "last_sync": self.db.get_meta("last_sync"),
+            "indexing": msgspec.to_builtins(self.indexing) if self.indexing else None,
+        }
