@@ -49,8 +49,6 @@ from vault_cortex.sleep import imports, transcript
 
 log = logging.getLogger(__name__)
 
-RESONANCE_DIR = "resonance"
-
 
 class Cortex(IndexUpkeep):
     """A vault and its derived index."""
@@ -243,7 +241,7 @@ class Cortex(IndexUpkeep):
     def _concepts(self) -> list[Concept]:
         if self._concept_cache is None:
             by_path: dict[str, set[str]] = {}
-            for path, title, name in self.db.aliases_of(RESONANCE_DIR + "/"):
+            for path, title, name in self.db.aliases_of(resonance.RESONANCE_DIR + "/"):
                 by_path.setdefault(path, {title.lower()}).add(name.lower())
             concepts = []
             for path, names in sorted(by_path.items()):
