@@ -16,7 +16,8 @@ import pytest
 from vault_cortex import Cortex
 from vault_cortex.errors import SyncCancelled
 from vault_cortex.files.vault import content_hash
-from vault_cortex.index.sync import CHUNK_CAP_PROBLEM, EMBED_BATCH
+from vault_cortex.index.restore import EMBED_BATCH, vector_problems
+from vault_cortex.index.sync import CHUNK_CAP_PROBLEM
 
 WORDS = ("anemometer barometer calibration drizzle evaporation frost gust humidity isobar jetstream katabatic "
          "lapse monsoon nimbus occlusion pressure quasar radiosonde squall thermal updraft veering wetbulb "
@@ -241,8 +242,7 @@ def test_verify_sees_corrupt_vectors_and_sync_rebuilds_them(tmp_path: Path, embe
     _flip_vector_bytes(vec_file, heads)
     with Cortex.open(root, embedder=embedder) as cx:
         cx.sync()
-        bad, unchecked = __import__("vault_cortex.index.sync", fromlist=["x"]).vector_problems(
-            cx.db, cx.vectors, cx.cache, embedder.model_id)
+        bad, unchecked = vector_problems(cx.db, cx.vectors, cx.cache, embedder.model_id)
         assert (bad, unchecked) == ([], 0)
         hits = cx.recall("katabatic zephyr squall", k=5).hits  # filterwarnings=error: a NaN warning fails
         assert hits and all(np.isfinite(h.score) for h in hits)

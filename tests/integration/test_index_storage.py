@@ -14,7 +14,7 @@ from fakes import FakeEmbedder
 from vault_cortex.cortex import Cortex
 from vault_cortex.files.chunk import text_hash
 from vault_cortex.index.fts import fts_match, fts_terms
-from vault_cortex.index.sync import VECTOR_TOLERANCE, vector_problems
+from vault_cortex.index.restore import VECTOR_TOLERANCE, vector_problems
 from vault_cortex.index.vectors import Vectors
 
 WORDS = ("harbor glacier zephyr lantern orchard basalt meridian quartz tundra ember falcon cobalt willow "

@@ -14,8 +14,9 @@ import numpy as np
 from vault_cortex.files.vault import Skipped, walk
 from vault_cortex.index.db import IndexDB
 from vault_cortex.index.host import Searchable
+from vault_cortex.index.restore import VECTOR_TOLERANCE, vector_problems
 from vault_cortex.index.rows import LinkRow
-from vault_cortex.index.sync import VECTOR_TOLERANCE, Progress, sync, vector_problems
+from vault_cortex.index.sync import Progress, sync
 from vault_cortex.index.vectors import EmbeddingCache, Vectors
 
 

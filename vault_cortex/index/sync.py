@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
@@ -13,7 +13,6 @@ import msgspec
 import numpy as np
 
 from vault_cortex.config import Settings
-from vault_cortex.errors import SyncCancelled
 from vault_cortex.files.chunk import Chunked, chunk_note
 from vault_cortex.files.links import Resolver, target_names
 from vault_cortex.files.note import RELATION_TYPES, Note, decode, is_binary, parse_note
@@ -22,6 +21,14 @@ from vault_cortex.index.activity import ACTIVITY_DIR
 from vault_cortex.index.db import IndexDB
 from vault_cortex.index.embed import Embedder
 from vault_cortex.index.replay import replay_activity
+from vault_cortex.index.restore import (
+    cached_vectors,
+    embed_batches,
+    embed_missing,
+    reconcile_vectors,
+    save_vectors,
+    vectors_current,
+)
 from vault_cortex.index.rows import FileState
 from vault_cortex.index.vectors import EmbeddingCache, Vector, Vectors
 
@@ -29,13 +36,9 @@ log = logging.getLogger(__name__)
 
 BATCH_NOTES = 32  # at most this many notes per write transaction: a killed sync keeps what it wrote
 GROUP_CHUNKS = 64  # and about this many chunks: the writer lock is held for one short transaction at a time
-EMBED_BATCH = 8  # chunks embedded (and cached) between two looks at the stop flag and two progress steps
 CHUNK_CAP_PROBLEM = "too many chunks"
 BINARY_NOTE = "binary file named .md"
 VECTOR_SAVE_SECONDS = 60.0  # a targeted sync saves the vector file at most this often (a full sync always)
-# Largest difference per component between a stored vector and its cache entry: the vector index stores int8
-# (x * 127 truncated: off by up to 1/127 = 7.9e-3) and the cache float16 (off by up to 4.9e-4 for |x| <= 1).
-VECTOR_TOLERANCE = 1e-2
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
@@ -200,6 +203,14 @@ def sync(
                 vectors.add(new_ids, np.stack(new_vecs))
             changed = True
 
+    if only is None:
+        with lock():
+            restore = not vectors_current(db, vectors)
+        if restore:  # a lost vector file or a changed model: the bulk is embedded here, without the lock
+            t0 = time.perf_counter()
+            embed_missing(db, vectors, cache, embedder, counts, stop, progress)
+            embed_seconds += time.perf_counter() - t0
+
     log_signature = activity_signature(root)
     with lock():
         replay_log = log_signature != db.get_meta("activity")
@@ -255,22 +266,6 @@ def sync(
         seconds=time.perf_counter() - started,
         embed_seconds=embed_seconds,
     )
-
-
-def save_vectors(db: IndexDB, vectors: Vectors) -> None:
-    """Write the vector file and record its stamp (so the next open knows it is the file this index saved) and
-    the note change it is current with."""
-    vectors.save()
-    with db.write():
-        db.set_meta("vectors_stamp", vectors.stamp())
-        db.set_meta("vectors_seq", str(db.change_seqs()[1]))
-
-
-def vectors_current(db: IndexDB, vectors: Vectors) -> bool:
-    """Whether the vector file is the one this index saved, unchanged since, and no note (so no chunk) changed
-    after it was saved: then it holds exactly the index's chunks, and a full sync need not read or check it."""
-    return (vectors.checked and not vectors.dirty and vectors.stamp() == db.get_meta("vectors_stamp")
-            and db.get_meta("vectors_seq") == str(db.change_seqs()[1]) and not vectors.other_format())
 
 
 def _resolve_changed(root: Path, db: IndexDB, settings: Settings, written: Sequence[str],
@@ -378,88 +373,14 @@ def _vectors_for(
     at once (a kill loses at most one batch) and a set `stop` is obeyed between batches."""
     model = embedder()
     texts = {c.hash: c.embed_text for item in batch for c in item.chunked.chunks}
-    found = cache.get_many(model.model_id, texts)
-    found = {h: v for h, v in found.items() if v.shape == (model.dim,) and np.isfinite(v).all()}
-    missing = [h for h in texts if h not in found]
+    found = cached_vectors(cache, model, texts)
     counts["cached"] += len(found)
-    if tick is not None and found:
-        tick(sum(1 for item in batch for c in item.chunked.chunks if c.hash in found))
-    for start in range(0, len(missing), EMBED_BATCH):
-        if stop is not None and stop.is_set():
-            raise SyncCancelled("the sync was stopped; what it finished is kept")
-        part = missing[start:start + EMBED_BATCH]
-        computed = model.embed([texts[h] for h in part])
-        fresh = {h: computed[i] for i, h in enumerate(part) if np.isfinite(computed[i]).all()}
-        if len(fresh) < len(part):
-            log.warning("the model gave %d non-finite vectors; those chunks get a neutral unit vector",
-                        len(part) - len(fresh))
-            neutral = np.zeros(model.dim, dtype=np.float32)
-            neutral[0] = 1.0
-            fresh.update({h: neutral for h in part if h not in fresh})
-        found.update(cache.put_many(model.model_id, fresh))  # as stored: what a rebuild would read back
-        counts["embedded"] += len(part)
-        if tick is not None:
-            tick(sum(1 for item in batch for c in item.chunked.chunks if c.hash in fresh))
+
+    def chunks_of(hashes: Collection[str]) -> None:
+        if tick is not None and hashes:
+            tick(sum(1 for item in batch for c in item.chunked.chunks if c.hash in hashes))
+
+    chunks_of(found)
+    missing = [h for h in texts if h not in found]
+    found.update(embed_batches(model, cache, {h: texts[h] for h in missing}, counts, stop, chunks_of))
     return found
-
-
-def vector_problems(db: IndexDB, vectors: Vectors, cache: EmbeddingCache, model_id: str) -> tuple[list[int], int]:
-    """Chunk ids whose stored vector is not finite or differs from its embedding-cache entry by more than
-    VECTOR_TOLERANCE (int8 storage is off by up to 1/127); and how many stored vectors had no cache entry to compare."""
-    hashes = db.chunk_hashes()
-    have = vectors.keys()
-    ids = sorted(i for i in hashes if i in have)
-    bad: list[int] = []
-    unchecked = 0
-    for start in range(0, len(ids), 2000):
-        part = ids[start:start + 2000]
-        stored = vectors.get(part)
-        cached = cache.get_many(model_id, {hashes[i] for i in part})
-        for i in part:
-            vec = stored.get(i)
-            if vec is None or not np.isfinite(vec).all():
-                bad.append(i)
-                continue
-            ref = cached.get(hashes[i])
-            if ref is None or ref.shape != vec.shape or not np.isfinite(ref).all():
-                unchecked += 1
-            elif float(np.abs(vec - ref).max()) > VECTOR_TOLERANCE:
-                bad.append(i)
-    return bad, unchecked
-
-
-def reconcile_vectors(
-    db: IndexDB, vectors: Vectors, cache: EmbeddingCache, embedder: Callable[[], Embedder]
-) -> int:
-    """Make the vector index hold exactly the chunks in SQLite (after a crash or a lost file), and, when its
-    file was not the one this index saved, check every vector's content: any corrupt one means the whole
-    vector index (its graph may be corrupt too) is rebuilt from the embedding cache."""
-    rebuilt = 0
-    held = len(vectors)  # reads the file first (a file of another storage type is moved over and unchecked)
-    if not vectors.checked and held:
-        bad, _ = vector_problems(db, vectors, cache, embedder().model_id)
-        if bad:
-            log.warning("%d stored vectors were corrupt: rebuilding the vector index from the embedding cache",
-                        len(bad))
-            rebuilt = len(vectors)
-            vectors.reset()
-    vectors.checked = True
-    hashes = db.chunk_hashes()
-    have = vectors.keys()
-    extra = have - set(hashes)
-    missing = [i for i in hashes if i not in have]
-    if extra:
-        vectors.remove(extra)
-    if missing:
-        model = embedder()
-        found = cache.get_many(model.model_id, (hashes[i] for i in missing))
-        found = {h: v for h, v in found.items() if v.shape == (model.dim,) and np.isfinite(v).all()}
-        need = sorted({hashes[i] for i in missing} - set(found))
-        if need:
-            texts = db.embed_texts(need)
-            computed = model.embed([texts[h] for h in need])
-            found.update(cache.put_many(model.model_id, {h: computed[k] for k, h in enumerate(need)}))
-        vectors.add(missing, np.stack([found[hashes[i]] for i in missing]))
-        if not rebuilt:
-            log.info("restored %d vectors missing from the vector index", len(missing))
-    return len(extra) + len(missing) + rebuilt

@@ -20,7 +20,8 @@ from vault_cortex.errors import IndexCorrupt
 from vault_cortex.index.db import IndexDB
 from vault_cortex.index.dbfile import is_corruption
 from vault_cortex.index.embed import Embedder, load_embedder
-from vault_cortex.index.sync import Indexing, Progress, SyncReport, reconcile_vectors, save_vectors, sync
+from vault_cortex.index.restore import save_vectors
+from vault_cortex.index.sync import Indexing, Progress, SyncReport, sync
 from vault_cortex.index.vectors import EmbeddingCache, Vectors
 
 log = logging.getLogger(__name__)
@@ -200,7 +201,8 @@ class IndexUpkeep:
     def _sync_once(self, progress: Progress | None, lock: Callable[[], AbstractContextManager[object]],
                    only: Sequence[str] | None) -> SyncReport:
         with lock():
-            self._check_model()
+            if self._check_model():
+                only = None  # every chunk needs a vector of the new model: a full sync restores them
 
         def track(phase: str, done: int, total: int) -> None:
             self.indexing = Indexing(done=done, total=total)
@@ -240,22 +242,26 @@ class IndexUpkeep:
                     self._write_depth = 0
                     self._write_owner = None
 
-    def _check_model(self) -> None:
-        """A different model than the index was built with means every vector must be rebuilt."""
+    def _check_model(self) -> bool:
+        """Whether the model differs from the one the index was built with: then every vector must be rebuilt.
+        The old model's vector file is dropped here (derived data, and wrong for the new model: a sync killed
+        before it saves a new one must not trust it); the full sync that follows embeds every chunk without
+        the write lock, with progress, stoppable, resuming from the cache (restore.embed_missing)."""
         saved = self.db.get_meta("model")
         if self._embedder is None and saved is not None and not self.settings.embedding.model_dir:
-            return  # the bundled model; loading it is deferred until something needs embedding
+            return False  # the bundled model; loading it is deferred until something needs embedding
         model = self.embedder
-        if saved != model.model_id:
-            if saved is not None:
-                log.warning("model changed from %s to %s: re-embedding every chunk", saved, model.model_id)
-            self.vectors = Vectors(self.index_dir / "vectors.usearch.new", model.dim)
-            self.vectors.path = self.index_dir / "vectors.usearch"
-            with self.db.write():
-                self.db.set_meta("model", model.model_id)
-                self.db.set_meta("dim", str(model.dim))
-            reconcile_vectors(self.db, self.vectors, self.cache, lambda: model)
-            save_vectors(self.db, self.vectors)
+        if saved == model.model_id:
+            return False
+        if saved is not None:
+            log.warning("model changed from %s to %s: re-embedding every chunk", saved, model.model_id)
+        (self.index_dir / "vectors.usearch").unlink(missing_ok=True)
+        self.vectors = Vectors(self.index_dir / "vectors.usearch", model.dim)
+        with self.db.write():
+            self.db.set_meta("model", model.model_id)
+            self.db.set_meta("dim", str(model.dim))
+            self.db.delete_meta("vectors_stamp")
+        return saved is not None  # a new index has no vectors to rebuild
 
     def status(self) -> dict[str, object]:
         counts = self.db.counts()

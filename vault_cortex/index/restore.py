@@ -1,0 +1,170 @@
+"""The vector index kept equal to the index's chunks: embedding in batches (cached at once, stoppable, with
+progress), restoring what the vector file lacks (a lost file, a changed model) from the embedding cache or the
+model, checking stored vectors against the cache, and saving the file with the stamp that says it is current.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Collection, Mapping
+
+import numpy as np
+
+from vault_cortex.errors import SyncCancelled
+from vault_cortex.index.db import IndexDB
+from vault_cortex.index.embed import Embedder
+from vault_cortex.index.vectors import EmbeddingCache, Vector, Vectors
+
+log = logging.getLogger(__name__)
+
+EMBED_BATCH = 8  # chunks embedded (and cached) between two looks at the stop flag and two progress steps
+RESTORE_GROUP = 2000  # chunk texts read from the index at a time while restoring vectors
+# Largest difference per component between a stored vector and its cache entry: the vector index stores int8
+# (x * 127 truncated: off by up to 1/127 = 7.9e-3) and the cache float16 (off by up to 4.9e-4 for |x| <= 1).
+VECTOR_TOLERANCE = 1e-2
+
+def cached_vectors(cache: EmbeddingCache, model: Embedder, hashes: Collection[str]) -> dict[str, Vector]:
+    """The usable cache entries of these chunk hashes (the model's size, finite)."""
+    found = cache.get_many(model.model_id, hashes)
+    return {h: v for h, v in found.items() if v.shape == (model.dim,) and np.isfinite(v).all()}
+
+
+def embed_batches(model: Embedder, cache: EmbeddingCache, texts: Mapping[str, str], counts: dict[str, int],
+                  stop: threading.Event | None = None,
+                  done: Callable[[set[str]], None] | None = None) -> dict[str, Vector]:
+    """Embed these texts (by chunk hash) EMBED_BATCH at a time, caching each batch at once (a kill loses at most
+    one), obeying a set `stop` between batches (SyncCancelled) and telling `done` the hashes of each batch; a
+    non-finite vector from the model becomes a neutral unit vector. Returns the vectors as stored."""
+    hashes = list(texts)
+    out: dict[str, Vector] = {}
+    for start in range(0, len(hashes), EMBED_BATCH):
+        if stop is not None and stop.is_set():
+            raise SyncCancelled("the sync was stopped; what it finished is kept")
+        part = hashes[start:start + EMBED_BATCH]
+        computed = model.embed([texts[h] for h in part])
+        fresh = {h: computed[i] for i, h in enumerate(part) if np.isfinite(computed[i]).all()}
+        if len(fresh) < len(part):
+            log.warning("the model gave %d non-finite vectors; those chunks get a neutral unit vector",
+                        len(part) - len(fresh))
+            neutral = np.zeros(model.dim, dtype=np.float32)
+            neutral[0] = 1.0
+            fresh.update({h: neutral for h in part if h not in fresh})
+        out.update(cache.put_many(model.model_id, fresh))  # as stored: what a rebuild would read back
+        counts["embedded"] += len(part)
+        if done is not None:
+            done(set(part))
+    return out
+
+
+def embed_missing(db: IndexDB, vectors: Vectors, cache: EmbeddingCache, embedder: Callable[[], Embedder],
+                  counts: dict[str, int], stop: threading.Event | None = None,
+                  progress: Callable[[str, int, int], None] | None = None) -> None:
+    """Put in the embedding cache every chunk the vector index lacks and the cache does not hold (a lost vector
+    file and cache, a changed model), so that `reconcile_vectors` then adds them from the cache. The slow part
+    of restoring vectors, run without the write lock: writes go on meanwhile, progress is shown (phase
+    "vectors"), `stop` is obeyed between batches, and each batch is cached at once, so a stopped or killed
+    restore resumes where it was."""
+    hashes = db.chunk_hashes()
+    have = vectors.keys()
+    lacking = sorted({h for i, h in hashes.items() if i not in have})
+    if not lacking:
+        return
+    model = embedder()
+    need: list[str] = []
+    for start in range(0, len(lacking), RESTORE_GROUP):
+        part = lacking[start:start + RESTORE_GROUP]
+        found = cached_vectors(cache, model, part)
+        need += [h for h in part if h not in found]
+    if not need:
+        return
+    log.info("embedding %d chunks the vector index lacks and the embedding cache does not hold", len(need))
+    done = 0
+
+    def tick(batch: set[str]) -> None:
+        nonlocal done
+        done += len(batch)
+        if progress is not None:
+            progress("vectors", done, len(need))
+
+    if progress is not None:
+        progress("vectors", 0, len(need))
+    for start in range(0, len(need), RESTORE_GROUP):
+        texts = db.embed_texts(need[start:start + RESTORE_GROUP])  # chunks deleted meanwhile are left out
+        embed_batches(model, cache, texts, counts, stop, tick)
+
+
+def save_vectors(db: IndexDB, vectors: Vectors) -> None:
+    """Write the vector file and record its stamp (so the next open knows it is the file this index saved) and
+    the note change it is current with."""
+    vectors.save()
+    with db.write():
+        db.set_meta("vectors_stamp", vectors.stamp())
+        db.set_meta("vectors_seq", str(db.change_seqs()[1]))
+
+
+def vectors_current(db: IndexDB, vectors: Vectors) -> bool:
+    """Whether the vector file is the one this index saved, unchanged since, and no note (so no chunk) changed
+    after it was saved: then it holds exactly the index's chunks, and a full sync need not read or check it."""
+    return (vectors.checked and not vectors.dirty and vectors.stamp() == db.get_meta("vectors_stamp")
+            and db.get_meta("vectors_seq") == str(db.change_seqs()[1]) and not vectors.other_format())
+
+
+def vector_problems(db: IndexDB, vectors: Vectors, cache: EmbeddingCache, model_id: str) -> tuple[list[int], int]:
+    """Chunk ids whose stored vector is not finite or differs from its embedding-cache entry by more than
+    VECTOR_TOLERANCE (int8 storage is off by up to 1/127); and how many stored vectors had no cache entry to compare."""
+    hashes = db.chunk_hashes()
+    have = vectors.keys()
+    ids = sorted(i for i in hashes if i in have)
+    bad: list[int] = []
+    unchecked = 0
+    for start in range(0, len(ids), 2000):
+        part = ids[start:start + 2000]
+        stored = vectors.get(part)
+        cached = cache.get_many(model_id, {hashes[i] for i in part})
+        for i in part:
+            vec = stored.get(i)
+            if vec is None or not np.isfinite(vec).all():
+                bad.append(i)
+                continue
+            ref = cached.get(hashes[i])
+            if ref is None or ref.shape != vec.shape or not np.isfinite(ref).all():
+                unchecked += 1
+            elif float(np.abs(vec - ref).max()) > VECTOR_TOLERANCE:
+                bad.append(i)
+    return bad, unchecked
+
+
+def reconcile_vectors(
+    db: IndexDB, vectors: Vectors, cache: EmbeddingCache, embedder: Callable[[], Embedder]
+) -> int:
+    """Make the vector index hold exactly the chunks in SQLite (after a crash or a lost file), and, when its
+    file was not the one this index saved, check every vector's content: any corrupt one means the whole
+    vector index (its graph may be corrupt too) is rebuilt from the embedding cache. Runs under the write
+    lock: run `embed_missing` first (without it), so that what this adds comes from the cache."""
+    rebuilt = 0
+    held = len(vectors)  # reads the file first (a file of another storage type is moved over and unchecked)
+    if not vectors.checked and held:
+        bad, _ = vector_problems(db, vectors, cache, embedder().model_id)
+        if bad:
+            log.warning("%d stored vectors were corrupt: rebuilding the vector index from the embedding cache",
+                        len(bad))
+            rebuilt = len(vectors)
+            vectors.reset()
+    vectors.checked = True
+    hashes = db.chunk_hashes()
+    have = vectors.keys()
+    extra = have - set(hashes)
+    missing = [i for i in hashes if i not in have]
+    if extra:
+        vectors.remove(extra)
+    if missing:
+        model = embedder()
+        found = cached_vectors(cache, model, {hashes[i] for i in missing})
+        need = sorted({hashes[i] for i in missing} - set(found))
+        if need:  # chunks written since `embed_missing` ran (it embeds the bulk without the lock)
+            found.update(embed_batches(model, cache, db.embed_texts(need), {"embedded": 0}))
+        vectors.add(missing, np.stack([found[hashes[i]] for i in missing]))
+        if not rebuilt:
+            log.info("restored %d vectors missing from the vector index", len(missing))
+    return len(extra) + len(missing) + rebuilt
