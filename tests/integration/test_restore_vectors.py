@@ -88,6 +88,7 @@ def test_a_stopped_restore_keeps_what_it_embedded_and_the_next_sync_resumes(
     with Cortex.open(root, embedder=embedder) as cx:
         report = cx.sync()
         assert report.chunks_embedded == chunks - 2 * EMBED_BATCH  # the batches before the stop were cached
+        assert report.chunks_cached == 2 * EMBED_BATCH  # and are counted as restored from the cache
         assert len(cx.vectors) == chunks and cx.verify().ok
 
 

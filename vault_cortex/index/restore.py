@@ -76,6 +76,7 @@ def embed_missing(db: IndexDB, vectors: Vectors, cache: EmbeddingCache, embedder
         part = lacking[start:start + RESTORE_GROUP]
         found = cached_vectors(cache, model, part)
         need += [h for h in part if h not in found]
+    counts["cached"] += len(lacking) - len(need)  # restored from the cache by reconcile_vectors
     if not need:
         return
     log.info("embedding %d chunks the vector index lacks and the embedding cache does not hold", len(need))
