@@ -226,6 +226,9 @@ class IndexDB:
                               [(s.path, s.reason) for s in skipped])
 
     # -- reads -------------------------------------------------------------------------------------
+    def chunk_count(self) -> int:
+        return int(self._r().execute("SELECT count(*) FROM chunks").fetchone()[0])
+
     def counts(self) -> dict[str, int]:
         q = self._r().execute
         return {

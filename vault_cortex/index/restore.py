@@ -65,6 +65,9 @@ def embed_missing(db: IndexDB, vectors: Vectors, cache: EmbeddingCache, embedder
     of restoring vectors, run without the write lock: writes go on meanwhile, progress is shown (phase
     "vectors"), `stop` is obeyed between batches, and each batch is cached at once, so a stopped or killed
     restore resumes where it was."""
+    if len(vectors) >= db.chunk_count():
+        return  # the usual case (a file only unsaved since writes): reading every chunk's hash costs 0.6 s at
+        # 100k notes; reconcile_vectors, under the lock, still makes the set exact (and embeds what is missing)
     hashes = db.chunk_hashes()
     have = vectors.keys()
     lacking = sorted({h for i, h in hashes.items() if i not in have})
