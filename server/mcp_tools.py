@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol, TypeVar
 
 import anyio.from_thread
@@ -88,11 +89,8 @@ def _call(fn: Callable[[], T], cx: Cortex, watcher: Watcher | None) -> T:
     try:
         return fn()
     except Exception as exc:
-        def request_sync() -> None:
-            assert watcher is not None
-            anyio.from_thread.run_sync(watcher.request_sync)
-
-        lost = index_trouble(exc, cx, request_sync if watcher is not None else None)
+        sync_soon = None if watcher is None else partial(anyio.from_thread.run_sync, watcher.request_sync)
+        lost = index_trouble(exc, cx, sync_soon)
         if lost is not None:
             raise ToolError(f"{type(lost).__name__}: {lost}") from exc
         if isinstance(exc, VaultCortexError):
