@@ -112,7 +112,9 @@ def handle_exception(request: Request[Any, Any, Any], exc: Exception) -> Respons
     if body.status == 400 and isinstance(exc, HTTPException):
         clearer = _json_detail(body.detail, ScopeState.from_scope(request.scope).body)
         body = msgspec.structs.replace(body, detail=clearer) if clearer else body
-    if body.status >= 500:
+    if isinstance(exc, IndexUnavailable):  # expected while the index is built or rebuilt: no traceback
+        log.warning("%s %s: %s", request.method, request.url.path, exc)
+    elif body.status >= 500:
         log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
     headers = dict(exc.headers or {}) if isinstance(exc, HTTPException) else {}
     if body.status == 401:
