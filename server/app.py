@@ -74,7 +74,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        cx.stopping.clear()
+        cx.index.stopping.clear()
         try:
             async with mcp.session_manager.run(), anyio.create_task_group() as tg:
                 tg.start_soon(warm_up, cx)
@@ -87,10 +87,10 @@ def create_app(
                 finally:
                     # A sync in a worker thread cannot be cancelled: ask it to stop at its next embedding
                     # batch (a fraction of a second), so shutting down never waits for a long embedding.
-                    cx.stop()
+                    cx.index.stop()
                     tg.cancel_scope.cancel()
         finally:
-            cx.stopping.clear()
+            cx.index.stopping.clear()
 
     def provide_cortex() -> Cortex:
         return cx

@@ -75,7 +75,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if prepare_vault(root):
         print(f"created a vault at {root} from the template", file=sys.stderr)
     with Cortex.open(root) as cx:
-        cx.check_index()  # once, before serving: a damaged index is set aside and rebuilt by the first sync
+        cx.index.check_index()  # once, before serving: a damaged index is set aside and rebuilt by the first sync
         settings = cx.settings.extra.get("server", {})
         host = str(args.host or settings.get("host") or DEFAULT_HOST)
         port = int(args.port or settings.get("port") or DEFAULT_PORT)
@@ -150,7 +150,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         log.warning("a server already serves this vault at %s: two processes indexing one vault race on its "
                     "vector file; point the MCP client at %s/mcp instead", url, url)
     with Cortex.open(root) as cx:
-        cx.check_index()
+        cx.index.check_index()
         watcher = Watcher(cx, debounce_ms=int(cx.settings.extra.get("server", {}).get("debounce_ms", 300)))
         mcp = build_mcp(cx, watcher=watcher)
 
@@ -159,7 +159,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
                 tg.start_soon(warm_up, cx)
                 tg.start_soon(watcher.run)  # stdout carries MCP messages only: the watcher logs to stderr
                 await mcp.run_stdio_async()
-                cx.stop()  # a sync running in a worker thread returns at its next embedding batch
+                cx.index.stop()  # a sync running in a worker thread returns at its next embedding batch
                 tg.cancel_scope.cancel()
 
         anyio.run(serve)

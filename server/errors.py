@@ -93,11 +93,11 @@ def index_trouble(exc: BaseException, cx: Cortex | None, request_sync: Callable[
     The index is derived data: a sync moves the damaged or lost file aside and rebuilds it, so one is asked for
     now. A deleted or replaced file needs no word (the sync sees it); an error that says the file is damaged is
     the only sign of it, so the index is marked suspect for that sync."""
-    lost = is_index_lost(exc) or (isinstance(exc, sqlite3.Error) and cx is not None and cx.index_file_lost())
+    lost = is_index_lost(exc) or (isinstance(exc, sqlite3.Error) and cx is not None and cx.index.index_file_lost())
     if not lost:
         return None
     if cx is not None and is_corruption(exc):
-        cx.suspect = f"{type(exc).__name__}: {exc}"
+        cx.index.suspect = f"{type(exc).__name__}: {exc}"
     if request_sync is not None:
         request_sync()
     return IndexUnavailable("the index is damaged or was deleted: it is being rebuilt from the files; "

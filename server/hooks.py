@@ -149,7 +149,7 @@ def _tool_result(open_cx: OpenCortex, payload: Mapping[str, Any]) -> str | None:
     return push(cx, query, payload, TOOL_RESULT_HEADER.format(tool=tool or "tool", failure=query[:120]))
 
 
-def capture(root: Path, payload: Mapping[str, Any]) -> str | None:
+def capture(cx: Cortex, payload: Mapping[str, Any]) -> str | None:
     """Import the session's transcript into `raw/`, one note per exchange; the summary goes to stderr only.
 
     Only files: the running server's watcher (or the next sync) indexes the notes. Importing again adds
@@ -162,14 +162,15 @@ def capture(root: Path, payload: Mapping[str, Any]) -> str | None:
     if file.suffix != ".jsonl" or not file.is_file():
         raise InvalidRequest(f"no transcript to capture at {str(file)!r} (expected the session's .jsonl)")
     project = Path(str(payload.get("cwd") or "")).name or None
-    done = capture_transcript(root, file, default_session=session_name(file, project))
+    with cx.vault.change("capture", index=False) as tx:  # the running server's watcher indexes them
+        done = capture_transcript(tx, file, default_session=session_name(file, project))
     print(f"vault-cortex: session {done.session!r} captured: {len(done.created)} new, {len(done.updated)} updated, "
           f"{len(done.unchanged)} unchanged, {len(done.kept)} kept raw notes", file=sys.stderr)
     return None
 
 
 def _capture(open_cx: OpenCortex, payload: Mapping[str, Any]) -> str | None:
-    return capture(open_cx().root, payload)
+    return capture(open_cx(), payload)
 
 
 _HANDLERS: dict[str, Callable[[OpenCortex, Mapping[str, Any]], str | None]] = {
@@ -299,8 +300,7 @@ def dispatch(event: str, payload: dict[str, Any], vault: str | None, url: str | 
     if not (root / ".cortex").is_dir():
         raise ValueError(f"{root} is not a vault (no .cortex/)")
     if event in CAPTURE_EVENTS:  # files only, no model: faster here than a round trip, server or not
-        capture(root, payload)
-        return {}
+        return run_direct(root, event, payload)
     base = (url or server_url(root)).rstrip("/")
     token = read_token(root, env)
     if token and server_answers(base):

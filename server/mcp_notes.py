@@ -12,7 +12,7 @@ from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from vault_cortex.cortex import Cortex
-from vault_cortex.files.sections import EditOp
+from vault_cortex.files.sections import EditOp, Operation
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 EDITS = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
@@ -43,12 +43,12 @@ def note_tools(mcp: MCPServer, cx: Cortex, client: str, call: Callable[[Callable
     @mcp.tool(annotations=EDITS)
     def edit_note(
         note: Note,
-        operation: Annotated[Literal["append", "prepend", "replace_section", "find_replace", "set_property"],
+        operation: Annotated[Operation,
                              Field(description="append / prepend: add `content` at the end / after the "
                                                "frontmatter; replace_section: replace what is under `heading`; "
                                                "find_replace: replace `find` by `replace`, which must occur "
                                                "exactly `count` times; set_property: set `key` to `value` "
-                                               "(null removes it).")],
+                                               "(a value is required); remove_property: remove `key`.")],
         content: Annotated[str | None, Field(description="Text to add, or the section's new text (markdown).",
                                              max_length=200_000)] = None,
         heading: Annotated[str | None, Field(description="Heading path of the section, e.g. 'Setup/Install' or "
@@ -60,8 +60,8 @@ def note_tools(mcp: MCPServer, cx: Cortex, client: str, call: Callable[[Callable
                                     ge=1, le=10_000)] = 1,
         key: Annotated[str | None, Field(description="Property name, e.g. 'status'.", max_length=200)] = None,
         value: Annotated[str | float | bool | list[str] | None,
-                         Field(description="Property value: text, number, true/false or a list; null removes "
-                                           "the property.")] = None,
+                         Field(description="Property value for set_property: text, number, true/false or a "
+                                           "list (required there; remove_property removes a property).")] = None,
         etag: Etag = None,
     ) -> dict[str, Any]:
         """Change part of an existing note without rewriting it: append a new finding, replace one section,

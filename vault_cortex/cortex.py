@@ -6,7 +6,6 @@ import logging
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import nullcontext
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import TracebackType
@@ -21,22 +20,20 @@ from vault_cortex.errors import (
     InvalidRequest,
     NoteNotFound,
     VaultNotFound,
-    WriteConflict,
 )
-from vault_cortex.files.edit import edit_bytes
 from vault_cortex.files.sections import EditOp
-from vault_cortex.files.vault import NoteDoc, atomic_write, content_hash, note_path
+from vault_cortex.files.vault import NoteDoc, note_path
 from vault_cortex.identity import curiosity, habits, resonance
 from vault_cortex.identity.context import Context, build_context
 from vault_cortex.index import doctor
 from vault_cortex.index import recent as recent_activity
 from vault_cortex.index.activity import Event, OpenEvent, RecallEvent, read_since
-from vault_cortex.index.activity import append as append_event
+from vault_cortex.index.db import IndexDB
 from vault_cortex.index.doctor import Doctor, Verify
 from vault_cortex.index.embed import Embedder
-from vault_cortex.index.sync import Progress
-from vault_cortex.index.upkeep import IndexUpkeep
-from vault_cortex.index.vectors import EmbeddingCache, Vector
+from vault_cortex.index.sync import Indexing, Progress, SyncReport
+from vault_cortex.index.upkeep import Index
+from vault_cortex.index.vectors import EmbeddingCache, Vector, Vectors
 from vault_cortex.recall.filters import Filters, allowed_notes
 from vault_cortex.recall.graph import Graph
 from vault_cortex.recall.health import GraphHealth, health
@@ -46,20 +43,63 @@ from vault_cortex.recall.pipeline import Concept, Recall, Scored, rank, to_candi
 from vault_cortex.recall.pipeline import gate as gate_verdicts
 from vault_cortex.sleep import cycle as sleep
 from vault_cortex.sleep import imports, transcript
+from vault_cortex.store.change import Vault
 
 log = logging.getLogger(__name__)
 
 
-class Cortex(IndexUpkeep):
-    """A vault and its derived index."""
+class Cortex:
+    """A vault and its derived index: the composition root every adapter calls.
+
+    It composes the services and is their adapter-facing API: `index` (index/upkeep.py: the database, vectors,
+    embedding cache, model, locks, sync), `vault` (store/change.py: reading notes and the one write path), and
+    the features below, each given what it uses."""
 
     def __init__(self, root: Path, settings: Settings, embedder: Embedder | None = None,
                  index_dir: Path | None = None, cache: EmbeddingCache | None = None) -> None:
+        self.root = root
+        self.settings = settings
         self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
         self._live = LiveGraph()
         self._generation: str | None = None
         self._concept_cache: list[Concept] | None = None
-        super().__init__(root, settings, embedder, index_dir, cache)
+        self.index = Index(root, settings, embedder, index_dir, cache, on_replaced=self._index_replaced)
+        self.vault = Vault(root, settings, self.index, lambda: self.clock())
+
+    # -- the index, as adapters use it ----------------------------------------------------------------
+    @property
+    def db(self) -> IndexDB:
+        return self.index.db
+
+    @property
+    def vectors(self) -> Vectors:
+        return self.index.vectors
+
+    @property
+    def embedder(self) -> Embedder:
+        return self.index.embedder
+
+    @property
+    def cache(self) -> EmbeddingCache:
+        return self.index.cache
+
+    @property
+    def indexing(self) -> Indexing | None:
+        return self.index.indexing
+
+    def sync(self, progress: Progress | None = None) -> SyncReport:
+        """Re-index what changed since the last sync; never writes a note."""
+        return self.index.sync(progress)
+
+    def sync_paths(self, paths: Sequence[str]) -> SyncReport:
+        """Re-index just these vault paths: the cost follows the change."""
+        return self.index.sync_paths(paths)
+
+    def status(self) -> dict[str, object]:
+        return self.index.status()
+
+    def close(self) -> None:
+        self.index.close()
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, env: Mapping[str, str] | None = None,
@@ -155,9 +195,10 @@ class Cortex(IndexUpkeep):
                 for path, i in ids.items()}
 
     def related(self, path: str, *, k: int | None = None, mode: str | None = None, client: str = "api") -> Recall:
-        """Notes related to a note by its content, leaving out itself and the notes it already links to."""
+        """Notes related to a note (a path or a name) by its content, leaving out itself and the notes it already
+        links to."""
         started = time.perf_counter()
-        note_path(self.root, path)
+        path = self.resolve(path)
         k = self._check_k(k)
         mode_name, weights = self.mode(mode)
         ids = self.db.note_ids([path])
@@ -195,12 +236,13 @@ class Cortex(IndexUpkeep):
                  tags: list[str] | None = None, importance: float | None = None, project: str | None = None,
                  relations: dict[str, list[str]] | None = None, client: str = "api") -> NoteDoc:
         """Write a new memory note (atomically, never over an existing file) and index it at once."""
-        return notes.remember(self, text, title=title, region=region, tags=tags, importance=importance,
+        return notes.remember(self.vault, text, title=title, region=region, tags=tags, importance=importance,
                               project=project, relations=relations, client=client)
 
-    def link(self, src: str, rel: str, dst: str) -> NoteDoc:
-        """Add a typed relation `rel` from note src to dst, as one minimal frontmatter change."""
-        return notes.link(self, src, rel, dst)
+    def link(self, src: str, rel: str, dst: str, client: str = "api") -> NoteDoc:
+        """Add a typed relation `rel` from note src to dst (each a path or a name), as one minimal frontmatter
+        change."""
+        return notes.link(self.vault, self.resolve(src), rel, dst, client)
 
     def pack(self, scored: list[Scored], budget_tokens: int, extra: Sequence[Candidate] = (),
               section_order: Sequence[str] = ()) -> Packed:
@@ -262,10 +304,7 @@ class Cortex(IndexUpkeep):
 
     def log(self, event: Event) -> None:
         """Append to the activity log; a failure to log never fails the caller's request."""
-        try:
-            append_event(self.root, event)
-        except OSError as exc:
-            log.warning("could not append to the activity log: %s", exc)
+        self.vault.log(event)
 
     def _check_query(self, query: str) -> str:
         query = (query or "").strip()
@@ -285,57 +324,27 @@ class Cortex(IndexUpkeep):
     # -- notes ---------------------------------------------------------------------------------------
     def read_note(self, path: str) -> NoteDoc:
         """A note's text and ETag; the path must be a vault-relative .md path outside dot-folders."""
-        data = self.read_bytes(path)
-        content = data.decode("utf-8", errors="replace")
-        warnings = [] if "\ufffd" not in content or data.decode("utf-8", errors="ignore") == content else [
-            "the note is not valid UTF-8: undecodable bytes show as U+FFFD here, and a PUT of this content "
-            "writes them so (vault-cortex's own edits keep the bytes)"]
-        return NoteDoc(path=path, content=content, etag=content_hash(data), warnings=warnings)
+        return self.vault.read_note(path)
 
     def read_bytes(self, path: str) -> bytes:
         """A note's bytes as they are on disk (for edits that must keep every byte they do not change)."""
-        file = note_path(self.root, path)
-        try:
-            return file.read_bytes()
-        except FileNotFoundError:
-            raise NoteNotFound(f"no note at {path!r}") from None
-        except IsADirectoryError:
-            raise NoteNotFound(f"{path!r} is a folder, not a note") from None
+        return self.vault.read_bytes(path)
 
-    def write_note(self, path: str, content: str, if_match: str | None) -> NoteDoc:
+    def write_note(self, path: str, content: str, if_match: str | None, client: str = "api") -> NoteDoc:
         """Create (if_match None: the note must not exist) or replace a note whose ETag still matches."""
         try:
             data = content.encode("utf-8")
         except UnicodeEncodeError:
             raise InvalidRequest("the note's text is not valid Unicode (it holds a lone surrogate)") from None
-        return self.write_bytes(path, data, if_match)
+        return notes.write(self.vault, path, data, if_match, client)
 
-    def write_bytes(self, path: str, data: bytes, if_match: str | None) -> NoteDoc:
+    def write_bytes(self, path: str, data: bytes, if_match: str | None, client: str = "api") -> NoteDoc:
         """write_note for exact bytes (an edit or an undo keeps a body that is not UTF-8 as it was)."""
-        file = note_path(self.root, path)
-        with self.writing():
-            atomic_write(file, data, if_match)
-            try:
-                self._sync(None, nullcontext, only=[path])  # just this note: a big sync running meanwhile waits
-            except Exception:  # the note is saved; the index catches up at the next sync
-                log.exception("%s was saved, but indexing it failed", path)
-        return NoteDoc(path=path, content=data.decode("utf-8", errors="replace"), etag=content_hash(data))
-
-    def edit_text(self, path: str, edit: Callable[[str], str], if_match: str | None = None) -> NoteDoc:
-        """Apply a frontmatter edit (files/edit.py) to a note's bytes: only the edited lines change, whatever
-        the encoding of the rest; refused if the note changed since if_match was read."""
-        with self.writing():
-            data = self.read_bytes(path)
-            if if_match is not None and content_hash(data) != if_match:
-                raise WriteConflict(f"{path} changed on disk since it was read; the write was refused")
-            new = edit_bytes(data, edit)
-            if new == data:
-                return NoteDoc(path=path, content=data.decode("utf-8", errors="replace"), etag=content_hash(data))
-            return self.write_bytes(path, new, content_hash(data))
+        return notes.write(self.vault, path, data, if_match, client)
 
     def resolve(self, name: str) -> str:
         """A note's path from its path or a link target (`Title`, `[[Folder/Title]]`), as Obsidian resolves it."""
-        return notes.resolve(self, name)
+        return notes.resolve(self.vault, name)
 
     def open_note(self, name: str, *, client: str = "api", exact: bool = False) -> NoteDoc:
         """Read a note named by path or title (exact: by its vault path only), with its ETag, and log the open."""
@@ -346,15 +355,15 @@ class Cortex(IndexUpkeep):
     def edit_note(self, name: str, op: EditOp, *, etag: str | None = None, client: str = "api") -> notes.Edited:
         """One minimal edit (append, prepend, replace_section, find_replace, set_property), atomic, logged;
         refused when `etag` is given and the note changed since."""
-        return notes.edit(self, self.resolve(name), op, etag=etag, client=client)
+        return notes.edit(self.vault, self.resolve(name), op, etag=etag, client=client)
 
     def move_note(self, name: str, dest: str, *, etag: str | None = None, client: str = "api") -> notes.Moved:
         """Move a note; links that would no longer reach it are rewritten (minimal edits, reported)."""
-        return notes.move(self, self.resolve(name), dest, etag=etag, client=client)
+        return notes.move(self.vault, self.resolve(name), dest, etag=etag, client=client)
 
     def archive_note(self, name: str, *, etag: str | None = None, client: str = "api") -> notes.Moved:
         """Move a note to archive/ (never deleted; recall finds it with include_archive)."""
-        return notes.archive(self, self.resolve(name), etag=etag, client=client)
+        return notes.archive(self.vault, self.resolve(name), etag=etag, client=client)
 
     def recent(self, *, days: int = 7, kinds: Sequence[str] | None = None) -> recent_activity.Recent:
         """Notes created, changed, recalled and opened over the last days, grouped by day, newest first."""
@@ -366,12 +375,12 @@ class Cortex(IndexUpkeep):
     # -- health --------------------------------------------------------------------------------------
     def doctor(self) -> Doctor:
         """Parse problems, skipped files, dangling and ambiguous links, and index/file drift."""
-        self.check_index()
+        self.index.check_index()
         return doctor.doctor(self)
 
     def verify(self, progress: Progress | None = None) -> Verify:
         """Rebuild the index into a temporary folder and compare it with the live one."""
-        self.check_index()
+        self.index.check_index()
         return doctor.verify(self, progress)
 
     # -- habits, resonance, curiosity (issue 6) --
@@ -382,35 +391,35 @@ class Cortex(IndexUpkeep):
 
     def reinforce(self, path: str, *, context: str | None = None, client: str = "api") -> resonance.WeightChange:
         """A habit was followed: raise its weight by one line and log it."""
-        return habits.reinforce(self, path, context=context, client=client)
+        return habits.reinforce(self.vault, self.resolve(path), context=context, client=client)
 
     def decay_habits(self, *, dry_run: bool = True) -> resonance.DecayPlan:
         """Preview (or apply) habit weights decaying toward their baselines."""
-        return habits.decay_habits(self, dry_run=dry_run)
+        return habits.decay_habits(self.vault, dry_run=dry_run)
 
     def touch(self, concept: str, *, by: str | None = None, client: str = "api") -> resonance.WeightChange:
         """Raise a resonance concept's weight by one line and log the touch."""
-        return resonance.touch(self, concept, by=by, client=client)
+        return resonance.touch(self.vault, concept, by=by, client=client)
 
     def decay_resonance(self, *, dry_run: bool = True) -> resonance.DecayPlan:
         """Preview (or apply) resonance weights decaying toward their baselines."""
-        return resonance.decay(self, dry_run=dry_run)
+        return resonance.decay(self.vault, dry_run=dry_run)
 
     def resonance_report(self, *, days: int | None = None) -> resonance.ResonanceReport:
         """Claimed (baseline) vs actual use (touches, mentions) of each concept over the last days."""
-        return resonance.report(self, days)
+        return resonance.report(self.vault, days)
 
-    def wonder(self, question: str, *, context: str | None = None) -> curiosity.Curiosity:
+    def wonder(self, question: str, *, context: str | None = None, client: str = "api") -> curiosity.Curiosity:
         """Create an open question in curiosities/ (asking again returns the existing one)."""
-        return curiosity.wonder(self, question, context=context)
+        return curiosity.wonder(self.vault, question, context=context, client=client)
 
     def list_curiosities(self, text: str | None = None) -> curiosity.Curiosities:
         """Open questions, or those relevant to a text, best first."""
         return curiosity.list_curiosities(self, text)
 
-    def explore(self, path: str, answer_path: str) -> curiosity.Explored:
-        """Close a question with the memory that answers it, linked both ways."""
-        return curiosity.explore(self, path, answer_path)
+    def explore(self, path: str, answer_path: str, client: str = "api") -> curiosity.Explored:
+        """Close a question with the memory that answers it (each a path or a name), linked both ways."""
+        return curiosity.explore(self.vault, self.resolve(path), self.resolve(answer_path), client)
 
     # -- sleep (issue 5) --
     def sleep_plan(self, mode: str = "full") -> sleep.Plan:
@@ -419,24 +428,22 @@ class Cortex(IndexUpkeep):
 
     def sleep_apply(self, plan: sleep.Plan, commit: bool = False) -> sleep.ApplyReport:
         """Apply exactly a plan, journalled; files changed since planning are skipped and reported."""
-        return sleep.apply(self, plan, commit=commit)
+        return sleep.apply(self.vault, plan, commit=commit)
 
     def sleep_resume(self, commit: bool = False) -> sleep.ApplyReport:
         """Finish a sleep that was interrupted, from its journal."""
-        return sleep.resume(self, commit=commit)
+        return sleep.resume(self.vault, commit=commit)
 
     def sleep_rollback(self) -> sleep.ApplyReport:
         """Undo the last sleep (finished or interrupted) from its journal and backups."""
-        return sleep.rollback(self)
+        return sleep.rollback(self.vault)
 
     def import_transcript(self, file: str | os.PathLike[str], session: str | None = None) -> transcript.Imported:
         """Import a Claude Code JSONL or markdown chat as raw notes, one per prompt→answer exchange."""
-        return transcript.import_transcript(self, Path(file), session)
+        return transcript.import_transcript(self.vault, Path(file), session)
 
     def import_file(self, file: str | os.PathLike[str], fmt: str | None = None,
                     session: str | None = None) -> transcript.Imported:
         """Import a Claude Code transcript, a ChatGPT export or an MCP memory graph (detected), then index it."""
-        done = imports.import_file(self.root, Path(file), fmt=fmt, session=session,
+        return imports.import_file(self.vault, Path(file), fmt=fmt, session=session,
                                    folder=self.settings.regions.default)
-        self.sync_paths(done.created + done.updated)  # just the notes it wrote: the cost follows the import
-        return done

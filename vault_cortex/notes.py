@@ -1,4 +1,6 @@
-"""Writing memories: a new note from text, and a typed relation between two notes — minimal and atomic."""
+"""Writing memories and notes through the one write path (`Vault.change`): a new note from text, a typed
+relation, a note created or replaced whole, one minimal edit, a move or an archive — atomic, checked, logged,
+indexed; and which note an argument names."""
 
 from __future__ import annotations
 
@@ -13,14 +15,15 @@ from vault_cortex.files.properties import normalise_tag
 from vault_cortex.files.relink import Relinked, relink
 from vault_cortex.files.sections import EditOp
 from vault_cortex.files.sections import apply as apply_edit
-from vault_cortex.files.vault import ARCHIVE, NoteDoc, atomic_write, content_hash, nfc, note_path, walk
+from vault_cortex.files.vault import ARCHIVE, NoteDoc, content_hash, nfc, note_path, walk
 from vault_cortex.files.yamltext import note_filename, render_new_note
-from vault_cortex.index.activity import EditEvent
-from vault_cortex.index.host import Store
 from vault_cortex.sleep.operations import top_folder, unique_path
+from vault_cortex.store.change import Vault
+
+MOVE_TRIES = 3  # a note saved while it is being moved is read again and moved again, this many times at most
 
 
-def remember(cx: Store, text: str, *, title: str | None = None, region: str | None = None,
+def remember(vault: Vault, text: str, *, title: str | None = None, region: str | None = None,
              tags: list[str] | None = None, importance: float | None = None, project: str | None = None,
              relations: dict[str, list[str]] | None = None, client: str = "api") -> NoteDoc:
     """Write a new memory note (atomically, never over an existing file) and index it at once."""
@@ -29,9 +32,10 @@ def remember(cx: Store, text: str, *, title: str | None = None, region: str | No
     for name, value in (("text", text), ("title", title), ("project", project), *(("tags", t) for t in tags or ())):
         if value and re.search("[\ud800-\udfff]", value):
             raise InvalidRequest(f"the {name} is not valid Unicode text (it holds a lone surrogate)")
-    region = region or cx.settings.regions.default
-    if region not in cx.settings.regions.order:
-        raise InvalidRequest(f"unknown region {region!r}; regions: {', '.join(cx.settings.regions.order)}")
+    regions = vault.settings.regions
+    region = region or regions.default
+    if region not in regions.order:
+        raise InvalidRequest(f"unknown region {region!r}; regions: {', '.join(regions.order)}")
     if importance is not None and not 0 <= importance <= 1:
         raise InvalidRequest("importance must be between 0 and 1")
     title = (title or _title_from(text)).strip()
@@ -39,7 +43,7 @@ def remember(cx: Store, text: str, *, title: str | None = None, region: str | No
     props: dict[str, object] = {"cortex": region}
     if importance is not None:
         props["importance"] = importance
-    props["created"] = cx.clock().astimezone().strftime("%Y-%m-%dT%H:%M")
+    props["created"] = vault.clock().astimezone().strftime("%Y-%m-%dT%H:%M")
     if tags:
         props["tags"] = _tags(tags)
     if project:
@@ -49,16 +53,24 @@ def remember(cx: Store, text: str, *, title: str | None = None, region: str | No
         _check_rel(rel)
         for target in targets:
             content = add_relation(content, rel, target.removeprefix("[[").removesuffix("]]"))
-    with cx.writing():
+    data = content.encode("utf-8")
+    with vault.change(client) as tx:
         for n in range(1, 1000):
             rel_path = f"{region}/{stem}{'' if n == 1 else f' {n}'}.md"
-            if not (cx.root / rel_path).exists():
+            if not (vault.root / rel_path).exists():
                 break
-        doc = cx.write_note(rel_path, content, None)
-    return doc
+        etag = tx.write(rel_path, data, None)
+    return NoteDoc(path=rel_path, content=content, etag=etag, warnings=tx.warnings)
 
 
-def link(cx: Store, src: str, rel: str, dst: str) -> NoteDoc:
+def write(vault: Vault, path: str, data: bytes, if_match: str | None, client: str = "api") -> NoteDoc:
+    """Create (if_match None: the note must not exist) or replace a note whose ETag still matches."""
+    with vault.change(client) as tx:
+        etag = tx.write(path, data, if_match)
+    return NoteDoc(path=path, content=data.decode("utf-8", errors="replace"), etag=etag, warnings=tx.warnings)
+
+
+def link(vault: Vault, src: str, rel: str, dst: str, client: str = "api") -> NoteDoc:
     """Add a typed relation `rel` from note src to dst, as one minimal frontmatter change."""
     _check_rel(rel)
     target = dst.strip().removeprefix("[[").removesuffix("]]").removesuffix(".md")
@@ -66,10 +78,10 @@ def link(cx: Store, src: str, rel: str, dst: str) -> NoteDoc:
         raise InvalidRequest("the link target is empty")
     if re.search(r"[\[\]|\x00-\x1f\x7f]", target):
         raise InvalidRequest(f"a link target is a note name or path, without brackets, '|' or line breaks: {dst!r}")
-    doc = cx.edit_text(src, lambda text: add_relation(text, rel, target))
-    if any(ln.dst is None and ln.rel == rel and ln.target == target for ln in cx.db.links(src=src)):
+    doc = vault.edit_text(src, lambda text: add_relation(text, rel, target), client=client)
+    if any(ln.dst is None and ln.rel == rel and ln.target == target for ln in vault.index.db.links(src=src)):
         doc = msgspec.structs.replace(
-            doc, warnings=[f"{target!r} is not a note in the vault yet: the link is dangling"])
+            doc, warnings=[*doc.warnings, f"{target!r} is not a note in the vault yet: the link is dangling"])
     return doc
 
 
@@ -108,6 +120,7 @@ class Edited(msgspec.Struct, frozen=True, kw_only=True):
     etag: str
     op: str
     changed: bool
+    warnings: list[str] = msgspec.field(default_factory=list)  # saved, but something after it failed
 
 
 class Moved(msgspec.Struct, frozen=True, kw_only=True):
@@ -118,9 +131,10 @@ class Moved(msgspec.Struct, frozen=True, kw_only=True):
     etag: str
     relinked: list[Relinked]
     skipped: list[str] = msgspec.field(default_factory=list)  # linking notes changed meanwhile: not rewritten
+    warnings: list[str] = msgspec.field(default_factory=list)  # moved, but something after it failed
 
 
-def resolve(cx: Store, name: str) -> str:
+def resolve(vault: Vault, name: str) -> str:
     """A note's vault path from a path or a link target (`Title`, `[[Folder/Title#Heading|x]]`), as Obsidian
     resolves a link written at the vault root; a path outside the vault is refused."""
     raw = name.strip()
@@ -130,98 +144,89 @@ def resolve(cx: Store, name: str) -> str:
     if not target:
         raise InvalidRequest(f"no note named in {name!r}")
     as_path = target if target.lower().endswith(".md") else target + ".md"
-    if note_path(cx.root, as_path).is_file():  # raises UnsafePath for anything outside the vault
+    if note_path(vault.root, as_path).is_file():  # raises UnsafePath for anything outside the vault
         return nfc(as_path)
-    found = Resolver(cx.db.note_paths()).resolve(target, "")
-    if isinstance(found, Dangling) or not (cx.root / found.path).is_file():
+    found = Resolver(vault.index.db.note_paths()).resolve(target, "")
+    if isinstance(found, Dangling) or not (vault.root / found.path).is_file():
         raise NoteNotFound(f"no note {name!r} (by path or by name, as Obsidian resolves a link)")
     return found.path
 
 
-def edit(cx: Store, path: str, op: EditOp, *, etag: str | None = None, client: str = "api") -> Edited:
+def edit(vault: Vault, path: str, op: EditOp, *, etag: str | None = None, client: str = "api") -> Edited:
     """Apply one minimal edit to a note atomically; refused if `etag` is given and the note changed since."""
-    file = note_path(cx.root, path)
-    with cx.writing():
-        try:
-            data = file.read_bytes()
-        except (FileNotFoundError, IsADirectoryError):
-            raise NoteNotFound(f"no note at {path!r}") from None
-        current = content_hash(data)
-        if etag is not None and etag != current:
-            raise WriteConflict(f"{path} changed since it was read (ETag {etag} is stale); read it again")
-        new = apply_edit(data.decode("utf-8", "surrogateescape"), op).encode("utf-8", "surrogateescape")
-        if new == data:
-            return Edited(path=path, etag=current, op=op.op, changed=False)
-        atomic_write(file, new, current)
-        cx.log(EditEvent(ts=cx.clock(), client=client, path=path, op=op.op))
-        cx.sync_paths([path])
-    return Edited(path=path, etag=content_hash(new), op=op.op, changed=True)
+    def apply(data: bytes) -> bytes:
+        return apply_edit(data.decode("utf-8", "surrogateescape"), op).encode("utf-8", "surrogateescape")
+
+    with vault.change(client) as tx:
+        old, new = tx.edit(path, apply, etag, op=op.op)
+    return Edited(path=path, etag=content_hash(new), op=op.op, changed=new != old, warnings=tx.warnings)
 
 
-def move(cx: Store, path: str, dest: str, *, etag: str | None = None, client: str = "api",
+def move(vault: Vault, path: str, dest: str, *, etag: str | None = None, client: str = "api",
          op: str = "move") -> Moved:
-    """Move a note and rewrite the links that would no longer reach it (minimal edits, each reported)."""
-    src_file, dest_file = note_path(cx.root, path), note_path(cx.root, dest)
+    """Move a note and rewrite the links that would no longer reach it (minimal edits, each reported).
+
+    A save that lands on the note while it is being moved is never lost: the move reads it again and redoes
+    (MOVE_TRIES times), then refuses."""
+    dest_file = note_path(vault.root, dest)
+    note_path(vault.root, path)
     if nfc(path) == nfc(dest):
         raise InvalidRequest(f"{path!r} is already there")
-    with cx.writing():
-        cx.sync()
-        try:
-            data = src_file.read_bytes()
-        except (FileNotFoundError, IsADirectoryError):
-            raise NoteNotFound(f"no note at {path!r}") from None
-        if etag is not None and etag != content_hash(data):
-            raise WriteConflict(f"{path} changed since it was read (ETag {etag} is stale); read it again")
+    with vault.change(client) as tx:
+        vault.index.sync()  # under the lock: the link index is current for finding the linking notes
         if dest_file.exists():
             raise WriteConflict(f"{dest!r} already exists; a move never overwrites")
+        data = tx.read(path)
+        if etag is not None and etag != content_hash(data):
+            raise WriteConflict(f"{path} changed since it was read (ETag {etag} is stale); read it again")
         path, dest = nfc(path), nfc(dest)
-        walked = walk(cx.root, cx.settings.index)
+        walked = walk(vault.root, vault.settings.index)
         files = {f.path for f in walked.notes} | set(walked.attachments) | {path}
         before = Resolver(files)
         after = Resolver((files - {path}) | {dest})
         moved = {path: dest}
-        own, relinked = relink(data.decode("utf-8", "surrogateescape"), path, dest, before, after, moved)
-        new = own.encode("utf-8", "surrogateescape")
-        atomic_write(dest_file, new, None)
-        src_file.unlink()
-        cx.log(EditEvent(ts=cx.clock(), client=client, path=path, op=op, dest=dest))
-        skipped: list[str] = []
-        rewritten = [path, dest]
-        for src in _linking(cx, path, dest):
-            file = cx.root / src
+        for attempt in range(1, MOVE_TRIES + 1):
+            own, relinked = relink(data.decode("utf-8", "surrogateescape"), path, dest, before, after, moved)
+            new = own.encode("utf-8", "surrogateescape")
             try:
-                old = file.read_bytes()
-            except OSError:
+                new_etag = tx.move(path, dest, new, content_hash(data), op=op)
+                break
+            except WriteConflict:
+                if attempt == MOVE_TRIES:
+                    raise
+                data = tx.read(path)  # the user saved it meanwhile: move what is there now
+        skipped: list[str] = []
+        for src in _linking(vault, path, dest):
+            try:
+                old = tx.read(src)
+            except NoteNotFound:
                 continue
             text, changes = relink(old.decode("utf-8", "surrogateescape"), src, src, before, after, moved)
             if changes:
                 try:
-                    atomic_write(file, text.encode("utf-8", "surrogateescape"), content_hash(old))
+                    tx.write(src, text.encode("utf-8", "surrogateescape"), content_hash(old), op="relink")
                 except WriteConflict:  # edited between our read and write: never overwrite it, report it
                     skipped.append(src)
                     continue
-                cx.log(EditEvent(ts=cx.clock(), client=client, path=src, op="relink"))
                 relinked += changes
-                rewritten.append(src)
-        cx.sync_paths(rewritten)
-    return Moved(path=path, dest=dest, etag=content_hash(new), relinked=relinked, skipped=skipped)
+    return Moved(path=path, dest=dest, etag=new_etag, relinked=relinked, skipped=skipped, warnings=tx.warnings)
 
 
-def archive(cx: Store, path: str, *, etag: str | None = None, client: str = "api") -> Moved:
+def archive(vault: Vault, path: str, *, etag: str | None = None, client: str = "api") -> Moved:
     """Move a note to `archive/` under its own path, as sleep's pruning does: never deleted, links kept."""
     rel = nfc(path.strip())
     if top_folder(rel) == ARCHIVE:
         raise InvalidRequest(f"{path!r} is already in {ARCHIVE}/")
-    note_path(cx.root, rel)
-    folder = cx.root / ARCHIVE
-    taken = {nfc(p.relative_to(cx.root).as_posix()) for p in folder.rglob("*.md")} if folder.is_dir() else set()
-    return move(cx, rel, unique_path(f"{ARCHIVE}/{rel}", taken), etag=etag, client=client, op="archive")
+    note_path(vault.root, rel)
+    folder = vault.root / ARCHIVE
+    taken = {nfc(p.relative_to(vault.root).as_posix()) for p in folder.rglob("*.md")} if folder.is_dir() else set()
+    return move(vault, rel, unique_path(f"{ARCHIVE}/{rel}", taken), etag=etag, client=client, op="archive")
 
 
-def _linking(cx: Store, path: str, dest: str) -> list[str]:
+def _linking(vault: Vault, path: str, dest: str) -> list[str]:
     """Notes whose links may change meaning: those linking the moved note, and those naming its new name."""
     name = dest.rsplit("/", 1)[-1].removesuffix(".md").casefold()
-    out = set(cx.db.linking(path, name))
+    out = set(vault.index.db.linking(path, name))
     out.discard(path)
     out.discard(dest)
-    return sorted(p for p in out if (cx.root / p).is_file())
+    return sorted(p for p in out if (vault.root / p).is_file())

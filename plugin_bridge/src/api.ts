@@ -129,7 +129,7 @@ export interface EditOp {
   find?: string | null;
   heading?: string | null;
   key?: string | null;
-  op: "append" | "prepend" | "replace_section" | "find_replace" | "set_property";
+  op: "append" | "prepend" | "replace_section" | "find_replace" | "set_property" | "remove_property";
   replace?: string | null;
   value?: string | number | boolean | string[] | null;
 }
@@ -139,6 +139,7 @@ export interface Edited {
   etag: string;
   op: string;
   path: string;
+  warnings?: string[];
 }
 
 export interface ExploreBody {
@@ -269,6 +270,7 @@ export interface Moved {
   path: string;
   relinked: Relinked[];
   skipped?: string[];
+  warnings?: string[];
 }
 
 export interface NightlyStatus {

@@ -134,6 +134,6 @@ def test_a_damaged_index_is_a_readable_tool_error_and_the_call_starts_its_rebuil
             text = broken.content[0].text
             assert "IndexUnavailable: the index is damaged" in text and "being rebuilt" in text, text
             assert wait_for(lambda: not over_http(server, recall).is_error, 30)
-            assert cx.recovered is not None and "no such table: meta" in cx.recovered
+            assert cx.index.recovered is not None and "no such table: meta" in cx.index.recovered
             hit = over_http(server, recall).structured_content["hits"][0]
             assert hit["path"] == "scientific/SQLite WAL mode.md"

@@ -208,3 +208,22 @@ def test_the_same_operations_over_mcp(live: LiveServer, vault: Path) -> None:
     assert {"scientific/Mcp note moved.md", "archive/long_term/Mcp linker.md"} <= changed
     assert out["outside"].is_error and "UnsafePath" in out["outside"].content[0].text
     assert json.loads(json.dumps(out["recent"].structured_content))  # plain JSON
+
+
+def test_set_property_without_a_value_is_refused_and_removal_is_its_own_operation(
+        client: TestClient[Litestar], live: LiveServer, vault: Path) -> None:
+    """A missing value used to delete the property, over HTTP and MCP alike; now it is a clear 400."""
+    rel = "long_term/Property note.md"
+    _note(vault, rel, "---\nstatus: draft\n---\nBody.\n")
+    for edit in ({"op": "set_property", "key": "status"}, {"op": "set_property", "key": "status", "value": None}):
+        refused = client.post("/v1/notes/edit", json={"note": rel, "edit": edit})
+        assert refused.status_code == 400 and "set_property needs `value`" in refused.json()["detail"]
+    assert (vault / rel).read_text(encoding="utf-8") == "---\nstatus: draft\n---\nBody.\n"
+
+    async def body(mcp: Client) -> Any:
+        return await mcp.call_tool("edit_note", {"note": rel, "operation": "set_property", "key": "status"})
+
+    out = over_http(live, body)
+    assert out.is_error and "set_property needs `value`" in out.content[0].text
+    removed = client.post("/v1/notes/edit", json={"note": rel, "edit": {"op": "remove_property", "key": "status"}})
+    assert removed.status_code == 200 and "status" not in (vault / rel).read_text(encoding="utf-8")

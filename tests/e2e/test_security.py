@@ -92,15 +92,22 @@ def test_traversal_and_symlink_escapes_are_refused(client: TestClient[Litestar],
         client.put("/v1/notes", params={"path": payload}, json={"content": "pwned\n"}),
         client.put("/v1/notes", params={"path": payload}, json={"content": "pwned\n"},
                    headers={"If-Match": hashlib.blake2b(b"the secret\n", digest_size=16).hexdigest()}),
+        client.post("/v1/context", json={"active_note": payload}),
+    ]
+    # These take a path or a name (resolved as a link is): a payload that is no path may still be a name, of a
+    # note that does not exist (404); never a read or a write outside the vault.
+    by_name = [
         client.get("/v1/related", params={"path": payload}),
         client.post("/v1/links", json={"src": payload, "rel": "supports", "dst": "soul/Build things that last.md"}),
-        client.post("/v1/context", json={"active_note": payload}),
         client.post("/v1/habits/reinforce", json={"path": payload}),
         client.post("/v1/curiosities/explore", json={"path": payload, "answer_path": "soul/Build things that last.md"}),
         client.post("/v1/curiosities/explore", json={"path": QUESTION, "answer_path": payload}),
     ]
     for response in responses:
         assert response.status_code == 400, (response.request.method, response.request.url, response.text)
+        assert "the secret" not in response.text
+    for response in by_name:
+        assert response.status_code in (400, 404), (response.request.method, response.request.url, response.text)
         assert "the secret" not in response.text
     assert _snapshot(vault.parent) == before
 

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import tracemalloc
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,6 +16,7 @@ from server import hooks
 from vault_cortex.cortex import Cortex
 from vault_cortex.files.vault import init_vault
 from vault_cortex.index.embed import Embedder
+from vault_cortex.sleep.transcript import Imported
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "bench"))
@@ -159,10 +161,16 @@ def test_captured_sessions_are_indexed_with_their_prompt_answer_edges(
     assert hit.path == f"{name} 01.md"
 
 
+def capture_transcript(vault: Path, file: Path, session: str | None = None, **kw: Any) -> Imported:
+    """Capture through the one write path, files only, as the session-end hook does beside a server."""
+    from vault_cortex.sleep.transcript import capture_transcript as capture
+
+    with Cortex.open(vault) as cx, cx.vault.change("test", index=False) as tx:
+        return capture(tx, file, session, **kw)
+
+
 def test_a_10_mb_transcript_streams(vault: Path, tmp_path: Path) -> None:
     """Memory stays far below the file's size (a generous bound: the file is 10 MB, one exchange is ~30 kB)."""
-    from vault_cortex.sleep.transcript import capture_transcript
-
     transcript = tmp_path / "big.jsonl"
     last = make_transcript(transcript, 10_000_000)
     tracemalloc.start()
@@ -176,8 +184,6 @@ def test_a_10_mb_transcript_streams(vault: Path, tmp_path: Path) -> None:
 
 
 def test_an_explicit_session_name_wins_over_the_recorded_one(vault: Path, tmp_path: Path) -> None:
-    from vault_cortex.sleep.transcript import capture_transcript
-
     transcript = tmp_path / f"{SID}.jsonl"
     transcript.write_text("".join(FIRST), encoding="utf-8")
     hook("session-end", vault, transcript)

@@ -96,7 +96,7 @@ def test_a_corrupt_embedding_cache_is_set_aside_too(tmp_path: Path, embedder) ->
         cx.sync()
     garbage(root / ".cortex/index/embeddings.db")
     with Cortex.open(root, embedder=embedder) as cx:
-        assert cx.recovered is not None and "embedding cache" in cx.recovered
+        assert cx.index.recovered is not None and "embedding cache" in cx.index.recovered
         report = cx.sync()
         assert report.chunks_embedded == 0  # the vectors were still in the vector index
         assert cx.verify().ok
@@ -110,7 +110,7 @@ def test_a_deleted_index_is_rebuilt_by_the_next_sync(tmp_path: Path, embedder) -
             (root / ".cortex/index" / name).unlink(missing_ok=True)
         report = cx.sync()
         assert report.notes == 5 and report.chunks_embedded == 0
-        assert cx.recovered is not None and "deleted" in cx.recovered
+        assert cx.index.recovered is not None and "deleted" in cx.index.recovered
         assert cx.recall("humidity", k=1).hits
         assert cx.verify().ok
 

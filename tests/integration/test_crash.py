@@ -112,11 +112,11 @@ def test_a_new_note_resolves_links_left_dangling_by_an_unfinished_sync(tmp_path:
         def progress(phase: str, done: int, total: int) -> None:
             seen.append(done)
             if done >= 3 + EMBED_BATCH:  # the stations' group is written; the hub is being embedded
-                cx.stop()
+                cx.index.stop()
 
         with pytest.raises(SyncCancelled):
             cx.sync(progress)
-        cx.stopping.clear()
+        cx.index.stopping.clear()
         assert cx.db.counts()["notes"] == 3
         cx.sync()
         assert cx.doctor().dangling == []
@@ -139,11 +139,11 @@ def test_progress_moves_by_chunks_and_a_stopped_embedding_keeps_its_work(tmp_pat
             steps.append((done, total))
             statuses.append(cx.status()["indexing"])
             if done >= 4 * EMBED_BATCH:
-                cx.stop()
+                cx.index.stop()
 
         with pytest.raises(SyncCancelled):
             cx.sync(progress)
-        cx.stopping.clear()
+        cx.index.stopping.clear()
         total = steps[0][1]
         assert total >= 60
         dones = [d for d, _ in steps]

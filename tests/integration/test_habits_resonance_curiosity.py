@@ -8,6 +8,7 @@ import json
 import os
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
@@ -16,6 +17,7 @@ from vault_cortex import Cortex, InvalidRequest, NoteNotFound, WriteConflict
 from vault_cortex.cli.main import main
 from vault_cortex.files.vault import init_vault
 from vault_cortex.index.activity import TouchEvent, append
+from vault_cortex.store.change import Vault
 
 TEST_FIRST = "habits/Write the test first.md"
 SHA = "habits/Check the sha256 of downloads.md"
@@ -47,8 +49,8 @@ def _log_lines(root: Path) -> list[dict[str, object]]:
             for line in f.read_text().splitlines()]
 
 
-class Racing(Cortex):
-    """A Cortex where someone else edits `race` on disk right after we read it (a concurrent writer)."""
+class RacingVault(Vault):
+    """A vault where someone else edits `race` on disk right after we read it (a concurrent writer)."""
 
     race: str | None = None
 
@@ -58,6 +60,24 @@ class Racing(Cortex):
             self.race = None
             (self.root / path).write_bytes(data + b"\nEdited elsewhere meanwhile.\n")
         return data
+
+
+class Racing(Cortex):
+    """A Cortex whose vault is a RacingVault: set `race` to the path someone edits right after it is read."""
+
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.vault = RacingVault(self.root, self.settings, self.index, self.vault.clock)
+
+    @property
+    def race(self) -> str | None:
+        assert isinstance(self.vault, RacingVault)
+        return self.vault.race
+
+    @race.setter
+    def race(self, path: str | None) -> None:
+        assert isinstance(self.vault, RacingVault)
+        self.vault.race = path
 
 
 # -- habits ---------------------------------------------------------------------------------------------

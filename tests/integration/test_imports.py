@@ -6,6 +6,7 @@ import io
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,11 +15,19 @@ from vault_cortex.cortex import Cortex
 from vault_cortex.errors import InvalidRequest
 from vault_cortex.files.vault import init_vault
 from vault_cortex.index.embed import Embedder
+from vault_cortex.sleep import imports
 from vault_cortex.sleep.chatgpt import iter_array
-from vault_cortex.sleep.imports import detect_format, import_file
+from vault_cortex.sleep.imports import detect_format
+from vault_cortex.sleep.transcript import Imported
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "imports"
 TRANSCRIPTS = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
+
+
+def import_file(vault: Path, file: Path, **kw: Any) -> Imported:
+    """Import through the one write path, files only (what the tests here check; indexing is tested apart)."""
+    with Cortex.open(vault) as cx:
+        return imports.import_file(cx.vault, file, index=False, **kw)
 
 
 @pytest.fixture
@@ -136,10 +145,11 @@ def test_a_large_export_streams(vault: Path, tmp_path: Path) -> None:
             c = dict(conv, conversation_id=f"{i:08d}-x", title=f"chat {i}")
             fh.write(("," if i else "") + json.dumps(c))
         fh.write("]")
-    tracemalloc.start()
-    done = import_file(vault, big)
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
+    with Cortex.open(vault) as cx:
+        tracemalloc.start()
+        done = imports.import_file(cx.vault, big, index=False)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
     assert done.counts["conversations"] == 200 and len(done.created) == 200
     assert big.stat().st_size > 3_000_000 and peak < 1_000_000, peak  # a few conversations' worth
 

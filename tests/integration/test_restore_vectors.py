@@ -81,7 +81,7 @@ def test_a_stopped_restore_keeps_what_it_embedded_and_the_next_sync_resumes(
     with Cortex.open(root, embedder=embedder) as cx:
         def stop_early(phase: str, done: int, total: int) -> None:
             if phase == "vectors" and done >= 2 * EMBED_BATCH:
-                cx.stop()
+                cx.index.stop()
 
         with pytest.raises(SyncCancelled):
             cx.sync(progress=stop_early)

@@ -44,7 +44,7 @@ def prepared(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> Pr
     shutil.copytree(root, reference, symlinks=True)
     ticks = [0]
     with Cortex.open(reference, embedder=embedder) as cx:
-        report = sleep.apply(cx, plan, checkpoint=lambda: ticks.__setitem__(0, ticks[0] + 1))
+        report = sleep.apply(cx.vault, plan, checkpoint=lambda: ticks.__setitem__(0, ticks[0] + 1))
     assert not report.skipped
     return Prepared(root, plan, snapshot(root), snapshot(reference), ticks[0])
 
@@ -79,10 +79,10 @@ def test_a_killed_sleep_resumes_or_rolls_back_without_losing_a_note(prepared: Pr
 
         with Cortex.open(vault, embedder=embedder) as cx:
             if trial % 4 == 3:
-                report = sleep.rollback(cx)
+                report = sleep.rollback(cx.vault)
                 expected = p.before
             else:
-                report = sleep.resume(cx)
+                report = sleep.resume(cx.vault)
                 expected = p.after
         assert not report.skipped, (n, report.skipped)
         assert snapshot(vault) == expected, n

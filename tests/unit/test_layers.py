@@ -2,7 +2,7 @@
 the library importing the server.
 
 Order (each may import only from its own level and those left of it; `errors` and `config` are the base):
-    files <- index <- recall <- identity <- sleep <- cortex, notes <- cli        (then server/, outside)
+    files <- index <- store <- recall <- identity <- sleep <- cortex, notes <- cli        (then server/, outside)
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import vault_cortex
 
 PACKAGE = Path(vault_cortex.__file__).parent
 BASE = {"errors": 0, "config": 1}
-LEVELS = {"files": 2, "index": 3, "recall": 4, "identity": 5, "sleep": 6, "cortex": 7, "notes": 7, "__init__": 7,
-          "cli": 8}
+LEVELS = {"files": 2, "index": 3, "store": 4, "recall": 5, "identity": 6, "sleep": 7, "cortex": 8, "notes": 8,
+          "__init__": 8, "cli": 9}
 # Pure core: values in, values out. No disk, clock, environment, network, database or model.
 PURE = {"files.note", "files.frontmatter", "files.properties", "files.links", "files.chunk", "files.noise",
         "files.edit", "files.yamltext", "files.sections", "files.relink",

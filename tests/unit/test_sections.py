@@ -74,7 +74,11 @@ def test_find_replace_needs_the_expected_count() -> None:
 def test_set_property_goes_through_the_minimal_frontmatter_editor() -> None:
     new = apply(NOTE, EditOp(op="set_property", key="status", value="done"))
     assert new == NOTE.replace("tags: [a, b]\n", "tags: [a, b]\nstatus: done\n")
-    assert apply(new, EditOp(op="set_property", key="status", value=None)) == NOTE
+    assert apply(new, EditOp(op="remove_property", key="status")) == NOTE
+    with pytest.raises(InvalidRequest, match="set_property needs `value`"):
+        apply(new, EditOp(op="set_property", key="status"))  # never a silent deletion
+    with pytest.raises(InvalidRequest, match="set_property needs `value`"):
+        apply(new, EditOp(op="set_property", key="status", value=None))
     with pytest.raises(InvalidRequest, match="needs `content`"):
         apply(NOTE, EditOp(op="append"))
 
@@ -168,7 +172,9 @@ def test_an_edit_changes_only_the_lines_it_touches(note: tuple[str, list[tuple[s
         value = data.draw(st.one_of(st.none(), st.sampled_from(["done", "a b", "x: y"]), st.floats(0, 1),
                                     st.lists(st.sampled_from(["a", "b c"]), max_size=3)))
         try:
-            new = apply(text, EditOp(op="set_property", key=key, value=value))
+            edit = EditOp(op="remove_property", key=key) if value is None else EditOp(op="set_property", key=key,
+                                                                                      value=value)
+            new = apply(text, edit)
         except NoteParseError:
             return
         close = [i for i, ln in enumerate(old) if ln.rstrip("\r\n") == "---"]

@@ -305,8 +305,8 @@ def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None) -> i
                 raise
             # The index is derived data: set the damaged one aside, rebuild it, and run the command again.
             with Cortex.open(args.vault) as cx:
-                if cx.recovered is None:
-                    cx.recover(f"{type(exc).__name__}: {exc}")
+                if cx.index.recovered is None:
+                    cx.index.recover(f"{type(exc).__name__}: {exc}")
                 cx.sync()
             return int(args.fn(args))
     except VaultCortexError as exc:

@@ -12,7 +12,7 @@ import msgspec
 
 from vault_cortex.cortex import Cortex
 from vault_cortex.errors import InvalidRequest
-from vault_cortex.files.sections import EditOp
+from vault_cortex.files.sections import OPERATIONS, EditOp
 from vault_cortex.index.recent import KINDS, Recent
 from vault_cortex.notes import Moved
 from vault_cortex.recall.filters import Filters
@@ -78,9 +78,13 @@ def cmd_edit(args: argparse.Namespace) -> int:
     op = args.operation
     if op in ("append", "prepend", "replace_section") and args.content is None:
         raise InvalidRequest(f"{op} needs --content TEXT (or --content - to read stdin)")
+    if args.remove:
+        if op != "set_property":
+            raise InvalidRequest("--remove goes with set_property (or use the remove_property operation)")
+        op = "remove_property"
     edit = EditOp(op=op, content=_text(args.content) if args.content is not None else None, heading=args.heading,
                   find=args.find, replace=args.replace, count=args.count, key=args.key,
-                  value=None if args.remove else _value(args.value))
+                  value=None if op == "remove_property" else _value(args.value))
     with Cortex.open(args.vault) as cx:
         cx.sync()
         result = cx.edit_note(args.note, edit, etag=args.etag, client="cli")
@@ -203,18 +207,18 @@ def add_note_commands(add: AddCommand) -> None:
     p.add_argument("--json", action="store_true", help="print {path, content, etag}")
 
     p = add("edit", cmd_edit, "one minimal edit of a note: append, prepend, replace_section, find_replace, "
-                              "set_property")
+                              "set_property, remove_property")
     vault_arg(p)
     p.add_argument("note", help="a vault path or a note name")
-    p.add_argument("operation", choices=("append", "prepend", "replace_section", "find_replace", "set_property"))
+    p.add_argument("operation", choices=OPERATIONS)
     p.add_argument("--content", default=None, help="text to add or the section's new text (- reads stdin)")
     p.add_argument("--heading", default=None, help="replace_section: heading path, e.g. Setup/Install")
     p.add_argument("--find", default=None, help="find_replace: the exact text to find")
     p.add_argument("--replace", default=None, help="find_replace: its replacement")
     p.add_argument("--count", type=int, default=1, help="find_replace: how many times --find must occur")
-    p.add_argument("--key", default=None, help="set_property: the property")
+    p.add_argument("--key", default=None, help="set_property, remove_property: the property")
     p.add_argument("--value", default=None, help="set_property: the value (JSON like 0.7, true, [\"a\"] or text)")
-    p.add_argument("--remove", action="store_true", help="set_property: remove the property")
+    p.add_argument("--remove", action="store_true", help="set_property --remove: the same as remove_property")
     p.add_argument("--etag", default=None, help="refuse the edit if the note changed since this etag")
     p.add_argument("--json", action="store_true")
 

@@ -52,9 +52,9 @@ def cmd_sleep(args: argparse.Namespace) -> int:
     hook = _kill_after()
     with Cortex.open(args.vault) as cx:
         if args.rollback:
-            report = sleep.rollback(cx, checkpoint=hook)
+            report = sleep.rollback(cx.vault, checkpoint=hook)
         elif args.resume:
-            report = sleep.resume(cx, commit=args.commit, checkpoint=hook)
+            report = sleep.resume(cx.vault, commit=args.commit, checkpoint=hook)
         else:
             plan = sleep.load_plan(Path(args.apply)) if args.apply else cx.sleep_plan(args.mode)
             if not args.apply:
@@ -63,7 +63,7 @@ def cmd_sleep(args: argparse.Namespace) -> int:
                     print(f"plan saved to {sleep.plan_file(cx.root, plan.id).relative_to(cx.root)}", file=sys.stderr)
             if args.dry_run or not plan.ops:
                 return 0
-            report = sleep.apply(cx, plan, commit=args.commit, checkpoint=hook)
+            report = sleep.apply(cx.vault, plan, commit=args.commit, checkpoint=hook)
     if args.json and (args.apply or args.resume or args.rollback):
         print(msgspec.json.encode(report).decode())
     else:

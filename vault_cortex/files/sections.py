@@ -19,8 +19,9 @@ from vault_cortex.files.edit import get_frontmatter_span, set_property
 __all__ = ["OPERATIONS", "EditOp", "Section", "append", "apply", "find_replace", "headings", "prepend",
            "replace_section"]
 
-Operation = Literal["append", "prepend", "replace_section", "find_replace", "set_property"]
-OPERATIONS: tuple[str, ...] = ("append", "prepend", "replace_section", "find_replace", "set_property")
+Operation = Literal["append", "prepend", "replace_section", "find_replace", "set_property", "remove_property"]
+OPERATIONS: tuple[str, ...] = ("append", "prepend", "replace_section", "find_replace", "set_property",
+                               "remove_property")
 PropertyValue = str | float | bool | list[str] | None
 
 _ATX = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
@@ -32,7 +33,8 @@ class EditOp(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
     """One edit of a note. Which fields an operation reads:
 
     append / prepend: `content`; replace_section: `heading` and `content`; find_replace: `find`, `replace`
-    and `count` (how many times `find` must occur, default 1); set_property: `key` and `value` (null removes).
+    and `count` (how many times `find` must occur, default 1); set_property: `key` and `value` (required: a
+    missing value is refused, never read as a deletion); remove_property: `key`.
     """
 
     op: Operation
@@ -65,7 +67,12 @@ def apply(text: str, op: EditOp) -> str:
         return find_replace(text, _need(op.find, "find", op.op), _need(op.replace, "replace", op.op), op.count)
     key = _need(op.key, "key", op.op).strip()
     if not key or "\n" in key:
-        raise InvalidRequest("set_property needs a property name (key) on one line")
+        raise InvalidRequest(f"{op.op} needs a property name (key) on one line")
+    if op.op == "remove_property":
+        return set_property(text, key, None)
+    if op.value is None:
+        raise InvalidRequest("set_property needs `value` (text, a number, true/false or a list of text); to remove "
+                             "a property, use remove_property")
     value = op.value
     if isinstance(value, float) and value.is_integer() and not isinstance(value, bool):
         value = int(value)

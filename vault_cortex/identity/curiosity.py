@@ -6,7 +6,7 @@ Closing a question sets `status: explored` and `answered_by: "[[answer]]"` on th
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import msgspec
@@ -20,6 +20,7 @@ from vault_cortex.files.yamltext import note_filename, render_new_note
 from vault_cortex.identity.resonance import setting
 from vault_cortex.index.host import Searchable
 from vault_cortex.index.vectors import Vector
+from vault_cortex.store.change import Vault
 
 CURIOSITIES_DIR = "curiosities"
 OPEN = "open"
@@ -126,45 +127,47 @@ def list_curiosities(cx: Searchable, text: str | None = None) -> Curiosities:
     return Curiosities(text=text, open=len(open_), items=matching if text else open_)
 
 
-def wonder(cx: Searchable, question: str, *, context: str | None = None) -> Curiosity:
+def wonder(vault: Vault, question: str, *, context: str | None = None, client: str = "api") -> Curiosity:
     """Create an open question in `curiosities/` (never overwriting); asking again returns the existing one."""
     q = clean_question(question)
     path = f"{CURIOSITIES_DIR}/{note_filename(q)}.md"
-    with cx.writing():
+    with vault.change(client) as tx:
         try:
-            doc = cx.read_note(path)
+            data = tx.read(path)
         except NoteNotFound:
-            created = cx.clock().astimezone().strftime("%Y-%m-%dT%H:%M")
-            doc = cx.write_note(path, new_question(q, context, created), None)
-    return to_curiosity(path, parse_note(path, doc.content).frontmatter)
+            created = vault.clock().astimezone().strftime("%Y-%m-%dT%H:%M")
+            data = new_question(q, context, created).encode("utf-8")
+            tx.write(path, data, None)
+    return to_curiosity(path, parse_note(path, data.decode("utf-8", "replace")).frontmatter)
 
 
-def explore(cx: Searchable, path: str, answer_path: str) -> Explored:
+def explore(vault: Vault, path: str, answer_path: str, client: str = "api") -> Explored:
     """Close a question with the memory that answers it, linking both ways; refused if either changed meanwhile."""
     if not path.startswith(CURIOSITIES_DIR + "/"):
         raise InvalidRequest(f"{path!r} is not a curiosity (questions live in {CURIOSITIES_DIR}/)")
     if answer_path == path:
         raise InvalidRequest("a question cannot answer itself")
-    with cx.writing():
-        q_data, a_data = cx.read_bytes(path), cx.read_bytes(answer_path)
-        new_q = edit_bytes(q_data, lambda text: close(text, link_target(cx, answer_path)))
-        new_a = edit_bytes(a_data, lambda text: add_relation(text, ANSWERS, link_target(cx, path)))
+    db = vault.index.db
+    with vault.change(client) as tx:
+        q_data, a_data = tx.read(path), tx.read(answer_path)
+        new_q = edit_bytes(q_data, lambda text: close(text, link_target(db.note_paths(), answer_path)))
+        new_a = edit_bytes(a_data, lambda text: add_relation(text, ANSWERS, link_target(db.note_paths(), path)))
         q_etag, a_etag = content_hash(q_data), content_hash(a_data)
         if new_q != q_data:
-            q_etag = cx.write_bytes(path, new_q, q_etag).etag
+            q_etag = tx.write(path, new_q, q_etag)
         try:
             if new_a != a_data:
-                a_etag = cx.write_bytes(answer_path, new_a, a_etag).etag
+                a_etag = tx.write(answer_path, new_a, a_etag)
         except WriteConflict:
             if new_q != q_data:  # put the question back, so neither half of the link is left alone
-                cx.write_bytes(path, q_data, q_etag)
+                tx.write(path, q_data, q_etag)
             raise
-    return Explored(question=to_curiosity(path, cx.db.frontmatter(path) or {}), answer=answer_path,
+    return Explored(question=to_curiosity(path, db.frontmatter(path) or {}), answer=answer_path,
                     question_etag=q_etag, answer_etag=a_etag)
 
 
-def link_target(cx: Searchable, path: str) -> str:
+def link_target(note_paths: Iterable[str], path: str) -> str:
     """How to link a note: its file name when no other note shares it, else its path (without `.md`)."""
     name = path.rsplit("/", 1)[-1].removesuffix(".md")
-    same = [p for p in cx.db.note_paths() if p.rsplit("/", 1)[-1].removesuffix(".md").casefold() == name.casefold()]
+    same = [p for p in note_paths if p.rsplit("/", 1)[-1].removesuffix(".md").casefold() == name.casefold()]
     return name if len(same) <= 1 else path.removesuffix(".md")

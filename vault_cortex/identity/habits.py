@@ -31,6 +31,7 @@ from vault_cortex.identity.resonance import setting as _setting
 from vault_cortex.index.activity import FeedbackEvent
 from vault_cortex.index.host import Searchable
 from vault_cortex.index.vectors import Vector
+from vault_cortex.store.change import Vault
 
 HABITS_DIR = "habits"
 REINFORCE_STEP = 0.1  # `habits.reinforce_step` overrides it
@@ -235,13 +236,13 @@ def habits_for_context(cx: Searchable, text: str, *, tool: str | None = None,
                   tokens=sum(h.tokens for h in chosen), took_ms=round((time.perf_counter() - started) * 1000, 2))
 
 
-def reinforce(cx: Searchable, path: str, *, context: str | None = None, client: str = "api") -> WeightChange:
+def reinforce(vault: Vault, path: str, *, context: str | None = None, client: str = "api") -> WeightChange:
     """A habit was followed: raise its weight (one line) and log it as useful feedback."""
     if not path.startswith(HABITS_DIR + "/"):
         raise InvalidRequest(f"{path!r} is not a habit (habits live in {HABITS_DIR}/)")
-    step = _setting(cx, "habits", "reinforce_step", REINFORCE_STEP)
-    change = bump(cx, path, step, "reinforced: the habit was followed")
-    cx.log(FeedbackEvent(ts=cx.clock(), client=client, path=path, useful=True, query=context))
+    step = number_setting(vault.settings, "habits", "reinforce_step", REINFORCE_STEP)
+    change = bump(vault, path, step, "reinforced: the habit was followed", client)
+    vault.log(FeedbackEvent(ts=vault.clock(), client=client, path=path, useful=True, query=context))
     return change
 
 
@@ -250,8 +251,8 @@ def half_life(settings: Settings) -> float:
     return number_setting(settings, "habits", "half_life_days", HALF_LIFE_DAYS)
 
 
-def decay_habits(cx: Searchable, *, dry_run: bool = True) -> DecayPlan:
+def decay_habits(vault: Vault, *, dry_run: bool = True) -> DecayPlan:
     """Preview (or apply) decay of every habit's weight toward its baseline (a full sleep plans the same)."""
-    return decay_folder(cx, HABITS_DIR, half_life(cx.settings), last_feedback(cx, HABITS_DIR), dry_run)
+    return decay_folder(vault, HABITS_DIR, half_life(vault.settings), last_feedback(vault.root, HABITS_DIR), dry_run)
 
 

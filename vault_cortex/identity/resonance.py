@@ -11,18 +11,21 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from functools import partial
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
 import msgspec
 
 from vault_cortex.config import Settings
 from vault_cortex.errors import ConfigError, InvalidRequest, NoteNotFound
-from vault_cortex.files.edit import set_property
+from vault_cortex.files.edit import edit_bytes, set_property
 from vault_cortex.files.note import parse_note
 from vault_cortex.files.properties import read_aliases
+from vault_cortex.files.vault import content_hash
 from vault_cortex.index.activity import Event, FeedbackEvent, TouchEvent, read_events
-from vault_cortex.index.host import Store
+from vault_cortex.index.db import IndexDB
 from vault_cortex.recall.pipeline import parse_time
+from vault_cortex.store.change import Vault
 
 RESONANCE_DIR = "resonance"
 CATEGORIES = ("identity", "relationship", "aesthetic", "theme", "concept", "emotional")
@@ -166,66 +169,75 @@ def half_life(settings: Settings) -> float:
     return number_setting(settings, "resonance", "half_life_days", HALF_LIFE_DAYS)
 
 
-# -- IO, through the facade ------------------------------------------------------------------------------
-def setting(cx: Store, section: str, key: str, default: float) -> float:
+# -- IO, through the one write path (store/change.py) -----------------------------------------------------
+class Configured(Protocol):
+    """Anything that carries the vault's settings (the vault, the facade)."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+
+def setting(cx: Configured, section: str, key: str, default: float) -> float:
     """A number from a feature section of the vault's settings."""
     return number_setting(cx.settings, section, key, default)
 
 
-def folder_paths(cx: Store, folder: str) -> list[str]:
-    return cx.db.paths_under(folder)
+def folder_paths(vault: Vault, folder: str) -> list[str]:
+    return vault.index.db.paths_under(folder)
 
 
-def bump(cx: Store, path: str, step: float, reason: str) -> WeightChange:
+def bump(vault: Vault, path: str, step: float, reason: str, client: str = "api") -> WeightChange:
     """Raise a note's weight by step (capped at 1) as one changed line; refused if the note changed meanwhile."""
-    with cx.writing():
-        doc = cx.read_note(path)
-        fm = parse_note(path, doc.content).frontmatter
+    with vault.change(client) as tx:
+        data = tx.read(path)
+        fm = parse_note(path, data.decode("utf-8", "replace")).frontmatter
         baseline = as_weight(fm.get("baseline"), DEFAULT_WEIGHT)
         before = as_weight(fm.get("weight"), baseline)
         after = raised(before, step)
         written = after != before or "weight" not in fm
         if written:
-            cx.edit_text(path, lambda text: set_property(text, "weight", after), doc.etag)
+            tx.edit(path, lambda old: edit_bytes(old, lambda text: set_property(text, "weight", after)),
+                    content_hash(data))
     return WeightChange(path=path, name=stem(path), before=before, after=after, baseline=baseline,
                         written=written, reason=reason)
 
 
-def decay_folder(cx: Store, folder: str, half_life_days: float, last_used: Mapping[str, datetime],
-                 dry_run: bool) -> DecayPlan:
+def decay_folder(vault: Vault, folder: str, half_life_days: float, last_used: Mapping[str, datetime],
+                 dry_run: bool, client: str = "api") -> DecayPlan:
     """Pull every weight in a folder toward its baseline for the time since the note was last used or written.
 
     Counting from the later of the last use (activity log) and the last write (file mtime) makes applying
     twice harmless: the second run only decays for the time since the first.
     """
-    now = cx.clock()
+    now = vault.clock()
     changes, unchanged = [], 0
-    with cx.writing():
-        for path in folder_paths(cx, folder):
+    with vault.change(client) as tx:
+        for path in folder_paths(vault, folder):
             try:
-                doc = cx.read_note(path)
-                mtime = datetime.fromtimestamp((cx.root / path).stat().st_mtime, UTC)
+                data = tx.read(path)
+                mtime = datetime.fromtimestamp((vault.root / path).stat().st_mtime, UTC)
             except (NoteNotFound, FileNotFoundError):
                 continue  # deleted since the last sync
-            fm = parse_note(path, doc.content).frontmatter
+            fm = parse_note(path, data.decode("utf-8", "replace")).frontmatter
             last = max(mtime, last_used.get(path, mtime))
             change = decay_step(path, fm, last, now, half_life_days)
             if change.after == change.before:
                 unchanged += 1
                 continue
             if not dry_run:
-                cx.edit_text(path, partial(set_property, key="weight", value=change.after), doc.etag)
+                tx.edit(path, partial(edit_bytes, edit=partial(set_property, key="weight", value=change.after)),
+                        content_hash(data))
                 change = msgspec.structs.replace(change, written=True)
             changes.append(change)
     return DecayPlan(folder=folder, half_life_days=half_life_days, applied=not dry_run, changes=changes,
                      unchanged=unchanged)
 
 
-def concepts(cx: Store) -> list[ConceptInfo]:
+def concepts(db: IndexDB) -> list[ConceptInfo]:
     """Every indexed resonance note with its names and values."""
     out = []
-    for path in folder_paths(cx, RESONANCE_DIR):
-        fm = cx.db.frontmatter(path) or {}
+    for path in db.paths_under(RESONANCE_DIR):
+        fm = db.frontmatter(path) or {}
         names = (stem(path), *read_aliases(fm.get("aliases"))[0])
         baseline = as_weight(fm.get("baseline"), DEFAULT_WEIGHT)
         category = str(fm.get("category") or "concept").strip().lower()
@@ -234,12 +246,12 @@ def concepts(cx: Store) -> list[ConceptInfo]:
     return out
 
 
-def resolve(cx: Store, concept: str) -> str:
+def resolve(vault: Vault, concept: str) -> str:
     """The resonance note a concept names: its path, file name, or one of its aliases (any case)."""
     wanted = concept.strip().removeprefix("[[").removesuffix("]]").removesuffix(".md").casefold()
     if not wanted:
         raise InvalidRequest("name a resonance concept to touch")
-    known = concepts(cx)
+    known = concepts(vault.index.db)
     for c in known:
         if wanted in (c.path.removesuffix(".md").casefold(), *c.names):
             return c.path
@@ -247,34 +259,35 @@ def resolve(cx: Store, concept: str) -> str:
     raise NoteNotFound(f"no resonance note named {concept!r} (concepts: {names}); create one in {RESONANCE_DIR}/")
 
 
-def touch(cx: Store, concept: str, *, by: str | None = None, client: str = "api") -> WeightChange:
+def touch(vault: Vault, concept: str, *, by: str | None = None, client: str = "api") -> WeightChange:
     """Raise a concept's weight by `resonance.touch_step` (one line) and log the touch."""
-    path = resolve(cx, concept)
-    step = setting(cx, "resonance", "touch_step", 0.1)
-    change = bump(cx, path, step, f"touched{f' by {by}' if by else ''}")
-    cx.log(TouchEvent(ts=cx.clock(), client=client, concept=stem(path), path=by))
+    path = resolve(vault, concept)
+    step = setting(vault, "resonance", "touch_step", 0.1)
+    change = bump(vault, path, step, f"touched{f' by {by}' if by else ''}", client)
+    vault.log(TouchEvent(ts=vault.clock(), client=client, concept=stem(path), path=by))
     return change
 
 
-def decay(cx: Store, *, dry_run: bool = True) -> DecayPlan:
+def decay(vault: Vault, *, dry_run: bool = True) -> DecayPlan:
     """Preview (or apply) decay of every concept's weight toward its baseline."""
-    return decay_folder(cx, RESONANCE_DIR, half_life(cx.settings), last_touches(cx), dry_run)
+    used = last_touches(vault.index.db, vault.root)
+    return decay_folder(vault, RESONANCE_DIR, half_life(vault.settings), used, dry_run)
 
 
-def last_touches(cx: Store, since: datetime | None = None,
+def last_touches(db: IndexDB, root: Path, since: datetime | None = None,
                  events: Sequence[Event] | None = None) -> dict[str, datetime]:
     """The last logged touch of each concept note (touches name a concept by file name or alias).
 
     events: the activity log already read (read from the vault when None).
     """
-    return {p: max(times) for p, times in _touch_times(cx, since, events).items()}
+    return {p: max(times) for p, times in _touch_times(db, root, since, events).items()}
 
 
-def _touch_times(cx: Store, since: datetime | None,
+def _touch_times(db: IndexDB, root: Path, since: datetime | None,
                  events: Sequence[Event] | None = None) -> dict[str, list[datetime]]:
-    by_name = {n: c.path for c in concepts(cx) for n in c.names}
+    by_name = {n: c.path for c in concepts(db) for n in c.names}
     out: dict[str, list[datetime]] = {}
-    for event in read_events(cx.root)[0] if events is None else events:
+    for event in read_events(root)[0] if events is None else events:
         if isinstance(event, TouchEvent) and (since is None or event.ts >= since):
             path = by_name.get(event.concept.casefold())
             if path:
@@ -282,28 +295,28 @@ def _touch_times(cx: Store, since: datetime | None,
     return out
 
 
-def last_feedback(cx: Store, folder: str, events: Sequence[Event] | None = None) -> dict[str, datetime]:
+def last_feedback(root: Path, folder: str, events: Sequence[Event] | None = None) -> dict[str, datetime]:
     """The last `useful` feedback logged for each note in a folder (a reinforced habit)."""
     out: dict[str, datetime] = {}
-    for event in read_events(cx.root)[0] if events is None else events:
+    for event in read_events(root)[0] if events is None else events:
         if isinstance(event, FeedbackEvent) and event.useful and event.path.startswith(folder + "/"):
             out[event.path] = max(event.ts, out.get(event.path, event.ts))
     return out
 
 
-def report(cx: Store, days: int | None = None) -> ResonanceReport:
+def report(vault: Vault, days: int | None = None) -> ResonanceReport:
     """Claimed (baseline) vs actual use: touches and mentions in notes created or modified in the last days."""
-    days = int(setting(cx, "resonance", "report_days", 30)) if days is None else days
+    days = int(setting(vault, "resonance", "report_days", 30)) if days is None else days
     if not 1 <= days <= 36500:
         raise InvalidRequest(f"days must be between 1 and 36500, not {days}")
-    since = cx.clock() - timedelta(days=days)
-    known = concepts(cx)
-    touches = {p: len(t) for p, t in _touch_times(cx, since).items()}
-    linked = {(src, dst) for src, dst, _ in cx.db.edges() if dst}
+    since = vault.clock() - timedelta(days=days)
+    known = concepts(vault.index.db)
+    touches = {p: len(t) for p, t in _touch_times(vault.index.db, vault.root, since).items()}
+    linked = {(src, dst) for src, dst, _ in vault.index.db.edges() if dst}
     patterns = {c.path: name_pattern(c.names) for c in known}
-    recent = [n for n in cx.db.all_notes() if not n.path.startswith(RESONANCE_DIR + "/")
+    recent = [n for n in vault.index.db.all_notes() if not n.path.startswith(RESONANCE_DIR + "/")
               and max(parse_time(n.created) or 0.0, n.mtime_ns / 1e9) >= since.timestamp()]
-    chunks = cx.db.chunks_of(n.id for n in recent)
+    chunks = vault.index.db.chunks_of(n.id for n in recent)
     mentions: dict[str, list[str]] = {}
     for note in sorted(recent, key=lambda n: n.path):
         text = "\n".join([note.title, *(c.text for c in chunks.get(note.id, []))])

@@ -1,13 +1,13 @@
-"""What a feature may touch of a vault and its index, as Protocols: the narrow views of the `Cortex` facade.
+"""What a feature may read of a vault and its index, as Protocols: the narrow views of the `Cortex` facade.
 
-Features below the facade (identity, sleep, the doctor, the writing of memories) take one of these instead of
-`Cortex`, so their signatures say what they read and write and the imports point one way.
+Features below the facade that read (session-start context, habits matching, curiosities listing, sleep
+planning, the doctor) take one of these instead of `Cortex`, so their signatures say what they read and the
+imports point one way. Writes take the `Vault` (store/change.py): the one write path.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
 from datetime import datetime
 from pathlib import Path
 from typing import Protocol
@@ -22,7 +22,7 @@ from vault_cortex.index.vectors import Vector, Vectors
 
 
 class Store(Protocol):
-    """A vault's notes and index: read and write notes (atomic, checked, re-indexed), sync, log activity."""
+    """A vault's notes and index, read: the notes, the index (synced first), the settings and clock, the log."""
 
     @property
     def root(self) -> Path: ...
@@ -33,23 +33,12 @@ class Store(Protocol):
     @property
     def clock(self) -> Callable[[], datetime]: ...
 
-    def writing(self) -> AbstractContextManager[None]:
-        """Hold the vault's write lock."""
-        ...
-
     def sync(self, progress: Progress | None = None) -> SyncReport: ...
     def sync_paths(self, paths: Sequence[str]) -> SyncReport:
         """Re-index just these vault paths (the notes a write changed)."""
         ...
     def read_note(self, path: str) -> NoteDoc: ...
     def read_bytes(self, path: str) -> bytes: ...
-    def write_note(self, path: str, content: str, if_match: str | None) -> NoteDoc: ...
-    def write_bytes(self, path: str, data: bytes, if_match: str | None) -> NoteDoc: ...
-
-    def edit_text(self, path: str, edit: Callable[[str], str], if_match: str | None = None) -> NoteDoc:
-        """Apply an edit of the text to the note's bytes: only the edited lines change, whatever the encoding."""
-        ...
-
     def log(self, event: Event) -> None: ...
 
 

@@ -1,6 +1,6 @@
-"""The upkeep of the derived index under the facade: opening it, moving a damaged or lost one aside to be rebuilt,
-the write lock, sync, and the model loaded on first use. `Cortex` inherits it, so `cx.db`, `cx.sync()`,
-`cx.writing()` and `cx.recover()` are what every adapter already calls."""
+"""`Index`: a vault's derived index kept usable, standing alone: opening it, moving a damaged or lost one aside to
+be rebuilt, the write lock, sync, status and the model loaded on first use. It knows nothing of the facade: the
+`Cortex` composes one (`cx.index`), and the one write path (`store/change.py`) holds its write lock."""
 
 from __future__ import annotations
 
@@ -40,13 +40,16 @@ def write_lock(path: Path) -> Iterator[None]:
             fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
-class IndexUpkeep:
+class Index:
     """A vault's derived index kept usable: opened, checked, set aside and rebuilt when damaged, written under
-    one lock, synced with the files; the base of `Cortex`."""
+    one lock, synced with the files. `on_replaced` is called when the index was set aside for an empty one (what
+    others derived from it must be read again)."""
 
     def __init__(self, root: Path, settings: Settings, embedder: Embedder | None = None,
-                 index_dir: Path | None = None, cache: EmbeddingCache | None = None) -> None:
+                 index_dir: Path | None = None, cache: EmbeddingCache | None = None,
+                 on_replaced: Callable[[], None] | None = None) -> None:
         self.root = root
+        self.on_replaced = on_replaced
         self.settings = settings
         self.index_dir = index_dir or root / INDEX_DIR
         self.index_dir.mkdir(parents=True, exist_ok=True)
@@ -131,11 +134,9 @@ class IndexUpkeep:
             self._set_aside(reason, names)
             self.db = self._open_db()
             self.vectors = Vectors(self.index_dir / "vectors.usearch", self.dim)
-            self._index_replaced()
+            if self.on_replaced is not None:
+                self.on_replaced()
             self.suspect = None
-
-    def _index_replaced(self) -> None:
-        """Drop what was derived from the index just set aside (the facade's caches); nothing here."""
 
     def close(self) -> None:
         if self.vectors.dirty:  # written since the last save (a write does not save the whole file)
@@ -172,34 +173,41 @@ class IndexUpkeep:
         written, so a note saved meanwhile (`write_note`) waits for one short transaction, not for the model.
         Called by a thread already holding the write lock, the whole sync runs under it.
         """
-        if self._write_owner == threading.get_ident():
-            return self._sync(progress, nullcontext)
+        if self.holds_write_lock():
+            return self._sync(progress, nullcontext, tracked=True)
         with self._sync_lock, write_lock(self.index_dir / "sync.lock"):
-            return self._sync(progress, self.writing)
+            return self._sync(progress, self.writing, tracked=True)
 
     def sync_paths(self, paths: Sequence[str]) -> SyncReport:
         """Re-index just these vault paths (a note written, moved or deleted): the cost follows the change.
-        A path the index already has at the same size and mtime costs a stat."""
-        if self._write_owner == threading.get_ident():
-            return self._sync(None, nullcontext, only=list(paths))
+        A path the index already has at the same size and mtime costs a stat. Called under the write lock (a
+        write's own indexing), it runs under it and leaves the progress of a running full sync alone."""
+        if self.holds_write_lock():
+            return self._sync(None, nullcontext, only=list(paths), tracked=False)
         with self._sync_lock, write_lock(self.index_dir / "sync.lock"):
-            return self._sync(None, self.writing, only=list(paths))  # a big note is embedded outside the lock
+            # a big note is embedded outside the lock
+            return self._sync(None, self.writing, only=list(paths), tracked=True)
+
+    def holds_write_lock(self) -> bool:
+        """Whether this thread holds the vault's write lock (`writing()`)."""
+        return self._write_owner == threading.get_ident()
 
     def _sync(self, progress: Progress | None, lock: Callable[[], AbstractContextManager[object]],
-              only: Sequence[str] | None = None) -> SyncReport:
+              only: Sequence[str] | None = None, *, tracked: bool) -> SyncReport:
+        """A sync under `lock`; `tracked`: it reports its progress in `indexing` (a write's own sync does not)."""
         if self.suspect or self.index_file_lost():
             self.recover(self.suspect or "index.db was deleted or replaced while in use")
             only = None  # an empty index: every note, not just the ones written
         try:
-            return self._sync_once(progress, lock, only)
+            return self._sync_once(progress, lock, only, tracked or only is None)
         except Exception as exc:
             if not is_corruption(exc):
                 raise
             self.recover(f"{type(exc).__name__}: {exc}")
-            return self._sync_once(progress, lock, None)
+            return self._sync_once(progress, lock, None, True)
 
     def _sync_once(self, progress: Progress | None, lock: Callable[[], AbstractContextManager[object]],
-                   only: Sequence[str] | None) -> SyncReport:
+                   only: Sequence[str] | None, tracked: bool) -> SyncReport:
         with lock():
             if self._check_model():
                 only = None  # every chunk needs a vector of the new model: a full sync restores them
@@ -209,8 +217,6 @@ class IndexUpkeep:
             if progress is not None:
                 progress(phase, done, total)
 
-        # A write's own sync (the caller holds the lock) leaves the progress of a running sync alone.
-        tracked = only is None or lock is not nullcontext
         try:
             return sync(self.root, self.db, self.vectors, self.cache, lambda: self.embedder, self.settings,
                         track if tracked else progress, lock=lock, stop=self.stopping, only=only)

@@ -20,6 +20,7 @@ from typing import IO, Any
 from vault_cortex.errors import InvalidRequest
 from vault_cortex.sleep.importlog import ImportLog
 from vault_cortex.sleep.transcript import Exchange, Imported, Tally, render_exchange
+from vault_cortex.store.change import Change
 
 ORIGIN = "chatgpt"
 CHUNK = 1 << 16
@@ -174,10 +175,10 @@ def session_of(conv: dict[str, Any], first: datetime | None) -> str:
 
 
 # -- the IO --------------------------------------------------------------------------------------------
-def import_chatgpt(root: Path, file: str | Path) -> Imported:
+def import_chatgpt(tx: Change, file: str | Path) -> Imported:
     """Write every conversation of an export as raw notes (what exists identical is left, edits are kept)."""
     path = Path(file).expanduser()
-    log = ImportLog(root, ORIGIN)
+    log = ImportLog(tx, ORIGIN)
     tally, conversations, total, tools, foreign = Tally(), 0, 0, 0, 0
     try:
         fh = path.open(encoding="utf-8", errors="replace")

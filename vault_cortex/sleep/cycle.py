@@ -39,6 +39,7 @@ from vault_cortex.sleep.operations import (
     sleep_settings,
     top_folder,
 )
+from vault_cortex.store.change import Vault
 
 __all__ = ["ApplyReport", "Plan", "Skip", "apply", "gather", "load_plan", "next_nightly", "plan", "plan_file",
            "plan_markdown", "resume", "rollback"]
@@ -50,6 +51,9 @@ log = logging.getLogger(__name__)
 
 class Sleeping(Searchable, Protocol):
     """What a sleep reads and writes: the store, its vectors and the note graph with its health."""
+
+    @property
+    def vault(self) -> Vault: ...
 
     def graph(self) -> Graph: ...
     def graph_health(self) -> GraphHealth: ...
@@ -90,7 +94,7 @@ def gather(cx: Sleeping, now: datetime) -> tuple[World, dict[str, np.ndarray]]:
         elif isinstance(e, OpenEvent) or (isinstance(e, FeedbackEvent) and e.useful):
             used[e.path].append(e.ts)
     graph = cx.graph()
-    weight_use = {**last_feedback(cx, HABITS_DIR, events), **last_touches(cx, events=events)}
+    weight_use = {**last_feedback(cx.root, HABITS_DIR, events), **last_touches(cx.db, cx.root, events=events)}
     memos = []
     for row in rows:
         try:
@@ -176,7 +180,7 @@ def plan(cx: Sleeping, mode: str = "full") -> Plan:
     p = make_plan(world, vectors, settings=cx.settings, mode=mode, embed=cx.embedder.embed,
                   count_tokens=cx.embedder.count_tokens)
     if p.ops:
-        save_plan(cx.root, p)
+        save_plan(cx.vault, p)
     return p
 
 

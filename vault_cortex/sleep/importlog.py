@@ -13,21 +13,22 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from pathlib import Path
 from typing import Any, Literal
 
-from vault_cortex.files.vault import atomic_write, content_hash, note_path
+from vault_cortex.files.vault import content_hash
+from vault_cortex.store.change import Change
 
 IMPORTS_DIR = ".cortex/imports"
 Outcome = Literal["created", "unchanged", "updated", "kept"]
 
 
 class ImportLog:
-    """The record of one origin's notes; `save()` writes it atomically."""
+    """The record of one origin's notes, written within one change of the vault (`tx`); `save()` writes it
+    atomically."""
 
-    def __init__(self, root: Path, origin: str) -> None:
-        self.root, self.origin = root, origin
-        self.dir = root / IMPORTS_DIR
+    def __init__(self, tx: Change, origin: str) -> None:
+        self.tx, self.root, self.origin = tx, tx.vault.root, origin
+        self.dir = self.root / IMPORTS_DIR
         self.path = self.dir / f"{hashlib.sha256(origin.encode()).hexdigest()[:24]}.json"
         self.notes: dict[str, str] = {}
         self.resume: dict[str, Any] = {}
@@ -43,14 +44,14 @@ class ImportLog:
     def write(self, rel: str, text: str) -> Outcome:
         """Write one imported note as its outcome says (see the module's docstring)."""
         data = text.encode()
-        file = note_path(self.root, rel)
+        file = self.tx.file(rel)
         new = content_hash(data)
         try:
             current: bytes | None = file.read_bytes()
         except FileNotFoundError:
             current = None
         if current is None:
-            atomic_write(file, data, None)
+            self.tx.write(rel, data, None)
             self.notes[rel] = new
             return "created"
         now = content_hash(current)
@@ -58,7 +59,7 @@ class ImportLog:
             self.notes[rel] = new
             return "unchanged"
         if self.notes.get(rel) == now:  # ours and untouched since: the source grew or changed
-            atomic_write(file, data, now)
+            self.tx.write(rel, data, now)
             self.notes[rel] = new
             return "updated"
         return "kept"

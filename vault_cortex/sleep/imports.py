@@ -15,6 +15,7 @@ from vault_cortex.errors import InvalidRequest
 from vault_cortex.sleep.chatgpt import import_chatgpt
 from vault_cortex.sleep.mcp_memory import import_mcp_memory
 from vault_cortex.sleep.transcript import Imported, capture_transcript
+from vault_cortex.store.change import Vault
 
 FORMATS = ("claude-code", "chatgpt", "mcp-memory")
 PEEK = 1 << 16
@@ -44,16 +45,18 @@ def detect_format(file: str | Path) -> str:
     return "claude-code"
 
 
-def import_file(root: Path, file: str | Path, *, fmt: str | None = None, session: str | None = None,
-                folder: str = "short_term") -> Imported:
-    """Import a file of any supported format (detected when fmt is None) into the vault at root."""
+def import_file(vault: Vault, file: str | Path, *, fmt: str | None = None, session: str | None = None,
+                folder: str = "short_term", client: str = "import", index: bool = True) -> Imported:
+    """Import a file of any supported format (detected when fmt is None) in one change of the vault, which
+    indexes just the notes it wrote (the cost follows the import; `index=False` leaves that to a sync)."""
     fmt = fmt or detect_format(file)
     if fmt not in FORMATS:
         raise InvalidRequest(f"unknown import format {fmt!r}; formats: {', '.join(FORMATS)}")
     if session is not None and fmt != "claude-code":
         raise InvalidRequest("--session names a single transcript; a ChatGPT export or a memory graph has its own")
-    if fmt == "chatgpt":
-        return import_chatgpt(root, file)
-    if fmt == "mcp-memory":
-        return import_mcp_memory(root, file, folder)
-    return capture_transcript(root, file, session)
+    with vault.change(client, index=index) as tx:
+        if fmt == "chatgpt":
+            return import_chatgpt(tx, file)
+        if fmt == "mcp-memory":
+            return import_mcp_memory(tx, file, folder)
+        return capture_transcript(tx, file, session)

@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +22,10 @@ import msgspec
 
 from vault_cortex.errors import InvalidRequest, WriteConflict
 from vault_cortex.files.edit import edit_bytes
-from vault_cortex.files.vault import atomic_write, content_hash, note_path
-from vault_cortex.index.host import Store
+from vault_cortex.files.vault import content_hash
 from vault_cortex.sleep.dream import dream_addendum, handoff_text
 from vault_cortex.sleep.operations import STATE_PATH, Op, Plan, apply_edit, state_json
+from vault_cortex.store.change import Change, Vault
 
 log = logging.getLogger(__name__)
 
@@ -58,17 +59,22 @@ def plan_file(root: Path, plan_id: str) -> Path:
     return root / SLEEP_DIR / f"plan-{plan_id}.json"
 
 
-def save_plan(root: Path, p: Plan) -> Path:
-    folder = root / SLEEP_DIR
+def save_plan(vault: Vault, p: Plan) -> Path:
+    """Save a plan as `.cortex/sleep/plan-<id>.json` (one of vault-cortex's own files, not a note)."""
+    folder = vault.root / SLEEP_DIR
     folder.mkdir(parents=True, exist_ok=True)
     if not (folder / ".gitignore").exists():
         (folder / ".gitignore").write_text(GITIGNORE, encoding="utf-8")
-    path = plan_file(root, p.id)
+    path = plan_file(vault.root, p.id)
     data = msgspec.json.format(msgspec.json.encode(p), indent=2)
-    if not path.exists() or path.read_bytes() != data:
-        if path.exists():
-            path.unlink()
-        atomic_write(path, data, None)
+    with vault.change("sleep") as tx:
+        try:
+            old: bytes | None = path.read_bytes()
+        except FileNotFoundError:
+            old = None
+        if old != data:
+            tx.write(path.relative_to(vault.root).as_posix(), data, None if old is None else content_hash(old),
+                     own=True)
     return path
 
 
@@ -120,8 +126,8 @@ class _Journal:
 class _Run:
     """One application of a plan: what the journal says so far, and the steps still to do."""
 
-    def __init__(self, cx: Store, p: Plan, journal: _Journal, records: list[dict[str, Any]]) -> None:
-        self.cx, self.root, self.plan, self.journal = cx, cx.root, p, journal
+    def __init__(self, tx: Change, p: Plan, journal: _Journal, records: list[dict[str, Any]]) -> None:
+        self.tx, self.root, self.plan, self.journal = tx, tx.vault.root, p, journal
         self.backups = self.root / SLEEP_DIR / "runs" / p.id
         self.begun = {r["step"]: r for r in records if r.get("t") == "begin"}
         self.done = {r["step"] for r in records if r.get("t") == "done"}
@@ -129,7 +135,7 @@ class _Run:
         self.undone = {r["step"] for r in records if r.get("t") == "undo"}
 
     def file(self, path: str) -> Path:
-        return self.root / STATE_PATH if path == STATE_PATH else note_path(self.root, path)
+        return self.tx.file(path, own=path == STATE_PATH)
 
     def current(self, path: str) -> str | None:
         f = self.file(path)
@@ -154,7 +160,13 @@ class _Run:
                 skipped.add(op.step)
                 self.journal.write(t="skip", step=op.step, path=op.path, why=why)
                 continue
-            self.do(op)
+            try:
+                self.do(op)
+            except WriteConflict as exc:  # saved in the gap between the check and the write: left as it is
+                why = f"changed on disk while the sleep ran ({exc})"
+                self.skipped.append(Skip(step=op.step, path=op.path, reason=why))
+                skipped.add(op.step)
+                self.journal.write(t="skip", step=op.step, path=op.path, why=why)
         self.journal.write(t="end")
 
     def blocked(self, op: Op, skipped: set[int]) -> str | None:
@@ -167,9 +179,8 @@ class _Run:
         if op.action == "move":
             assert op.dest is not None
             if self.current(op.dest) == result:
-                src = self.file(op.path)
-                if src.exists() and content_hash(src.read_bytes()) == result:
-                    src.unlink()
+                with suppress(WriteConflict):  # only the very bytes that were copied: a later save stays
+                    self.tx.remove(op.path, result)
                 self.journal.write(t="done", step=op.step)
                 self.done.add(op.step)
                 return True
@@ -205,26 +216,22 @@ class _Run:
             assert op.dest is not None
             data = src.read_bytes()
             self.journal.write(t="begin", step=op.step, result=content_hash(data))
-            dest = self.file(op.dest)
-            atomic_write(dest, data, None)
-            self.journal.tick()
-            src.unlink()
-            _fsync_dir(src.parent)
+            self.tx.move(op.path, op.dest, data, content_hash(data), between=self.journal.tick)
         else:
             old = src.read_bytes() if src.exists() else None
             new = self.content(op, old)
             backup = None
             if old is not None:
                 backup = self.backups / f"{op.step}.bak"
-                backup.parent.mkdir(parents=True, exist_ok=True)
+                rel = backup.relative_to(self.root).as_posix()
                 if backup.exists():
-                    backup.unlink()
-                atomic_write(backup, old, None)
+                    self.tx.remove(rel, content_hash(backup.read_bytes()), own=True)
+                self.tx.write(rel, old, None, own=True)
             late = new.decode("utf-8", "surrogateescape") if op.phase in ("dream", "handoff", "state") else None
             self.journal.write(t="begin", step=op.step, result=content_hash(new), content=late,
                                backup=backup.relative_to(self.root).as_posix() if backup else None)
             if new != old:
-                atomic_write(src, new, op.hashes[op.path])
+                self.tx.write(op.path, new, op.hashes[op.path], own=op.path == STATE_PATH)
                 self.journal.tick()
         self.journal.write(t="done", step=op.step)
         self.done.add(op.step)
@@ -242,28 +249,20 @@ class _Run:
             if content_hash(data) != result:
                 return f"`{op.dest}` changed since the sleep; left where it is"
             if not src.exists():
-                atomic_write(src, data, None)
+                self.tx.write(op.path, data, None)
             self.journal.tick()
-            dest.unlink()
-            _fsync_dir(dest.parent)
+            self.tx.remove(op.dest, result)
             return None
         now = self.current(op.path)
         if now == before or now is None and before is None:
             return None
         if now != result:
             return f"`{op.path}` changed since the sleep; left as it is"
-        f = self.file(op.path)
         if before is None:
-            f.unlink()
-            _fsync_dir(f.parent)
+            self.tx.remove(op.path, result, own=op.path == STATE_PATH)
         else:
-            atomic_write(f, (self.root / rec["backup"]).read_bytes(), result)
+            self.tx.write(op.path, (self.root / rec["backup"]).read_bytes(), result, own=op.path == STATE_PATH)
         return None
-
-    def touched(self) -> list[str]:
-        """The notes the plan's steps write, move or remove (what the index must re-read afterwards)."""
-        paths = {p for op in self.plan.ops for p in (op.path, op.dest) if p}
-        return sorted(p for p in paths if p != STATE_PATH and p.lower().endswith(".md"))
 
     def cleanup(self) -> None:
         """Remove temp files a killed write left in the folders the plan touches."""
@@ -280,55 +279,49 @@ class _Run:
                            undone=sorted(self.undone), rolled_back=rolled_back, commit=commit)
 
 
-def _fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _open_run(cx: Store, checkpoint: Checkpoint | None) -> tuple[_Run, list[dict[str, Any]]]:
-    journal = _Journal(cx.root, checkpoint)
+def _open_run(tx: Change, checkpoint: Checkpoint | None) -> tuple[_Run, list[dict[str, Any]]]:
+    root = tx.vault.root
+    journal = _Journal(root, checkpoint)
     records = journal.records()
     start = next((r for r in records if r.get("t") == "start"), None)
     if start is None:
         raise InvalidRequest("no sleep has been applied in this vault: nothing to resume or roll back")
-    return _Run(cx, load_plan(cx.root / start["plan"]), journal, records), records
+    return _Run(tx, load_plan(root / start["plan"]), journal, records), records
 
 
-def apply(cx: Store, p: Plan, *, commit: bool = False, checkpoint: Checkpoint | None = None) -> ApplyReport:
+def apply(vault: Vault, p: Plan, *, commit: bool = False, checkpoint: Checkpoint | None = None) -> ApplyReport:
     """Do exactly the plan, journalled; files changed since planning are skipped and reported."""
-    with cx.writing():
-        journal = _Journal(cx.root, checkpoint)
+    root = vault.root
+    with vault.change("sleep") as tx:
+        journal = _Journal(root, checkpoint)
         records = journal.records()
         if records and not any(r.get("t") in ("end", "rolled_back") for r in records):
             raise WriteConflict("an interrupted sleep is in .cortex/sleep/journal.jsonl: resume it "
                                  "(`vault-cortex sleep --resume`) or roll it back (`--rollback`) first")
-        path = save_plan(cx.root, p)
+        path = save_plan(vault, p)
         if records:
             old = next(r["id"] for r in records if r.get("t") == "start")
-            (cx.root / SLEEP_DIR / "runs" / old).mkdir(parents=True, exist_ok=True)
-            os.replace(journal.path, cx.root / SLEEP_DIR / "runs" / old / "journal.jsonl")
-        journal.write(t="start", id=p.id, plan=path.relative_to(cx.root).as_posix())
-        return _finish(cx, _Run(cx, p, journal, []), commit)
+            (root / SLEEP_DIR / "runs" / old).mkdir(parents=True, exist_ok=True)
+            os.replace(journal.path, root / SLEEP_DIR / "runs" / old / "journal.jsonl")
+        journal.write(t="start", id=p.id, plan=path.relative_to(root).as_posix())
+        return _finish(tx, _Run(tx, p, journal, []), commit)
 
 
-def resume(cx: Store, *, commit: bool = False, checkpoint: Checkpoint | None = None) -> ApplyReport:
+def resume(vault: Vault, *, commit: bool = False, checkpoint: Checkpoint | None = None) -> ApplyReport:
     """Finish an interrupted sleep from its journal."""
-    with cx.writing():
-        run, records = _open_run(cx, checkpoint)
+    with vault.change("sleep") as tx:
+        run, records = _open_run(tx, checkpoint)
         if any(r.get("t") in ("end", "rolled_back") for r in records):
             raise InvalidRequest(f"the last sleep ({run.plan.id}) finished or was rolled back: nothing to resume")
         if run.undone:
             raise InvalidRequest("a rollback of the last sleep was interrupted: run `vault-cortex sleep --rollback`")
-        return _finish(cx, run, commit)
+        return _finish(tx, run, commit)
 
 
-def rollback(cx: Store, *, checkpoint: Checkpoint | None = None) -> ApplyReport:
+def rollback(vault: Vault, *, checkpoint: Checkpoint | None = None) -> ApplyReport:
     """Undo the last sleep, finished or interrupted, step by step in reverse; hand-edited files are kept."""
-    with cx.writing():
-        run, records = _open_run(cx, checkpoint)
+    with vault.change("sleep") as tx:
+        run, records = _open_run(tx, checkpoint)
         if any(r.get("t") == "rolled_back" for r in records):
             raise InvalidRequest(f"the last sleep ({run.plan.id}) was already rolled back")
         for op in reversed(run.plan.ops):
@@ -340,15 +333,15 @@ def rollback(cx: Store, *, checkpoint: Checkpoint | None = None) -> ApplyReport:
                 run.undone.add(op.step)
         run.cleanup()
         run.journal.write(t="rolled_back")
-        cx.sync_paths(run.touched())
-        return run.report(rolled_back=True)
+    return run.report(rolled_back=True)
 
 
-def _finish(cx: Store, run: _Run, commit: bool) -> ApplyReport:
+def _finish(tx: Change, run: _Run, commit: bool) -> ApplyReport:
+    """Run the plan's remaining steps, index what they changed, and commit them to git when asked."""
     run.cleanup()
     run.run()
-    cx.sync_paths(run.touched())
-    sha = commit_vault(cx.root, run.plan, sorted(run.done)) if commit else None
+    tx.index_touched()
+    sha = commit_vault(run.root, run.plan, sorted(run.done)) if commit else None
     return run.report(commit=sha)
 
 

@@ -22,6 +22,7 @@ from vault_cortex.errors import InvalidRequest
 from vault_cortex.files.yamltext import note_filename, render_new_note
 from vault_cortex.sleep.importlog import ImportLog
 from vault_cortex.sleep.transcript import Imported, Tally
+from vault_cortex.store.change import Change
 
 ORIGIN = "mcp-memory"
 TAG = "mcp-memory"
@@ -67,7 +68,7 @@ def render_entity(name: str, entity_type: str, observations: list[str], relation
     return title, render_new_note(title=title, body=heading + body + "\n", properties=props)
 
 
-def import_mcp_memory(root: Path, file: str | Path, folder: str) -> Imported:
+def import_mcp_memory(tx: Change, file: str | Path, folder: str) -> Imported:
     """Write one note per entity in `folder`; re-importing adds nothing, an edited note is kept."""
     path = Path(file).expanduser()
     names: Counter[str] = Counter()
@@ -95,7 +96,7 @@ def import_mcp_memory(root: Path, file: str | Path, folder: str) -> Imported:
         titles[name] = title
     dangling = sum(len(t) for src, kinds in relations.items() if src not in names for t in kinds.values())
     n_relations -= dangling
-    log = ImportLog(root, ORIGIN)
+    log = ImportLog(tx, ORIGIN)
     tally = Tally()
     held: dict[str, tuple[str, list[str]]] = {}
     seen: Counter[str] = Counter()

@@ -24,8 +24,8 @@ import msgspec
 
 from vault_cortex.errors import InvalidRequest, WriteConflict
 from vault_cortex.files.yamltext import note_filename, render_new_note
-from vault_cortex.index.host import Store
 from vault_cortex.sleep.importlog import ImportLog
+from vault_cortex.store.change import Change, Vault
 
 RAW = "raw"
 _MD_TURN = re.compile(r"^(?:\*\*(?P<b>user|human|you|assistant|claude|ai):\*\*|#{1,4}\s+(?P<h>user|human|you|"
@@ -260,9 +260,9 @@ class Tally:
                         updated=p["updated"], kept=p["kept"], tool_calls=tool_calls, counts=counts or {})
 
 
-def capture_transcript(root: Path, file: str | Path, session: str | None = None, *,
+def capture_transcript(tx: Change, file: str | Path, session: str | None = None, *,
                        default_session: str | None = None) -> Imported:
-    """Write a transcript's exchanges as raw notes in the vault at root (no indexing: sync does that).
+    """Write a transcript's exchanges as raw notes, within one change of the vault (which indexes them).
 
     The session's name is `session`, else the one used the last time this file was imported, else
     `default_session`, else the file's name. A note that exists with other content and was not written by
@@ -270,7 +270,7 @@ def capture_transcript(root: Path, file: str | Path, session: str | None = None,
     session's name is taken (WriteConflict).
     """
     path = Path(file).expanduser().resolve()
-    log = ImportLog(root, f"transcript:{path}")
+    log = ImportLog(tx, f"transcript:{path}")
     try:
         fh = path.open("rb")
     except OSError as exc:
@@ -340,9 +340,8 @@ def _record(line: bytes) -> dict[str, Any]:
     return rec if isinstance(rec, dict) else {}
 
 
-def import_transcript(cx: Store, file: str | Path, session: str | None = None) -> Imported:
-    """Write a transcript's exchanges as raw notes (never over edited ones) and index them."""
-    done = capture_transcript(cx.root, file, session)
-    cx.sync_paths(done.created + done.updated)  # just the notes it wrote: the cost follows the import
-    return done
+def import_transcript(vault: Vault, file: str | Path, session: str | None = None) -> Imported:
+    """Write a transcript's exchanges as raw notes (never over edited ones) and index just them."""
+    with vault.change("import") as tx:
+        return capture_transcript(tx, file, session)
 

@@ -1,0 +1,164 @@
+"""The one write path on a real vault, index and model: a move never deletes a save that landed meanwhile, the
+importers wait for the write lock like every writer, a saved file is a successful write even when indexing it
+fails, and every operation that takes a note accepts its path or its name."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from vault_cortex import Cortex, WriteConflict
+from vault_cortex import notes as notes_module
+from vault_cortex.files.sections import EditOp
+from vault_cortex.files.vault import Walk, init_vault
+from vault_cortex.index.embed import Embedder
+
+FIX = Path(__file__).parent.parent / "fixtures" / "imports"
+
+
+def _vault(tmp_path: Path) -> Path:
+    root = tmp_path / "vault"
+    init_vault(root)
+    return root
+
+
+class Breakable:
+    """The real model, which can be made to fail (a crashed runtime, an exhausted memory) while writes go on."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner, self.broken = inner, False
+
+    @property
+    def model_id(self) -> str:
+        return self.inner.model_id
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if self.broken:
+            raise RuntimeError("the model crashed")
+        return self.inner.embed(texts)
+
+    def count_tokens(self, text: str) -> int:
+        return self.inner.count_tokens(text)
+
+
+def _saving_during(monkeypatch: pytest.MonkeyPatch, file: Path, saves: list[str]) -> None:
+    """The user saves `file` (each text of `saves` in turn) while a move walks the vault."""
+    real = notes_module.walk
+
+    def walk(*args: Any, **kw: Any) -> Walk:
+        if saves:
+            file.write_text(saves.pop(0), encoding="utf-8")
+        return real(*args, **kw)
+
+    monkeypatch.setattr(notes_module, "walk", walk)
+
+
+def test_a_save_that_lands_while_a_note_is_moved_is_moved_with_it(tmp_path: Path, embedder: Embedder,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _vault(tmp_path)
+    src = root / "long_term" / "Counter.md"
+    src.write_text("counter 46\n", encoding="utf-8")
+    with Cortex.open(root, embedder=embedder) as cx:
+        cx.sync()
+        _saving_during(monkeypatch, src, ["counter 48\n"])
+        moved = cx.move_note("long_term/Counter.md", "long_term/Moved counter.md")
+        assert not src.exists()
+        assert (root / "long_term" / "Moved counter.md").read_text(encoding="utf-8") == "counter 48\n"
+        assert moved.dest == "long_term/Moved counter.md" and not moved.warnings
+
+
+def test_a_move_redone_past_its_tries_refuses_and_keeps_the_last_save(tmp_path: Path, embedder: Embedder,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _vault(tmp_path)
+    src = root / "long_term" / "Counter.md"
+    src.write_text("counter 1\n", encoding="utf-8")
+    with Cortex.open(root, embedder=embedder) as cx:
+        cx.sync()
+        real_read = cx.vault.read_bytes
+        n = [1]
+
+        def read_then_save(path: str) -> bytes:  # every read of it is followed by a save before the move ends
+            data = real_read(path)
+            if path == "long_term/Counter.md":
+                n[0] += 1
+                src.write_text(f"counter {n[0]}\n", encoding="utf-8")
+            return data
+
+        monkeypatch.setattr(cx.vault, "read_bytes", read_then_save)
+        with pytest.raises(WriteConflict, match="saved while it was being moved"):
+            cx.move_note("long_term/Counter.md", "long_term/Moved counter.md")
+        assert src.read_text(encoding="utf-8") == f"counter {n[0]}\n"  # the last save, where it was
+        assert not (root / "long_term" / "Moved counter.md").exists()
+
+
+def test_an_import_waits_for_the_write_lock(tmp_path: Path, embedder: Embedder) -> None:
+    root = _vault(tmp_path)
+    with Cortex.open(root, embedder=embedder) as cx:
+        cx.sync()
+        held, release = threading.Event(), threading.Event()
+
+        def hold() -> None:
+            with cx.vault.change("other writer"):
+                held.set()
+                release.wait(10)
+
+        before = set((root / "short_term").glob("*.md"))
+        holder = threading.Thread(target=hold)
+        holder.start()
+        held.wait(10)
+        done: list[Any] = []
+        importer = threading.Thread(target=lambda: done.append(cx.import_file(FIX / "memory.json")))
+        importer.start()
+        time.sleep(0.5)
+        assert not done and set((root / "short_term").glob("*.md")) == before, "it wrote under another writer"
+        release.set()
+        holder.join(10)
+        importer.join(60)
+        assert done and done[0].created and all((root / p).is_file() for p in done[0].created)
+        assert cx.db.note_ids(done[0].created).keys() == set(done[0].created), "indexed by the change"
+
+
+def test_a_saved_edit_whose_indexing_fails_succeeds_with_a_warning(tmp_path: Path, embedder: Embedder) -> None:
+    """The rule: once the file is saved the call succeeds, so a client has no reason to retry (a retried append
+    appended twice when this answered 500); the next sync indexes it."""
+    root = _vault(tmp_path)
+    model = Breakable(embedder)
+    with Cortex.open(root, embedder=model) as cx:
+        cx.sync()
+        model.broken = True
+        path = "long_term/Prefer boring technology.md"
+        before = (root / path).read_text(encoding="utf-8")
+        edited = cx.edit_note(path, EditOp(op="append", content="Chosen again for the telemetry store."))
+        assert edited.changed and edited.warnings and "indexing failed" in edited.warnings[0]
+        text = (root / path).read_text(encoding="utf-8")
+        assert text.count("Chosen again for the telemetry store.") == 1 and text.startswith(before.rstrip("\n"))
+        doc = cx.remember("The greenhouse fan needs a new bearing.", title="Fan bearing")
+        assert doc.warnings and (root / doc.path).is_file()
+        model.broken = False
+        cx.sync()
+        hits = cx.recall("telemetry store chosen again", log_activity=False).hits
+        assert hits[0].path == path
+
+
+def test_every_operation_that_takes_a_note_accepts_its_name(tmp_path: Path, embedder: Embedder) -> None:
+    root = _vault(tmp_path)
+    with Cortex.open(root, embedder=embedder) as cx:
+        cx.sync()
+        habit = next(p for p in cx.db.paths_under("habits"))
+        question = next(p for p in cx.db.paths_under("curiosities"))
+        name = "Prefer boring technology"
+        assert cx.related(name).query == "long_term/Prefer boring technology.md"
+        assert cx.link(name, "supports", "SQLite WAL mode").path == "long_term/Prefer boring technology.md"
+        assert cx.reinforce(Path(habit).stem).path == habit
+        explored = cx.explore(Path(question).stem, name)
+        assert explored.question.path == question and explored.answer == "long_term/Prefer boring technology.md"

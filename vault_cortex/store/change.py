@@ -1,0 +1,204 @@
+"""`Vault.change()`: the one door for changes to the vault, with one rule.
+
+Every writer (remember, link, edit, move, archive, the importers, capture, sleep's apply and rollback, habit
+and resonance weights, curiosities) goes through it:
+
+    with vault.change(client) as tx:
+        data = tx.read(path)
+        tx.write(path, new, content_hash(data), op="append")
+
+A change holds the vault's write lock (one writer thread, one writer process), checks each write against the
+hash its caller read (`WriteConflict` when the file changed underneath), writes atomically, logs the edit
+event of each operation that names one, and on exit indexes exactly the notes it touched.
+
+The rule: once a file is saved, the call succeeds. When indexing it fails, the change says so in `warnings`
+(and the log); the watcher or the next sync indexes it. So a client never retries a write that was made.
+`tests/unit/test_write_path.py` checks that nothing else calls the atomic write or takes the write lock.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+
+from vault_cortex.config import Settings
+from vault_cortex.errors import InvalidRequest, NoteNotFound, UnsafePath, WriteConflict
+from vault_cortex.files.edit import edit_bytes
+from vault_cortex.files.vault import NoteDoc, atomic_write, content_hash, note_path
+from vault_cortex.index.activity import EditEvent, Event
+from vault_cortex.index.activity import append as append_event
+from vault_cortex.index.upkeep import Index
+
+log = logging.getLogger(__name__)
+
+OWN_FILES = ".cortex/"  # vault-cortex's own files (sleep plans, journals' backups, decay state): not notes
+
+
+class Vault:
+    """A vault's files and the index derived from them, read and changed through one door."""
+
+    def __init__(self, root: Path, settings: Settings, index: Index, clock: Callable[[], datetime]) -> None:
+        self.root, self.settings, self.index, self.clock = root, settings, index, clock
+
+    def read_bytes(self, path: str) -> bytes:
+        """A note's bytes as they are on disk (for edits that must keep every byte they do not change)."""
+        file = note_path(self.root, path)
+        try:
+            return file.read_bytes()
+        except FileNotFoundError:
+            raise NoteNotFound(f"no note at {path!r}") from None
+        except IsADirectoryError:
+            raise NoteNotFound(f"{path!r} is a folder, not a note") from None
+
+    def read_note(self, path: str) -> NoteDoc:
+        """A note's text and ETag; the path must be a vault-relative .md path outside dot-folders."""
+        data = self.read_bytes(path)
+        content = data.decode("utf-8", errors="replace")
+        warnings = [] if "\ufffd" not in content or data.decode("utf-8", errors="ignore") == content else [
+            "the note is not valid UTF-8: undecodable bytes show as U+FFFD here, and a PUT of this content "
+            "writes them so (vault-cortex's own edits keep the bytes)"]
+        return NoteDoc(path=path, content=content, etag=content_hash(data), warnings=warnings)
+
+    def edit_text(self, path: str, edit: Callable[[str], str], if_match: str | None = None, *,
+                  client: str = "api") -> NoteDoc:
+        """One change applying a frontmatter edit (files/edit.py) to a note's bytes: only the edited lines change,
+        whatever the encoding of the rest; refused if the note changed since if_match was read."""
+        with self.change(client) as tx:
+            _, new = tx.edit(path, lambda data: edit_bytes(data, edit), if_match)
+        return NoteDoc(path=path, content=new.decode("utf-8", errors="replace"), etag=content_hash(new),
+                       warnings=tx.warnings)
+
+    def log(self, event: Event) -> None:
+        """Append to the activity log; a failure to log never fails the caller's request."""
+        try:
+            append_event(self.root, event)
+        except OSError as exc:
+            log.warning("could not append to the activity log: %s", exc)
+
+    @contextmanager
+    def change(self, client: str = "api", *, index: bool = True) -> Iterator[Change]:
+        """Hold the write lock for one change; on exit index the notes it wrote, moved or removed.
+
+        `index=False` leaves the indexing to the running server's watcher (capture does, from a hook process
+        beside `serve`). The notes are indexed even when the body fails after saving some: they are saved.
+        """
+        with self.index.writing():
+            tx = Change(self, client)
+            try:
+                yield tx
+            finally:
+                if index:
+                    tx.index_touched()
+
+
+class Change:
+    """One change under the write lock: reads, checked writes, moves and removals; what it touched is indexed
+    when it ends, and what went wrong after a file was saved is in `warnings`."""
+
+    def __init__(self, vault: Vault, client: str) -> None:
+        self.vault, self.client = vault, client
+        self.touched: list[str] = []
+        self.warnings: list[str] = []
+
+    def file(self, path: str, *, own: bool = False) -> Path:
+        """The file for a vault path: a note (`note_path`'s checks: never a dot-folder), or with `own` one of
+        vault-cortex's own files under `.cortex/` (a sleep's plan, backups and decay state), which no request
+        can name."""
+        if not own:
+            return note_path(self.vault.root, path)
+        parts = path.split("/")
+        if not path.startswith(OWN_FILES) or any(p in ("", ".", "..") for p in parts):
+            raise UnsafePath(f"not a path inside {OWN_FILES}: {path!r}")
+        return self.vault.root / path
+
+    def read(self, path: str) -> bytes:
+        """A note's bytes now (NoteNotFound if it is missing or a folder)."""
+        return self.vault.read_bytes(path)
+
+    def write(self, path: str, data: bytes, expected: str | None, *, op: str | None = None,
+              own: bool = False) -> str:
+        """Save a file atomically: create it (`expected` None: it must not exist yet) or replace the bytes whose
+        hash is `expected` (WriteConflict if it changed since). `op` logs an edit event; `own`: see `file`.
+        Returns the new ETag."""
+        file = self.file(path, own=own)
+        if file.is_dir():
+            raise InvalidRequest(f"{path!r} is a folder, not a note")
+        atomic_write(file, data, expected)
+        if not own:
+            self._touch(path)
+        if op is not None:
+            self.vault.log(EditEvent(ts=self.vault.clock(), client=self.client, path=path, op=op))
+        return content_hash(data)
+
+    def edit(self, path: str, edit: Callable[[bytes], bytes], if_match: str | None = None, *,
+             op: str | None = None) -> tuple[bytes, bytes]:
+        """Apply an edit to a note's bytes and save the result if it differs: (old bytes, new bytes). Refused if
+        `if_match` is given and the note changed since it was read."""
+        old = self.read(path)
+        if if_match is not None and content_hash(old) != if_match:
+            raise WriteConflict(f"{path} changed since it was read (ETag {if_match} is stale); read it again")
+        new = edit(old)
+        if new != old:
+            self.write(path, new, content_hash(old), op=op)
+        return old, new
+
+    def remove(self, path: str, expected: str, *, own: bool = False) -> None:
+        """Remove a file whose bytes still hash to `expected`; WriteConflict (and nothing removed) otherwise."""
+        file = self.file(path, own=own)
+        try:
+            now = content_hash(file.read_bytes())
+        except FileNotFoundError:
+            return
+        if now != expected:
+            raise WriteConflict(f"{path} changed on disk since it was read; it was not removed")
+        file.unlink()
+        _fsync_dir(file.parent)
+        if not own:
+            self._touch(path)
+
+    def move(self, path: str, dest: str, data: bytes, expected: str, *, op: str | None = None,
+             between: Callable[[], None] | None = None) -> str:
+        """Move a note: save `data` at `dest` (which must not exist), then remove the source if it still holds
+        exactly what was read (`expected`). A save that landed meanwhile is never deleted: the copy at `dest`
+        is taken back and WriteConflict raised (the caller reads again and redoes, or refuses). `between` runs
+        after the copy is saved (a journal's checkpoint). Returns the ETag at `dest`."""
+        etag = self.write(dest, data, None)
+        if between is not None:
+            between()
+        try:
+            self.remove(path, expected)
+        except WriteConflict:
+            self.remove(dest, etag)
+            raise WriteConflict(f"{path} was saved while it was being moved; it was not moved") from None
+        if op is not None:
+            self.vault.log(EditEvent(ts=self.vault.clock(), client=self.client, path=path, op=op, dest=dest))
+        return etag
+
+    def _touch(self, path: str) -> None:
+        if path not in self.touched:
+            self.touched.append(path)
+
+    def index_touched(self) -> None:
+        """Index the notes this change touched so far (at its end, or earlier when the caller must); a failure is
+        a warning, never an error: the files are saved."""
+        touched, self.touched = self.touched, []
+        if not touched:
+            return
+        try:
+            self.vault.index.sync_paths(touched)
+        except Exception as exc:  # noqa: BLE001 - the rule: a saved file is a successful write
+            log.warning("saved %s, but indexing failed: %s: %s", ", ".join(touched), type(exc).__name__, exc)
+            self.warnings.append(f"saved, but indexing failed ({type(exc).__name__}: {exc}); the watcher or the "
+                                 "next sync indexes it")
+
+
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
