@@ -162,3 +162,31 @@ def test_every_operation_that_takes_a_note_accepts_its_name(tmp_path: Path, embe
         assert cx.reinforce(Path(habit).stem).path == habit
         explored = cx.explore(Path(question).stem, name)
         assert explored.question.path == question and explored.answer == "long_term/Prefer boring technology.md"
+
+
+def test_a_sleep_step_saved_in_its_check_write_gap_is_skipped_not_an_abort(tmp_path: Path,
+                                                                           embedder: Embedder) -> None:
+    """The note is saved after the step checked it and before it wrote: the step is skipped and reported, the
+    save kept, and the rest of the plan applied (it aborted the run half-done, and nightly then stopped)."""
+    import json
+
+    from vault_cortex.sleep import cycle as sleep
+
+    root = _vault(tmp_path)
+    with Cortex.open(root, embedder=embedder) as cx:
+        cx.sync()
+        plan = cx.sleep_plan("full")
+        chosen = next(op for op in plan.ops if op.path.endswith(".md") and op.hashes.get(op.path))
+        journal = root / ".cortex" / "sleep" / "journal.jsonl"
+
+        def user_saves_after_the_check() -> None:
+            last = json.loads(journal.read_bytes().splitlines()[-1])
+            if last.get("t") == "begin" and last.get("step") == chosen.step:
+                file = root / chosen.path
+                file.write_bytes(file.read_bytes() + b"\nSaved meanwhile.\n")
+
+        report = sleep.apply(cx.vault, plan, checkpoint=user_saves_after_the_check)
+        assert chosen.step in {s.step for s in report.skipped}
+        assert (root / chosen.path).read_bytes().endswith(b"\nSaved meanwhile.\n")
+        assert set(report.applied) | {s.step for s in report.skipped} == {op.step for op in plan.ops}
+        assert any(r.get("t") == "end" for r in map(json.loads, journal.read_bytes().splitlines()))
