@@ -12,7 +12,6 @@ import msgspec
 from vault_cortex.files.frontmatter import body_text
 from vault_cortex.identity.curiosity import open_matching
 from vault_cortex.identity.habits import match as match_habits
-from vault_cortex.identity.resonance import setting
 from vault_cortex.index.activity import RecallEvent
 from vault_cortex.index.host import Searchable
 from vault_cortex.index.sync import Indexing
@@ -107,7 +106,7 @@ def build_context(cx: Recalling, *, task: str | None, project: str | None, activ
     for i, p in enumerate(pinned(cx)):
         extra += [c for c in [special(cx, p, "Pinned", 1.0 - i * 1e-3, "pinned identity note")] if c]
     if qvec is not None:
-        for h in match_habits(cx, text, qvec)[: int(setting(cx, "habits", "max", 12))]:
+        for h in match_habits(cx, text, qvec)[: cx.settings.habits.max]:
             c = special(cx, h.path, "Habits", 0.95 + 0.04 * h.score, f"habit that matches this task: {h.why}")
             extra += [c] if c else []
     open_questions, found = open_matching(cx, qvec)

@@ -17,7 +17,6 @@ from vault_cortex.files.note import parse_note
 from vault_cortex.files.properties import read_aliases
 from vault_cortex.files.vault import content_hash
 from vault_cortex.files.yamltext import note_filename, render_new_note
-from vault_cortex.identity.resonance import setting
 from vault_cortex.index.host import Searchable
 from vault_cortex.index.vectors import Vector
 
@@ -111,7 +110,7 @@ def open_matching(cx: Searchable, qvec: Vector | None) -> tuple[list[Curiosity],
     open_.sort(key=lambda c: (c.created or "", c.path), reverse=True)
     if qvec is None:
         return open_, []
-    threshold = setting(cx, "curiosity", "match_threshold", 0.4)
+    threshold = cx.settings.curiosity.match_threshold
     sims = cx.similarity(qvec, [c.path for c in open_])
     matching = [msgspec.structs.replace(c, similarity=round(sims[c.path], 4))
                 for c in open_ if sims.get(c.path, 0.0) >= threshold]

@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 
 from vault_cortex.config import Settings
-from vault_cortex.errors import ConfigError, InvalidRequest, NoteNotFound
+from vault_cortex.errors import InvalidRequest, NoteNotFound
 from vault_cortex.files.edit import set_property
 from vault_cortex.files.note import parse_note
 from vault_cortex.files.properties import read_aliases
@@ -27,7 +27,6 @@ from vault_cortex.recall.pipeline import parse_time
 RESONANCE_DIR = "resonance"
 CATEGORIES = ("identity", "relationship", "aesthetic", "theme", "concept", "emotional")
 DEFAULT_WEIGHT = 0.5
-HALF_LIFE_DAYS = 30.0  # `resonance.half_life_days` overrides it
 CLOSE = 0.2  # |actual - claimed| within this reads as "lived as claimed"
 
 
@@ -149,29 +148,12 @@ def stem(path: str) -> str:
     return path.rsplit("/", 1)[-1].removesuffix(".md")
 
 
-def number_setting(settings: Settings, section: str, key: str, default: float) -> float:
-    """A number from a feature section of config.toml (or its environment override, a string)."""
-    value = settings.extra.get(section, {}).get(key, default)
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{section}.{key} must be a number, not {value!r}") from None
-    if number < 0 or math.isnan(number):
-        raise ConfigError(f"{section}.{key} must be >= 0, not {value!r}")
-    return number
-
-
 def half_life(settings: Settings) -> float:
     """Days for the distance between a concept's weight and its baseline to halve."""
-    return number_setting(settings, "resonance", "half_life_days", HALF_LIFE_DAYS)
+    return settings.resonance.half_life_days
 
 
 # -- IO, through the facade ------------------------------------------------------------------------------
-def setting(cx: Store, section: str, key: str, default: float) -> float:
-    """A number from a feature section of the vault's settings."""
-    return number_setting(cx.settings, section, key, default)
-
-
 def folder_paths(cx: Store, folder: str) -> list[str]:
     return cx.db.paths_under(folder)
 
@@ -250,7 +232,7 @@ def resolve(cx: Store, concept: str) -> str:
 def touch(cx: Store, concept: str, *, by: str | None = None, client: str = "api") -> WeightChange:
     """Raise a concept's weight by `resonance.touch_step` (one line) and log the touch."""
     path = resolve(cx, concept)
-    step = setting(cx, "resonance", "touch_step", 0.1)
+    step = cx.settings.resonance.touch_step
     change = bump(cx, path, step, f"touched{f' by {by}' if by else ''}")
     cx.log(TouchEvent(ts=cx.clock(), client=client, concept=stem(path), path=by))
     return change
@@ -293,7 +275,7 @@ def last_feedback(cx: Store, folder: str, events: Sequence[Event] | None = None)
 
 def report(cx: Store, days: int | None = None) -> ResonanceReport:
     """Claimed (baseline) vs actual use: touches and mentions in notes created or modified in the last days."""
-    days = int(setting(cx, "resonance", "report_days", 30)) if days is None else days
+    days = cx.settings.resonance.report_days if days is None else days
     if not 1 <= days <= 36500:
         raise InvalidRequest(f"days must be between 1 and 36500, not {days}")
     since = cx.clock() - timedelta(days=days)

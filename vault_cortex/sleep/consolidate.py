@@ -48,7 +48,6 @@ from vault_cortex.sleep.operations import (
     Plan,
     State,
     World,
-    sleep_settings,
     special,
     state_json,
     title_of,
@@ -108,7 +107,7 @@ class _Sleep:
     """One plan under construction: the world, the decisions so far and the draft of operations."""
 
     def __init__(self, world: World, vectors: Mapping[str, Vector], settings: Settings) -> None:
-        self.world, self.settings, self.cfg = world, settings, sleep_settings(settings)
+        self.world, self.settings, self.cfg = world, settings, settings.sleep
         self.now = world.now
         self.notes = {m.path: m for m in world.notes}
         self.live = {p: m for p, m in self.notes.items() if top_folder(p) != ARCHIVE}

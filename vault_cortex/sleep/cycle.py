@@ -36,7 +36,6 @@ from vault_cortex.sleep.operations import (
     World,
     parse_when,
     plan_markdown,
-    sleep_settings,
     top_folder,
 )
 
@@ -182,7 +181,7 @@ def plan(cx: Sleeping, mode: str = "full") -> Plan:
 
 def next_nightly(settings: Settings, now: datetime) -> datetime | None:
     """When the next nightly sleep is due (in now's time zone), or None when `sleep.nightly` is off."""
-    cfg = sleep_settings(settings)
+    cfg = settings.sleep
     if not cfg.nightly:
         return None
     try:

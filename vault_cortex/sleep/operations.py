@@ -11,7 +11,6 @@ from datetime import UTC, datetime
 
 import msgspec
 
-from vault_cortex.config import Settings
 from vault_cortex.errors import InvalidRequest, NoteParseError
 from vault_cortex.files.edit import add_relation, add_to_list, set_property
 from vault_cortex.files.vault import ARCHIVE, content_hash
@@ -33,41 +32,6 @@ class State(msgspec.Struct, frozen=True, kw_only=True):
 
 
 # -- inputs ------------------------------------------------------------------------------------------------
-
-def _keywords() -> dict[str, list[str]]:
-    return {
-        "soul": ["value", "believe", "principle", "promise", "matters to me"],
-        "personality": ["I tend to", "mood", "energy", "motivation", "habitually"],
-        "artistic": ["sketch", "drawing", "design", "colour", "color", "music"],
-        "linguistic": ["writing", "phrase", "wording", "grammar", "style", "translation"],
-        "scientific": ["measured", "experiment", "benchmark", "datasheet", "sqlite", "voltage"],
-        "long_term": ["decided", "decision", "architecture", "lesson", "always", "never"],
-    }
-
-
-class SleepSettings(msgspec.Struct, frozen=True, kw_only=True):
-    """The `[sleep]` section of config.toml (defaults as in the template)."""
-
-    merge_threshold: float = 0.92
-    promote_above: float = 0.7
-    prune_below: float = 0.3
-    co_retrieved_min: int = 3
-    related_threshold: float = 0.8
-    prune_min_connections: int = 5
-    nightly: bool = False
-    nightly_at: str = "03:30"
-    keywords: dict[str, list[str]] = msgspec.field(default_factory=_keywords)
-
-
-def sleep_settings(settings: Settings) -> SleepSettings:
-    """The sleep settings from `settings.extra["sleep"]`; unknown keys are ignored."""
-    raw = dict(settings.extra.get("sleep") or {})
-    known = {k: v for k, v in raw.items() if k in SleepSettings.__struct_fields__}
-    try:
-        return msgspec.convert(known, SleepSettings, strict=False)
-    except msgspec.ValidationError as exc:
-        raise InvalidRequest(f"invalid [sleep] setting: {exc}") from exc
-
 
 class Memo(msgspec.Struct, frozen=True, kw_only=True):
     """One note as sleep sees it: facts from the index and activity log, and its current text and hash."""
