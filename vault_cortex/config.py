@@ -14,6 +14,7 @@ from typing import Annotated, Any
 import msgspec
 
 from vault_cortex.errors import ConfigError
+from vault_cortex.limits import MAX_BUDGET_TOKENS, MAX_K, MAX_QUERY_CHARS, MIN_BUDGET_TOKENS, MIN_K
 
 CONFIG_PATH = ".cortex/config.toml"
 SIGNALS = ("relevance", "region", "importance", "coactivation", "graph", "recency", "resonance")
@@ -168,7 +169,7 @@ class CuriositySettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknow
 
 class HooksSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     prompt_budget_tokens: Count = 400
-    session_budget_tokens: Count = 1500
+    session_budget_tokens: Annotated[int, msgspec.Meta(ge=MIN_BUDGET_TOKENS, le=MAX_BUDGET_TOKENS)] = 1500
 
 
 class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -290,8 +291,10 @@ def _check(settings: Settings) -> None:
         raise ConfigError("index.max_file_mb must be positive")
     if idx.max_chunks_per_note < 1:
         raise ConfigError("index.max_chunks_per_note must be at least 1")
-    if not 1 <= rec.k <= rec.max_k:
-        raise ConfigError(f"recall.k must be between 1 and recall.max_k ({rec.max_k})")
+    if not MIN_K <= rec.max_k <= MAX_K:
+        raise ConfigError(f"recall.max_k must be between {MIN_K} and {MAX_K}")
+    if not MIN_K <= rec.k <= rec.max_k:
+        raise ConfigError(f"recall.k must be between {MIN_K} and recall.max_k ({rec.max_k})")
     if rec.candidates < rec.k:
         raise ConfigError("recall.candidates must be at least recall.k")
     if rec.dense_weight < 0 or rec.lexical_weight < 0 or rec.dense_weight + rec.lexical_weight == 0:
@@ -304,8 +307,10 @@ def _check(settings: Settings) -> None:
     unknown = sorted(set(push.weights) - set(GATE_FEATURES))
     if unknown:
         raise ConfigError(f"push.weights names unknown features {unknown}; known: {', '.join(GATE_FEATURES)}")
-    if rec.budget_tokens < 50 or rec.max_query_chars < 1:
-        raise ConfigError("recall.budget_tokens must be at least 50 and recall.max_query_chars at least 1")
+    if not MIN_BUDGET_TOKENS <= rec.budget_tokens <= MAX_BUDGET_TOKENS:
+        raise ConfigError(f"recall.budget_tokens must be between {MIN_BUDGET_TOKENS} and {MAX_BUDGET_TOKENS}")
+    if not 1 <= rec.max_query_chars <= MAX_QUERY_CHARS:
+        raise ConfigError(f"recall.max_query_chars must be between 1 and {MAX_QUERY_CHARS}")
 
 
 def load_settings(vault: Path, env: Mapping[str, str] | None = None) -> Settings:

@@ -37,6 +37,7 @@ from vault_cortex.index.embed import Embedder
 from vault_cortex.index.sync import Progress
 from vault_cortex.index.upkeep import IndexUpkeep
 from vault_cortex.index.vectors import EmbeddingCache, Vector
+from vault_cortex.limits import check_budget
 from vault_cortex.recall.filters import Filters, allowed_notes
 from vault_cortex.recall.graph import Graph
 from vault_cortex.recall.health import GraphHealth, health
@@ -204,8 +205,7 @@ class Cortex(IndexUpkeep):
 
     def pack(self, scored: list[Scored], budget_tokens: int, extra: Sequence[Candidate] = (),
               section_order: Sequence[str] = ()) -> Packed:
-        if not 50 <= budget_tokens <= 100_000:
-            raise InvalidRequest(f"budget_tokens must be between 50 and 100000, not {budget_tokens}")
+        check_budget(budget_tokens)
         chunks = self.db.chunks_of({s.note.id for s in scored})
         candidates = [*extra, *(to_candidate(s, chunks.get(s.note.id, [])) for s in scored)]
         order = self.settings.regions.order

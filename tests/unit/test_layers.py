@@ -1,7 +1,8 @@
 """The shape of the code: one-way dependencies between the sub-packages, a pure core inside each, and nothing in
 the library importing the server.
 
-Order (each may import only from its own level and those left of it; `errors` and `config` are the base):
+Order (each may import only from its own level and those left of it; `errors`, `limits` and `config` are the
+base):
     files <- index <- recall <- identity <- sleep <- cortex, notes <- cli        (then server/, outside)
 """
 
@@ -13,7 +14,7 @@ from pathlib import Path
 import vault_cortex
 
 PACKAGE = Path(vault_cortex.__file__).parent
-BASE = {"errors": 0, "config": 1}
+BASE = {"errors": 0, "limits": 1, "config": 1}
 LEVELS = {"files": 2, "index": 3, "recall": 4, "identity": 5, "sleep": 6, "cortex": 7, "notes": 7, "__init__": 7,
           "cli": 8}
 # Pure core: values in, values out. No disk, clock, environment, network, database or model.
@@ -23,7 +24,7 @@ PURE = {"files.note", "files.frontmatter", "files.properties", "files.links", "f
         "recall.rank", "recall.edges", "recall.pairs", "recall.note_links", "recall.graph", "recall.proximity",
         "recall.health", "recall.pack",
         "sleep.merge", "sleep.tiers", "sleep.dream",
-        "errors"}
+        "errors", "limits"}
 IMPURE = {"os", "sqlite3", "pathlib", "shutil", "tempfile", "socket", "subprocess", "time", "usearch",
           "onnxruntime", "tokenizers", "watchfiles", "litestar", "httpx", "urllib.request", "fcntl", "threading"}
 

@@ -16,6 +16,7 @@ from vault_cortex.index.activity import RecallEvent
 from vault_cortex.index.host import Searchable
 from vault_cortex.index.sync import Indexing
 from vault_cortex.index.vectors import Vector
+from vault_cortex.limits import MIN_BUDGET_TOKENS, check_budget
 from vault_cortex.recall.filters import Filters
 from vault_cortex.recall.pack import Candidate, Packed, Piece
 from vault_cortex.recall.pipeline import Scored
@@ -96,7 +97,7 @@ def build_context(cx: Recalling, *, task: str | None, project: str | None, activ
                   filters: Filters | None = None) -> Context:
     """Pinned notes, matching habits and open questions, the handoff and recall, packed in one budget."""
     started = time.perf_counter()
-    budget = cx.settings.recall.budget_tokens if budget_tokens is None else budget_tokens
+    budget = cx.settings.recall.budget_tokens if budget_tokens is None else check_budget(budget_tokens)
     mode_name, weights = cx.mode(mode)
     text = query_text(cx, task, project, active_note, recent)
     if len(text) > cx.settings.recall.max_query_chars:
@@ -128,7 +129,7 @@ def build_context(cx: Recalling, *, task: str | None, project: str | None, activ
         taken = frozenset(c.path for c in extra) | cx.archived()
         allowed = cx.allowed(filters, exclude=taken)
         scored = cx.ranked(text, qvec, weights, exclude=taken, allowed=allowed)[: cx.settings.recall.max_k]
-    packed = cx.pack(scored, max(50, budget - nudge_tokens), extra=extra, section_order=SECTIONS)
+    packed = cx.pack(scored, max(MIN_BUDGET_TOKENS, budget - nudge_tokens), extra=extra, section_order=SECTIONS)
     if task or project:
         cx.log(RecallEvent(ts=cx.clock(), client=client, query=text[:500], mode=mode_name,
                              paths=tuple(i.path for i in packed.items if not i.section)))
