@@ -9,6 +9,7 @@ import msgspec
 from vault_cortex.errors import InvalidRequest, NoteNotFound, WriteConflict
 from vault_cortex.files.edit import add_relation
 from vault_cortex.files.links import Dangling, Resolver, parse_linktext
+from vault_cortex.files.paths import top_folder, unique_path
 from vault_cortex.files.properties import normalise_tag
 from vault_cortex.files.relink import Relinked, relink
 from vault_cortex.files.sections import EditOp
@@ -17,7 +18,6 @@ from vault_cortex.files.vault import ARCHIVE, NoteDoc, atomic_write, content_has
 from vault_cortex.files.yamltext import note_filename, render_new_note
 from vault_cortex.index.activity import EditEvent
 from vault_cortex.index.host import Store
-from vault_cortex.sleep.operations import top_folder, unique_path
 
 
 def remember(cx: Store, text: str, *, title: str | None = None, region: str | None = None,

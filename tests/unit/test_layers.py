@@ -19,7 +19,7 @@ LEVELS = {"files": 2, "index": 3, "recall": 4, "identity": 5, "sleep": 6, "corte
           "cli": 8}
 # Pure core: values in, values out. No disk, clock, environment, network, database or model.
 PURE = {"files.note", "files.frontmatter", "files.properties", "files.links", "files.chunk", "files.noise",
-        "files.edit", "files.yamltext", "files.sections", "files.relink",
+        "files.edit", "files.yamltext", "files.sections", "files.relink", "files.paths",
         "index.fts", "index.schema", "index.rows",
         "recall.rank", "recall.edges", "recall.pairs", "recall.note_links", "recall.graph", "recall.proximity",
         "recall.health", "recall.pack",

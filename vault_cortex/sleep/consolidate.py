@@ -17,6 +17,7 @@ import numpy as np
 from vault_cortex.config import Settings
 from vault_cortex.errors import InvalidRequest
 from vault_cortex.files.frontmatter import body_text
+from vault_cortex.files.paths import top_folder, unique_path
 from vault_cortex.files.vault import ARCHIVE
 from vault_cortex.identity.habits import HABITS_DIR
 from vault_cortex.identity.habits import half_life as habit_half_life
@@ -51,8 +52,6 @@ from vault_cortex.sleep.operations import (
     special,
     state_json,
     title_of,
-    top_folder,
-    unique_path,
 )
 from vault_cortex.sleep.tiers import Source, TierReport, clusters, summarise, unit_rows
 from vault_cortex.sleep.tiers import report as tier_report

@@ -19,6 +19,7 @@ import numpy as np
 
 from vault_cortex.config import Settings
 from vault_cortex.errors import InvalidRequest
+from vault_cortex.files.paths import top_folder
 from vault_cortex.files.vault import content_hash
 from vault_cortex.identity.habits import HABITS_DIR
 from vault_cortex.identity.resonance import DEFAULT_WEIGHT, RESONANCE_DIR, as_weight, last_feedback, last_touches
@@ -36,7 +37,6 @@ from vault_cortex.sleep.operations import (
     World,
     parse_when,
     plan_markdown,
-    top_folder,
 )
 
 __all__ = ["ApplyReport", "Plan", "Skip", "apply", "gather", "load_plan", "next_nightly", "plan", "plan_file",

@@ -13,6 +13,7 @@ import msgspec
 
 from vault_cortex.errors import InvalidRequest, NoteParseError
 from vault_cortex.files.edit import add_relation, add_to_list, set_property
+from vault_cortex.files.paths import top_folder
 from vault_cortex.files.vault import ARCHIVE, content_hash
 from vault_cortex.recall.health import GraphHealth
 from vault_cortex.sleep.dream import Findings, Handoff, findings_markdown
@@ -115,10 +116,6 @@ class Plan(msgspec.Struct, frozen=True, kw_only=True):
 
 # -- small pure helpers ----------------------------------------------------------------------------------
 
-def top_folder(path: str) -> str:
-    return path.split("/", 1)[0] if "/" in path else ""
-
-
 def special(path: str) -> bool:
     """Folders and files sleep never merges, triages, prunes or wires."""
     return path == HANDOFF or top_folder(path) in SPECIAL
@@ -154,16 +151,6 @@ def apply_edit(text: str, action: str, key: str, value: str | float | None) -> s
     if action == "add_relation" and isinstance(value, str):
         return add_relation(text, key, value)
     raise InvalidRequest(f"unknown edit {action!r}")
-
-
-def unique_path(path: str, taken: set[str]) -> str:
-    """path, or `stem 2.md`, `stem 3.md`, … when a file already has it."""
-    stem = path.removesuffix(".md")
-    n = 1
-    while path in taken:
-        n += 1
-        path = f"{stem} {n}.md"
-    return path
 
 
 class Links:
