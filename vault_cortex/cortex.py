@@ -24,6 +24,7 @@ from vault_cortex.errors import (
     WriteConflict,
 )
 from vault_cortex.files.edit import edit_bytes
+from vault_cortex.files.paths import note_name
 from vault_cortex.files.sections import EditOp
 from vault_cortex.files.vault import NoteDoc, atomic_write, content_hash, note_path
 from vault_cortex.identity import curiosity, habits, resonance
@@ -173,7 +174,7 @@ class Cortex(IndexUpkeep):
             return Recall(query=path, mode=mode_name, hits=[], took_ms=0.0, indexing=self.indexing)
         qvec = np.mean(np.stack(vecs), axis=0).astype(np.float32)
         qvec /= float(np.linalg.norm(qvec)) or 1.0
-        text = " ".join([path.rsplit("/", 1)[-1].removesuffix(".md"), *(c.text for c in chunks)])[:2000]
+        text = " ".join([note_name(path), *(c.text for c in chunks)])[:2000]
         linked = {ln.dst for ln in self.db.links(src=path) if ln.dst}
         exclude = frozenset({path, *linked}) | self.archived()
         top = self.ranked(text, qvec, weights, exclude=exclude)[:k]

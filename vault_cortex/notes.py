@@ -9,7 +9,7 @@ import msgspec
 from vault_cortex.errors import InvalidRequest, NoteNotFound, WriteConflict
 from vault_cortex.files.edit import add_relation
 from vault_cortex.files.links import Dangling, Resolver, parse_linktext
-from vault_cortex.files.paths import top_folder, unique_path
+from vault_cortex.files.paths import note_name, top_folder, unique_path
 from vault_cortex.files.properties import normalise_tag
 from vault_cortex.files.relink import Relinked, relink
 from vault_cortex.files.sections import EditOp
@@ -220,7 +220,7 @@ def archive(cx: Store, path: str, *, etag: str | None = None, client: str = "api
 
 def _linking(cx: Store, path: str, dest: str) -> list[str]:
     """Notes whose links may change meaning: those linking the moved note, and those naming its new name."""
-    name = dest.rsplit("/", 1)[-1].removesuffix(".md").casefold()
+    name = note_name(dest).casefold()
     out = set(cx.db.linking(path, name))
     out.discard(path)
     out.discard(dest)

@@ -1,6 +1,12 @@
-"""Vault paths as strings, pure: the folder a path sits in, a free name beside taken ones."""
+"""Vault paths as strings, pure: a note's name, the folder a path sits in, a free name beside taken ones."""
 
 from __future__ import annotations
+
+
+def note_name(path: str) -> str:
+    """A note's name as a link names it: the last segment of its path without `.md` (in any case)."""
+    name = path.rsplit("/", 1)[-1]
+    return name[:-3] if name.lower().endswith(".md") else name
 
 
 def top_folder(path: str) -> str:

@@ -10,6 +10,7 @@ from typing import Protocol
 import msgspec
 
 from vault_cortex.files.frontmatter import body_text
+from vault_cortex.files.paths import note_name
 from vault_cortex.identity.curiosity import open_matching
 from vault_cortex.identity.habits import match as match_habits
 from vault_cortex.index.activity import RecallEvent
@@ -61,9 +62,9 @@ def query_text(cx: Recalling, task: str | None, project: str | None, active_note
     parts = [p for p in (task, project) if p]
     if active_note:
         doc = cx.read_note(active_note)
-        parts.append(doc.path.rsplit("/", 1)[-1].removesuffix(".md"))
+        parts.append(note_name(doc.path))
         parts.append(body_text(doc.content)[:600])
-    parts += [r.rsplit("/", 1)[-1].removesuffix(".md") for r in (recent or [])]
+    parts += [note_name(r) for r in (recent or [])]
     return "\n".join(parts).strip()
 
 

@@ -14,6 +14,7 @@ import msgspec
 from vault_cortex.errors import InvalidRequest, NoteNotFound, WriteConflict
 from vault_cortex.files.edit import add_relation, edit_bytes, set_property
 from vault_cortex.files.note import parse_note
+from vault_cortex.files.paths import note_name
 from vault_cortex.files.properties import read_aliases
 from vault_cortex.files.vault import content_hash
 from vault_cortex.files.yamltext import note_filename, render_new_note
@@ -64,7 +65,7 @@ def is_open(fm: Mapping[str, Any]) -> bool:
 
 def question_of(path: str, fm: Mapping[str, Any]) -> str:
     """The question as asked: the alias the file name was made from (it keeps the `?`), else the file name."""
-    name = path.rsplit("/", 1)[-1].removesuffix(".md")
+    name = note_name(path)
     for alias in read_aliases(fm.get("aliases"))[0]:
         if note_filename(alias) == name:
             return alias
@@ -164,6 +165,6 @@ def explore(cx: Searchable, path: str, answer_path: str) -> Explored:
 
 def link_target(cx: Searchable, path: str) -> str:
     """How to link a note: its file name when no other note shares it, else its path (without `.md`)."""
-    name = path.rsplit("/", 1)[-1].removesuffix(".md")
-    same = [p for p in cx.db.note_paths() if p.rsplit("/", 1)[-1].removesuffix(".md").casefold() == name.casefold()]
+    name = note_name(path)
+    same = [p for p in cx.db.note_paths() if note_name(p).casefold() == name.casefold()]
     return name if len(same) <= 1 else path.removesuffix(".md")

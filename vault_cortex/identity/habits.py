@@ -17,6 +17,7 @@ import msgspec
 from vault_cortex.config import Settings
 from vault_cortex.errors import InvalidRequest
 from vault_cortex.files.frontmatter import body_text
+from vault_cortex.files.paths import note_name
 from vault_cortex.identity.resonance import (
     DEFAULT_WEIGHT,
     DecayPlan,
@@ -218,7 +219,7 @@ def habits_for_context(cx: Searchable, text: str, *, tool: str | None = None,
         if len(chosen) >= limit:
             break
         doc = cx.read_note(c.path)
-        title = doc.path.rsplit("/", 1)[-1].removesuffix(".md")
+        title = note_name(doc.path)
         fitted = fit(lead(body_text(doc.content)), title, budget, cx.embedder.count_tokens)
         if fitted is None:
             continue

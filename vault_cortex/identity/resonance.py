@@ -19,6 +19,7 @@ from vault_cortex.config import Settings
 from vault_cortex.errors import InvalidRequest, NoteNotFound
 from vault_cortex.files.edit import set_property
 from vault_cortex.files.note import parse_note
+from vault_cortex.files.paths import note_name
 from vault_cortex.files.properties import read_aliases
 from vault_cortex.index.activity import Event, FeedbackEvent, TouchEvent, read_events
 from vault_cortex.index.host import Store
@@ -116,7 +117,7 @@ def decay_step(path: str, fm: Mapping[str, Any], last_use: datetime, now: dateti
     before = as_weight(fm.get("weight"), baseline)
     days = max(0.0, (now - last_use).total_seconds() / 86400)
     after = round(toward_baseline(before, baseline, days, half_life_days), 3)
-    return WeightChange(path=path, name=stem(path), before=before, after=after, baseline=baseline, written=False,
+    return WeightChange(path=path, name=note_name(path), before=before, after=after, baseline=baseline, written=False,
                         reason=f"{days:.1f} days since last use; half-life {half_life_days:g} days")
 
 
@@ -144,10 +145,6 @@ def report_rows(concepts: Sequence[ConceptInfo], touches: Mapping[str, int],
     return sorted(rows, key=lambda r: (r.gap, r.path))
 
 
-def stem(path: str) -> str:
-    return path.rsplit("/", 1)[-1].removesuffix(".md")
-
-
 def half_life(settings: Settings) -> float:
     """Days for the distance between a concept's weight and its baseline to halve."""
     return settings.resonance.half_life_days
@@ -169,7 +166,7 @@ def bump(cx: Store, path: str, step: float, reason: str) -> WeightChange:
         written = after != before or "weight" not in fm
         if written:
             cx.edit_text(path, lambda text: set_property(text, "weight", after), doc.etag)
-    return WeightChange(path=path, name=stem(path), before=before, after=after, baseline=baseline,
+    return WeightChange(path=path, name=note_name(path), before=before, after=after, baseline=baseline,
                         written=written, reason=reason)
 
 
@@ -208,10 +205,10 @@ def concepts(cx: Store) -> list[ConceptInfo]:
     out = []
     for path in folder_paths(cx, RESONANCE_DIR):
         fm = cx.db.frontmatter(path) or {}
-        names = (stem(path), *read_aliases(fm.get("aliases"))[0])
+        names = (note_name(path), *read_aliases(fm.get("aliases"))[0])
         baseline = as_weight(fm.get("baseline"), DEFAULT_WEIGHT)
         category = str(fm.get("category") or "concept").strip().lower()
-        out.append(ConceptInfo(path=path, name=stem(path), names=tuple(n.casefold() for n in names),
+        out.append(ConceptInfo(path=path, name=note_name(path), names=tuple(n.casefold() for n in names),
                                category=category, weight=as_weight(fm.get("weight"), baseline), baseline=baseline))
     return out
 
@@ -234,7 +231,7 @@ def touch(cx: Store, concept: str, *, by: str | None = None, client: str = "api"
     path = resolve(cx, concept)
     step = cx.settings.resonance.touch_step
     change = bump(cx, path, step, f"touched{f' by {by}' if by else ''}")
-    cx.log(TouchEvent(ts=cx.clock(), client=client, concept=stem(path), path=by))
+    cx.log(TouchEvent(ts=cx.clock(), client=client, concept=note_name(path), path=by))
     return change
 
 

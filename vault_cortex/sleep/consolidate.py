@@ -17,7 +17,7 @@ import numpy as np
 from vault_cortex.config import Settings
 from vault_cortex.errors import InvalidRequest
 from vault_cortex.files.frontmatter import body_text
-from vault_cortex.files.paths import top_folder, unique_path
+from vault_cortex.files.paths import note_name, top_folder, unique_path
 from vault_cortex.files.vault import ARCHIVE
 from vault_cortex.identity.habits import HABITS_DIR
 from vault_cortex.identity.habits import half_life as habit_half_life
@@ -51,7 +51,6 @@ from vault_cortex.sleep.operations import (
     World,
     special,
     state_json,
-    title_of,
 )
 from vault_cortex.sleep.tiers import Source, TierReport, clusters, summarise, unit_rows
 from vault_cortex.sleep.tiers import report as tier_report
@@ -354,7 +353,7 @@ def make_plan(world: World, vectors: Mapping[str, Vector], *, settings: Settings
             links.add(path)
             return path
 
-        sources = [Source(path=moved.get(p, p), title=title_of(moved.get(p, p)), layer=m.layer, body=body_text(m.text),
+        sources = [Source(path=moved.get(p, p), title=note_name(moved.get(p, p)), layer=m.layer, body=body_text(m.text),
                           created=m.created, session=m.session, project=m.project,
                           derived_from=tuple(moved.get(x, x) for x in m.derived_from))
                    for p, m in sorted(s.live.items()) if m.layer and m.text is not None and p not in s.gone]

@@ -13,7 +13,7 @@ import msgspec
 
 from vault_cortex.errors import InvalidRequest, NoteParseError
 from vault_cortex.files.edit import add_relation, add_to_list, set_property
-from vault_cortex.files.paths import top_folder
+from vault_cortex.files.paths import note_name, top_folder
 from vault_cortex.files.vault import ARCHIVE, content_hash
 from vault_cortex.recall.health import GraphHealth
 from vault_cortex.sleep.dream import Findings, Handoff, findings_markdown
@@ -138,10 +138,6 @@ def stamp(now: datetime) -> str:
     return now.strftime("%Y-%m-%dT%H:%M")
 
 
-def title_of(path: str) -> str:
-    return path.rsplit("/", 1)[-1].removesuffix(".md")
-
-
 def apply_edit(text: str, action: str, key: str, value: str | float | None) -> str:
     """One minimal frontmatter edit; the same function plans it and applies it."""
     if action == "set_property":
@@ -166,10 +162,10 @@ class Links:
         if path in self.paths:
             return
         self.paths.add(path)
-        self._count[title_of(path).casefold()] = self._count.get(title_of(path).casefold(), 0) + 1
+        self._count[note_name(path).casefold()] = self._count.get(note_name(path).casefold(), 0) + 1
 
     def target(self, path: str) -> str:
-        title = title_of(path)
+        title = note_name(path)
         if top_folder(path) == ARCHIVE or self._count.get(title.casefold(), 0) > 1:
             return path.removesuffix(".md")
         return title
