@@ -20,6 +20,7 @@ import numpy as np
 from vault_cortex.config import Settings
 from vault_cortex.errors import InvalidRequest
 from vault_cortex.files.paths import top_folder
+from vault_cortex.files.properties import parse_datetime
 from vault_cortex.files.vault import content_hash
 from vault_cortex.identity.habits import HABITS_DIR
 from vault_cortex.identity.resonance import DEFAULT_WEIGHT, RESONANCE_DIR, as_weight, last_feedback, last_touches
@@ -35,7 +36,6 @@ from vault_cortex.sleep.operations import (
     Plan,
     State,
     World,
-    parse_when,
     plan_markdown,
 )
 
@@ -97,7 +97,7 @@ def gather(cx: Sleeping, now: datetime) -> tuple[World, dict[str, np.ndarray]]:
         except OSError:
             continue
         fm = db.frontmatter(row.path) or {}
-        created = parse_when(row.created) if row.created else None
+        created = parse_datetime(row.created) if row.created else None
         try:
             text: str | None = data.decode("utf-8")
         except UnicodeDecodeError:

@@ -7,7 +7,7 @@ Pure: `Draft` tracks each file's planned text so every operation names the hash 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 
 import msgspec
 
@@ -119,18 +119,6 @@ class Plan(msgspec.Struct, frozen=True, kw_only=True):
 def special(path: str) -> bool:
     """Folders and files sleep never merges, triages, prunes or wires."""
     return path == HANDOFF or top_folder(path) in SPECIAL
-
-
-def parse_when(value: object) -> datetime | None:
-    """A `created:`-style value as an aware datetime (naive ones are taken as UTC); None if unreadable."""
-    if isinstance(value, datetime):
-        when = value
-    else:
-        try:
-            when = datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
-        except ValueError:
-            return None
-    return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
 def stamp(now: datetime) -> str:
