@@ -125,8 +125,9 @@ def build_mcp(cx: Cortex, *, client: str = "mcp", watcher: Watcher | None = None
         first, each with its path, score, the reason it was chosen and the passage that matched. Narrow it
         with tags, regions, project, created/modified dates or a path prefix when you know where to look:
         the filters apply inside the search, so you still get k notes when k match."""
-        filters = Filters(tags=tags, project=project, created_after=created_after, created_before=created_before,
-                          modified_after=modified_after, path_prefix=path_prefix)
+        filters = call(lambda: Filters.build(tags=tags, project=project, created_after=created_after,
+                                             created_before=created_before, modified_after=modified_after,
+                                             path_prefix=path_prefix))
         return _builtins(call(lambda: cx.recall(query, k=k, mode=mode, budget_tokens=budget_tokens,
                                                 regions=regions, include_archive=include_archive,
                                                 client=client, filters=filters)))
@@ -145,8 +146,9 @@ def build_mcp(cx: Cortex, *, client: str = "mcp", watcher: Watcher | None = None
         token-budgeted markdown block with identity notes, memories of the project and task, matching habits,
         open questions and the last handoff, grouped by region. The filters (tags, regions, dates, path
         prefix) narrow only the recalled memories, not the pinned notes, habits, questions or handoff."""
-        filters = Filters(tags=tags, regions=regions, created_after=created_after, created_before=created_before,
-                          modified_after=modified_after, path_prefix=path_prefix)
+        filters = call(lambda: Filters.build(tags=tags, regions=regions, created_after=created_after,
+                                             created_before=created_before, modified_after=modified_after,
+                                             path_prefix=path_prefix))
         result = call(lambda: cx.context(task=task, project=project, active_note=active_note, recent=recent,
                                          budget_tokens=budget_tokens, mode=mode, client=client, filters=filters))
         return result.markdown

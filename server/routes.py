@@ -48,9 +48,9 @@ class FilterFields(msgspec.Struct, frozen=True, kw_only=True):
     path_prefix: str | None = None
 
     def filters(self, regions: list[str] | None = None) -> Filters:
-        return Filters(tags=self.tags, regions=regions, project=self.project, created_after=self.created_after,
-                       created_before=self.created_before, modified_after=self.modified_after,
-                       path_prefix=self.path_prefix)
+        return Filters.build(tags=self.tags, regions=regions, project=self.project,
+                             created_after=self.created_after, created_before=self.created_before,
+                             modified_after=self.modified_after, path_prefix=self.path_prefix)
 
 
 class RecallBody(FilterFields, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -164,8 +164,8 @@ def recall_get(
 ) -> Recall:
     """Notes that answer a query, best first, each with the reason it was chosen; filters apply inside the
     search, so k results come back whenever k notes match."""
-    filters = Filters(tags=tags, project=project, created_after=created_after, created_before=created_before,
-                      modified_after=modified_after, path_prefix=path_prefix)
+    filters = Filters.build(tags=tags, project=project, created_after=created_after, created_before=created_before,
+                            modified_after=modified_after, path_prefix=path_prefix)
     return cx.recall(q, k=k, mode=mode, budget_tokens=budget_tokens, regions=regions,
                      include_archive=include_archive, filters=filters,
                      gate=gate)
@@ -182,9 +182,9 @@ def recall_post(cx: CortexDep, data: JSONBody[RecallBody]) -> Recall:
 def context(cx: CortexDep, data: JSONBody[ContextBody]) -> Context:
     """A token-budgeted context block for a task (markdown plus the items, grouped by region); the filters
     (tags, regions, dates, path prefix) narrow its recall part. `project` names the task's project."""
-    filters = Filters(tags=data.tags, regions=data.regions, created_after=data.created_after,
-                      created_before=data.created_before, modified_after=data.modified_after,
-                      path_prefix=data.path_prefix)
+    filters = Filters.build(tags=data.tags, regions=data.regions, created_after=data.created_after,
+                            created_before=data.created_before, modified_after=data.modified_after,
+                            path_prefix=data.path_prefix)
     return cx.context(task=data.task, project=data.project, active_note=data.active_note, recent=data.recent,
                       budget_tokens=data.budget_tokens, mode=data.mode, filters=filters)
 

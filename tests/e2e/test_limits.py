@@ -92,3 +92,14 @@ def test_the_schemas_state_the_same_bounds(app: Litestar, live: LiveServer) -> N
                                                                  mcp_bounds.get("maximum")), name
     assert recall_get["budget_tokens"]["minimum"] == MIN_BUDGET_TOKENS
     assert recall_get["q"]["maxLength"] == tools["recall"]["properties"]["query"]["maxLength"] == MAX_QUERY_CHARS
+
+
+def test_a_bad_filter_is_refused_alike_by_http_and_mcp(client: TestClient[Litestar], live: LiveServer) -> None:
+    message = "created_after must be an ISO date (2026-11-30), a date-time or an age like 7d, 12h, 2w; not 'soon'"
+    for response in (client.get("/v1/recall", params={"q": QUERY, "created_after": "soon"}),
+                     client.post("/v1/recall", json={"query": QUERY, "created_after": "soon"}),
+                     client.post("/v1/context", json={"task": QUERY, "created_after": "soon"})):
+        assert response.status_code == 400 and response.json()["detail"] == message
+    for result in _mcp(live, [("recall", {"query": QUERY, "created_after": "soon"}),
+                              ("context", {"task": QUERY, "created_after": "soon"})]):
+        assert result.is_error and result.content[0].text.endswith(f"InvalidRequest: {message}")
