@@ -88,24 +88,15 @@ def push(cx: Cortex, query: str, payload: Mapping[str, Any], header: str) -> str
     bears on the query; recall scores alone are relative to the query's best candidate, so a nonsense
     prompt's top hit would still score high.
     """
+    from vault_cortex.recall.pack import fit_in_order
+
     state = SessionState(cx.root, str(payload.get("session_id") or ""))
     hits = [h for h in cx.recall(query, client="hook", gate=True).hits if h.path not in state]
-    blocks = pick_blocks(hits, cx.settings.hooks.prompt_budget_tokens - cx.embedder.count_tokens(header),
-                         cx.embedder.count_tokens)
+    blocks = fit_in_order(((h.path, render_memory(h)) for h in hits),
+                          cx.settings.hooks.prompt_budget_tokens - cx.embedder.count_tokens(header),
+                          cx.embedder.count_tokens)
     state.add(blocks)
     return "\n".join([header, *blocks.values()]) if blocks else None
-
-
-def pick_blocks(hits: Iterable[Hit], budget: int, count_tokens: Callable[[str], int]) -> dict[str, str]:
-    """The hits' blocks, in order, each kept when it still fits the token budget."""
-    blocks: dict[str, str] = {}
-    for hit in hits:
-        block = render_memory(hit)
-        cost = count_tokens(block)
-        if cost <= budget:
-            budget -= cost
-            blocks[hit.path] = block
-    return blocks
 
 
 def _tool(open_cx: OpenCortex, payload: Mapping[str, Any]) -> str | None:
