@@ -215,7 +215,8 @@ def test_env_values_are_typed() -> None:
 
 
 def test_env_ignores_the_token_and_other_variables() -> None:
-    env = {"VAULT_CORTEX_TOKEN": "secret", "PATH": "/usr/bin", "VAULT_CORTEX_LOG": "debug"}
+    env = {"VAULT_CORTEX_TOKEN": "secret", "PATH": "/usr/bin", "VAULT_CORTEX_LOG": "debug",
+           "VAULT_CORTEX_SLEEP_KILL_AFTER": "3"}
     assert parse_settings({}, env=env) == Settings()
 
 
