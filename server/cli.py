@@ -24,9 +24,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("server")
 
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8765
-
 
 def _hook_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("event", metavar="EVENT", help=f"one of: {', '.join(hooks.HOOK_EVENTS)}")
@@ -76,9 +73,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(f"created a vault at {root} from the template", file=sys.stderr)
     with Cortex.open(root) as cx:
         cx.index.check_index()  # once, before serving: a damaged index is set aside and rebuilt by the first sync
-        settings = cx.settings.extra.get("server", {})
-        host = str(args.host or settings.get("host") or DEFAULT_HOST)
-        port = int(args.port or settings.get("port") or DEFAULT_PORT)
+        settings = cx.settings.server
+        host = args.host or settings.host
+        port = args.port or settings.port
         allowed_hosts: Sequence[str] | None = LOOPBACK_HOSTS
         if not is_loopback(host):
             if not args.allow_remote:
@@ -88,7 +85,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             log.warning("binding %s: other machines can reach the API (the bearer token still guards it)", host)
             allowed_hosts = None if host in ("0.0.0.0", "::") else [*LOOPBACK_HOSTS, f"{host}:*"]
         token = load_or_create_token(cx.root, os.environ)
-        watcher = Watcher(cx, debounce_ms=int(settings.get("debounce_ms", 300)), progress=ProgressBar(),
+        watcher = Watcher(cx, debounce_ms=settings.debounce_ms, progress=ProgressBar(),
                           announce=_announce)
         app = create_app(cx, token=token, watcher=watcher, nightly=Nightly(cx), allowed_hosts=allowed_hosts)
         where = f"[{host}]" if ":" in host else host
@@ -151,7 +148,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
                     "vector file; point the MCP client at %s/mcp instead", url, url)
     with Cortex.open(root) as cx:
         cx.index.check_index()
-        watcher = Watcher(cx, debounce_ms=int(cx.settings.extra.get("server", {}).get("debounce_ms", 300)))
+        watcher = Watcher(cx, debounce_ms=cx.settings.server.debounce_ms)
         mcp = build_mcp(cx, watcher=watcher)
 
         async def serve() -> None:
@@ -210,8 +207,8 @@ def build_parser() -> argparse.ArgumentParser:
                                    "HTTP API (/v1) and MCP (/mcp) while watching the files; with [sleep] nightly "
                                    "= true, also run a light sleep every night at nightly_at.")
     _vault_arg(p)
-    p.add_argument("--host", default=None, help=f"address to bind (default: [server] host, else {DEFAULT_HOST})")
-    p.add_argument("--port", type=int, default=None, help=f"port (default: [server] port, else {DEFAULT_PORT})")
+    p.add_argument("--host", default=None, help="address to bind (default: [server] host in .cortex/config.toml)")
+    p.add_argument("--port", type=int, default=None, help="port (default: [server] port in .cortex/config.toml)")
     p.add_argument("--allow-remote", action="store_true",
                    help="allow binding an address other machines can reach")
     p.set_defaults(fn=cmd_serve)

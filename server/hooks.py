@@ -48,7 +48,6 @@ HEALTH_TIMEOUT = 0.3
 ROUTE_TIMEOUT = {"session-start": 30.0, "prompt": 10.0, "tool": 5.0, "tool-result": 5.0, "session-end": 30.0,
                  "pre-compact": 30.0}
 STATE_TTL_SECONDS = 7 * 86400
-DEFAULT_HOOKS: dict[str, float] = {"prompt_budget_tokens": 400, "session_budget_tokens": 1500}
 
 OpenCortex = Callable[[], "Cortex"]
 
@@ -62,24 +61,13 @@ def run_hook(open_cx: OpenCortex, event: str, payload: Mapping[str, Any]) -> dic
     return {"hookSpecificOutput": {"hookEventName": EVENT_NAMES[event], "additionalContext": clip(text)}}
 
 
-def hook_settings(cx: Cortex) -> dict[str, float]:
-    raw = cx.settings.extra.get("hooks", {})
-    out = dict(DEFAULT_HOOKS)
-    for key in out:
-        value = raw.get(key) if isinstance(raw, dict) else None
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            out[key] = float(value)
-    return out
-
-
 def _session_start(open_cx: OpenCortex, payload: Mapping[str, Any]) -> str | None:
     cx = open_cx()
-    settings = hook_settings(cx)
     state = SessionState(cx.root, str(payload.get("session_id") or ""))
     if payload.get("source") != "resume":  # a new, cleared or compacted conversation has none of them any more
         state.reset()
     project = Path(str(payload.get("cwd") or "")).name or None  # the project folder the agent works in
-    ctx = cx.context(project=project, budget_tokens=int(settings["session_budget_tokens"]), client="hook")
+    ctx = cx.context(project=project, budget_tokens=cx.settings.hooks.session_budget_tokens, client="hook")
     state.add(item.path for item in ctx.context.items)
     return ctx.markdown.strip() or None
 
@@ -100,25 +88,15 @@ def push(cx: Cortex, query: str, payload: Mapping[str, Any], header: str) -> str
     bears on the query; recall scores alone are relative to the query's best candidate, so a nonsense
     prompt's top hit would still score high.
     """
-    settings = hook_settings(cx)
+    from vault_cortex.recall.pack import fit_in_order
+
     state = SessionState(cx.root, str(payload.get("session_id") or ""))
     hits = [h for h in cx.recall(query, client="hook", gate=True).hits if h.path not in state]
-    blocks = pick_blocks(hits, int(settings["prompt_budget_tokens"]) - cx.embedder.count_tokens(header),
-                         cx.embedder.count_tokens)
+    blocks = fit_in_order(((h.path, render_memory(h)) for h in hits),
+                          cx.settings.hooks.prompt_budget_tokens - cx.embedder.count_tokens(header),
+                          cx.embedder.count_tokens)
     state.add(blocks)
     return "\n".join([header, *blocks.values()]) if blocks else None
-
-
-def pick_blocks(hits: Iterable[Hit], budget: int, count_tokens: Callable[[str], int]) -> dict[str, str]:
-    """The hits' blocks, in order, each kept when it still fits the token budget."""
-    blocks: dict[str, str] = {}
-    for hit in hits:
-        block = render_memory(hit)
-        cost = count_tokens(block)
-        if cost <= budget:
-            budget -= cost
-            blocks[hit.path] = block
-    return blocks
 
 
 def _tool(open_cx: OpenCortex, payload: Mapping[str, Any]) -> str | None:

@@ -13,13 +13,15 @@ from pydantic import Field
 
 from vault_cortex.cortex import Cortex
 from vault_cortex.files.sections import EditOp, Operation
+from vault_cortex.limits import MAX_PATH_CHARS
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 EDITS = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
 MOVES = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
 
 Note = Annotated[str, Field(description="The note: its vault path ('scientific/SQLite WAL mode.md') or its name "
-                                        "as you would link it ('SQLite WAL mode').", min_length=1, max_length=1024)]
+                                        "as you would link it ('SQLite WAL mode').",
+                            min_length=1, max_length=MAX_PATH_CHARS)]
 Etag = Annotated[str | None, Field(description="The `etag` read_note returned: the change is refused if the note "
                                                "changed since (read it again then). Strongly advised.",
                                    max_length=64)]
@@ -77,7 +79,7 @@ def note_tools(mcp: MCPServer, cx: Cortex, client: str, call: Callable[[Callable
     def move_note(
         note: Note,
         dest: Annotated[str, Field(description="The new vault path, e.g. 'scientific/ESP32 brown-out.md'.",
-                                   min_length=1, max_length=1024)],
+                                   min_length=1, max_length=MAX_PATH_CHARS)],
         etag: Etag = None,
     ) -> dict[str, Any]:
         """Move or rename a note. Call this when the user asks to rename or refile a note, or a note sits in

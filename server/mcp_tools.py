@@ -19,6 +19,7 @@ from server.plans import check_plan, saved_plan
 from vault_cortex import __version__
 from vault_cortex.cortex import Cortex
 from vault_cortex.errors import VaultCortexError
+from vault_cortex.limits import MAX_BUDGET_TOKENS, MAX_K, MAX_PATH_CHARS, MAX_QUERY_CHARS, MIN_BUDGET_TOKENS, MIN_K
 from vault_cortex.recall.filters import Filters
 from vault_cortex.sleep.operations import plan_markdown
 
@@ -58,24 +59,25 @@ REWRITES = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempote
                            open_world_hint=False)  # moves and edits notes (nothing deleted; reversible)
 
 Query = Annotated[str, Field(description="What you want to remember: a question, topic or task, in words.",
-                             min_length=1, max_length=10_000)]
+                             min_length=1, max_length=MAX_QUERY_CHARS)]
 K = Annotated[int | None, Field(description="How many notes at most (default: the vault's recall.k).",
-                                ge=1, le=1000)]
+                                ge=MIN_K, le=MAX_K)]
 Mode = Annotated[str | None, Field(description="Ranking mode: balanced (default), focus, explore, identity, "
                                                "recent, or one the vault configures.")]
 Budget = Annotated[int | None, Field(description="Token budget of the returned text (default: the vault's).",
-                                     ge=0, le=100_000)]
+                                     ge=MIN_BUDGET_TOKENS, le=MAX_BUDGET_TOKENS)]
 NotePath = Annotated[str, Field(description="Vault-relative path of a note, e.g. 'scientific/SQLite WAL mode.md'.",
-                                min_length=1, max_length=1024)]
+                                min_length=1, max_length=MAX_PATH_CHARS)]
 Text = Annotated[str | None, Field(description="What you are doing or about to do, in words: the task, the "
-                                               "prompt, a note's text.", max_length=10_000)]
+                                               "prompt, a note's text.", max_length=MAX_QUERY_CHARS)]
 Tags = Annotated[list[str] | None, Field(description="Only notes carrying every one of these tags; nested as in "
                                                      "Obsidian: 'hardware' also matches 'hardware/esp32'.")]
 Regions = Annotated[list[str] | None, Field(description="Only these regions (cortices), e.g. ['scientific'].")]
 When = Annotated[str | None, Field(description="An ISO date (2026-11-01), a date-time, or an age: '7d', '12h', "
                                                "'2w'.", max_length=40)]
 PathPrefix = Annotated[str | None, Field(description="Only notes under this folder/path prefix, e.g. "
-                                                     "'scientific/' or 'projects/greenhouse'.", max_length=1024)]
+                                                     "'scientific/' or 'projects/greenhouse'.",
+                                         max_length=MAX_PATH_CHARS)]
 
 
 def _builtins(value: Any) -> dict[str, Any]:
@@ -123,8 +125,9 @@ def build_mcp(cx: Cortex, *, client: str = "mcp", watcher: Watcher | None = None
         first, each with its path, score, the reason it was chosen and the passage that matched. Narrow it
         with tags, regions, project, created/modified dates or a path prefix when you know where to look:
         the filters apply inside the search, so you still get k notes when k match."""
-        filters = Filters(tags=tags, project=project, created_after=created_after, created_before=created_before,
-                          modified_after=modified_after, path_prefix=path_prefix)
+        filters = call(lambda: Filters.build(tags=tags, project=project, created_after=created_after,
+                                             created_before=created_before, modified_after=modified_after,
+                                             path_prefix=path_prefix))
         return _builtins(call(lambda: cx.recall(query, k=k, mode=mode, budget_tokens=budget_tokens,
                                                 regions=regions, include_archive=include_archive,
                                                 client=client, filters=filters)))
@@ -143,8 +146,9 @@ def build_mcp(cx: Cortex, *, client: str = "mcp", watcher: Watcher | None = None
         token-budgeted markdown block with identity notes, memories of the project and task, matching habits,
         open questions and the last handoff, grouped by region. The filters (tags, regions, dates, path
         prefix) narrow only the recalled memories, not the pinned notes, habits, questions or handoff."""
-        filters = Filters(tags=tags, regions=regions, created_after=created_after, created_before=created_before,
-                          modified_after=modified_after, path_prefix=path_prefix)
+        filters = call(lambda: Filters.build(tags=tags, regions=regions, created_after=created_after,
+                                             created_before=created_before, modified_after=modified_after,
+                                             path_prefix=path_prefix))
         result = call(lambda: cx.context(task=task, project=project, active_note=active_note, recent=recent,
                                          budget_tokens=budget_tokens, mode=mode, client=client, filters=filters))
         return result.markdown
@@ -218,9 +222,10 @@ def _memory_tools(mcp: MCPServer, cx: Cortex, client: str, call: Call) -> None:
     @mcp.tool(annotations=ADDITIVE)
     def reinforce_habit(
         path: Annotated[str, Field(description="The habit's path as `habits_for_context` returned it, e.g. "
-                                               "'habits/Write the test first.md'.", min_length=1, max_length=1024)],
+                                               "'habits/Write the test first.md'.",
+                                   min_length=1, max_length=MAX_PATH_CHARS)],
         context: Annotated[str | None, Field(description="What you followed it for, in a sentence.",
-                                             max_length=10_000)] = None,
+                                             max_length=MAX_QUERY_CHARS)] = None,
     ) -> dict[str, Any]:
         """Record that you FOLLOWED a habit: raises its weight so it ranks higher next time (unused habits
         decay back toward their baseline). Call it once per habit per task, after acting on it."""
@@ -231,7 +236,7 @@ def _memory_tools(mcp: MCPServer, cx: Cortex, client: str, call: Call) -> None:
         concept: Annotated[str, Field(description="The concept's name or alias, e.g. 'craftsmanship', or its "
                                                   "path in resonance/.", min_length=1, max_length=300)],
         by: Annotated[str | None, Field(description="Path of the note that engaged the concept, if any.",
-                                        max_length=1024)] = None,
+                                        max_length=MAX_PATH_CHARS)] = None,
     ) -> dict[str, Any]:
         """Touch a resonance concept (what matters to the user: identity, relationships, taste, themes; the
         notes in resonance/): raises its weight, which warm recall modes use. Call it when the work or the
@@ -253,7 +258,7 @@ def _memory_tools(mcp: MCPServer, cx: Cortex, client: str, call: Call) -> None:
         question: Annotated[str, Field(description="The open question, as a question.", min_length=1,
                                        max_length=300)],
         context: Annotated[str | None, Field(description="Why it came up and what is known so far.",
-                                             max_length=10_000)] = None,
+                                             max_length=MAX_QUERY_CHARS)] = None,
     ) -> dict[str, Any]:
         """Save an OPEN QUESTION worth answering later (a note in curiosities/). Call it when you or the user
         hit something unresolved that is not for now. Asking again returns the existing question; open
@@ -263,7 +268,7 @@ def _memory_tools(mcp: MCPServer, cx: Cortex, client: str, call: Call) -> None:
     @mcp.tool(annotations=READ_ONLY)
     def list_curiosities(
         text: Annotated[str | None, Field(description="Only questions relevant to this text, best first.",
-                                          max_length=10_000)] = None,
+                                          max_length=MAX_QUERY_CHARS)] = None,
     ) -> dict[str, Any]:
         """The open questions saved with `wonder`, newest first; with text, those relevant to it. Call it when
         starting on a topic (what is still unanswered about it?) or when looking for something to explore."""
@@ -272,7 +277,7 @@ def _memory_tools(mcp: MCPServer, cx: Cortex, client: str, call: Call) -> None:
     @mcp.tool(annotations=ADDITIVE)
     def explore(
         path: Annotated[str, Field(description="The question's path, e.g. 'curiosities/Why does X happen.md'.",
-                                   min_length=1, max_length=1024)],
+                                   min_length=1, max_length=MAX_PATH_CHARS)],
         answer_path: NotePath,
     ) -> dict[str, Any]:
         """Close an open question with the memory that answers it, linked both ways. Call it once the answer

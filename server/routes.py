@@ -21,20 +21,17 @@ from vault_cortex.cortex import Cortex
 from vault_cortex.errors import InvalidRequest
 from vault_cortex.files.vault import NoteDoc, Skipped
 from vault_cortex.identity.context import Context
+from vault_cortex.limits import MAX_BUDGET_TOKENS, MAX_K, MAX_PATH_CHARS, MAX_QUERY_CHARS, MIN_BUDGET_TOKENS, MIN_K
 from vault_cortex.recall.filters import Filters
 from vault_cortex.recall.health import GraphHealth
 from vault_cortex.recall.pipeline import Recall
-
-MAX_QUERY_CHARS = 10_000  # a hard cap; the vault's recall.max_query_chars (checked by the facade) is lower
-MAX_K = 1000
-MAX_PATH_CHARS = 1024
 
 CortexDep = NamedDependency[Cortex]
 WatcherDep = NamedDependency[Watcher | None]
 NightlyDep = NamedDependency[Nightly | None]
 QueryText = Annotated[str, Meta(min_length=1, max_length=MAX_QUERY_CHARS)]
-K = Annotated[int, Meta(ge=1, le=MAX_K)]
-Budget = Annotated[int, Meta(ge=0, le=100_000)]
+K = Annotated[int, Meta(ge=MIN_K, le=MAX_K)]
+Budget = Annotated[int, Meta(ge=MIN_BUDGET_TOKENS, le=MAX_BUDGET_TOKENS)]
 NotePath = Annotated[str, Meta(min_length=1, max_length=MAX_PATH_CHARS)]
 PathQuery = Annotated[str, QueryParameter(min_length=1, max_length=MAX_PATH_CHARS,
                                           description="Vault-relative path of a note, e.g. soul/Values.md")]
@@ -51,9 +48,9 @@ class FilterFields(msgspec.Struct, frozen=True, kw_only=True):
     path_prefix: str | None = None
 
     def filters(self, regions: list[str] | None = None) -> Filters:
-        return Filters(tags=self.tags, regions=regions, project=self.project, created_after=self.created_after,
-                       created_before=self.created_before, modified_after=self.modified_after,
-                       path_prefix=self.path_prefix)
+        return Filters.build(tags=self.tags, regions=regions, project=self.project,
+                             created_after=self.created_after, created_before=self.created_before,
+                             modified_after=self.modified_after, path_prefix=self.path_prefix)
 
 
 class RecallBody(FilterFields, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -149,9 +146,9 @@ def status(cx: CortexDep, watcher: WatcherDep, nightly: NightlyDep) -> Status:
 def recall_get(
     cx: CortexDep,
     q: Annotated[str, QueryParameter(min_length=1, max_length=MAX_QUERY_CHARS, description="The query.")],
-    k: Annotated[int | None, QueryParameter(ge=1, le=MAX_K)] = None,
+    k: Annotated[int | None, QueryParameter(ge=MIN_K, le=MAX_K)] = None,
     mode: FromQuery[str | None] = None,
-    budget_tokens: Annotated[int | None, QueryParameter(ge=0, le=100_000)] = None,
+    budget_tokens: Annotated[int | None, QueryParameter(ge=MIN_BUDGET_TOKENS, le=MAX_BUDGET_TOKENS)] = None,
     regions: FromQuery[list[str] | None] = None,
     include_archive: FromQuery[bool] = False,
     tags: Annotated[list[str] | None, QueryParameter(
@@ -167,8 +164,8 @@ def recall_get(
 ) -> Recall:
     """Notes that answer a query, best first, each with the reason it was chosen; filters apply inside the
     search, so k results come back whenever k notes match."""
-    filters = Filters(tags=tags, project=project, created_after=created_after, created_before=created_before,
-                      modified_after=modified_after, path_prefix=path_prefix)
+    filters = Filters.build(tags=tags, project=project, created_after=created_after, created_before=created_before,
+                            modified_after=modified_after, path_prefix=path_prefix)
     return cx.recall(q, k=k, mode=mode, budget_tokens=budget_tokens, regions=regions,
                      include_archive=include_archive, filters=filters,
                      gate=gate)
@@ -185,9 +182,9 @@ def recall_post(cx: CortexDep, data: JSONBody[RecallBody]) -> Recall:
 def context(cx: CortexDep, data: JSONBody[ContextBody]) -> Context:
     """A token-budgeted context block for a task (markdown plus the items, grouped by region); the filters
     (tags, regions, dates, path prefix) narrow its recall part. `project` names the task's project."""
-    filters = Filters(tags=data.tags, regions=data.regions, created_after=data.created_after,
-                      created_before=data.created_before, modified_after=data.modified_after,
-                      path_prefix=data.path_prefix)
+    filters = Filters.build(tags=data.tags, regions=data.regions, created_after=data.created_after,
+                            created_before=data.created_before, modified_after=data.modified_after,
+                            path_prefix=data.path_prefix)
     return cx.context(task=data.task, project=data.project, active_note=data.active_note, recent=data.recent,
                       budget_tokens=data.budget_tokens, mode=data.mode, filters=filters)
 
@@ -196,7 +193,7 @@ def context(cx: CortexDep, data: JSONBody[ContextBody]) -> Context:
 def related(
     cx: CortexDep,
     path: PathQuery,
-    k: Annotated[int | None, QueryParameter(ge=1, le=MAX_K)] = None,
+    k: Annotated[int | None, QueryParameter(ge=MIN_K, le=MAX_K)] = None,
     mode: FromQuery[str | None] = None,
 ) -> Recall:
     """Memories related to a note, from its content, leaving out the note and the notes it already links."""

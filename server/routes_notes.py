@@ -9,9 +9,10 @@ from litestar import Response, get, post
 from litestar.params import HeaderParameter, JSONBody, QueryParameter
 from msgspec import Meta
 
-from server.routes import MAX_PATH_CHARS, CortexDep, NotePath, parse_if_match
+from server.routes import CortexDep, NotePath, parse_if_match
 from vault_cortex.files.sections import EditOp
 from vault_cortex.index.recent import Recent
+from vault_cortex.limits import MAX_PATH_CHARS
 from vault_cortex.notes import Edited, Moved
 
 NoteName = Annotated[str, Meta(min_length=1, max_length=MAX_PATH_CHARS,

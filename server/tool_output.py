@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-MAX_QUERY_CHARS = 400
+FAILURE_QUERY_CHARS = 400  # how much of the failure lines becomes the recall query (not a request limit)
 MAX_SCAN_CHARS = 200_000  # the tail of a huge output is where the failure is
 TEXT_KEYS = ("stderr", "stdout", "output", "error", "result", "content", "text", "message")
 # Tools whose output is content (a file, a search, a page), not the result of running something.
@@ -78,7 +78,7 @@ def failure_query(response: Any, tool: str = "") -> str | None:
     if not lines:
         return None
     query = " ".join(_NOISE.sub(" ", ln) for ln in lines[:3])
-    query = " ".join(query.split())[:MAX_QUERY_CHARS]
+    query = " ".join(query.split())[:FAILURE_QUERY_CHARS]
     return query or None
 
 

@@ -9,11 +9,12 @@ import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
 from vault_cortex.errors import ConfigError
+from vault_cortex.limits import MAX_BUDGET_TOKENS, MAX_K, MAX_QUERY_CHARS, MIN_BUDGET_TOKENS, MIN_K
 
 CONFIG_PATH = ".cortex/config.toml"
 SIGNALS = ("relevance", "region", "importance", "coactivation", "graph", "recency", "resonance")
@@ -113,6 +114,64 @@ class PushSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     weights: dict[str, float] = msgspec.field(default_factory=_default_gate)
 
 
+NonNegative = Annotated[float, msgspec.Meta(ge=0)]
+Count = Annotated[int, msgspec.Meta(ge=0)]
+
+
+class ServerSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    host: Annotated[str, msgspec.Meta(min_length=1)] = "127.0.0.1"  # keep a loopback address: the API serves your notes
+    port: Annotated[int, msgspec.Meta(ge=1, le=65535)] = 8765
+    debounce_ms: Count = 300  # least gap between two syncs while changes keep coming
+
+
+def _keywords() -> dict[str, list[str]]:
+    return {
+        "soul": ["value", "believe", "principle", "promise", "matters to me"],
+        "personality": ["I tend to", "mood", "energy", "motivation", "habitually"],
+        "artistic": ["sketch", "drawing", "design", "colour", "color", "music"],
+        "linguistic": ["writing", "phrase", "wording", "grammar", "style", "translation"],
+        "scientific": ["measured", "experiment", "benchmark", "datasheet", "sqlite", "voltage"],
+        "long_term": ["decided", "decision", "architecture", "lesson", "always", "never"],
+    }
+
+
+class SleepSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Consolidation: merge, promote and prune thresholds, the nightly run and the promotion keywords."""
+
+    merge_threshold: float = 0.92
+    promote_above: float = 0.7
+    prune_below: float = 0.3
+    co_retrieved_min: int = 3
+    related_threshold: float = 0.8
+    prune_min_connections: int = 5
+    nightly: bool = False
+    nightly_at: str = "03:30"
+    keywords: dict[str, list[str]] = msgspec.field(default_factory=_keywords)
+
+
+class HabitsSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    max: Count = 12  # habits returned for one context
+    token_cap: Count = 300  # tokens for all returned habits together
+    semantic_threshold: NonNegative = 0.45
+    reinforce_step: NonNegative = 0.1
+    half_life_days: NonNegative = 30.0
+
+
+class ResonanceSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    touch_step: NonNegative = 0.1
+    half_life_days: NonNegative = 30.0
+    report_days: Annotated[int, msgspec.Meta(ge=1, le=36500)] = 30
+
+
+class CuriositySettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    match_threshold: NonNegative = 0.4
+
+
+class HooksSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    prompt_budget_tokens: Count = 400
+    session_budget_tokens: Annotated[int, msgspec.Meta(ge=MIN_BUDGET_TOKENS, le=MAX_BUDGET_TOKENS)] = 1500
+
+
 class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     regions: Regions = msgspec.field(default_factory=Regions)
     index: IndexSettings = msgspec.field(default_factory=IndexSettings)
@@ -122,7 +181,12 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     modes: dict[str, dict[str, float]] = msgspec.field(
         default_factory=lambda: {k: dict(v) for k, v in DEFAULT_MODES.items()})
     relations: list[str] = msgspec.field(default_factory=list)  # extra relation types beyond the built-ins
-    extra: dict[str, Any] = msgspec.field(default_factory=dict)  # sections later features own
+    server: ServerSettings = msgspec.field(default_factory=ServerSettings)
+    sleep: SleepSettings = msgspec.field(default_factory=SleepSettings)
+    habits: HabitsSettings = msgspec.field(default_factory=HabitsSettings)
+    resonance: ResonanceSettings = msgspec.field(default_factory=ResonanceSettings)
+    curiosity: CuriositySettings = msgspec.field(default_factory=CuriositySettings)
+    hooks: HooksSettings = msgspec.field(default_factory=HooksSettings)
 
     def region(self, name: str) -> Region:
         """The settings of a region; unknown names get the defaults of a plain region."""
@@ -132,7 +196,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
 # Environment variables that override a setting: VAULT_CORTEX_<SECTION>_<KEY>, e.g. VAULT_CORTEX_EMBEDDING_THREADS.
 _ENV_PREFIX = "VAULT_CORTEX_"
 _ENV_SECTIONS = ("index", "embedding", "recall", "push", "server", "hooks", "sleep", "habits", "resonance", "curiosity")
-_ENV_IGNORED = ("TOKEN", "VAULT")  # read by the adapters, not settings
+_ENV_IGNORED = ("TOKEN", "VAULT", "SLEEP_KILL_AFTER")  # read by the adapters (the last: a test hook of `sleep`)
 
 def _table(raw: Any, where: str) -> dict[str, Any]:
     if raw is None:
@@ -154,9 +218,6 @@ def parse_settings(raw: Mapping[str, Any], env: Mapping[str, str] | None = None)
         data.setdefault(section, {})[name] = value  # a string; converted to the field's type below
     data["regions"] = _regions(_table(data.get("regions"), "[regions]"))
     data["modes"] = _modes(_table(data.get("modes"), "[modes]"))
-    known = set(Settings.__struct_fields__)
-    extra = {k: data.pop(k) for k in list(data) if k not in known}
-    data.setdefault("extra", {}).update(extra)
     try:
         settings = msgspec.convert(data, Settings, strict=False)
     except msgspec.ValidationError as exc:
@@ -230,8 +291,10 @@ def _check(settings: Settings) -> None:
         raise ConfigError("index.max_file_mb must be positive")
     if idx.max_chunks_per_note < 1:
         raise ConfigError("index.max_chunks_per_note must be at least 1")
-    if not 1 <= rec.k <= rec.max_k:
-        raise ConfigError(f"recall.k must be between 1 and recall.max_k ({rec.max_k})")
+    if not MIN_K <= rec.max_k <= MAX_K:
+        raise ConfigError(f"recall.max_k must be between {MIN_K} and {MAX_K}")
+    if not MIN_K <= rec.k <= rec.max_k:
+        raise ConfigError(f"recall.k must be between {MIN_K} and recall.max_k ({rec.max_k})")
     if rec.candidates < rec.k:
         raise ConfigError("recall.candidates must be at least recall.k")
     if rec.dense_weight < 0 or rec.lexical_weight < 0 or rec.dense_weight + rec.lexical_weight == 0:
@@ -244,8 +307,10 @@ def _check(settings: Settings) -> None:
     unknown = sorted(set(push.weights) - set(GATE_FEATURES))
     if unknown:
         raise ConfigError(f"push.weights names unknown features {unknown}; known: {', '.join(GATE_FEATURES)}")
-    if rec.budget_tokens < 50 or rec.max_query_chars < 1:
-        raise ConfigError("recall.budget_tokens must be at least 50 and recall.max_query_chars at least 1")
+    if not MIN_BUDGET_TOKENS <= rec.budget_tokens <= MAX_BUDGET_TOKENS:
+        raise ConfigError(f"recall.budget_tokens must be between {MIN_BUDGET_TOKENS} and {MAX_BUDGET_TOKENS}")
+    if not 1 <= rec.max_query_chars <= MAX_QUERY_CHARS:
+        raise ConfigError(f"recall.max_query_chars must be between 1 and {MAX_QUERY_CHARS}")
 
 
 def load_settings(vault: Path, env: Mapping[str, str] | None = None) -> Settings:

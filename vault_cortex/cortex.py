@@ -21,8 +21,9 @@ from vault_cortex.errors import (
     NoteNotFound,
     VaultNotFound,
 )
+from vault_cortex.files.paths import note_name
 from vault_cortex.files.sections import EditOp
-from vault_cortex.files.vault import NoteDoc, note_path
+from vault_cortex.files.vault import NoteDoc
 from vault_cortex.identity import curiosity, habits, resonance
 from vault_cortex.identity.context import Context, build_context
 from vault_cortex.index import doctor
@@ -34,6 +35,7 @@ from vault_cortex.index.embed import Embedder
 from vault_cortex.index.sync import Indexing, Progress, SyncReport
 from vault_cortex.index.upkeep import Index
 from vault_cortex.index.vectors import EmbeddingCache, Vector, Vectors
+from vault_cortex.limits import check_budget
 from vault_cortex.recall.filters import Filters, allowed_notes
 from vault_cortex.recall.graph import Graph
 from vault_cortex.recall.health import GraphHealth, health
@@ -213,7 +215,7 @@ class Cortex:
             return Recall(query=path, mode=mode_name, hits=[], took_ms=0.0, indexing=self.indexing)
         qvec = np.mean(np.stack(vecs), axis=0).astype(np.float32)
         qvec /= float(np.linalg.norm(qvec)) or 1.0
-        text = " ".join([path.rsplit("/", 1)[-1].removesuffix(".md"), *(c.text for c in chunks)])[:2000]
+        text = " ".join([note_name(path), *(c.text for c in chunks)])[:2000]
         linked = {ln.dst for ln in self.db.links(src=path) if ln.dst}
         exclude = frozenset({path, *linked}) | self.archived()
         top = self.ranked(text, qvec, weights, exclude=exclude)[:k]
@@ -246,8 +248,7 @@ class Cortex:
 
     def pack(self, scored: list[Scored], budget_tokens: int, extra: Sequence[Candidate] = (),
               section_order: Sequence[str] = ()) -> Packed:
-        if not 50 <= budget_tokens <= 100_000:
-            raise InvalidRequest(f"budget_tokens must be between 50 and 100000, not {budget_tokens}")
+        check_budget(budget_tokens)
         chunks = self.db.chunks_of({s.note.id for s in scored})
         candidates = [*extra, *(to_candidate(s, chunks.get(s.note.id, [])) for s in scored)]
         order = self.settings.regions.order

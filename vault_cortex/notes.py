@@ -11,13 +11,13 @@ import msgspec
 from vault_cortex.errors import InvalidRequest, NoteNotFound, WriteConflict
 from vault_cortex.files.edit import add_relation
 from vault_cortex.files.links import Dangling, Resolver, parse_linktext
+from vault_cortex.files.paths import note_name, top_folder, unique_path
 from vault_cortex.files.properties import normalise_tag
 from vault_cortex.files.relink import Relinked, relink
 from vault_cortex.files.sections import EditOp
 from vault_cortex.files.sections import apply as apply_edit
 from vault_cortex.files.vault import ARCHIVE, NoteDoc, content_hash, nfc, note_path, walk
 from vault_cortex.files.yamltext import note_filename, render_new_note
-from vault_cortex.sleep.operations import top_folder, unique_path
 from vault_cortex.store.change import Vault
 
 MOVE_TRIES = 3  # a note saved while it is being moved is read again and moved again, this many times at most
@@ -225,7 +225,7 @@ def archive(vault: Vault, path: str, *, etag: str | None = None, client: str = "
 
 def _linking(vault: Vault, path: str, dest: str) -> list[str]:
     """Notes whose links may change meaning: those linking the moved note, and those naming its new name."""
-    name = dest.rsplit("/", 1)[-1].removesuffix(".md").casefold()
+    name = note_name(dest).casefold()
     out = set(vault.index.db.linking(path, name))
     out.discard(path)
     out.discard(dest)

@@ -26,7 +26,6 @@ import numpy as np  # noqa: E402
 from vault_cortex.cortex import Cortex  # noqa: E402
 from vault_cortex.sleep import consolidate  # noqa: E402
 from vault_cortex.sleep.cycle import gather  # noqa: E402
-from vault_cortex.sleep.operations import sleep_settings  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "fixtures" / "vaults" / "triage"
 NOW = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
@@ -43,7 +42,7 @@ def measure(vault: Path, cx: Cortex | None = None) -> dict[str, object]:
         plan = consolidate.make_plan(world, vectors, settings=cx.settings, mode="light",
                                      embed=cx.embedder.embed, count_tokens=cx.embedder.count_tokens)
         chosen = {t.path: t.region for t in plan.findings.triage}
-        cfg = sleep_settings(cx.settings)
+        cfg = cx.settings.sleep
         notes = {m.path: m for m in world.notes}
         refs = [p for p, m in notes.items() if m.region != "short_term" and p in vectors]
         centroids = {}

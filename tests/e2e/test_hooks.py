@@ -70,7 +70,7 @@ def test_prompt_injects_each_memory_once_per_session(cx: Cortex) -> None:
 def test_prompt_respects_threshold_budget_and_short_prompts(cx: Cortex) -> None:
     assert run("prompt", prompt_input("s-short", "yes, go on"), cx.root) is None
     out = context_of(run("prompt", prompt_input("s-budget"), cx.root), "UserPromptSubmit")
-    budget = cx.settings.extra["hooks"]["prompt_budget_tokens"]
+    budget = cx.settings.hooks.prompt_budget_tokens
     assert cx.embedder.count_tokens(out) <= budget + 8  # the clip marker never applies at this size
     for unrelated in ("qwzx vbnm plokij uhyt grfed swaq", "what is the capital of France?"):
         assert run("prompt", prompt_input("s-noise", unrelated), cx.root) is None, unrelated

@@ -15,6 +15,7 @@ import pytest
 
 from vault_cortex import Cortex, InvalidRequest, NoteNotFound, WriteConflict
 from vault_cortex.cli.main import main
+from vault_cortex.config import HabitsSettings, parse_settings
 from vault_cortex.files.vault import init_vault
 from vault_cortex.index.activity import TouchEvent, append
 from vault_cortex.store.change import Vault
@@ -107,13 +108,14 @@ def test_habits_are_capped_by_count_and_tokens(tmp_path, embedder) -> None:  # t
     with Cortex.open(_vault(tmp_path), embedder=embedder) as cx:
         cx.sync()
         text = "fix the broken firmware download before flashing"
-        extra = cx.settings.extra
-        cx.settings = msgspec.structs.replace(cx.settings, extra={**extra, "habits": {"max": "1"}})  # env: strings
+        base = cx.settings
+        habits = parse_settings({}, env={"VAULT_CORTEX_HABITS_MAX": "1"}).habits  # env: strings
+        cx.settings = msgspec.structs.replace(base, habits=habits)
         assert len(cx.habits_for_context(text).habits) == 1
-        cx.settings = msgspec.structs.replace(cx.settings, extra={**extra, "habits": {"token_cap": 40}})
+        cx.settings = msgspec.structs.replace(base, habits=HabitsSettings(token_cap=40))
         tight = cx.habits_for_context(text)
         assert tight.habits and tight.tokens <= 40 and all(h.text.startswith("**When:**") for h in tight.habits)
-        cx.settings = msgspec.structs.replace(cx.settings, extra={**extra, "habits": {"token_cap": 3}})
+        cx.settings = msgspec.structs.replace(base, habits=HabitsSettings(token_cap=3))
         assert cx.habits_for_context(text).habits == []
 
 

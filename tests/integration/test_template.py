@@ -7,6 +7,7 @@ import re
 import tomllib
 from pathlib import Path
 
+import msgspec
 import pytest
 import yaml
 
@@ -160,7 +161,7 @@ def test_config_modes_and_feature_sections(vault: Path) -> None:
     assert modes["identity"]["region"] == max(m["region"] for m in modes.values())
     assert max(modes["recent"], key=modes["recent"].__getitem__) == "recency"
 
-    extra = settings.extra
+    extra = msgspec.to_builtins(settings)
     assert extra["server"] == {"host": "127.0.0.1", "port": 8765, "debounce_ms": 300}
     sleep = dict(extra["sleep"])
     keywords = sleep.pop("keywords")

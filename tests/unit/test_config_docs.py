@@ -13,12 +13,18 @@ import pytest
 
 from vault_cortex.config import (
     SIGNALS,
+    CuriositySettings,
     EmbeddingSettings,
+    HabitsSettings,
+    HooksSettings,
     IndexSettings,
     RecallSettings,
     Region,
     Regions,
+    ResonanceSettings,
+    ServerSettings,
     Settings,
+    SleepSettings,
     load_settings,
     parse_settings,
 )
@@ -27,6 +33,11 @@ from vault_cortex.errors import ConfigError
 CONFIG = Path(__file__).resolve().parents[2] / "vault_template" / ".cortex" / "config.toml"
 _KEY = re.compile(r'^\s*([A-Za-z0-9_-]+|"[^"]*")\s*=')
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"|\'[^\']*\'')
+SECTIONS: tuple[tuple[type[msgspec.Struct], str], ...] = (
+    (IndexSettings, "index"), (EmbeddingSettings, "embedding"), (RecallSettings, "recall"),
+    (ServerSettings, "server"), (SleepSettings, "sleep"), (HabitsSettings, "habits"),
+    (ResonanceSettings, "resonance"), (CuriositySettings, "curiosity"), (HooksSettings, "hooks"),
+)
 
 
 class KeyLine(msgspec.Struct, frozen=True):
@@ -122,13 +133,13 @@ def test_every_comment_states_the_default_it_is_set_to(text: str, raw: dict[str,
 
 
 def test_every_settings_field_appears_in_the_template(text: str, raw: dict[str, Any]) -> None:
-    # Settings: `extra` is where unknown sections land and `regions.defs` is spelt as [regions.<name>] tables.
-    for name in _fields(Settings) - {"extra"}:
+    # Settings: `regions.defs` is spelt as [regions.<name>] tables.
+    for name in _fields(Settings):
         assert name in raw, f"Settings.{name} missing from config.toml"
         assert re.search(rf"^\[?{name}\b", text, re.M), name
-    assert "extra" not in raw and "defs" not in raw["regions"]
+    assert "defs" not in raw["regions"]
     assert _fields(Regions) - {"defs"} <= set(raw["regions"])
-    for struct, section in ((IndexSettings, "index"), (EmbeddingSettings, "embedding"), (RecallSettings, "recall")):
+    for struct, section in SECTIONS:
         assert set(raw[section]) == _fields(struct), f"[{section}] must list exactly the fields of {struct.__name__}"
     for region in raw["regions"]["order"]:
         table = raw["regions"][region]
@@ -144,13 +155,15 @@ def test_template_values_are_the_built_in_defaults(raw: dict[str, Any]) -> None:
     assert parsed.recall == defaults.recall
     assert parsed.push == defaults.push
     assert parsed.relations == defaults.relations
+    for _, section in SECTIONS:
+        assert getattr(parsed, section) == getattr(defaults, section), section
 
 
 def test_template_modes_and_feature_sections(raw: dict[str, Any]) -> None:
     parsed = parse_settings(raw, env={})
     assert set(parsed.modes) == {"balanced", "focus", "explore", "identity", "recent"}
     assert all(set(w) == set(SIGNALS) for w in parsed.modes.values())
-    assert set(parsed.extra) == {"server", "sleep", "habits", "resonance", "curiosity", "hooks"}
+    assert parsed.server.port == 8765 and parsed.hooks.prompt_budget_tokens == 400
 
 
 def test_template_shows_how_to_add_a_mode(text: str) -> None:
@@ -175,7 +188,7 @@ def test_defaults() -> None:
     assert settings.region("no-such-region") == Region()
     assert settings.embedding.threads == 2 and settings.embedding.batch_size == 8
     assert settings.index.chunk_tokens == 256 and settings.recall.k == 10
-    assert settings.extra == {} and settings.relations == []
+    assert settings.relations == []
 
 
 def test_env_overrides_file_and_default() -> None:
@@ -202,7 +215,8 @@ def test_env_values_are_typed() -> None:
 
 
 def test_env_ignores_the_token_and_other_variables() -> None:
-    env = {"VAULT_CORTEX_TOKEN": "secret", "PATH": "/usr/bin", "VAULT_CORTEX_LOG": "debug"}
+    env = {"VAULT_CORTEX_TOKEN": "secret", "PATH": "/usr/bin", "VAULT_CORTEX_LOG": "debug",
+           "VAULT_CORTEX_SLEEP_KILL_AFTER": "3"}
     assert parse_settings({}, env=env) == Settings()
 
 
@@ -243,6 +257,65 @@ def test_bad_values_raise_a_clear_config_error(raw: dict[str, Any], message: str
         parse_settings(raw, env={})
 
 
+@pytest.mark.parametrize(
+    ("raw", "section", "key"),
+    [
+        ({"server": {"prot": 9000}}, "server", "prot"),
+        ({"hooks": {"prompt_budget": 300}}, "hooks", "prompt_budget"),
+        ({"sleep": {"merge_treshold": 0.9}}, "sleep", "merge_treshold"),
+        ({"habits": {"maximum": 3}}, "habits", "maximum"),
+        ({"resonance": {"touchstep": 0.2}}, "resonance", "touchstep"),
+        ({"curiosity": {"threshold": 0.5}}, "curiosity", "threshold"),
+        ({"index": {"exlude": ["x/**"]}}, "index", "exlude"),
+    ],
+)
+def test_a_typo_in_any_section_is_refused_naming_the_section_and_key(
+        raw: dict[str, Any], section: str, key: str) -> None:
+    with pytest.raises(ConfigError, match=rf"unknown field `{key}`.*\$\.{section}\b"):
+        parse_settings(raw, env={})
+
+
+def test_a_misspelt_section_is_refused() -> None:
+    with pytest.raises(ConfigError, match=r"unknown field `hoks`"):
+        parse_settings({"hoks": {"prompt_budget_tokens": 300}}, env={})
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ({"server": {"port": "eighty"}}, r"Expected `int`.*\$\.server\.port"),
+        ({"server": {"port": 70000}}, r"<= 65535.*\$\.server\.port"),
+        ({"server": {"host": ""}}, r"\$\.server\.host"),
+        ({"hooks": {"prompt_budget_tokens": "lots"}}, r"Expected `int`.*\$\.hooks\.prompt_budget_tokens"),
+        ({"hooks": {"prompt_budget_tokens": -1}}, r">= 0.*\$\.hooks\.prompt_budget_tokens"),
+        ({"hooks": {"session_budget_tokens": 10}}, r">= 50.*\$\.hooks\.session_budget_tokens"),
+        ({"recall": {"budget_tokens": 10}}, r"recall\.budget_tokens must be between 50 and 100000"),
+        ({"recall": {"max_k": 5000}}, r"recall\.max_k must be between 1 and 1000"),
+        ({"recall": {"max_query_chars": 20000}}, r"recall\.max_query_chars must be between 1 and 10000"),
+        ({"sleep": {"nightly": "sometimes"}}, r"Expected `bool`.*\$\.sleep\.nightly"),
+        ({"sleep": {"keywords": {"soul": "value"}}}, r"Expected `array`.*\$\.sleep\.keywords"),
+        ({"habits": {"semantic_threshold": -0.1}}, r">= 0.*\$\.habits\.semantic_threshold"),
+        ({"habits": {"max": "a dozen"}}, r"Expected `int`.*\$\.habits\.max"),
+        ({"resonance": {"report_days": 0}}, r">= 1.*\$\.resonance\.report_days"),
+        ({"curiosity": {"match_threshold": "high"}}, r"Expected `float`.*\$\.curiosity\.match_threshold"),
+        ({"server": 3}, r"Expected `object`.*\$\.server"),
+    ],
+)
+def test_feature_sections_are_typed(raw: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        parse_settings(raw, env={})
+
+
+def test_feature_sections_read_typed_values_from_the_environment() -> None:
+    env = {"VAULT_CORTEX_SERVER_PORT": "9001", "VAULT_CORTEX_HOOKS_PROMPT_BUDGET_TOKENS": "250",
+           "VAULT_CORTEX_SLEEP_NIGHTLY": "true", "VAULT_CORTEX_HABITS_SEMANTIC_THRESHOLD": "0.5"}
+    settings = parse_settings({}, env=env)
+    assert settings.server.port == 9001 and settings.hooks.prompt_budget_tokens == 250
+    assert settings.sleep.nightly is True and settings.habits.semantic_threshold == 0.5
+    with pytest.raises(ConfigError, match=r"the environment.*\$\.server\.port"):
+        parse_settings({}, env={"VAULT_CORTEX_SERVER_PORT": "http"})
+
+
 def test_unknown_signal_in_a_mode() -> None:
     raw = {"modes": {"writing": {"relevance": 0.5, "novelty": 0.5}}}
     with pytest.raises(ConfigError, match=r"modes\.writing names unknown signals \['novelty'\]") as info:
@@ -262,7 +335,8 @@ def test_user_mode_and_feature_sections() -> None:
         "recency": 0.0, "resonance": 0.5,
     }
     assert set(settings.modes) == {"balanced", "focus", "explore", "identity", "recent", "writing"}
-    assert settings.extra == {"sleep": {"merge_threshold": 0.9}, "server": {"port": 9000}}
+    assert settings.sleep.merge_threshold == 0.9 and settings.server.port == 9000
+    assert settings.sleep.prune_below == 0.3 and settings.server.host == "127.0.0.1"
 
 
 def test_a_custom_taxonomy() -> None:

@@ -17,7 +17,7 @@ from fakes import FakeEmbedder
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vault_cortex.config import parse_settings
+from vault_cortex.config import SleepSettings, parse_settings
 from vault_cortex.files.edit import get_frontmatter_span
 from vault_cortex.files.frontmatter import body_text
 from vault_cortex.files.vault import content_hash
@@ -31,12 +31,10 @@ from vault_cortex.sleep.operations import (
     STATE_PATH,
     Memo,
     Plan,
-    SleepSettings,
     State,
     World,
     apply_edit,
     plan_markdown,
-    sleep_settings,
 )
 from vault_cortex.sleep.tiers import Source, select, sentences, summarise, unit_rows
 from vault_cortex.sleep.transcript import parse_transcript, render
@@ -122,9 +120,8 @@ def refs() -> list[Memo]:
 
 def test_sleep_defaults_are_the_template_values() -> None:
     raw = tomllib.loads((TEMPLATE / ".cortex" / "config.toml").read_text(encoding="utf-8"))
-    assert sleep_settings(parse_settings(raw)) == SleepSettings() == sleep_settings(parse_settings({}))
-    tweaked = sleep_settings(parse_settings({"sleep": {"merge_threshold": "0.9", "kill_after": "3"}}))
-    assert tweaked.merge_threshold == 0.9
+    assert parse_settings(raw).sleep == SleepSettings() == parse_settings({}).sleep
+    assert parse_settings({"sleep": {"merge_threshold": "0.9"}}).sleep.merge_threshold == 0.9  # env: strings
 
 
 def test_next_nightly() -> None:

@@ -1,7 +1,8 @@
 """The shape of the code: one-way dependencies between the sub-packages, a pure core inside each, and nothing in
 the library importing the server.
 
-Order (each may import only from its own level and those left of it; `errors` and `config` are the base):
+Order (each may import only from its own level and those left of it; `errors`, `limits` and `config` are the
+base):
     files <- index <- store <- recall <- identity <- sleep <- cortex, notes <- cli        (then server/, outside)
 """
 
@@ -13,17 +14,17 @@ from pathlib import Path
 import vault_cortex
 
 PACKAGE = Path(vault_cortex.__file__).parent
-BASE = {"errors": 0, "config": 1}
+BASE = {"errors": 0, "limits": 1, "config": 1}
 LEVELS = {"files": 2, "index": 3, "store": 4, "recall": 5, "identity": 6, "sleep": 7, "cortex": 8, "notes": 8,
           "__init__": 8, "cli": 9}
 # Pure core: values in, values out. No disk, clock, environment, network, database or model.
 PURE = {"files.note", "files.frontmatter", "files.properties", "files.links", "files.chunk", "files.noise",
-        "files.edit", "files.yamltext", "files.sections", "files.relink",
+        "files.edit", "files.yamltext", "files.sections", "files.relink", "files.paths",
         "index.fts", "index.schema", "index.rows",
         "recall.rank", "recall.edges", "recall.pairs", "recall.note_links", "recall.graph", "recall.proximity",
         "recall.health", "recall.pack",
         "sleep.merge", "sleep.tiers", "sleep.dream",
-        "errors"}
+        "errors", "limits"}
 IMPURE = {"os", "sqlite3", "pathlib", "shutil", "tempfile", "socket", "subprocess", "time", "usearch",
           "onnxruntime", "tokenizers", "watchfiles", "litestar", "httpx", "urllib.request", "fcntl", "threading"}
 

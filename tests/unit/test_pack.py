@@ -14,7 +14,7 @@ import tokenizers
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vault_cortex.recall.pack import Candidate, Packed, Piece, pack, render_markdown
+from vault_cortex.recall.pack import Candidate, Packed, Piece, fit_in_order, pack, render_markdown
 
 REGIONS = ["soul", "long_term", "short_term"]
 SECTIONS = ["Pinned", "Habits"]
@@ -301,3 +301,13 @@ def test_json_field_names_are_stable() -> None:
         "widened", "tokens", "wikilink", "obsidian_uri",
     ]
     assert list(data["groups"][0]) == ["name", "items"]
+
+
+def test_fit_in_order_keeps_each_block_that_still_fits() -> None:
+    """The prompt hook's packing: in rank order, a block too big is skipped and a later smaller one still fits."""
+    chars = len  # one token per character keeps the arithmetic visible
+    blocks = [("a.md", "x" * 40), ("b.md", "x" * 70), ("c.md", "x" * 50), ("d.md", "x" * 10)]
+    assert fit_in_order(blocks, 100, chars) == {"a.md": "x" * 40, "c.md": "x" * 50, "d.md": "x" * 10}
+    assert list(fit_in_order(blocks, 100, chars)) == ["a.md", "c.md", "d.md"]
+    assert fit_in_order(blocks, 9, chars) == {} and fit_in_order(blocks, -5, chars) == {}
+    assert fit_in_order([], 100, chars) == {}

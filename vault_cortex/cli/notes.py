@@ -38,9 +38,10 @@ def filter_args(p: argparse.ArgumentParser, *, project: bool = True) -> None:
 
 
 def filters_from(args: argparse.Namespace) -> Filters:
-    return Filters(tags=args.filter_tags, regions=args.filter_regions, project=getattr(args, "filter_project", None),
-                   created_after=args.created_after, created_before=args.created_before,
-                   modified_after=args.modified_after, path_prefix=args.path_prefix)
+    return Filters.build(tags=args.filter_tags, regions=args.filter_regions,
+                         project=getattr(args, "filter_project", None), created_after=args.created_after,
+                         created_before=args.created_before, modified_after=args.modified_after,
+                         path_prefix=args.path_prefix)
 
 
 def _text(value: str) -> str:

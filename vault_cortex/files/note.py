@@ -15,6 +15,7 @@ import msgspec
 
 from vault_cortex.files.frontmatter import load_frontmatter, split_frontmatter
 from vault_cortex.files.links import MARKDOWN_LINK, WIKILINK, parse_destination, parse_linktext
+from vault_cortex.files.paths import note_name
 from vault_cortex.files.properties import (
     TAG_CHAR,
     get_property,
@@ -116,8 +117,7 @@ def decode(data: bytes) -> tuple[str, tuple[str, ...]]:
 def parse_note(path: str, text: str, relation_types: frozenset[str] = RELATION_TYPES) -> Note:
     """Parse one note's text; never raises on bad content, reports it in `problems`."""
     path = unicodedata.normalize("NFC", path)
-    name = path.rsplit("/", 1)[-1]
-    title = name[:-3] if name.lower().endswith(".md") else name
+    title = note_name(path)
     if text.startswith("\ufeff"):
         text = text[1:]
     if "\r" in text:

@@ -23,6 +23,7 @@ __all__ = [
     "is_date",
     "is_tag",
     "normalise_tag",
+    "parse_datetime",
     "property_links",
     "read_aliases",
     "read_tags",
@@ -184,6 +185,26 @@ def is_date(text: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def parse_datetime(value: object, naive: dt.tzinfo | None = dt.UTC) -> dt.datetime | None:
+    """An ISO date or date-time (a `created:` value, a typed filter, a log's timestamp; `Z` for UTC), or a
+    date/datetime value, as an aware datetime; None when it is not one.
+
+    naive: the zone of a value written without an offset; None takes it as this machine's local time.
+    """
+    if isinstance(value, dt.datetime):
+        when = value
+    else:
+        if value is None or isinstance(value, bool | int | float):
+            return None
+        try:
+            when = dt.datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    if when.tzinfo is not None:
+        return when
+    return when.astimezone() if naive is None else when.replace(tzinfo=naive)
 
 
 def _relation_problems(value: Any) -> list[str]:

@@ -16,6 +16,7 @@ import msgspec
 
 from vault_cortex.files.links import MARKDOWN_LINK, WIKILINK, Dangling, Resolver, parse_destination, parse_linktext
 from vault_cortex.files.note import parse_note
+from vault_cortex.files.paths import note_name
 
 __all__ = ["Relinked", "link_text", "relink"]
 
@@ -32,7 +33,7 @@ class Relinked(msgspec.Struct, frozen=True, kw_only=True):
 def link_text(dest: str, source: str, resolver: Resolver) -> str:
     """The shortest link target that resolves to `dest` from `source`: the name, else the full path."""
     stem = dest.removesuffix(".md") if dest.lower().endswith(".md") else dest
-    name = stem.rsplit("/", 1)[-1]
+    name = note_name(dest)
     for candidate in (name, stem):
         found = resolver.resolve(candidate, source)
         if not isinstance(found, Dangling) and found.path == dest:

@@ -10,13 +10,14 @@ from typing import Protocol
 import msgspec
 
 from vault_cortex.files.frontmatter import body_text
+from vault_cortex.files.paths import note_name
 from vault_cortex.identity.curiosity import open_matching
 from vault_cortex.identity.habits import match as match_habits
-from vault_cortex.identity.resonance import setting
 from vault_cortex.index.activity import RecallEvent
 from vault_cortex.index.host import Searchable
 from vault_cortex.index.sync import Indexing
 from vault_cortex.index.vectors import Vector
+from vault_cortex.limits import MIN_BUDGET_TOKENS, check_budget
 from vault_cortex.recall.filters import Filters
 from vault_cortex.recall.pack import Candidate, Packed, Piece
 from vault_cortex.recall.pipeline import Scored
@@ -61,9 +62,9 @@ def query_text(cx: Recalling, task: str | None, project: str | None, active_note
     parts = [p for p in (task, project) if p]
     if active_note:
         doc = cx.read_note(active_note)
-        parts.append(doc.path.rsplit("/", 1)[-1].removesuffix(".md"))
+        parts.append(note_name(doc.path))
         parts.append(body_text(doc.content)[:600])
-    parts += [r.rsplit("/", 1)[-1].removesuffix(".md") for r in (recent or [])]
+    parts += [note_name(r) for r in (recent or [])]
     return "\n".join(parts).strip()
 
 
@@ -97,7 +98,7 @@ def build_context(cx: Recalling, *, task: str | None, project: str | None, activ
                   filters: Filters | None = None) -> Context:
     """Pinned notes, matching habits and open questions, the handoff and recall, packed in one budget."""
     started = time.perf_counter()
-    budget = cx.settings.recall.budget_tokens if budget_tokens is None else budget_tokens
+    budget = cx.settings.recall.budget_tokens if budget_tokens is None else check_budget(budget_tokens)
     mode_name, weights = cx.mode(mode)
     text = query_text(cx, task, project, active_note, recent)
     if len(text) > cx.settings.recall.max_query_chars:
@@ -107,7 +108,7 @@ def build_context(cx: Recalling, *, task: str | None, project: str | None, activ
     for i, p in enumerate(pinned(cx)):
         extra += [c for c in [special(cx, p, "Pinned", 1.0 - i * 1e-3, "pinned identity note")] if c]
     if qvec is not None:
-        for h in match_habits(cx, text, qvec)[: int(setting(cx, "habits", "max", 12))]:
+        for h in match_habits(cx, text, qvec)[: cx.settings.habits.max]:
             c = special(cx, h.path, "Habits", 0.95 + 0.04 * h.score, f"habit that matches this task: {h.why}")
             extra += [c] if c else []
     open_questions, found = open_matching(cx, qvec)
@@ -129,7 +130,7 @@ def build_context(cx: Recalling, *, task: str | None, project: str | None, activ
         taken = frozenset(c.path for c in extra) | cx.archived()
         allowed = cx.allowed(filters, exclude=taken)
         scored = cx.ranked(text, qvec, weights, exclude=taken, allowed=allowed)[: cx.settings.recall.max_k]
-    packed = cx.pack(scored, max(50, budget - nudge_tokens), extra=extra, section_order=SECTIONS)
+    packed = cx.pack(scored, max(MIN_BUDGET_TOKENS, budget - nudge_tokens), extra=extra, section_order=SECTIONS)
     if task or project:
         cx.log(RecallEvent(ts=cx.clock(), client=client, query=text[:500], mode=mode_name,
                              paths=tuple(i.path for i in packed.items if not i.section)))

@@ -14,10 +14,10 @@ import msgspec
 from vault_cortex.errors import InvalidRequest, NoteNotFound, WriteConflict
 from vault_cortex.files.edit import add_relation, edit_bytes, set_property
 from vault_cortex.files.note import parse_note
+from vault_cortex.files.paths import note_name
 from vault_cortex.files.properties import read_aliases
 from vault_cortex.files.vault import content_hash
 from vault_cortex.files.yamltext import note_filename, render_new_note
-from vault_cortex.identity.resonance import setting
 from vault_cortex.index.host import Searchable
 from vault_cortex.index.vectors import Vector
 from vault_cortex.store.change import Vault
@@ -66,7 +66,7 @@ def is_open(fm: Mapping[str, Any]) -> bool:
 
 def question_of(path: str, fm: Mapping[str, Any]) -> str:
     """The question as asked: the alias the file name was made from (it keeps the `?`), else the file name."""
-    name = path.rsplit("/", 1)[-1].removesuffix(".md")
+    name = note_name(path)
     for alias in read_aliases(fm.get("aliases"))[0]:
         if note_filename(alias) == name:
             return alias
@@ -112,7 +112,7 @@ def open_matching(cx: Searchable, qvec: Vector | None) -> tuple[list[Curiosity],
     open_.sort(key=lambda c: (c.created or "", c.path), reverse=True)
     if qvec is None:
         return open_, []
-    threshold = setting(cx, "curiosity", "match_threshold", 0.4)
+    threshold = cx.settings.curiosity.match_threshold
     sims = cx.similarity(qvec, [c.path for c in open_])
     matching = [msgspec.structs.replace(c, similarity=round(sims[c.path], 4))
                 for c in open_ if sims.get(c.path, 0.0) >= threshold]
@@ -168,6 +168,6 @@ def explore(vault: Vault, path: str, answer_path: str, client: str = "api") -> E
 
 def link_target(note_paths: Iterable[str], path: str) -> str:
     """How to link a note: its file name when no other note shares it, else its path (without `.md`)."""
-    name = path.rsplit("/", 1)[-1].removesuffix(".md")
-    same = [p for p in note_paths if p.rsplit("/", 1)[-1].removesuffix(".md").casefold() == name.casefold()]
+    name = note_name(path)
+    same = [p for p in note_paths if note_name(p).casefold() == name.casefold()]
     return name if len(same) <= 1 else path.removesuffix(".md")

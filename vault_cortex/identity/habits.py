@@ -17,6 +17,7 @@ import msgspec
 from vault_cortex.config import Settings
 from vault_cortex.errors import InvalidRequest
 from vault_cortex.files.frontmatter import body_text
+from vault_cortex.files.paths import note_name
 from vault_cortex.identity.resonance import (
     DEFAULT_WEIGHT,
     DecayPlan,
@@ -25,17 +26,13 @@ from vault_cortex.identity.resonance import (
     bump,
     decay_folder,
     last_feedback,
-    number_setting,
 )
-from vault_cortex.identity.resonance import setting as _setting
 from vault_cortex.index.activity import FeedbackEvent
 from vault_cortex.index.host import Searchable
 from vault_cortex.index.vectors import Vector
 from vault_cortex.store.change import Vault
 
 HABITS_DIR = "habits"
-REINFORCE_STEP = 0.1  # `habits.reinforce_step` overrides it
-HALF_LIFE_DAYS = 30.0  # `habits.half_life_days` overrides it
 
 _CALL = re.compile(r"\s*([^()\s]+)\s*(?:\((.*)\))?\s*", re.S)
 _SHELL_SPLIT = re.compile(r"&&|\|\||[;|\n]")
@@ -197,7 +194,7 @@ def match(cx: Searchable, text: str, qvec: Vector | None, *, tool: str | None = 
           tool_input: Mapping[str, Any] | None = None) -> list[Candidate]:
     """Every habit that applies to the text (and tool call), strongest first."""
     paths = cx.db.paths_under(HABITS_DIR)
-    threshold = _setting(cx, "habits", "semantic_threshold", 0.45)
+    threshold = cx.settings.habits.semantic_threshold
     sims = cx.similarity(qvec, paths) if qvec is not None and paths else {}
     tool_name, parsed = parse_tool(tool) if tool else (None, {})
     found = []
@@ -216,14 +213,14 @@ def habits_for_context(cx: Searchable, text: str, *, tool: str | None = None,
     if not text and not tool:
         raise InvalidRequest("give a context text or a tool to find habits for")
     qvec = cx.embedder.embed([text])[0] if text else None
-    limit = int(_setting(cx, "habits", "max", 12))
-    budget = int(_setting(cx, "habits", "token_cap", 300))
+    limit = cx.settings.habits.max
+    budget = cx.settings.habits.token_cap
     chosen: list[HabitMatch] = []
     for c in match(cx, text, qvec, tool=tool, tool_input=tool_input):
         if len(chosen) >= limit:
             break
         doc = cx.read_note(c.path)
-        title = doc.path.rsplit("/", 1)[-1].removesuffix(".md")
+        title = note_name(doc.path)
         fitted = fit(lead(body_text(doc.content)), title, budget, cx.embedder.count_tokens)
         if fitted is None:
             continue
@@ -240,7 +237,7 @@ def reinforce(vault: Vault, path: str, *, context: str | None = None, client: st
     """A habit was followed: raise its weight (one line) and log it as useful feedback."""
     if not path.startswith(HABITS_DIR + "/"):
         raise InvalidRequest(f"{path!r} is not a habit (habits live in {HABITS_DIR}/)")
-    step = number_setting(vault.settings, "habits", "reinforce_step", REINFORCE_STEP)
+    step = vault.settings.habits.reinforce_step
     change = bump(vault, path, step, "reinforced: the habit was followed", client)
     vault.log(FeedbackEvent(ts=vault.clock(), client=client, path=path, useful=True, query=context))
     return change
@@ -248,7 +245,7 @@ def reinforce(vault: Vault, path: str, *, context: str | None = None, client: st
 
 def half_life(settings: Settings) -> float:
     """Days for the distance between a habit's weight and its baseline to halve."""
-    return number_setting(settings, "habits", "half_life_days", HALF_LIFE_DAYS)
+    return settings.habits.half_life_days
 
 
 def decay_habits(vault: Vault, *, dry_run: bool = True) -> DecayPlan:

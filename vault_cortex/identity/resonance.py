@@ -12,14 +12,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import msgspec
 
 from vault_cortex.config import Settings
-from vault_cortex.errors import ConfigError, InvalidRequest, NoteNotFound
+from vault_cortex.errors import InvalidRequest, NoteNotFound
 from vault_cortex.files.edit import edit_bytes, set_property
 from vault_cortex.files.note import parse_note
+from vault_cortex.files.paths import note_name
 from vault_cortex.files.properties import read_aliases
 from vault_cortex.files.vault import content_hash
 from vault_cortex.index.activity import Event, FeedbackEvent, TouchEvent, read_events
@@ -30,7 +31,6 @@ from vault_cortex.store.change import Vault
 RESONANCE_DIR = "resonance"
 CATEGORIES = ("identity", "relationship", "aesthetic", "theme", "concept", "emotional")
 DEFAULT_WEIGHT = 0.5
-HALF_LIFE_DAYS = 30.0  # `resonance.half_life_days` overrides it
 CLOSE = 0.2  # |actual - claimed| within this reads as "lived as claimed"
 
 
@@ -120,7 +120,7 @@ def decay_step(path: str, fm: Mapping[str, Any], last_use: datetime, now: dateti
     before = as_weight(fm.get("weight"), baseline)
     days = max(0.0, (now - last_use).total_seconds() / 86400)
     after = round(toward_baseline(before, baseline, days, half_life_days), 3)
-    return WeightChange(path=path, name=stem(path), before=before, after=after, baseline=baseline, written=False,
+    return WeightChange(path=path, name=note_name(path), before=before, after=after, baseline=baseline, written=False,
                         reason=f"{days:.1f} days since last use; half-life {half_life_days:g} days")
 
 
@@ -148,40 +148,12 @@ def report_rows(concepts: Sequence[ConceptInfo], touches: Mapping[str, int],
     return sorted(rows, key=lambda r: (r.gap, r.path))
 
 
-def stem(path: str) -> str:
-    return path.rsplit("/", 1)[-1].removesuffix(".md")
-
-
-def number_setting(settings: Settings, section: str, key: str, default: float) -> float:
-    """A number from a feature section of config.toml (or its environment override, a string)."""
-    value = settings.extra.get(section, {}).get(key, default)
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{section}.{key} must be a number, not {value!r}") from None
-    if number < 0 or math.isnan(number):
-        raise ConfigError(f"{section}.{key} must be >= 0, not {value!r}")
-    return number
-
-
 def half_life(settings: Settings) -> float:
     """Days for the distance between a concept's weight and its baseline to halve."""
-    return number_setting(settings, "resonance", "half_life_days", HALF_LIFE_DAYS)
+    return settings.resonance.half_life_days
 
 
 # -- IO, through the one write path (store/change.py) -----------------------------------------------------
-class Configured(Protocol):
-    """Anything that carries the vault's settings (the vault, the facade)."""
-
-    @property
-    def settings(self) -> Settings: ...
-
-
-def setting(cx: Configured, section: str, key: str, default: float) -> float:
-    """A number from a feature section of the vault's settings."""
-    return number_setting(cx.settings, section, key, default)
-
-
 def folder_paths(vault: Vault, folder: str) -> list[str]:
     return vault.index.db.paths_under(folder)
 
@@ -198,7 +170,7 @@ def bump(vault: Vault, path: str, step: float, reason: str, client: str = "api")
         if written:
             tx.edit(path, lambda old: edit_bytes(old, lambda text: set_property(text, "weight", after)),
                     content_hash(data))
-    return WeightChange(path=path, name=stem(path), before=before, after=after, baseline=baseline,
+    return WeightChange(path=path, name=note_name(path), before=before, after=after, baseline=baseline,
                         written=written, reason=reason)
 
 
@@ -238,10 +210,10 @@ def concepts(db: IndexDB) -> list[ConceptInfo]:
     out = []
     for path in db.paths_under(RESONANCE_DIR):
         fm = db.frontmatter(path) or {}
-        names = (stem(path), *read_aliases(fm.get("aliases"))[0])
+        names = (note_name(path), *read_aliases(fm.get("aliases"))[0])
         baseline = as_weight(fm.get("baseline"), DEFAULT_WEIGHT)
         category = str(fm.get("category") or "concept").strip().lower()
-        out.append(ConceptInfo(path=path, name=stem(path), names=tuple(n.casefold() for n in names),
+        out.append(ConceptInfo(path=path, name=note_name(path), names=tuple(n.casefold() for n in names),
                                category=category, weight=as_weight(fm.get("weight"), baseline), baseline=baseline))
     return out
 
@@ -262,9 +234,9 @@ def resolve(vault: Vault, concept: str) -> str:
 def touch(vault: Vault, concept: str, *, by: str | None = None, client: str = "api") -> WeightChange:
     """Raise a concept's weight by `resonance.touch_step` (one line) and log the touch."""
     path = resolve(vault, concept)
-    step = setting(vault, "resonance", "touch_step", 0.1)
+    step = vault.settings.resonance.touch_step
     change = bump(vault, path, step, f"touched{f' by {by}' if by else ''}", client)
-    vault.log(TouchEvent(ts=vault.clock(), client=client, concept=stem(path), path=by))
+    vault.log(TouchEvent(ts=vault.clock(), client=client, concept=note_name(path), path=by))
     return change
 
 
@@ -306,7 +278,7 @@ def last_feedback(root: Path, folder: str, events: Sequence[Event] | None = None
 
 def report(vault: Vault, days: int | None = None) -> ResonanceReport:
     """Claimed (baseline) vs actual use: touches and mentions in notes created or modified in the last days."""
-    days = int(setting(vault, "resonance", "report_days", 30)) if days is None else days
+    days = vault.settings.resonance.report_days if days is None else days
     if not 1 <= days <= 36500:
         raise InvalidRequest(f"days must be between 1 and 36500, not {days}")
     since = vault.clock() - timedelta(days=days)

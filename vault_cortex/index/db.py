@@ -18,6 +18,7 @@ from typing import Any
 from vault_cortex.files.chunk import Chunk, heading_text, join_head, stored_head
 from vault_cortex.files.links import Resolver, target_key
 from vault_cortex.files.note import Note
+from vault_cortex.files.paths import note_name
 from vault_cortex.files.vault import Skipped
 from vault_cortex.index import changes, resolution
 from vault_cortex.index.activity import Activity
@@ -397,9 +398,7 @@ class IndexDB:
             "SELECT DISTINCT n.path, l.target, l.dst_path FROM links l JOIN notes n ON n.id = l.note_id").fetchall()
         out = set()
         for src, target, dst in rows:
-            last = target.rsplit("/", 1)[-1]
-            last = last[:-3] if last.lower().endswith(".md") else last
-            if dst == path or last.casefold() == name:
+            if dst == path or note_name(target).casefold() == name:
                 out.add(src)
         return sorted(out)
 

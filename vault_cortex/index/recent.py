@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta, tzinfo
 import msgspec
 
 from vault_cortex.errors import InvalidRequest
+from vault_cortex.files.properties import parse_datetime
 from vault_cortex.index.activity import EditEvent, Event, OpenEvent, RecallEvent
 from vault_cortex.index.rows import NoteRow
 
@@ -56,16 +57,6 @@ def check(days: int, kinds: Sequence[str] | None) -> tuple[int, list[str]]:
     return days, chosen
 
 
-def _when(value: str | None) -> datetime | None:
-    if not value:
-        return None
-    try:
-        dt = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return dt if dt.tzinfo else dt.astimezone()  # as typed: local time, like `remember` writes it
-
-
 def recent(notes: Iterable[NoteRow], events: Iterable[Event], *, now: datetime, days: int,
            kinds: Sequence[str] | None = None, tz: tzinfo | None = None) -> Recent:
     """What happened to which notes since `days` days before now, grouped by day in `tz` (default: local)."""
@@ -86,7 +77,7 @@ def recent(notes: Iterable[NoteRow], events: Iterable[Event], *, now: datetime, 
         acc[(date, path, kind)] = (count + counts, max(last, ts), detail)
 
     for n in notes:
-        created = _when(n.created)
+        created = parse_datetime(n.created, naive=None)  # as typed: local time, like `remember` writes it
         if created is not None:
             add("created", n.path, created.astimezone(UTC))
         modified = datetime.fromtimestamp(n.mtime_ns / 1e9, UTC)

@@ -35,6 +35,21 @@ class Filters(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     modified_after: str | None = None
     path_prefix: str | None = None
 
+    @classmethod
+    def build(cls, *, tags: list[str] | None = None, regions: list[str] | None = None, project: str | None = None,
+              created_after: str | None = None, created_before: str | None = None,
+              modified_after: str | None = None, path_prefix: str | None = None) -> Filters:
+        """Filters from a surface's raw inputs (HTTP, MCP, CLI), checked at once: a tag that is not one or a
+        date that is neither ISO nor an age is an InvalidRequest naming it, before any search runs."""
+        for tag in tags or ():
+            _tag(tag)
+        for field, value in (("created_after", created_after), ("created_before", created_before),
+                             ("modified_after", modified_after)):
+            if value:
+                parse_when(value, datetime.now(UTC), field)
+        return cls(tags=tags, regions=regions, project=project, created_after=created_after,
+                   created_before=created_before, modified_after=modified_after, path_prefix=path_prefix)
+
     def active(self) -> bool:
         return any(v not in (None, [], "") for v in msgspec.structs.astuple(self))
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from urllib.parse import quote
 
 import msgspec
@@ -139,6 +139,20 @@ def pack(
             items.pop()
         packed = _assemble(items, order, budget_tokens, len(candidates), count_tokens)
     return packed
+
+
+def fit_in_order(blocks: Iterable[tuple[str, str]], budget_tokens: int,
+                 count_tokens: CountTokens) -> dict[str, str]:
+    """Rendered blocks by key, in order, each kept when its tokens still fit the budget (greedy, skipping
+    what does not fit, as `pack` does); for callers that render their own blocks, such as the prompt hook."""
+    kept: dict[str, str] = {}
+    remaining = budget_tokens
+    for key, block in blocks:
+        cost = count_tokens(block)
+        if cost <= remaining:
+            remaining -= cost
+            kept[key] = block
+    return kept
 
 
 def render_markdown(packed: Packed) -> str:

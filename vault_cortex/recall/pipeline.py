@@ -8,12 +8,12 @@ from __future__ import annotations
 import heapq
 import re
 from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime
 from functools import lru_cache
 
 import msgspec
 
 from vault_cortex.config import PushSettings, Settings
+from vault_cortex.files.properties import parse_datetime
 from vault_cortex.index.db import IndexDB
 from vault_cortex.index.rows import ChunkRow, NoteRow
 from vault_cortex.index.sync import Indexing
@@ -87,15 +87,8 @@ class Scored(msgspec.Struct, frozen=True, kw_only=True):
 
 def parse_time(value: str | None) -> float | None:
     """Epoch seconds of an ISO date or date-time as users type them; None when it is not one."""
-    if not value:
-        return None
-    try:
-        dt = datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    return dt.timestamp()
+    when = parse_datetime(value)
+    return None if when is None else when.timestamp()
 
 
 def rank(

@@ -17,6 +17,7 @@ import numpy as np
 from vault_cortex.config import Settings
 from vault_cortex.errors import InvalidRequest
 from vault_cortex.files.frontmatter import body_text
+from vault_cortex.files.paths import note_name, top_folder, unique_path
 from vault_cortex.files.vault import ARCHIVE
 from vault_cortex.identity.habits import HABITS_DIR
 from vault_cortex.identity.habits import half_life as habit_half_life
@@ -48,12 +49,8 @@ from vault_cortex.sleep.operations import (
     Plan,
     State,
     World,
-    sleep_settings,
     special,
     state_json,
-    title_of,
-    top_folder,
-    unique_path,
 )
 from vault_cortex.sleep.tiers import Source, TierReport, clusters, summarise, unit_rows
 from vault_cortex.sleep.tiers import report as tier_report
@@ -108,7 +105,7 @@ class _Sleep:
     """One plan under construction: the world, the decisions so far and the draft of operations."""
 
     def __init__(self, world: World, vectors: Mapping[str, Vector], settings: Settings) -> None:
-        self.world, self.settings, self.cfg = world, settings, sleep_settings(settings)
+        self.world, self.settings, self.cfg = world, settings, settings.sleep
         self.now = world.now
         self.notes = {m.path: m for m in world.notes}
         self.live = {p: m for p, m in self.notes.items() if top_folder(p) != ARCHIVE}
@@ -356,7 +353,7 @@ def make_plan(world: World, vectors: Mapping[str, Vector], *, settings: Settings
             links.add(path)
             return path
 
-        sources = [Source(path=moved.get(p, p), title=title_of(moved.get(p, p)), layer=m.layer, body=body_text(m.text),
+        sources = [Source(path=moved.get(p, p), title=note_name(moved.get(p, p)), layer=m.layer, body=body_text(m.text),
                           created=m.created, session=m.session, project=m.project,
                           derived_from=tuple(moved.get(x, x) for x in m.derived_from))
                    for p, m in sorted(s.live.items()) if m.layer and m.text is not None and p not in s.gone]

@@ -19,6 +19,8 @@ import numpy as np
 
 from vault_cortex.config import Settings
 from vault_cortex.errors import InvalidRequest
+from vault_cortex.files.paths import top_folder
+from vault_cortex.files.properties import parse_datetime
 from vault_cortex.files.vault import content_hash
 from vault_cortex.identity.habits import HABITS_DIR
 from vault_cortex.identity.resonance import DEFAULT_WEIGHT, RESONANCE_DIR, as_weight, last_feedback, last_touches
@@ -34,10 +36,7 @@ from vault_cortex.sleep.operations import (
     Plan,
     State,
     World,
-    parse_when,
     plan_markdown,
-    sleep_settings,
-    top_folder,
 )
 from vault_cortex.store.change import Vault
 
@@ -102,7 +101,7 @@ def gather(cx: Sleeping, now: datetime) -> tuple[World, dict[str, np.ndarray]]:
         except OSError:
             continue
         fm = db.frontmatter(row.path) or {}
-        created = parse_when(row.created) if row.created else None
+        created = parse_datetime(row.created) if row.created else None
         try:
             text: str | None = data.decode("utf-8")
         except UnicodeDecodeError:
@@ -186,7 +185,7 @@ def plan(cx: Sleeping, mode: str = "full") -> Plan:
 
 def next_nightly(settings: Settings, now: datetime) -> datetime | None:
     """When the next nightly sleep is due (in now's time zone), or None when `sleep.nightly` is off."""
-    cfg = sleep_settings(settings)
+    cfg = settings.sleep
     if not cfg.nightly:
         return None
     try:

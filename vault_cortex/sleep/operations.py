@@ -7,13 +7,13 @@ Pure: `Draft` tracks each file's planned text so every operation names the hash 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 
 import msgspec
 
-from vault_cortex.config import Settings
 from vault_cortex.errors import InvalidRequest, NoteParseError
 from vault_cortex.files.edit import add_relation, add_to_list, set_property
+from vault_cortex.files.paths import note_name, top_folder
 from vault_cortex.files.vault import ARCHIVE, content_hash
 from vault_cortex.recall.health import GraphHealth
 from vault_cortex.sleep.dream import Findings, Handoff, findings_markdown
@@ -33,41 +33,6 @@ class State(msgspec.Struct, frozen=True, kw_only=True):
 
 
 # -- inputs ------------------------------------------------------------------------------------------------
-
-def _keywords() -> dict[str, list[str]]:
-    return {
-        "soul": ["value", "believe", "principle", "promise", "matters to me"],
-        "personality": ["I tend to", "mood", "energy", "motivation", "habitually"],
-        "artistic": ["sketch", "drawing", "design", "colour", "color", "music"],
-        "linguistic": ["writing", "phrase", "wording", "grammar", "style", "translation"],
-        "scientific": ["measured", "experiment", "benchmark", "datasheet", "sqlite", "voltage"],
-        "long_term": ["decided", "decision", "architecture", "lesson", "always", "never"],
-    }
-
-
-class SleepSettings(msgspec.Struct, frozen=True, kw_only=True):
-    """The `[sleep]` section of config.toml (defaults as in the template)."""
-
-    merge_threshold: float = 0.92
-    promote_above: float = 0.7
-    prune_below: float = 0.3
-    co_retrieved_min: int = 3
-    related_threshold: float = 0.8
-    prune_min_connections: int = 5
-    nightly: bool = False
-    nightly_at: str = "03:30"
-    keywords: dict[str, list[str]] = msgspec.field(default_factory=_keywords)
-
-
-def sleep_settings(settings: Settings) -> SleepSettings:
-    """The sleep settings from `settings.extra["sleep"]`; unknown keys are ignored."""
-    raw = dict(settings.extra.get("sleep") or {})
-    known = {k: v for k, v in raw.items() if k in SleepSettings.__struct_fields__}
-    try:
-        return msgspec.convert(known, SleepSettings, strict=False)
-    except msgspec.ValidationError as exc:
-        raise InvalidRequest(f"invalid [sleep] setting: {exc}") from exc
-
 
 class Memo(msgspec.Struct, frozen=True, kw_only=True):
     """One note as sleep sees it: facts from the index and activity log, and its current text and hash."""
@@ -151,34 +116,14 @@ class Plan(msgspec.Struct, frozen=True, kw_only=True):
 
 # -- small pure helpers ----------------------------------------------------------------------------------
 
-def top_folder(path: str) -> str:
-    return path.split("/", 1)[0] if "/" in path else ""
-
-
 def special(path: str) -> bool:
     """Folders and files sleep never merges, triages, prunes or wires."""
     return path == HANDOFF or top_folder(path) in SPECIAL
 
 
-def parse_when(value: object) -> datetime | None:
-    """A `created:`-style value as an aware datetime (naive ones are taken as UTC); None if unreadable."""
-    if isinstance(value, datetime):
-        when = value
-    else:
-        try:
-            when = datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
-        except ValueError:
-            return None
-    return when if when.tzinfo else when.replace(tzinfo=UTC)
-
-
 def stamp(now: datetime) -> str:
     """A `created:` value as Obsidian writes it."""
     return now.strftime("%Y-%m-%dT%H:%M")
-
-
-def title_of(path: str) -> str:
-    return path.rsplit("/", 1)[-1].removesuffix(".md")
 
 
 def apply_edit(text: str, action: str, key: str, value: str | float | None) -> str:
@@ -190,16 +135,6 @@ def apply_edit(text: str, action: str, key: str, value: str | float | None) -> s
     if action == "add_relation" and isinstance(value, str):
         return add_relation(text, key, value)
     raise InvalidRequest(f"unknown edit {action!r}")
-
-
-def unique_path(path: str, taken: set[str]) -> str:
-    """path, or `stem 2.md`, `stem 3.md`, … when a file already has it."""
-    stem = path.removesuffix(".md")
-    n = 1
-    while path in taken:
-        n += 1
-        path = f"{stem} {n}.md"
-    return path
 
 
 class Links:
@@ -215,10 +150,10 @@ class Links:
         if path in self.paths:
             return
         self.paths.add(path)
-        self._count[title_of(path).casefold()] = self._count.get(title_of(path).casefold(), 0) + 1
+        self._count[note_name(path).casefold()] = self._count.get(note_name(path).casefold(), 0) + 1
 
     def target(self, path: str) -> str:
-        title = title_of(path)
+        title = note_name(path)
         if top_folder(path) == ARCHIVE or self._count.get(title.casefold(), 0) > 1:
             return path.removesuffix(".md")
         return title

@@ -14,6 +14,7 @@ from datetime import date, datetime, timedelta
 import msgspec
 import numpy as np
 
+from vault_cortex.files.paths import note_name
 from vault_cortex.files.yamltext import note_filename, render_new_note
 
 Embed = Callable[[Sequence[str]], np.ndarray]
@@ -171,7 +172,7 @@ def summarise(sources: Sequence[Source], *, today: date, embed: Embed, count_tok
                 continue
             made.append(summary)
             body = summary.content.split("\n---\n", 1)[-1]
-            pool.append(Source(path=summary.path, title=summary.path.rsplit("/", 1)[-1][:-3], layer=tier, body=body,
+            pool.append(Source(path=summary.path, title=note_name(summary.path), layer=tier, body=body,
                                created=max((m.created for m in members if m.created), default=None),
                                session=members[0].session, project=_common(m.project for m in members),
                                derived_from=summary.sources))

@@ -23,6 +23,7 @@ from typing import IO, Any
 import msgspec
 
 from vault_cortex.errors import InvalidRequest, WriteConflict
+from vault_cortex.files.properties import parse_datetime
 from vault_cortex.files.yamltext import note_filename, render_new_note
 from vault_cortex.sleep.importlog import ImportLog
 from vault_cortex.store.change import Change, Vault
@@ -121,7 +122,7 @@ def iter_jsonl(lines: Iterable[tuple[int, str | bytes]]) -> Iterator[tuple[int, 
             if any(texts):
                 if cur is not None:
                     yield cur.close()
-                cur = _Open("\n\n".join(t for t in texts if t), _when(rec.get("timestamp")), offset)
+                cur = _Open("\n\n".join(t for t in texts if t), parse_datetime(rec.get("timestamp")), offset)
                 continue
         if cur is None:
             continue
@@ -157,14 +158,6 @@ def _size(content: Any) -> str:
         content = "\n".join(str(b.get("text") or "") for b in content if isinstance(b, dict))
     lines = len(str(content or "").strip().splitlines())
     return f"{lines} line{'s' if lines != 1 else ''} of output" if lines else "no output"
-
-
-def _when(value: Any) -> datetime | None:
-    try:
-        when = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
 def iter_markdown(lines: Iterable[str]) -> Iterator[tuple[int, Exchange]]:
@@ -322,7 +315,7 @@ def session_name(file: str | Path, project: str | None) -> str:
     try:
         with path.open("rb") as fh:
             for _, line in zip(range(200), fh, strict=False):
-                day = _when(_record(line).get("timestamp"))
+                day = parse_datetime(_record(line).get("timestamp"))
                 if day is not None:
                     break
         day = day or datetime.fromtimestamp(path.stat().st_mtime, UTC)
