@@ -1,4 +1,5 @@
-"""The `vault-cortex` command: the library's commands plus `serve`, `mcp` (stdio) and `hook`."""
+"""The `vault-cortex` command, its one entry point (`main`): the library's commands (vault_cortex/cli/) plus the
+server's group, `serve`, `mcp` (stdio), `hook`, `install` and `uninstall`."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
 
     import uvicorn
 
+    from vault_cortex.cli.main import AddCommand
     from vault_cortex.index.sync import SyncReport
 
 log = logging.getLogger("server")
@@ -196,40 +198,40 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from vault_cortex.cli.main import SUBCOMMANDS_ATTR
+    """The whole `vault-cortex` command line: the library's commands and the server's."""
     from vault_cortex.cli.main import build_parser as library_parser
 
-    parser = library_parser()
-    sub: argparse._SubParsersAction[argparse.ArgumentParser] = getattr(parser, SUBCOMMANDS_ATTR)
+    return library_parser(add_server_commands)
 
-    p = sub.add_parser("serve", help="serve the vault over HTTP and MCP, re-indexing on every save",
-                       description="Create the vault if the folder is missing or empty, sync, then serve the "
-                                   "HTTP API (/v1) and MCP (/mcp) while watching the files; with [sleep] nightly "
-                                   "= true, also run a light sleep every night at nightly_at.")
+
+def add_server_commands(add: AddCommand) -> None:
+    """serve, mcp (stdio), hook, install and uninstall."""
+    p = add("serve", cmd_serve, "serve the vault over HTTP and MCP, re-indexing on every save",
+            description="Create the vault if the folder is missing or empty, sync, then serve the HTTP API (/v1) "
+                        "and MCP (/mcp) while watching the files; with [sleep] nightly = true, also run a light "
+                        "sleep every night at nightly_at.")
     _vault_arg(p)
     p.add_argument("--host", default=None, help="address to bind (default: [server] host in .cortex/config.toml)")
     p.add_argument("--port", type=int, default=None, help="port (default: [server] port in .cortex/config.toml)")
     p.add_argument("--allow-remote", action="store_true",
                    help="allow binding an address other machines can reach")
-    p.set_defaults(fn=cmd_serve)
 
-    p = sub.add_parser("mcp", help="serve MCP over stdio (for agents that launch their tools)",
-                       description="Serve the MCP tools over stdin/stdout, syncing and watching the vault.")
+    p = add("mcp", cmd_mcp, "serve MCP over stdio (for agents that launch their tools)",
+            description="Serve the MCP tools over stdin/stdout, syncing and watching the vault.")
     _vault_arg(p)
-    p.set_defaults(fn=cmd_mcp)
 
-    p = sub.add_parser("hook", help=f"Claude Code hook: {', '.join(hooks.HOOK_EVENTS)} (JSON on stdin/stdout)",
-                       description="Run a Claude Code hook: read its JSON input on stdin, print its output. "
-                                   "Always exits 0, printing valid JSON or nothing.")
+    p = add("hook", cmd_hook, f"Claude Code hook: {', '.join(hooks.HOOK_EVENTS)} (JSON on stdin/stdout)",
+            description="Run a Claude Code hook: read its JSON input on stdin, print its output. Always exits 0, "
+                        "printing valid JSON or nothing.")
     _hook_args(p)
-    p.set_defaults(fn=cmd_hook)
 
     for name in ("install", "uninstall"):
         verb = "write" if name == "install" else "remove"
-        p = sub.add_parser(name, help=f"{verb} vault-cortex's MCP server and hooks in an agent's settings",
-                           description=f"{verb.capitalize()} the MCP server entry and the hook entries of every event "
-                                       "vault-cortex supports in Claude Code's settings, merging with what is there "
-                                       "(other hooks and servers are never touched).")
+        p = add(name, cmd_install if name == "install" else cmd_uninstall,
+                f"{verb} vault-cortex's MCP server and hooks in an agent's settings",
+                description=f"{verb.capitalize()} the MCP server entry and the hook entries of every event "
+                            "vault-cortex supports in Claude Code's settings, merging with what is there (other "
+                            "hooks and servers are never touched).")
         p.add_argument("agent", choices=("claude-code",))
         if name == "install":
             _vault_arg(p)
@@ -240,8 +242,6 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--command", default=None, metavar="CMD",
                        help="how to run vault-cortex (default: this installation's executable, absolute)")
         p.add_argument("--dry-run", action="store_true", help="print the diff of each file; write nothing")
-        p.set_defaults(fn=cmd_install if name == "install" else cmd_uninstall)
-    return parser
 
 
 def _hook_fast(argv: Sequence[str]) -> int:

@@ -13,8 +13,8 @@ from typing import Any
 import msgspec
 import pytest
 
+from server.cli import main
 from vault_cortex import Cortex, InvalidRequest, NoteNotFound, WriteConflict
-from vault_cortex.cli.main import main
 from vault_cortex.config import HabitsSettings, parse_settings
 from vault_cortex.files.vault import init_vault
 from vault_cortex.index.activity import TouchEvent, append

@@ -20,7 +20,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from vault_cortex.cli.main import main
+from server.cli import main
 from vault_cortex.cortex import Cortex
 from vault_cortex.files.vault import init_vault
 from vault_cortex.index.embed import Embedder

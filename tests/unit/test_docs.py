@@ -28,10 +28,8 @@ README = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
 
 
 def _commands() -> list[str]:
-    try:
-        from server.cli import build_parser
-    except ImportError:  # the server adapter adds serve/mcp/hook; the core commands are checked regardless
-        from vault_cortex.cli.main import build_parser
+    from server.cli import build_parser  # the one entry point: the library's commands and the server's
+
     parser = build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     return sorted(sub.choices)

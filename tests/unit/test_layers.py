@@ -112,3 +112,13 @@ def test_public_surface_matches_all() -> None:
     modules = {p.stem for p in PACKAGE.glob("*.py")} | {p.name for p in PACKAGE.iterdir() if p.is_dir()}
     modules |= {n for n in exported if isinstance(getattr(vault_cortex, n), type(vault_cortex))}
     assert set(vault_cortex.__all__) - {"__version__"} == exported - modules
+
+
+def test_one_module_is_the_command() -> None:
+    """`vault-cortex` has one entry point (server/cli.py:main); the library's command modules are groups it adds."""
+    server_cli = PACKAGE.parent / "server" / "cli.py"
+    mains = [n for n, p in modules().items()
+             if any(isinstance(f, ast.FunctionDef) and f.name == "main" for f in ast.parse(p.read_text("utf-8")).body)]
+    assert not mains, f"{mains}: the library defines no command entry point; server/cli.py:main is the one"
+    assert any(isinstance(f, ast.FunctionDef) and f.name == "main" for f in ast.parse(server_cli.read_text()).body)
+    assert "SUBCOMMANDS_ATTR" not in "".join(p.read_text("utf-8") for p in modules().values())

@@ -1,4 +1,10 @@
-"""The `vault-cortex` command: a thin adapter over `Cortex`."""
+"""The library's commands (init, sync, recall, status, doctor, verify and the groups in cli/identity, cli/sleep and
+cli/notes) and the parser they share: a thin adapter over `Cortex`.
+
+`build_parser(*groups)` builds the whole command line from command groups, each a function given `add`;
+adapters above the library add theirs (the server's serve, mcp, hook, install). The one `vault-cortex` entry
+point is `server/cli.py:main`, which passes the server's group.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +15,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Protocol, TextIO
 
 import msgspec
 
@@ -212,23 +218,28 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 0 if result.ok else 1
 
 
-SUBCOMMANDS_ATTR = "_vc_sub"  # the parser attribute holding its subparsers, for adapters that add commands
+class AddCommand(Protocol):
+    """Register one command: its name, the function that runs it (returns the exit code) and its help."""
+
+    def __call__(self, name: str, fn: Callable[[argparse.Namespace], int], help: str, *,
+                 description: str | None = None) -> argparse.ArgumentParser: ...
 
 
-AddCommand = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]
+CommandGroup = Callable[[AddCommand], None]
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(*groups: CommandGroup) -> argparse.ArgumentParser:
+    """The command line: the library's commands, then each group an adapter adds."""
     parser = argparse.ArgumentParser(
         prog="vault-cortex",
         description="Long-term memory kept as a markdown vault: index it, recall from it, consolidate it, serve it.",
         epilog="Docs: README.md. The vault defaults to $VAULT_CORTEX_VAULT, else the current folder.")
     parser.add_argument("-v", "--verbose", action="store_true", help="log more (never note bodies)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    setattr(parser, SUBCOMMANDS_ATTR, sub)
 
-    def add(name: str, fn: Callable[[argparse.Namespace], int], help: str) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help, description=help)
+    def add(name: str, fn: Callable[[argparse.Namespace], int], help: str, *,
+            description: str | None = None) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help, description=description or help)
         p.set_defaults(fn=fn)
         return p
 
@@ -282,14 +293,9 @@ def build_parser() -> argparse.ArgumentParser:
     vault_arg(p)
     p.add_argument("--json", action="store_true")
 
-    add_identity_commands(add)
-    add_sleep_commands(add)
-    add_note_commands(add)
+    for group in (add_identity_commands, add_sleep_commands, add_note_commands, *groups):
+        group(add)
     return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    return run(build_parser(), argv)
 
 
 def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None) -> int:
@@ -319,6 +325,3 @@ def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None) -> i
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit's flush
         return 141  # 128 + SIGPIPE, what a shell reports for a command killed by a closed pipe
 
-
-if __name__ == "__main__":
-    sys.exit(main())
