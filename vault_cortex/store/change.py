@@ -13,7 +13,7 @@ event of each operation that names one, and on exit indexes exactly the notes it
 
 The rule: once a file is saved, the call succeeds. When indexing it fails, the change says so in `warnings`
 (and the log); the watcher or the next sync indexes it. So a client never retries a write that was made.
-`tests/unit/test_write_path.py` checks that nothing else calls the atomic write or takes the write lock.
+`tests/unit/test_one_write_path.py` checks that nothing else calls the atomic write or takes the write lock.
 """
 
 from __future__ import annotations
