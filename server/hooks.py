@@ -131,10 +131,10 @@ def capture(cx: Cortex, payload: Mapping[str, Any]) -> str | None:
     """Import the session's transcript into `raw/`, one note per exchange; the summary goes to stderr only.
 
     Only files: the running server's watcher (or the next sync) indexes the notes. Importing again adds
-    nothing; a transcript that grew adds its new exchanges and refreshes its last one (see sleep/transcript).
+    nothing; a transcript that grew adds its new exchanges and refreshes its last one (see importers/transcript).
     """
     from vault_cortex.errors import InvalidRequest
-    from vault_cortex.sleep.transcript import capture_transcript, session_name
+    from vault_cortex.importers.transcript import capture_transcript, session_name
 
     file = Path(str(payload.get("transcript_path") or "")).expanduser()
     if file.suffix != ".jsonl" or not file.is_file():

@@ -21,14 +21,15 @@ from vault_cortex.errors import (
     NoteNotFound,
     VaultNotFound,
 )
+from vault_cortex.files.activity import Event, OpenEvent, RecallEvent, read_since
 from vault_cortex.files.paths import note_name
 from vault_cortex.files.sections import EditOp
 from vault_cortex.files.vault import NoteDoc
 from vault_cortex.identity import curiosity, habits, resonance
 from vault_cortex.identity.context import Context, build_context
+from vault_cortex.importers import imports, transcript
 from vault_cortex.index import doctor
 from vault_cortex.index import recent as recent_activity
-from vault_cortex.index.activity import Event, OpenEvent, RecallEvent, read_since
 from vault_cortex.index.db import IndexDB
 from vault_cortex.index.doctor import Doctor, Verify
 from vault_cortex.index.embed import Embedder
@@ -44,7 +45,6 @@ from vault_cortex.recall.pack import Candidate, Packed, pack
 from vault_cortex.recall.pipeline import Concept, Recall, Scored, rank, to_candidate, to_hit
 from vault_cortex.recall.pipeline import gate as gate_verdicts
 from vault_cortex.sleep import cycle as sleep
-from vault_cortex.sleep import imports, transcript
 from vault_cortex.store.change import Vault
 
 log = logging.getLogger(__name__)

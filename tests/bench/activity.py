@@ -14,7 +14,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from vault_cortex.index.activity import ACTIVITY_DIR, Event, OpenEvent, RecallEvent, encode
+from vault_cortex.files.activity import ACTIVITY_DIR, Event, OpenEvent, RecallEvent, encode
 from vault_cortex.index.db import IndexDB
 from vault_cortex.index.replay import replay_activity
 

@@ -89,7 +89,7 @@ def traced(vault: Path, transcript: Path) -> tuple[float, float]:
     """Seconds and peak Python allocations (MiB, tracemalloc) of the import itself, in this process."""
     import tracemalloc
 
-    from vault_cortex.sleep.transcript import capture_transcript
+    from vault_cortex.importers.transcript import capture_transcript
 
     tracemalloc.start()
     t0 = time.perf_counter()

@@ -13,7 +13,7 @@ from litestar.testing import TestClient
 from mcp.client import Client
 
 from vault_cortex.cortex import Cortex
-from vault_cortex.index.activity import EditEvent, OpenEvent, read_events
+from vault_cortex.files.activity import EditEvent, OpenEvent, read_events
 
 WAL = "scientific/SQLite WAL mode.md"
 BOARING = "long_term/Prefer boring technology.md"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from vault_cortex.index.activity import (
+from vault_cortex.files.activity import (
     ACTIVITY_DIR,
     Event,
     FeedbackEvent,

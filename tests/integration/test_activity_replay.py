@@ -11,7 +11,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vault_cortex.index.activity import ACTIVITY_DIR, Event, OpenEvent, RecallEvent, TouchEvent, encode
+from vault_cortex.files.activity import ACTIVITY_DIR, Event, OpenEvent, RecallEvent, TouchEvent, encode
 from vault_cortex.index.db import IndexDB
 from vault_cortex.index.replay import replay_activity
 

@@ -15,8 +15,8 @@ import pytest
 from server import hooks
 from vault_cortex.cortex import Cortex
 from vault_cortex.files.vault import init_vault
+from vault_cortex.importers.transcript import Imported
 from vault_cortex.index.embed import Embedder
-from vault_cortex.sleep.transcript import Imported
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "bench"))
@@ -163,7 +163,7 @@ def test_captured_sessions_are_indexed_with_their_prompt_answer_edges(
 
 def capture_transcript(vault: Path, file: Path, session: str | None = None, **kw: Any) -> Imported:
     """Capture through the one write path, files only, as the session-end hook does beside a server."""
-    from vault_cortex.sleep.transcript import capture_transcript as capture
+    from vault_cortex.importers.transcript import capture_transcript as capture
 
     with Cortex.open(vault) as cx, cx.vault.change("test", index=False) as tx:
         return capture(tx, file, session, **kw)
@@ -194,7 +194,7 @@ def test_an_explicit_session_name_wins_over_the_recorded_one(vault: Path, tmp_pa
 
 
 def test_harness_text_is_not_a_prompt() -> None:
-    from vault_cortex.sleep.transcript import parse_transcript
+    from vault_cortex.importers.transcript import parse_transcript
 
     lines = [
         rec("user", "Summarise the WAL findings."),

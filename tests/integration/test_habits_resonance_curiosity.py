@@ -16,8 +16,8 @@ import pytest
 from server.cli import main
 from vault_cortex import Cortex, InvalidRequest, NoteNotFound, WriteConflict
 from vault_cortex.config import HabitsSettings, parse_settings
+from vault_cortex.files.activity import TouchEvent, append
 from vault_cortex.files.vault import init_vault
-from vault_cortex.index.activity import TouchEvent, append
 from vault_cortex.store.change import Vault
 
 TEST_FIRST = "habits/Write the test first.md"

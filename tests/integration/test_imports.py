@@ -14,11 +14,11 @@ from vault_cortex.cli.main import build_parser, run
 from vault_cortex.cortex import Cortex
 from vault_cortex.errors import InvalidRequest
 from vault_cortex.files.vault import init_vault
+from vault_cortex.importers import imports
+from vault_cortex.importers.chatgpt import iter_array
+from vault_cortex.importers.imports import detect_format
+from vault_cortex.importers.transcript import Imported
 from vault_cortex.index.embed import Embedder
-from vault_cortex.sleep import imports
-from vault_cortex.sleep.chatgpt import iter_array
-from vault_cortex.sleep.imports import detect_format
-from vault_cortex.sleep.transcript import Imported
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "imports"
 TRANSCRIPTS = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"

@@ -44,7 +44,7 @@ def test_five_recalls_of_one_query_do_not_change_the_top_hit_of_another(fixture_
 
 
 def test_a_pair_counts_once_per_distinct_query_and_fades(fixture_vault, embedder) -> None:  # type: ignore[no-untyped-def]
-    from vault_cortex.index.activity import RecallEvent, append
+    from vault_cortex.files.activity import RecallEvent, append
 
     root = fixture_vault("graph_lift")
     now = datetime.now(UTC)
@@ -61,7 +61,7 @@ def test_a_pair_counts_once_per_distinct_query_and_fades(fixture_vault, embedder
 
 
 def test_sleep_writes_no_co_retrieved_edge_for_one_query_recalled_again_and_again(fixture_vault, embedder) -> None:  # type: ignore[no-untyped-def]
-    from vault_cortex.index.activity import RecallEvent, append
+    from vault_cortex.files.activity import RecallEvent, append
 
     root = fixture_vault("graph_lift")
     now = datetime.now(UTC)

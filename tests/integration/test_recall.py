@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from vault_cortex import Cortex, InvalidRequest
+from vault_cortex.files.activity import OpenEvent, RecallEvent, append
 from vault_cortex.files.vault import init_vault
-from vault_cortex.index.activity import OpenEvent, RecallEvent, append
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "vaults"
 

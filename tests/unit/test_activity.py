@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vault_cortex.index.activity import (
+from vault_cortex.files.activity import (
     Activity,
     Event,
     FeedbackEvent,

@@ -21,6 +21,7 @@ from vault_cortex.config import SleepSettings, parse_settings
 from vault_cortex.files.edit import get_frontmatter_span
 from vault_cortex.files.frontmatter import body_text
 from vault_cortex.files.vault import content_hash
+from vault_cortex.importers.transcript import parse_transcript, render
 from vault_cortex.recall.graph import Graph
 from vault_cortex.recall.health import health
 from vault_cortex.sleep.consolidate import make_plan, natural_region
@@ -37,7 +38,6 @@ from vault_cortex.sleep.operations import (
     plan_markdown,
 )
 from vault_cortex.sleep.tiers import Source, select, sentences, summarise, unit_rows
-from vault_cortex.sleep.transcript import parse_transcript, render
 
 NOW = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 SETTINGS = parse_settings({})

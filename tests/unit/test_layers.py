@@ -3,7 +3,7 @@ the library importing the server.
 
 Order (each may import only from its own level and those left of it; `errors`, `limits` and `config` are the
 base):
-    files <- index <- store <- recall <- identity <- sleep <- cortex, notes <- cli        (then server/, outside)
+    files <- index <- store <- recall <- identity <- importers <- sleep <- cortex, notes <- cli   (then server/)
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import vault_cortex
 
 PACKAGE = Path(vault_cortex.__file__).parent
 BASE = {"errors": 0, "limits": 1, "config": 1}
-LEVELS = {"files": 2, "index": 3, "store": 4, "recall": 5, "identity": 6, "sleep": 7, "cortex": 8, "notes": 8,
-          "__init__": 8, "cli": 9}
+LEVELS = {"files": 2, "index": 3, "store": 4, "recall": 5, "identity": 6, "importers": 7, "sleep": 8, "cortex": 9,
+          "notes": 9, "__init__": 9, "cli": 10}
 # Pure core: values in, values out. No disk, clock, environment, network, database or model.
 PURE = {"files.note", "files.frontmatter", "files.properties", "files.links", "files.chunk", "files.noise",
         "files.edit", "files.yamltext", "files.sections", "files.relink", "files.paths",

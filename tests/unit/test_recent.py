@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from vault_cortex.errors import InvalidRequest
-from vault_cortex.index.activity import EditEvent, OpenEvent, RecallEvent
+from vault_cortex.files.activity import EditEvent, OpenEvent, RecallEvent
 from vault_cortex.index.recent import recent
 from vault_cortex.index.rows import NoteRow
 

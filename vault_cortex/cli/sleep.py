@@ -13,9 +13,9 @@ import msgspec
 
 from vault_cortex.cortex import Cortex
 from vault_cortex.errors import InvalidRequest
+from vault_cortex.importers import imports
+from vault_cortex.importers.transcript import Imported
 from vault_cortex.sleep import cycle as sleep
-from vault_cortex.sleep import imports
-from vault_cortex.sleep.transcript import Imported
 
 if TYPE_CHECKING:
     from vault_cortex.cli.main import AddCommand

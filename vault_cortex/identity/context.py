@@ -9,11 +9,11 @@ from typing import Protocol
 
 import msgspec
 
+from vault_cortex.files.activity import RecallEvent
 from vault_cortex.files.frontmatter import body_text
 from vault_cortex.files.paths import note_name
 from vault_cortex.identity.curiosity import open_matching
 from vault_cortex.identity.habits import match as match_habits
-from vault_cortex.index.activity import RecallEvent
 from vault_cortex.index.host import Searchable
 from vault_cortex.index.sync import Indexing
 from vault_cortex.index.vectors import Vector

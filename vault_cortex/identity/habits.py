@@ -16,6 +16,7 @@ import msgspec
 
 from vault_cortex.config import Settings
 from vault_cortex.errors import InvalidRequest
+from vault_cortex.files.activity import FeedbackEvent
 from vault_cortex.files.frontmatter import body_text
 from vault_cortex.files.paths import note_name
 from vault_cortex.identity.resonance import (
@@ -27,7 +28,6 @@ from vault_cortex.identity.resonance import (
     decay_folder,
     last_feedback,
 )
-from vault_cortex.index.activity import FeedbackEvent
 from vault_cortex.index.host import Searchable
 from vault_cortex.index.vectors import Vector
 from vault_cortex.store.change import Vault

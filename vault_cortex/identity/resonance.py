@@ -18,12 +18,12 @@ import msgspec
 
 from vault_cortex.config import Settings
 from vault_cortex.errors import InvalidRequest, NoteNotFound
+from vault_cortex.files.activity import Event, FeedbackEvent, TouchEvent, read_events
 from vault_cortex.files.edit import edit_bytes, set_property
 from vault_cortex.files.note import parse_note
 from vault_cortex.files.paths import note_name
 from vault_cortex.files.properties import read_aliases
 from vault_cortex.files.vault import content_hash
-from vault_cortex.index.activity import Event, FeedbackEvent, TouchEvent, read_events
 from vault_cortex.index.db import IndexDB
 from vault_cortex.recall.pipeline import parse_time
 from vault_cortex.store.change import Vault

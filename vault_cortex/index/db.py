@@ -15,13 +15,13 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
+from vault_cortex.files.activity import Activity
 from vault_cortex.files.chunk import Chunk, heading_text, join_head, stored_head
 from vault_cortex.files.links import Resolver, target_key
 from vault_cortex.files.note import Note
 from vault_cortex.files.paths import note_name
 from vault_cortex.files.vault import Skipped
 from vault_cortex.index import changes, resolution
-from vault_cortex.index.activity import Activity
 from vault_cortex.index.changes import GraphRows
 from vault_cortex.index.dbfile import get_meta, open_index, open_reader, quick_check, set_meta, transaction
 from vault_cortex.index.lexical import Lexical

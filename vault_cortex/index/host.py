@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Protocol
 
 from vault_cortex.config import Settings
+from vault_cortex.files.activity import Event
 from vault_cortex.files.vault import NoteDoc
-from vault_cortex.index.activity import Event
 from vault_cortex.index.db import IndexDB
 from vault_cortex.index.embed import Embedder
 from vault_cortex.index.sync import Progress, SyncReport

@@ -12,8 +12,8 @@ from datetime import UTC, datetime, timedelta, tzinfo
 import msgspec
 
 from vault_cortex.errors import InvalidRequest
+from vault_cortex.files.activity import EditEvent, Event, OpenEvent, RecallEvent
 from vault_cortex.files.properties import parse_datetime
-from vault_cortex.index.activity import EditEvent, Event, OpenEvent, RecallEvent
 from vault_cortex.index.rows import NoteRow
 
 __all__ = ["KINDS", "Day", "Recent", "RecentItem", "recent"]

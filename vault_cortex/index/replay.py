@@ -18,7 +18,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from vault_cortex.index.activity import ACTIVITY_DIR, Event, decode_lines, replay
+from vault_cortex.files.activity import ACTIVITY_DIR, Event, decode_lines, replay
 from vault_cortex.index.db import IndexDB
 
 log = logging.getLogger(__name__)

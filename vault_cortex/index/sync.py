@@ -13,11 +13,11 @@ import msgspec
 import numpy as np
 
 from vault_cortex.config import Settings
+from vault_cortex.files.activity import ACTIVITY_DIR
 from vault_cortex.files.chunk import Chunked, chunk_note
 from vault_cortex.files.links import Resolver, target_names
 from vault_cortex.files.note import RELATION_TYPES, Note, decode, is_binary, parse_note
 from vault_cortex.files.vault import Skipped, VaultFile, Walk, content_hash, stat_notes, walk
-from vault_cortex.index.activity import ACTIVITY_DIR
 from vault_cortex.index.db import IndexDB
 from vault_cortex.index.embed import Embedder
 from vault_cortex.index.replay import replay_activity

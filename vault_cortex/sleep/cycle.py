@@ -19,12 +19,12 @@ import numpy as np
 
 from vault_cortex.config import Settings
 from vault_cortex.errors import InvalidRequest
+from vault_cortex.files.activity import FeedbackEvent, OpenEvent, RecallEvent, query_key, read_events
 from vault_cortex.files.paths import top_folder
 from vault_cortex.files.properties import parse_datetime
 from vault_cortex.files.vault import content_hash
 from vault_cortex.identity.habits import HABITS_DIR
 from vault_cortex.identity.resonance import DEFAULT_WEIGHT, RESONANCE_DIR, as_weight, last_feedback, last_touches
-from vault_cortex.index.activity import FeedbackEvent, OpenEvent, RecallEvent, query_key, read_events
 from vault_cortex.index.host import Searchable
 from vault_cortex.recall.graph import Graph
 from vault_cortex.recall.health import GraphHealth

@@ -27,10 +27,10 @@ from pathlib import Path
 
 from vault_cortex.config import Settings
 from vault_cortex.errors import InvalidRequest, NoteNotFound, UnsafePath, WriteConflict
+from vault_cortex.files.activity import EditEvent, Event
+from vault_cortex.files.activity import append as append_event
 from vault_cortex.files.edit import edit_bytes
 from vault_cortex.files.vault import NoteDoc, atomic_write, content_hash, note_path
-from vault_cortex.index.activity import EditEvent, Event
-from vault_cortex.index.activity import append as append_event
 from vault_cortex.index.upkeep import Index
 
 log = logging.getLogger(__name__)

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from vault_cortex.errors import InvalidRequest
-from vault_cortex.sleep.importlog import ImportLog
-from vault_cortex.sleep.transcript import Exchange, Imported, Tally, render_exchange
+from vault_cortex.importers.importlog import ImportLog
+from vault_cortex.importers.transcript import Exchange, Imported, Tally, render_exchange
 from vault_cortex.store.change import Change
 
 ORIGIN = "chatgpt"

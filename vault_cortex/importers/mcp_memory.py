@@ -20,8 +20,8 @@ from typing import Any
 
 from vault_cortex.errors import InvalidRequest
 from vault_cortex.files.yamltext import note_filename, render_new_note
-from vault_cortex.sleep.importlog import ImportLog
-from vault_cortex.sleep.transcript import Imported, Tally
+from vault_cortex.importers.importlog import ImportLog
+from vault_cortex.importers.transcript import Imported, Tally
 from vault_cortex.store.change import Change
 
 ORIGIN = "mcp-memory"

@@ -25,7 +25,7 @@ import msgspec
 from vault_cortex.errors import InvalidRequest, WriteConflict
 from vault_cortex.files.properties import parse_datetime
 from vault_cortex.files.yamltext import note_filename, render_new_note
-from vault_cortex.sleep.importlog import ImportLog
+from vault_cortex.importers.importlog import ImportLog
 from vault_cortex.store.change import Change, Vault
 
 RAW = "raw"
