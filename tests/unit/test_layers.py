@@ -20,8 +20,8 @@ LEVELS = {"files": 2, "index": 3, "recall": 4, "identity": 5, "sleep": 6, "corte
 PURE = {"files.note", "files.frontmatter", "files.properties", "files.links", "files.chunk", "files.noise",
         "files.edit", "files.yamltext", "files.sections", "files.relink",
         "index.fts", "index.schema", "index.rows",
-        "recall.rank", "recall.edges", "recall.pairs", "recall.note_links", "recall.graph", "recall.proximity",
-        "recall.health", "recall.pack",
+        "recall.rank", "recall.edges", "recall.nodes", "recall.pairs", "recall.note_links", "recall.graph",
+        "recall.proximity", "recall.health", "recall.pack",
         "sleep.merge", "sleep.tiers", "sleep.dream",
         "errors"}
 IMPURE = {"os", "sqlite3", "pathlib", "shutil", "tempfile", "socket", "subprocess", "time", "usearch",
