@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 
 import msgspec
 import numpy as np
@@ -42,6 +43,15 @@ class Graph:
     the notes link (for degrees and health), which numpy walks whole, found by a sorted array of pair keys (plus
     a dict for pairs added since). No structure is keyed by path strings except the node table's path -> id map.
     Readers outside the graph's modules use its accessors, never its parts.
+
+    Lock rules. The graph changes only in `update` and `update_co_retrieved`: whoever shares a graph between
+    threads runs those under a write lock and every read under a read lock (`LiveGraph` does). The caches built
+    from the whole graph when first asked (the walk's CSR with its strengths and degrees, the prior, the link
+    CSR, `names`, `index`, `edges`) are never written by a reader unguarded: each is built under the graph's own
+    small lock (`lock`, checked again inside it, so a reader that finds one built only reads it) and dropped
+    under it at the end of each update; `proximity.warm` builds what a recall reads while the writer still holds
+    its write lock. A graph read by several threads at once is given a reentrant lock (`threading.RLock`); the
+    default, for a graph one thread owns, does nothing.
     """
 
     def __init__(
@@ -52,9 +62,11 @@ class Graph:
         projects: Mapping[str, str | None] | None = None,
         co_retrieved: Iterable[tuple[str, str, float]] = (),
         weights: EdgeWeights | None = None,
+        lock: AbstractContextManager[object] | None = None,
     ) -> None:
-        """Build from note paths, (src, dst or None if dangling, rel) links, note→project, (a, b, count)."""
-        self._setup(notes, weights)
+        """Build from note paths, (src, dst or None if dangling, rel) links, note→project, (a, b, count); `lock`
+        guards the lazily built caches (see the lock rules above)."""
+        self._setup(notes, weights, lock)
         ids, note_paths = self._nodes.id, self._nodes.notes
         src_ids = array("i")
         dsts: list[str | None] = []
@@ -80,21 +92,24 @@ class Graph:
         projects: Mapping[str, str | None] | None = None,
         co_retrieved: Iterable[tuple[str, str, float]] = (),
         weights: EdgeWeights | None = None,
+        lock: AbstractContextManager[object] | None = None,
     ) -> Graph:
         """The graph `Graph(paths, links, ...)` gives, from columns: each note's number of links, then the links
         of the notes in that order (no Python object per link: a 100k-note vault has half a million)."""
         graph = cls.__new__(cls)
-        graph._setup(paths, weights)
+        graph._setup(paths, weights, lock)
         note_ids = np.fromiter(map(graph._nodes.id.__getitem__, paths), dtype=np.int32, count=len(paths))
         src = np.repeat(note_ids, np.asarray(link_counts, dtype=np.int64))
         graph._load(src, link_dst, link_rel, projects, co_retrieved)
         return graph
 
-    def _setup(self, notes: Iterable[str], weights: EdgeWeights | None) -> None:
+    def _setup(self, notes: Iterable[str], weights: EdgeWeights | None,
+               lock: AbstractContextManager[object] | None) -> None:
         self.weights = weights or EdgeWeights()
+        self._lock: AbstractContextManager[object] = nullcontext() if lock is None else lock
         self._nodes = Nodes(notes)
         self._links = NoteLinks(self._nodes)
-        self._pairs = PairSlots(self._nodes)
+        self._pairs = PairSlots(self._nodes, self._lock)
         self._rel_code: dict[str, int] = {}
         self._rel_names: list[str] = []
         self._rel_w: list[float] = []
@@ -278,12 +293,13 @@ class Graph:
 
     def _changed(self, *, names: bool = False) -> None:
         """Drop what a change makes stale (with `names`, the names and their index too); the walk's CSR is kept
-        until the slots added since outgrow it."""
-        self._prior = None
-        self._edges = None
-        if names:
-            self._names = self._index = None
-        self._pairs.changed(WALK_EXTRA)
+        until the slots added since outgrow it. Under the lock, so no cache built meanwhile outlives the change."""
+        with self._lock:
+            self._prior = None
+            self._edges = None
+            if names:
+                self._names = self._index = None
+            self._pairs.changed(WALK_EXTRA)
 
     # -- reads -------------------------------------------------------------------------------------
     @property
@@ -353,10 +369,14 @@ class Graph:
 
     def prior(self, build: Callable[[Graph], FloatArray]) -> FloatArray:
         """The walk's query-independent prior by node id, which `build` (recall/proximity.py) computes from the
-        graph; kept until the graph changes."""
-        if self._prior is None:
-            self._prior = build(self)
-        return self._prior
+        graph; built under the lock when first asked, then kept until the graph changes."""
+        prior = self._prior
+        if prior is None:
+            with self._lock:
+                prior = self._prior
+                if prior is None:
+                    prior = self._prior = build(self)
+        return prior
 
     @property
     def link_count(self) -> int:
@@ -376,41 +396,57 @@ class Graph:
     @property
     def names(self) -> tuple[str, ...]:
         """Notes (sorted), then project nodes (sorted)."""
-        if self._names is None:
-            nodes = self._nodes
-            self._names = (*sorted(nodes.notes), *sorted(nodes.names[n] for n in nodes.members))
-        return self._names
+        names = self._names
+        if names is None:
+            with self._lock:
+                names = self._names
+                if names is None:
+                    nodes = self._nodes
+                    names = self._names = (*sorted(nodes.notes), *sorted(nodes.names[n] for n in nodes.members))
+        return names
 
     @property
     def index(self) -> dict[str, int]:
         """Each of `names` by its place in `names`."""
-        if self._index is None:
-            self._index = {n: i for i, n in enumerate(self.names)}
-        return self._index
+        index = self._index
+        if index is None:
+            with self._lock:
+                index = self._index
+                if index is None:
+                    index = self._index = {n: i for i, n in enumerate(self.names)}
+        return index
 
     @property
     def edges(self) -> tuple[Edge, ...]:
         """Every edge, sorted: links between notes, co-retrieval pairs, project memberships (built when asked:
         the serve path never needs it)."""
-        if self._edges is None:
-            nodes = self._nodes
-            names, rels, is_note = nodes.names, self._rel_names, nodes.is_note
-            best: dict[tuple[str, str, str], float] = {}
-            for path in nodes.notes:
-                i = nodes.id[path]
-                for d, r in self._links.of(i):
-                    if d >= 0 and d != i and is_note[d]:
-                        best[(path, names[d], rels[r])] = self._rel_w[r]
-                node = int(nodes.project[i])
-                if node >= 0:
-                    best[(path, names[node], PROJECT_REL)] = self.weights.project
-            for key, weight in self._co.items():
-                i, j = key >> 32, key & LOW
-                if is_note[i] and is_note[j]:
-                    a, b = sorted((names[i], names[j]))
-                    best[(a, b, CO_RETRIEVED)] = max(best.get((a, b, CO_RETRIEVED), 0.0), weight)
-            self._edges = tuple(Edge(src=s, dst=d, rel=r, weight=v) for (s, d, r), v in sorted(best.items()))
-        return self._edges
+        edges = self._edges
+        if edges is None:
+            with self._lock:
+                edges = self._edges
+                if edges is None:
+                    edges = self._edges = self._build_edges()
+        return edges
+
+    def _build_edges(self) -> tuple[Edge, ...]:
+        """Every edge, sorted (what `edges` keeps)."""
+        nodes = self._nodes
+        names, rels, is_note = nodes.names, self._rel_names, nodes.is_note
+        best: dict[tuple[str, str, str], float] = {}
+        for path in nodes.notes:
+            i = nodes.id[path]
+            for d, r in self._links.of(i):
+                if d >= 0 and d != i and is_note[d]:
+                    best[(path, names[d], rels[r])] = self._rel_w[r]
+            node = int(nodes.project[i])
+            if node >= 0:
+                best[(path, names[node], PROJECT_REL)] = self.weights.project
+        for key, weight in self._co.items():
+            i, j = key >> 32, key & LOW
+            if is_note[i] and is_note[j]:
+                a, b = sorted((names[i], names[j]))
+                best[(a, b, CO_RETRIEVED)] = max(best.get((a, b, CO_RETRIEVED), 0.0), weight)
+        return tuple(Edge(src=s, dst=d, rel=r, weight=v) for (s, d, r), v in sorted(best.items()))
 
     def _peers(self, i: int) -> list[int]:
         """Node ids linked to or from note i: its link targets and inbound sources whose pair is linked."""

@@ -4,6 +4,8 @@ walk's CSR over them, kept across changes (recall/proximity.py walks it; recall/
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
+
 import numpy as np
 
 from vault_cortex.recall.nodes import BoolArray, FloatArray, Int32Array, IntArray, Nodes
@@ -27,8 +29,10 @@ class PairSlots:
     keeps the arrays.
     """
 
-    def __init__(self, nodes: Nodes) -> None:
+    def __init__(self, nodes: Nodes, lock: AbstractContextManager[object]) -> None:
+        """Empty slot arrays over the graph's node table; `lock` is the graph's lock for its lazily built caches."""
         self._nodes = nodes
+        self._lock = lock
         self.link_count = 0
         # slot arrays: a pair keeps two directed slots (2k, 2k + 1) while it has a weight or a link
         self._pkeys: IntArray = np.zeros(0, dtype=np.int64)  # sorted keys of the built pairs: slot 2k
@@ -130,7 +134,7 @@ class PairSlots:
 
     def changed(self, walk_extra: int) -> None:
         """Drop the link CSR, and the walk's CSR once more than `walk_extra` slots (or 1/16 of all) were added
-        since it was built."""
+        since it was built (the graph calls it under its lock)."""
         self._linked = None
         if self._extra_n > max(walk_extra, self._used // 16):
             self._walk = None
@@ -181,37 +185,52 @@ class PairSlots:
 
     def linked_csr(self) -> tuple[IntArray, Int32Array]:
         """The notes' link graph by node id (indptr, neighbour ids), undirected, for health and degrees (a
-        recall's neighbours are read from the notes' own links instead); cached until the graph changes."""
-        if self._linked is None:
-            lk = self._lk[: self._used]
-            src, dst = self._src[: self._used][lk], self._dst[: self._used][lk]
-            order = np.argsort(src, kind="stable")
-            n = self._nodes.count
-            indptr = np.zeros(n + 1, dtype=np.int64)
-            np.cumsum(np.bincount(src, minlength=n), out=indptr[1:])
-            self._linked = (indptr, dst[order])
-        return self._linked
+        recall's neighbours are read from the notes' own links instead); built under the graph's lock when first
+        asked, then kept until the graph changes."""
+        linked = self._linked
+        if linked is None:
+            with self._lock:
+                linked = self._linked
+                if linked is None:
+                    lk = self._lk[: self._used]
+                    src, dst = self._src[: self._used][lk], self._dst[: self._used][lk]
+                    order = np.argsort(src, kind="stable")
+                    n = self._nodes.count
+                    indptr = np.zeros(n + 1, dtype=np.int64)
+                    np.cumsum(np.bincount(src, minlength=n), out=indptr[1:])
+                    linked = self._linked = (indptr, dst[order])
+        return linked
 
     def walk_csr(self) -> tuple[IntArray, IntArray]:
         """The walk's CSR over node ids: row pointers and the live slots (weight > 0) sorted by source. Built
         once, then kept across changes: `set_pair` lists the slots a change adds under their sources
         (`_extra`) and keeps each node's strength (Σ w) and live degree, and a freed slot is reused only after
-        the next build, so a write re-sorts nothing; rebuilt when the extras outgrow it (`graph.WALK_EXTRA`)."""
-        if self._walk is None:
-            size = self._nodes.count
-            slots = np.flatnonzero(self._w[: self._used] > 0)
-            src = self._src[slots]
-            indptr = np.zeros(size + 1, dtype=np.int64)
-            np.cumsum(np.bincount(src, minlength=size), out=indptr[1:])
-            capacity = self._strength.size
-            self._strength = np.bincount(src, weights=self._w[slots], minlength=capacity).astype(np.float64)
-            self._deg = np.bincount(src, minlength=capacity).astype(np.int64)
-            self._known = np.zeros(self._w.size, dtype=bool)
-            self._known[slots] = True
-            self._extra, self._extra_n = {}, 0
-            self._free += self._freed
-            self._freed = []
-            self._walk = (indptr, slots[np.argsort(src, kind="stable")])
+        the next build, so a write re-sorts nothing; rebuilt when the extras outgrow it (`graph.WALK_EXTRA`).
+        Built under the graph's lock (it rewrites the strengths, degrees and free slots), then only read."""
+        walk = self._walk
+        if walk is None:
+            with self._lock:
+                walk = self._walk
+                if walk is None:
+                    walk = self._build_walk()
+        return walk
+
+    def _build_walk(self) -> tuple[IntArray, IntArray]:
+        """The walk's CSR from the slot arrays, with the strengths and degrees it keeps (under the lock)."""
+        size = self._nodes.count
+        slots = np.flatnonzero(self._w[: self._used] > 0)
+        src = self._src[slots]
+        indptr = np.zeros(size + 1, dtype=np.int64)
+        np.cumsum(np.bincount(src, minlength=size), out=indptr[1:])
+        capacity = self._strength.size
+        self._strength = np.bincount(src, weights=self._w[slots], minlength=capacity).astype(np.float64)
+        self._deg = np.bincount(src, minlength=capacity).astype(np.int64)
+        self._known = np.zeros(self._w.size, dtype=bool)
+        self._known[slots] = True
+        self._extra, self._extra_n = {}, 0
+        self._free += self._freed
+        self._freed = []
+        self._walk = (indptr, slots[np.argsort(src, kind="stable")])
         return self._walk
 
     def walk_rows(self, ids: IntArray) -> tuple[IntArray, IntArray]:

@@ -154,5 +154,6 @@ def relative_to_prior(graph: Graph, seeds: Mapping[str, float], *, share: float 
 
 
 def warm(graph: Graph) -> None:
-    """Build the graph's cached walk arrays and prior now, so that readers sharing the graph only read them."""
+    """Build the graph's walk arrays and prior now (a writer does, under its write lock), so that the recalls
+    sharing the graph find them built."""
     _prior_mass(graph)
