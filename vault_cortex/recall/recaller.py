@@ -22,6 +22,7 @@ import numpy as np
 
 from vault_cortex.config import Settings
 from vault_cortex.errors import IndexUnavailable, InvalidRequest, NoteNotFound
+from vault_cortex.files.properties import DEFAULT_WEIGHT, as_weight
 from vault_cortex.files.vault import note_path
 from vault_cortex.index.activity import Event, OpenEvent, RecallEvent
 from vault_cortex.index.db import IndexDB
@@ -253,10 +254,8 @@ class Recaller:
         concepts = []
         for path, names in sorted(by_path.items()):
             fm = db.frontmatter(path) or {}
-            weight = fm.get("weight", 0.5)
-            w = float(weight) if isinstance(weight, int | float) and not isinstance(weight, bool) else 0.5
             concepts.append(Concept(path=path, names=tuple(sorted(n for n in names if len(n) > 2)),
-                                    weight=min(1.0, max(0.0, w))))
+                                    weight=as_weight(fm.get("weight"), DEFAULT_WEIGHT)))
         return concepts
 
     def graph_health(self) -> GraphHealth:
