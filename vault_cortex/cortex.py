@@ -4,25 +4,20 @@ from __future__ import annotations
 
 import logging
 import os
-import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import TracebackType
 
 import msgspec
-import numpy as np
 
 from vault_cortex import notes
 from vault_cortex.config import Settings, load_settings
 from vault_cortex.errors import (
-    IndexUnavailable,
     InvalidRequest,
-    NoteNotFound,
     VaultNotFound,
 )
-from vault_cortex.files.activity import Event, OpenEvent, RecallEvent, read_since
-from vault_cortex.files.paths import note_name
+from vault_cortex.files.activity import Event, OpenEvent, read_since
 from vault_cortex.files.sections import EditOp
 from vault_cortex.files.vault import NoteDoc
 from vault_cortex.identity import curiosity, habits, resonance
@@ -36,14 +31,12 @@ from vault_cortex.index.embed import Embedder
 from vault_cortex.index.sync import Indexing, Progress, SyncReport
 from vault_cortex.index.upkeep import Index
 from vault_cortex.index.vectors import EmbeddingCache, Vector, Vectors
-from vault_cortex.limits import check_budget
-from vault_cortex.recall.filters import Filters, allowed_notes
+from vault_cortex.recall.filters import Filters
 from vault_cortex.recall.graph import Graph
-from vault_cortex.recall.health import GraphHealth, health
-from vault_cortex.recall.live import AccessView, LiveGraph
-from vault_cortex.recall.pack import Candidate, Packed, pack
-from vault_cortex.recall.pipeline import Concept, Recall, Scored, rank, to_candidate, to_hit
-from vault_cortex.recall.pipeline import gate as gate_verdicts
+from vault_cortex.recall.health import GraphHealth
+from vault_cortex.recall.pack import Candidate, Packed
+from vault_cortex.recall.pipeline import Recall, Scored
+from vault_cortex.recall.recaller import Recaller
 from vault_cortex.sleep import cycle as sleep
 from vault_cortex.store.change import Vault
 
@@ -62,9 +55,10 @@ class Cortex:
         self.root = root
         self.settings = settings
         self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
-        self._live = LiveGraph()
-        self._generation: str | None = None
-        self._concept_cache: list[Concept] | None = None
+        # made before the index is opened, which may already replace a damaged one (`_index_replaced`); it reads
+        # the index, the settings and the clock at each use, as they may be replaced
+        self.recaller = Recaller(self, lambda: self.settings, clock=lambda: self.clock(), root=root, log=self.log,
+                                 concept_folder=resonance.RESONANCE_DIR)
         self.index = Index(root, settings, embedder, index_dir, cache, on_replaced=self._index_replaced)
         self.vault = Vault(root, settings, self.index, lambda: self.clock())
 
@@ -124,7 +118,7 @@ class Cortex:
 
     def _index_replaced(self) -> None:
         """The index was set aside for an empty one: the concepts read from it are read again."""
-        self._concept_cache = None
+        self.recaller.forget()
 
     # -- recall --------------------------------------------------------------------------------------
     def recall(self, query: str, *, k: int | None = None, mode: str | None = None,
@@ -138,91 +132,28 @@ class Cortex:
         `push_probability`: none at all unless the best reaches `push.threshold`, and then those at or above
         `push.floor`. Empty means nothing is close enough to push unasked.
         """
-        started = time.perf_counter()
-        query = self._check_query(query)
-        k = self._check_k(k)
-        mode_name, weights = self.mode(mode)
-        self._check_regions(regions)
-        exclude = frozenset() if include_archive or self.settings.index.include_archive else self.archived()
-        allowed = self.allowed(filters, regions, exclude)
-        qvec = self.embedder.embed([query])[0]
-        ranked = self.ranked(query, qvec, weights, regions=regions, exclude=exclude, allowed=allowed)
-        if gate:
-            push = self.settings.push
-            verdicts = list(zip(ranked, gate_verdicts(ranked, query, push), strict=False))
-            fire = max((v.probability for _, v in verdicts), default=0.0) >= push.threshold
-            passed = [(s, v) for s, v in verdicts if fire and v.probability >= push.floor][:k]
-            top = [s for s, _ in passed]
-            hits = [to_hit(s, query, v) for s, v in passed]
-        else:
-            top = ranked[:k]
-            hits = [to_hit(s, query) for s in top]
-        packed = self.pack(top, budget_tokens) if budget_tokens is not None else None
-        if log_activity:
-            self.log(RecallEvent(ts=self.clock(), client=client, query=query, mode=mode_name,
-                                 paths=tuple(h.path for h in hits)))
-        return Recall(query=query, mode=mode_name, hits=hits, context=packed,
-                      took_ms=round((time.perf_counter() - started) * 1000, 2), indexing=self.indexing)
+        return self.recaller.recall(query, k=k, mode=mode, budget_tokens=budget_tokens, regions=regions,
+                                    include_archive=include_archive, client=client, log_activity=log_activity,
+                                    filters=filters, gate=gate)
 
     def ranked(self, query: str, qvec: Vector, weights: dict[str, float], *, regions: list[str] | None = None,
                exclude: frozenset[str] = frozenset(), allowed: frozenset[int] | None = None) -> list[Scored]:
         """Every candidate for a query, scored by the given signal weights, best first (only `allowed` notes)."""
-        graph = self.graph()
-        concepts = self._concepts()
-        with self._live.lock.reading():  # the graph is updated in place: no update while it is walked
-            return rank(query=query, qvec=qvec, db=self.db, vectors=self.vectors, graph=graph,
-                        concepts=concepts, access=AccessView(self.db), pairs=self._live.pairs,
-                        settings=self.settings, weights=weights, now=self.clock().timestamp(), regions=regions,
-                        exclude=exclude, allowed=allowed)
+        return self.recaller.ranked(query, qvec, weights, regions=regions, exclude=exclude, allowed=allowed)
 
     def allowed(self, filters: Filters | None, regions: list[str] | None = None,
                 exclude: frozenset[str] = frozenset()) -> frozenset[int] | None:
         """The note ids recall may return under filters and regions (None: no filter, every note)."""
-        filters = filters or Filters()
-        self._check_regions(filters.regions)
-        if regions:
-            both = [r for r in filters.regions if r in regions] if filters.regions else list(regions)
-            if not both:
-                return frozenset()
-            filters = msgspec.structs.replace(filters, regions=both)
-        if not filters.active():
-            return None
-        return allowed_notes(self.db, filters, self.clock(), exclude)
+        return self.recaller.allowed(filters, regions, exclude)
 
     def similarity(self, qvec: Vector, paths: Sequence[str]) -> dict[str, float]:
         """Best cosine similarity between a query vector and any chunk of each note."""
-        ids = self.db.note_ids(paths)
-        chunks = self.db.chunks_of(ids.values())
-        return {path: max(self.vectors.similarity(qvec, [c.id for c in chunks.get(i, [])]).values(), default=0.0)
-                for path, i in ids.items()}
+        return self.recaller.similarity(qvec, paths)
 
     def related(self, path: str, *, k: int | None = None, mode: str | None = None, client: str = "api") -> Recall:
         """Notes related to a note (a path or a name) by its content, leaving out itself and the notes it already
         links to."""
-        started = time.perf_counter()
-        path = self.resolve(path)
-        k = self._check_k(k)
-        mode_name, weights = self.mode(mode)
-        ids = self.db.note_ids([path])
-        if path not in ids:
-            if self.indexing is not None:
-                raise IndexUnavailable(f"the index is still being built ({self.indexing.done} of "
-                                       f"{self.indexing.total} chunks); {path!r} is not in it yet")
-            raise NoteNotFound(f"no indexed note at {path!r} (is it saved and synced?)")
-        chunks = self.db.chunks_of([ids[path]])[ids[path]]
-        vecs = list(self.vectors.get([c.id for c in chunks]).values())
-        if not vecs:
-            return Recall(query=path, mode=mode_name, hits=[], took_ms=0.0, indexing=self.indexing)
-        qvec = np.mean(np.stack(vecs), axis=0).astype(np.float32)
-        qvec /= float(np.linalg.norm(qvec)) or 1.0
-        text = " ".join([note_name(path), *(c.text for c in chunks)])[:2000]
-        linked = {ln.dst for ln in self.db.links(src=path) if ln.dst}
-        exclude = frozenset({path, *linked}) | self.archived()
-        top = self.ranked(text, qvec, weights, exclude=exclude)[:k]
-        hits = [to_hit(s, text) for s in top]
-        self.log(OpenEvent(ts=self.clock(), client=client, path=path))
-        return Recall(query=path, mode=mode_name, hits=hits, took_ms=round((time.perf_counter() - started) * 1000, 2),
-                      indexing=self.indexing)
+        return self.recaller.related(self.resolve(path), k=k, mode=mode, client=client)
 
     def context(self, *, task: str | None = None, project: str | None = None, active_note: str | None = None,
                 recent: list[str] | None = None, budget_tokens: int | None = None, mode: str | None = None,
@@ -247,80 +178,29 @@ class Cortex:
         return notes.link(self.vault, self.resolve(src), rel, dst, client)
 
     def pack(self, scored: list[Scored], budget_tokens: int, extra: Sequence[Candidate] = (),
-              section_order: Sequence[str] = ()) -> Packed:
-        check_budget(budget_tokens)
-        chunks = self.db.chunks_of({s.note.id for s in scored})
-        candidates = [*extra, *(to_candidate(s, chunks.get(s.note.id, [])) for s in scored)]
-        order = self.settings.regions.order
-        scale = max(1.0, budget_tokens / 1000)  # caps are per 1,000 tokens of budget
-        caps = {name: max(1, round(self.settings.region(name).cap * scale)) for name in order}
-        return pack(candidates, budget_tokens=budget_tokens, region_order=order, caps=caps,
-                    count_tokens=self.embedder.count_tokens, vault_name=self.root.name,
-                    section_order=section_order)
+             section_order: Sequence[str] = ()) -> Packed:
+        """Ranked notes (after `extra`) packed into one context of at most `budget_tokens`, by section and region."""
+        return self.recaller.pack(scored, budget_tokens, extra, section_order)
 
     def mode(self, mode: str | None) -> tuple[str, dict[str, float]]:
-        name = mode or "balanced"
-        if name not in self.settings.modes:
-            raise InvalidRequest(f"unknown mode {name!r}; modes: {', '.join(sorted(self.settings.modes))}")
-        return name, self.settings.modes[name]
-
-    def _check_regions(self, regions: list[str] | None) -> None:
-        unknown = sorted(set(regions or ()) - set(self.settings.regions.order))
-        if unknown:
-            raise InvalidRequest(f"unknown region {unknown[0]!r}; regions: {', '.join(self.settings.regions.order)}")
+        """A mode's name and signal weights (None: `balanced`)."""
+        return self.recaller.mode(mode)
 
     def archived(self) -> frozenset[str]:
-        self.graph()
-        return self._live.archived
+        """The archived notes' paths."""
+        return self.recaller.archived()
 
     def graph(self) -> Graph:
         """The note graph (links, relations, projects, co-retrieval), updated in place for what changed."""
-        generation = self.db.get_meta("generation") or "0"
-        if generation != self._generation:
-            self._generation = generation
-            self._concept_cache = None
-        return self._live.refresh(self.db, self.clock().timestamp())
-
-    def _concepts(self) -> list[Concept]:
-        if self._concept_cache is None:
-            by_path: dict[str, set[str]] = {}
-            for path, title, name in self.db.aliases_of(resonance.RESONANCE_DIR + "/"):
-                by_path.setdefault(path, {title.lower()}).add(name.lower())
-            concepts = []
-            for path, names in sorted(by_path.items()):
-                fm = self.db.frontmatter(path) or {}
-                weight = fm.get("weight", 0.5)
-                w = float(weight) if isinstance(weight, int | float) and not isinstance(weight, bool) else 0.5
-                concepts.append(Concept(path=path, names=tuple(sorted(n for n in names if len(n) > 2)),
-                                        weight=min(1.0, max(0.0, w))))
-            self._concept_cache = concepts
-        return self._concept_cache
+        return self.recaller.graph()
 
     def graph_health(self) -> GraphHealth:
         """Hubs, islands, bridges, articulation points and dangling links of the vault's link graph."""
-        dangling = [(ln.src, ln.target) for ln in self.db.links(dangling_only=True)]
-        graph = self.graph()
-        with self._live.lock.reading():  # a consistent graph: no update applied meanwhile
-            return health(graph, dangling)
+        return self.recaller.graph_health()
 
     def log(self, event: Event) -> None:
         """Append to the activity log; a failure to log never fails the caller's request."""
         self.vault.log(event)
-
-    def _check_query(self, query: str) -> str:
-        query = (query or "").strip()
-        if not query:
-            raise InvalidRequest("the query is empty")
-        if len(query) > self.settings.recall.max_query_chars:
-            raise InvalidRequest(
-                f"the query is {len(query)} characters; the limit is {self.settings.recall.max_query_chars}")
-        return query
-
-    def _check_k(self, k: int | None) -> int:
-        k = self.settings.recall.k if k is None else k
-        if not 1 <= k <= self.settings.recall.max_k:
-            raise InvalidRequest(f"k must be between 1 and {self.settings.recall.max_k}, not {k}")
-        return k
 
     # -- notes ---------------------------------------------------------------------------------------
     def read_note(self, path: str) -> NoteDoc:

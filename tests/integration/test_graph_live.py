@@ -35,9 +35,9 @@ def check(cx: Cortex, graph: Graph, now: datetime = NOW) -> None:
         assert math.isclose(w, other.pair_weights()[k])
     a, b = prior_proximity(graph), prior_proximity(other)
     assert a.keys() == b.keys() and all(math.isclose(a[k], b[k], abs_tol=1e-12) for k in a)
-    assert cx._live.archived == fresh.archived
-    assert cx._live.pairs.keys() == fresh.pairs.keys()
-    assert all(math.isclose(v, fresh.pairs[k]) for k, v in cx._live.pairs.items())
+    assert cx.recaller.live.archived == fresh.archived
+    assert cx.recaller.live.pairs.keys() == fresh.pairs.keys()
+    assert all(math.isclose(v, fresh.pairs[k]) for k, v in cx.recaller.live.pairs.items())
 
 
 def test_writes_update_the_graph_in_place_and_it_equals_a_rebuild(tmp_path: Path) -> None:
@@ -68,13 +68,13 @@ def test_writes_update_the_graph_in_place_and_it_equals_a_rebuild(tmp_path: Path
             cx.sync()
             assert cx.graph() is graph
             check(cx, graph)
-        assert cx._live.rebuilds == 1
+        assert cx.recaller.live.rebuilds == 1
         assert graph.degree("c.md") == 1 and "archive/e.md" in cx.archived()
-        assert cx._live.pairs  # the recalls' co-retrieved pairs reached the graph in place
+        assert cx.recaller.live.pairs  # the recalls' co-retrieved pairs reached the graph in place
         assert any(e.rel == "co_retrieved" for e in graph.edges)
         later = NOW + timedelta(days=20)  # co-retrieval fades with time alone: strengths are redone, in place
         cx.clock = lambda: later
-        assert cx.graph() is graph and cx._live.rebuilds == 1
+        assert cx.graph() is graph and cx.recaller.live.rebuilds == 1
         check(cx, graph, later)
 
 
@@ -92,7 +92,7 @@ def test_a_lost_change_log_rebuilds(tmp_path: Path) -> None:
         write(root, "n0.md", "Note 0 links nothing now.\n")
         cx.sync()
         check(cx, cx.graph())
-        assert cx._live.rebuilds == 2
+        assert cx.recaller.live.rebuilds == 2
 
 
 def test_recalls_walk_the_graph_while_writes_update_it(tmp_path: Path) -> None:
@@ -130,4 +130,4 @@ def test_recalls_walk_the_graph_while_writes_update_it(tmp_path: Path) -> None:
                 t.join()
         assert not errors, errors
         check(cx, cx.graph())
-        assert cx._live.rebuilds == 1
+        assert cx.recaller.live.rebuilds == 1

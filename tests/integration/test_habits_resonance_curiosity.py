@@ -246,6 +246,21 @@ def test_a_touched_concept_lifts_a_memory_in_warm_mode_and_not_in_cold(tmp_path,
     assert per_region[walnut][2] == 0.0 and per_region[ash][0] < per_region[walnut][0], "per-region config"
 
 
+def test_a_concept_weight_written_as_a_string_ranks_as_the_number_decay_starts_from(tmp_path, embedder) -> None:  # type: ignore[no-untyped-def]
+    """`weight: "0.8"` (a YAML string) is the weight 0.8 for ranking as for decay, not the default 0.5."""
+    root = _stools(tmp_path)
+    patina = "resonance/Patina.md"
+    (root / patina).write_text('---\ncategory: aesthetic\nweight: "0.8"\nbaseline: 0.5\naliases: [weathered finish]\n'
+                               "---\nThe beauty of surfaces that show their age and use.\n")
+    _age(root, patina, 30, datetime.now(UTC))
+    with Cortex.open(root, embedder=embedder) as cx:
+        cx.sync()
+        hits = {h.path: h for h in cx.recall(STOOL_QUERY, k=10, mode="identity", log_activity=False).hits}
+        decay = {c.path: c.before for c in cx.decay_resonance().changes}
+    assert decay[patina] == 0.8
+    assert hits["artistic/Walnut stool.md"].signals["resonance"] == 0.8, "the alias names it; its weight is 0.8"
+
+
 def test_warm_mode_never_removes_a_result_cold_mode_returns(tmp_path, embedder) -> None:  # type: ignore[no-untyped-def]
     with Cortex.open(_vault(tmp_path), embedder=embedder) as cx:
         cx.sync()

@@ -251,7 +251,7 @@ def test_a_sync_with_nothing_to_do_reads_no_vector_and_builds_no_graph(tmp_path:
     _vault(root, {"Alpha.md": "Start [[Beta]].\n", "Beta.md": "Back to [[Alpha]].\n"})
     with Cortex.open(root, embedder=EMBEDDER) as cx:
         cx.sync()
-        assert cx._live.graph is None
+        assert cx.recaller.live.graph is None
     reconciled: list[int] = []
     original = sync_module.reconcile_vectors
 
@@ -263,7 +263,7 @@ def test_a_sync_with_nothing_to_do_reads_no_vector_and_builds_no_graph(tmp_path:
     with Cortex.open(root, embedder=EMBEDDER) as cx:
         report = cx.sync()
         assert report.unchanged == 2 and not reconciled
-        assert not cx.vectors.loaded and cx._live.graph is None
+        assert not cx.vectors.loaded and cx.recaller.live.graph is None
         cx.write_note("Gamma.md", "# Gamma\n\nA third note, about the pump's capacitor.\n", None)
     with Cortex.open(root, embedder=EMBEDDER) as cx:  # close saved the vectors with the write: still current
         cx.sync()

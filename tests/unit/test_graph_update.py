@@ -4,6 +4,10 @@ changes gives the graph a build from scratch gives, edges, weights, degrees, pro
 from __future__ import annotations
 
 import math
+import random
+import sys
+import threading
+import time
 from unittest.mock import patch
 
 from hypothesis import given, settings
@@ -12,6 +16,7 @@ from hypothesis import strategies as st
 from vault_cortex.recall import graph as graph_module
 from vault_cortex.recall.graph import Graph, NoteEdges
 from vault_cortex.recall.health import health
+from vault_cortex.recall.live import ReadWriteLock
 from vault_cortex.recall.proximity import prior_proximity, proximity, relative_to_prior
 
 PATHS = ["a.md", "b.md", "c.md", "d.md", "e/f.md", "archive/g.md", "h.md", "zz.md"]  # zz: after "project:"
@@ -122,3 +127,71 @@ def test_a_graph_built_from_columns_equals_one_built_from_links(
                            projects={p: e.project for p, e in state.items()},
                            co_retrieved=[(a, b, n) for (a, b), n in co.items()])
     same(g, scratch(state, co))
+
+
+def test_readers_building_the_lazy_caches_while_updates_run_read_what_a_fresh_graph_gives() -> None:
+    """The graph's lock rules: readers that find a cache missing (the walk's CSR, the prior, the link CSR, names,
+    edges) build it under the graph's lock while a writer updates the graph between their reads (under a write
+    lock, as `LiveGraph` does); every value they read equals the one a graph built from scratch at that version
+    gives."""
+    rng = random.Random(7)
+    paths = [f"n{i:02d}.md" for i in range(40)]
+
+    def edges_of() -> NoteEdges:
+        return NoteEdges(links=tuple((rng.choice([*paths, None]), rng.choice(RELS)) for _ in range(rng.randrange(4))),
+                         project=rng.choice([None, "x", "y"]))
+
+    state = {p: edges_of() for p in paths[:30]}
+    versions = [dict(state)]
+    changes: list[dict[str, NoteEdges | None]] = []
+    for _ in range(25):
+        path = rng.choice(paths)
+        change: dict[str, NoteEdges | None] = {path: None if path in state and rng.random() < 0.3 else edges_of()}
+        changes.append(change)
+        state = {p: e for p, e in {**state, **change}.items() if e is not None}
+        versions.append(dict(state))
+    seeds = {paths[0]: 1.0, paths[5]: 0.5}
+
+    def read(g: Graph) -> tuple[object, ...]:
+        return (g.names, g.edges, [g.degree(p) for p in paths], prior_proximity(g), relative_to_prior(g, seeds),
+                health(g, []))
+
+    expected = [read(scratch(v, {})) for v in versions]
+    g = Graph(list(versions[0]), [(p, d, r) for p, e in versions[0].items() for d, r in e.links],
+              projects={p: e.project for p, e in versions[0].items()}, lock=threading.RLock())
+    rw = ReadWriteLock()
+    version = 0
+    done = threading.Event()
+    seen: list[tuple[int, tuple[object, ...]]] = []
+
+    def writer() -> None:
+        nonlocal version
+        for v, change in enumerate(changes, 1):
+            with rw.writing():
+                g.update(change)
+                version = v
+            time.sleep(0.001)
+        done.set()
+
+    def reader() -> None:
+        while not done.is_set():
+            with rw.reading():
+                seen.append((version, read(g)))
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)
+    try:
+        threads = [threading.Thread(target=writer), *(threading.Thread(target=reader) for _ in range(3))]
+        with patch.object(graph_module, "WALK_EXTRA", 2):  # the walk's CSR too is dropped and rebuilt by readers
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert len({v for v, _ in seen}) > 5, "the readers ran between the updates"
+    for v, got in seen:
+        names, edges, degrees, prior, relative, graph_health = got
+        e_names, e_edges, e_degrees, e_prior, e_relative, e_health = expected[v]
+        assert (names, edges, degrees, graph_health) == (e_names, e_edges, e_degrees, e_health)
+        assert close(prior, e_prior) and close(relative, e_relative)  # type: ignore[arg-type]

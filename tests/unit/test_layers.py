@@ -21,8 +21,8 @@ LEVELS = {"files": 2, "index": 3, "store": 4, "recall": 5, "identity": 6, "impor
 PURE = {"files.note", "files.frontmatter", "files.properties", "files.links", "files.chunk", "files.noise",
         "files.edit", "files.yamltext", "files.sections", "files.relink", "files.paths",
         "index.fts", "index.schema", "index.rows",
-        "recall.rank", "recall.edges", "recall.pairs", "recall.note_links", "recall.graph", "recall.proximity",
-        "recall.health", "recall.pack",
+        "recall.rank", "recall.edges", "recall.nodes", "recall.pairs", "recall.note_links", "recall.graph",
+        "recall.proximity", "recall.health", "recall.pack",
         "sleep.merge", "sleep.tiers", "sleep.dream",
         "errors", "limits"}
 IMPURE = {"os", "sqlite3", "pathlib", "shutil", "tempfile", "socket", "subprocess", "time", "usearch",
@@ -122,3 +122,13 @@ def test_one_module_is_the_command() -> None:
     assert not mains, f"{mains}: the library defines no command entry point; server/cli.py:main is the one"
     assert any(isinstance(f, ast.FunctionDef) and f.name == "main" for f in ast.parse(server_cli.read_text()).body)
     assert "SUBCOMMANDS_ATTR" not in "".join(p.read_text("utf-8") for p in modules().values())
+
+
+def test_every_sub_package_is_installed() -> None:
+    """A sub-package missing from pyproject's package list works in a checkout and is absent from a wheel."""
+    import tomllib
+
+    listed = set(tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text("utf-8"))["tool"]["setuptools"]["packages"])
+    found = {"vault_cortex" + "".join(f".{p}" for p in init.parent.relative_to(PACKAGE).parts)
+             for init in PACKAGE.rglob("__init__.py")}
+    assert found - listed == set(), f"add {sorted(found - listed)} to [tool.setuptools] packages in pyproject.toml"

@@ -17,8 +17,10 @@ from vault_cortex.files.frontmatter import show
 from vault_cortex.files.links import WIKILINK, parse_linktext
 
 __all__ = [
+    "DEFAULT_WEIGHT",
     "TAG_CHAR",
     "Typed",
+    "as_weight",
     "get_property",
     "is_date",
     "is_tag",
@@ -38,6 +40,7 @@ TAG_CHAR = (
 _TAG = re.compile(TAG_CHAR + "+")
 _NOT_A_TAG = re.compile(r"[0-9]+|[-_/]+")  # at least one non-digit, and more than punctuation
 _SPLIT_TAGS = re.compile(r"[,\s]+")
+DEFAULT_WEIGHT = 0.5  # a habit's or resonance concept's weight (and baseline) when it has none
 
 
 def is_tag(text: str) -> bool:
@@ -146,6 +149,18 @@ def typed_fields(fm: dict[str, Any]) -> tuple[Typed, list[str]]:
         layer=text("layer"),
         pinned=_pinned(get_property(fm, "pinned"), problems),
     ), problems
+
+
+def as_weight(value: object, default: float) -> float:
+    """A frontmatter value as a weight in [0, 1] (a number, or a string holding one: `weight: "0.8"`); anything
+    else gives the default."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return default
+    try:
+        number = float(value)
+    except ValueError:
+        return default
+    return default if math.isnan(number) else min(1.0, max(0.0, number))
 
 
 def _importance(value: Any, problems: list[str]) -> float | None:

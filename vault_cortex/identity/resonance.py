@@ -22,6 +22,8 @@ from vault_cortex.files.activity import Event, FeedbackEvent, TouchEvent, read_e
 from vault_cortex.files.edit import edit_bytes, set_property
 from vault_cortex.files.note import parse_note
 from vault_cortex.files.paths import note_name
+from vault_cortex.files.properties import DEFAULT_WEIGHT as DEFAULT_WEIGHT  # re-exported for habits and sleep
+from vault_cortex.files.properties import as_weight as as_weight  # re-exported for habits and sleep
 from vault_cortex.files.properties import read_aliases
 from vault_cortex.files.vault import content_hash
 from vault_cortex.index.db import IndexDB
@@ -30,7 +32,6 @@ from vault_cortex.store.change import Vault
 
 RESONANCE_DIR = "resonance"
 CATEGORIES = ("identity", "relationship", "aesthetic", "theme", "concept", "emotional")
-DEFAULT_WEIGHT = 0.5
 CLOSE = 0.2  # |actual - claimed| within this reads as "lived as claimed"
 
 
@@ -100,17 +101,6 @@ def toward_baseline(weight: float, baseline: float, days: float, half_life_days:
 def raised(weight: float, step: float) -> float:
     """The weight after one touch or reinforcement: up by step, capped at 1."""
     return round(min(1.0, max(0.0, weight) + step), 3)
-
-
-def as_weight(value: object, default: float) -> float:
-    """A frontmatter value as a weight in [0, 1]; anything not a number gives the default."""
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        return default
-    try:
-        number = float(value)
-    except ValueError:
-        return default
-    return default if math.isnan(number) else min(1.0, max(0.0, number))
 
 
 def decay_step(path: str, fm: Mapping[str, Any], last_use: datetime, now: datetime,

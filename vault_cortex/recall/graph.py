@@ -5,21 +5,24 @@ their direction and relation; proximity (recall/proximity.py) and health (recall
 undirected, as Obsidian's graph view does.
 The graph is updated in place (`Graph.update`, `Graph.update_co_retrieved`) for the notes that changed, so a
 write costs what it changes; an update gives the same graph as building it again from every note.
-Its parts: the notes' links (recall/note_links.py), the undirected pairs' slot arrays and the walk's CSR
-(recall/pairs.py), relations and their weights (recall/edges.py).
+It is composed of parts it holds: the node table (recall/nodes.py), the notes' links (recall/note_links.py),
+the undirected pairs' slot arrays and the walk's CSR (recall/pairs.py); relations and their weights are in
+recall/edges.py.
 """
 
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 
 import msgspec
 import numpy as np
 
 from vault_cortex.recall.edges import CO_RETRIEVED, PROJECT_PREFIX, PROJECT_REL, Edge, EdgeWeights
+from vault_cortex.recall.nodes import BoolArray, FloatArray, Int32Array, IntArray, Nodes
 from vault_cortex.recall.note_links import NoteLinks
-from vault_cortex.recall.pairs import LOW, BoolArray, FloatArray, Int32Array, PairSlots, pair_key
+from vault_cortex.recall.pairs import LOW, PairSlots, pair_key
 
 WALK_EXTRA = 4096  # slots added since the walk's CSR was built past which it is rebuilt (or 1/16 of all)
 
@@ -31,14 +34,24 @@ class NoteEdges(msgspec.Struct, frozen=True, kw_only=True):
     project: str | None = None
 
 
-class Graph(NoteLinks, PairSlots):
+class Graph:
     """Notes, project nodes and weighted edges over integer node ids, kept up to date note by note.
 
     The truth is each note's links (one CSR of node ids built in bulk, then a small per-note overlay for the
-    notes changed since), its project and the co-retrieval pairs. Derived from them are the undirected pairs:
-    slot arrays holding each pair's walk weight (its strongest edge) and whether the notes link (for degrees and
-    health), which numpy walks whole, found by a sorted array of pair keys (plus a dict for pairs added since).
-    No structure is keyed by path strings except the one path -> node id map.
+    notes changed since: `NoteLinks`), its project and the co-retrieval pairs. Derived from them are the
+    undirected pairs (`PairSlots`): slot arrays holding each pair's walk weight (its strongest edge) and whether
+    the notes link (for degrees and health), which numpy walks whole, found by a sorted array of pair keys (plus
+    a dict for pairs added since). No structure is keyed by path strings except the node table's path -> id map.
+    Readers outside the graph's modules use its accessors, never its parts.
+
+    Lock rules. The graph changes only in `update` and `update_co_retrieved`: whoever shares a graph between
+    threads runs those under a write lock and every read under a read lock (`LiveGraph` does). The caches built
+    from the whole graph when first asked (the walk's CSR with its strengths and degrees, the prior, the link
+    CSR, `names`, `index`, `edges`) are never written by a reader unguarded: each is built under the graph's own
+    small lock (`lock`, checked again inside it, so a reader that finds one built only reads it) and dropped
+    under it at the end of each update; `proximity.warm` builds what a recall reads while the writer still holds
+    its write lock. A graph read by several threads at once is given a reentrant lock (`threading.RLock`); the
+    default, for a graph one thread owns, does nothing.
     """
 
     def __init__(
@@ -49,20 +62,19 @@ class Graph(NoteLinks, PairSlots):
         projects: Mapping[str, str | None] | None = None,
         co_retrieved: Iterable[tuple[str, str, float]] = (),
         weights: EdgeWeights | None = None,
+        lock: AbstractContextManager[object] | None = None,
     ) -> None:
-        """Build from note paths, (src, dst or None if dangling, rel) links, note→project, (a, b, count)."""
-        self._setup(notes, weights)
-        ids = self._id
+        """Build from note paths, (src, dst or None if dangling, rel) links, note→project, (a, b, count); `lock`
+        guards the lazily built caches (see the lock rules above)."""
+        self._setup(notes, weights, lock)
+        ids, note_paths = self._nodes.id, self._nodes.notes
         src_ids = array("i")
         dsts: list[str | None] = []
         rels: list[str] = []
         for src, dst, rel in links:
-            i = ids.get(src) if src in self._notes else None
+            i = ids.get(src) if src in note_paths else None
             if i is None:
-                if dst is None:
-                    self._stray_dangling += 1
-                else:
-                    self._stray_outside += 1
+                self._links.add_stray(dangling=dst is None)
                 continue
             src_ids.append(i)
             dsts.append(dst)
@@ -80,65 +92,64 @@ class Graph(NoteLinks, PairSlots):
         projects: Mapping[str, str | None] | None = None,
         co_retrieved: Iterable[tuple[str, str, float]] = (),
         weights: EdgeWeights | None = None,
+        lock: AbstractContextManager[object] | None = None,
     ) -> Graph:
         """The graph `Graph(paths, links, ...)` gives, from columns: each note's number of links, then the links
         of the notes in that order (no Python object per link: a 100k-note vault has half a million)."""
         graph = cls.__new__(cls)
-        graph._setup(paths, weights)
-        note_ids = np.fromiter(map(graph._id.__getitem__, paths), dtype=np.int32, count=len(paths))
+        graph._setup(paths, weights, lock)
+        note_ids = np.fromiter(map(graph._nodes.id.__getitem__, paths), dtype=np.int32, count=len(paths))
         src = np.repeat(note_ids, np.asarray(link_counts, dtype=np.int64))
         graph._load(src, link_dst, link_rel, projects, co_retrieved)
         return graph
 
-    def _setup(self, notes: Iterable[str], weights: EdgeWeights | None) -> None:
+    def _setup(self, notes: Iterable[str], weights: EdgeWeights | None,
+               lock: AbstractContextManager[object] | None) -> None:
         self.weights = weights or EdgeWeights()
-        self._notes: set[str] = set(notes)
-        self._n_ids = 0
-        self._id: dict[str, int] = {}
-        self._by_id: list[str] = []
-        self._is_note_id: BoolArray = np.zeros(64, dtype=bool)
-        self._proj: Int32Array = np.full(64, -1, dtype=np.int32)  # note id -> its project node id, or -1
-        self._members: dict[int, int] = {}  # project node id -> number of member notes
+        self._lock: AbstractContextManager[object] = nullcontext() if lock is None else lock
+        self._nodes = Nodes(notes)
+        self._links = NoteLinks(self._nodes)
+        self._pairs = PairSlots(self._nodes, self._lock)
         self._rel_code: dict[str, int] = {}
         self._rel_names: list[str] = []
         self._rel_w: list[float] = []
-        self._setup_links()
         self._co: dict[int, float] = {}  # pair key -> co-retrieval edge weight
         self._co_by: dict[int, set[int]] = {}
-        self._setup_pairs()
         self._prior: FloatArray | None = None
         self._names: tuple[str, ...] | None = None
         self._index: dict[str, int] | None = None
         self._edges: tuple[Edge, ...] | None = None
 
-        for note in sorted(self._notes):
+        for note in sorted(self._nodes.notes):
             self._node_id(note)
 
     def _load(self, src: Int32Array, dsts: Sequence[str | None], rels: Sequence[str],
               projects: Mapping[str, str | None] | None, co_retrieved: Iterable[tuple[str, str, float]]) -> None:
         """The links (source ids, destination paths or None, relations), projects and co-retrieval, then the rest."""
-        for dst in sorted({d for d in set(dsts) if d is not None and d not in self._id}):
+        nodes = self._nodes
+        for dst in sorted({d for d in set(dsts) if d is not None and d not in nodes.id}):
             self._node_id(dst)
         for rel in sorted(set(rels)):
             self._rel(rel)
         lookup: dict[str | None, int] = {None: -1}
-        lookup.update(self._id)
+        lookup.update(nodes.id)
         dst_ids = np.fromiter(map(lookup.__getitem__, dsts), dtype=np.int32, count=len(dsts))
         del lookup
         rel_ids = np.fromiter(map(self._rel_code.__getitem__, rels), dtype=np.int32, count=len(rels))
         for path, project in sorted((projects or {}).items()):
-            if project and path in self._notes:
-                self._proj[self._id[path]] = self._node_id(PROJECT_PREFIX + project)
+            if project and path in nodes.notes:
+                nodes.project[nodes.id[path]] = self._node_id(PROJECT_PREFIX + project)
         for a, b, count in co_retrieved:
             self._set_co(a, b, count, keep_max=True)
         self._build(src, dst_ids, rel_ids)
 
     def _build(self, src: Int32Array, dst: Int32Array, rel: Int32Array) -> None:
         """Everything derived, in bulk over arrays (what `update` maintains pair by pair)."""
-        n = self._n_ids
-        self._build_links(src, dst, rel)
+        nodes = self._nodes
+        n = nodes.count
+        self._links.build(src, dst, rel)
         has_dst = dst >= 0
-        is_note = self._is_note_id[:n]
+        is_note = nodes.is_note[:n]
         valid = has_dst & (dst != src) & is_note[np.maximum(dst, 0)]
         s, d = src[valid].astype(np.int64), dst[valid].astype(np.int64)
         link_keys = np.minimum(s, d) << 32 | np.maximum(s, d)
@@ -147,11 +158,11 @@ class Graph(NoteLinks, PairSlots):
         co = [(k, w) for k, w in self._co.items() if is_note[k >> 32] and is_note[k & LOW]]
         co_keys = np.fromiter((k for k, _ in co), dtype=np.int64, count=len(co))
         co_w = np.fromiter((w for _, w in co), dtype=np.float64, count=len(co))
-        members = np.flatnonzero((self._proj[:n] >= 0) & is_note).astype(np.int64)
-        nodes = self._proj[members].astype(np.int64)
-        for node, count in zip(*np.unique(nodes, return_counts=True), strict=True):
-            self._members[int(node)] = int(count)
-        proj_keys = np.minimum(members, nodes) << 32 | np.maximum(members, nodes)
+        members = np.flatnonzero((nodes.project[:n] >= 0) & is_note).astype(np.int64)
+        projects = nodes.project[members].astype(np.int64)
+        for node, count in zip(*np.unique(projects, return_counts=True), strict=True):
+            nodes.members[int(node)] = int(count)
+        proj_keys = np.minimum(members, projects) << 32 | np.maximum(members, projects)
         keys = np.concatenate([link_keys, co_keys, proj_keys])
         w = np.concatenate([link_w, co_w, np.full(proj_keys.size, self.weights.project)])
         lk = np.concatenate([np.ones(link_keys.size, bool), np.zeros(co_keys.size + proj_keys.size, bool)])
@@ -164,8 +175,7 @@ class Graph(NoteLinks, PairSlots):
         w = np.maximum.reduceat(w, first) if first.size else w
         lk = np.logical_or.reduceat(lk, first) if first.size else lk
         keep = (w > 0) | lk
-        self._pkeys, w, lk = keys[keep], w[keep], lk[keep]
-        self._fill_slots(w, lk)
+        self._pairs.fill(keys[keep], w[keep], lk[keep])
 
     # -- in-place updates -------------------------------------------------------------------------
     def update(self, changed: Mapping[str, NoteEdges | None]) -> None:
@@ -173,37 +183,37 @@ class Graph(NoteLinks, PairSlots):
         new one present. Only those notes' pairs, and links into them from other notes, are recomputed."""
         if not changed:
             return
+        nodes, links = self._nodes, self._links
         before: dict[int, set[int]] = {}
         for path, edges in changed.items():
             i = self._node_id(path)
-            old_node = int(self._proj[i])
+            old_node = int(nodes.project[i])
             if old_node >= 0:
-                self._proj[i] = -1
+                nodes.project[i] = -1
                 self._leave(i, old_node)
-            before[i] = {d for d, _ in self._links_of(i) if d >= 0}
+            before[i] = {d for d, _ in links.of(i) if d >= 0}
             if edges is None:
-                self._notes.discard(path)
-                self._set_links(i, (), before[i])
+                nodes.notes.discard(path)
+                links.replace(i, (), before[i])
             else:
-                self._notes.add(path)
-                self._set_links(i, tuple((-1 if d is None else self._node_id(d), self._rel(r))
-                                         for d, r in edges.links), before[i])
+                nodes.notes.add(path)
+                links.replace(i, tuple((-1 if d is None else self._node_id(d), self._rel(r)) for d, r in edges.links),
+                          before[i])
                 if edges.project:
-                    self._proj[i] = self._node_id(PROJECT_PREFIX + edges.project)
-            self._is_note_id[i] = path in self._notes
+                    nodes.project[i] = self._node_id(PROJECT_PREFIX + edges.project)
+            nodes.is_note[i] = path in nodes.notes
         for path in sorted(changed):
-            i = self._id[path]
-            out = self._out(i)
-            partners = before[i] | set(out) | self._inbound(i) | self._co_by.get(i, set())
+            i = nodes.id[path]
+            out = links.out(i)
+            partners = before[i] | set(out) | links.inbound(i) | self._co_by.get(i, set())
             partners.discard(i)
             partners.discard(-1)
             for j in sorted(partners):
                 self._refresh_pair(i, j, out)
-            node = int(self._proj[i])
+            node = int(nodes.project[i])
             if node >= 0:
                 self._join(i, node)
-        self._names = self._index = None
-        self._changed()
+        self._changed(names=True)
 
     def update_co_retrieved(self, pairs: Iterable[tuple[str, str, float]]) -> None:
         """Set the co-retrieval strength of some pairs (0 removes the pair's edge)."""
@@ -212,11 +222,12 @@ class Graph(NoteLinks, PairSlots):
                 continue
             self._set_co(a, b, count)
             i, j = self._node_id(a), self._node_id(b)
-            slot = self._slot_of(pair_key(i, j))
-            if slot is not None and self._lk[slot]:
+            is_note = self._nodes.is_note  # adding a node may have grown it
+            slot = self._pairs.slot_of(pair_key(i, j))
+            if slot is not None and self._pairs.linked(slot):
                 self._refresh_pair(i, j)  # linked too: the weight is the larger of the links' and this
-            elif self._is_note_id[i] and self._is_note_id[j]:  # links unchanged, and none between them
-                self._set_pair(i, j, self._co.get(pair_key(i, j), 0.0), False)
+            elif is_note[i] and is_note[j]:  # links unchanged, and none between them
+                self._pairs.set_pair(i, j, self._co.get(pair_key(i, j), 0.0), False)
         self._changed()
 
     def _rel(self, rel: str) -> int:
@@ -252,126 +263,211 @@ class Graph(NoteLinks, PairSlots):
         (`out`: i's outgoing edges, when the caller has them)."""
         weight = 0.0
         linked = False
-        if i != j and self._is_note_id[i] and self._is_note_id[j]:
-            rels = set(out.get(j, ())) if out is not None else self._rels_to(i, j)
-            rels |= self._rels_to(j, i)
+        is_note = self._nodes.is_note
+        if i != j and is_note[i] and is_note[j]:
+            rels = set(out.get(j, ())) if out is not None else self._links.rels_to(i, j)
+            rels |= self._links.rels_to(j, i)
             linked = bool(rels)
             weight = max((self._rel_w[r] for r in rels), default=0.0)
             weight = max(weight, self._co.get(pair_key(i, j), 0.0))
-        self._set_pair(i, j, weight, linked)
+        self._pairs.set_pair(i, j, weight, linked)
 
     def _join(self, i: int, node: int) -> None:
-        if node not in self._members:
-            self._names = self._index = None
-        self._members[node] = self._members.get(node, 0) + 1
-        self._set_pair(i, node, self.weights.project, False)
+        members = self._nodes.members
+        members[node] = members.get(node, 0) + 1
+        self._pairs.set_pair(i, node, self.weights.project, False)
 
     def _leave(self, i: int, node: int) -> None:
-        count = self._members.get(node, 0) - 1
+        members = self._nodes.members
+        count = members.get(node, 0) - 1
         if count > 0:
-            self._members[node] = count
+            members[node] = count
         else:
-            self._members.pop(node, None)
-            self._names = self._index = None
-        self._set_pair(i, node, 0.0, False)
+            members.pop(node, None)
+        self._pairs.set_pair(i, node, 0.0, False)
 
     def _node_id(self, name: str) -> int:
-        i = self._id.get(name)
-        if i is None:
-            i = self._id[name] = self._n_ids
-            self._n_ids += 1
-            self._by_id.append(name)
-            self._linked = None
-            if i >= self._is_note_id.size:
-                self._is_note_id = np.concatenate([self._is_note_id, np.zeros(self._is_note_id.size, dtype=bool)])
-                self._proj = np.concatenate([self._proj, np.full(self._proj.size, -1, dtype=np.int32)])
-            if i >= self._strength.size:
-                self._strength = np.concatenate([self._strength, np.zeros(self._strength.size)])
-                self._deg = np.concatenate([self._deg, np.zeros(self._deg.size, dtype=np.int64)])
-            self._is_note_id[i] = name in self._notes
+        i = self._nodes.add(name)
+        self._pairs.grow_nodes()
         return i
 
-    def _changed(self) -> None:
-        """Drop what a change makes stale; the walk's CSR is kept until the slots added since outgrow it."""
-        self._prior = None
-        self._linked = None
-        self._edges = None
-        if self._extra_n > max(WALK_EXTRA, self._used // 16):
-            self._walk = None
+    def _changed(self, *, names: bool = False) -> None:
+        """Drop what a change makes stale (with `names`, the names and their index too); the walk's CSR is kept
+        until the slots added since outgrow it. Under the lock, so no cache built meanwhile outlives the change."""
+        with self._lock:
+            self._prior = None
+            self._edges = None
+            if names:
+                self._names = self._index = None
+            self._pairs.changed(WALK_EXTRA)
 
     # -- reads -------------------------------------------------------------------------------------
     @property
     def n_notes(self) -> int:
-        return len(self._notes)
+        """Indexed notes in the graph."""
+        return len(self._nodes.notes)
 
     def has_note(self, path: str) -> bool:
-        return path in self._notes
+        """Whether this path is an indexed note of the graph."""
+        return path in self._nodes.notes
+
+    @property
+    def n_nodes(self) -> int:
+        """Node ids in use: notes, project nodes and link targets that are not notes (ids 0 to n_nodes - 1)."""
+        return self._nodes.count
+
+    @property
+    def node_names(self) -> Sequence[str]:
+        """Each node's name by node id (read only)."""
+        return self._nodes.names
+
+    def node_id(self, name: str) -> int | None:
+        """A node's id, None for a name the graph never saw."""
+        return self._nodes.id.get(name)
+
+    def ids_of(self, names: Iterable[str]) -> IntArray:
+        """The node ids of those of the names the graph knows, in their order."""
+        ids = self._nodes.id
+        return np.array([ids[n] for n in names if n in ids], dtype=np.int64)
+
+    @property
+    def note_mask(self) -> BoolArray:
+        """Whether each node id is an indexed note (a view of the first `n_nodes`)."""
+        return self._nodes.is_note[: self._nodes.count]
+
+    @property
+    def slots(self) -> tuple[Int32Array, Int32Array, FloatArray]:
+        """The pairs' directed slots in use as (source ids, destination ids, walk weights; 0 for a dropped slot),
+        which `walk_rows` indexes."""
+        return self._pairs.slots
+
+    @property
+    def strength(self) -> FloatArray:
+        """Each node's walk strength (the sum of the weights of its pairs), by node id."""
+        return self._pairs.strength
+
+    @property
+    def walk_degree(self) -> IntArray:
+        """Each node's number of pairs with a walk weight, by node id."""
+        return self._pairs.walk_degree
+
+    def walk_csr(self) -> tuple[IntArray, IntArray]:
+        """The walk's CSR over node ids: row pointers and the live slots sorted by source (`PairSlots.walk_csr`)."""
+        return self._pairs.walk_csr()
+
+    def walk_rows(self, ids: IntArray) -> tuple[IntArray, IntArray]:
+        """The live slots out of each node in `ids` and, for each, its position in `ids`."""
+        return self._pairs.walk_rows(ids)
+
+    def linked_csr(self) -> tuple[IntArray, Int32Array]:
+        """The notes' link graph by node id (indptr, neighbour ids), undirected (`PairSlots.linked_csr`)."""
+        return self._pairs.linked_csr()
+
+    def pair_weights(self) -> dict[tuple[str, str], float]:
+        """Every undirected walk pair (a < b) and its weight: what proximity walks over (built when asked)."""
+        return self._pairs.pair_weights()
+
+    def prior(self, build: Callable[[Graph], FloatArray]) -> FloatArray:
+        """The walk's query-independent prior by node id, which `build` (recall/proximity.py) computes from the
+        graph; built under the lock when first asked, then kept until the graph changes."""
+        prior = self._prior
+        if prior is None:
+            with self._lock:
+                prior = self._prior
+                if prior is None:
+                    prior = self._prior = build(self)
+        return prior
+
+    @property
+    def link_count(self) -> int:
+        """Distinct pairs of notes that link (either way)."""
+        return self._pairs.link_count
+
+    @property
+    def dangling_count(self) -> int:
+        """Links that resolve to nothing."""
+        return self._links.dangling_count
+
+    @property
+    def outside_count(self) -> int:
+        """Links resolved to something that is not an indexed note (an image, a PDF)."""
+        return self._links.outside_count
 
     @property
     def names(self) -> tuple[str, ...]:
         """Notes (sorted), then project nodes (sorted)."""
-        if self._names is None:
-            self._names = (*sorted(self._notes), *sorted(self._by_id[n] for n in self._members))
-        return self._names
+        names = self._names
+        if names is None:
+            with self._lock:
+                names = self._names
+                if names is None:
+                    nodes = self._nodes
+                    names = self._names = (*sorted(nodes.notes), *sorted(nodes.names[n] for n in nodes.members))
+        return names
 
     @property
     def index(self) -> dict[str, int]:
-        if self._index is None:
-            self._index = {n: i for i, n in enumerate(self.names)}
-        return self._index
+        """Each of `names` by its place in `names`."""
+        index = self._index
+        if index is None:
+            with self._lock:
+                index = self._index
+                if index is None:
+                    index = self._index = {n: i for i, n in enumerate(self.names)}
+        return index
 
     @property
     def edges(self) -> tuple[Edge, ...]:
         """Every edge, sorted: links between notes, co-retrieval pairs, project memberships (built when asked:
         the serve path never needs it)."""
-        if self._edges is None:
-            names, rels, is_note = self._by_id, self._rel_names, self._is_note_id
-            best: dict[tuple[str, str, str], float] = {}
-            for path in self._notes:
-                i = self._id[path]
-                for d, r in self._links_of(i):
-                    if d >= 0 and d != i and is_note[d]:
-                        best[(path, names[d], rels[r])] = self._rel_w[r]
-                node = int(self._proj[i])
-                if node >= 0:
-                    best[(path, names[node], PROJECT_REL)] = self.weights.project
-            for key, weight in self._co.items():
-                i, j = key >> 32, key & LOW
-                if is_note[i] and is_note[j]:
-                    a, b = sorted((names[i], names[j]))
-                    best[(a, b, CO_RETRIEVED)] = max(best.get((a, b, CO_RETRIEVED), 0.0), weight)
-            self._edges = tuple(Edge(src=s, dst=d, rel=r, weight=v) for (s, d, r), v in sorted(best.items()))
-        return self._edges
+        edges = self._edges
+        if edges is None:
+            with self._lock:
+                edges = self._edges
+                if edges is None:
+                    edges = self._edges = self._build_edges()
+        return edges
+
+    def _build_edges(self) -> tuple[Edge, ...]:
+        """Every edge, sorted (what `edges` keeps)."""
+        nodes = self._nodes
+        names, rels, is_note = nodes.names, self._rel_names, nodes.is_note
+        best: dict[tuple[str, str, str], float] = {}
+        for path in nodes.notes:
+            i = nodes.id[path]
+            for d, r in self._links.of(i):
+                if d >= 0 and d != i and is_note[d]:
+                    best[(path, names[d], rels[r])] = self._rel_w[r]
+            node = int(nodes.project[i])
+            if node >= 0:
+                best[(path, names[node], PROJECT_REL)] = self.weights.project
+        for key, weight in self._co.items():
+            i, j = key >> 32, key & LOW
+            if is_note[i] and is_note[j]:
+                a, b = sorted((names[i], names[j]))
+                best[(a, b, CO_RETRIEVED)] = max(best.get((a, b, CO_RETRIEVED), 0.0), weight)
+        return tuple(Edge(src=s, dst=d, rel=r, weight=v) for (s, d, r), v in sorted(best.items()))
 
     def _peers(self, i: int) -> list[int]:
         """Node ids linked to or from note i: its link targets and inbound sources whose pair is linked."""
-        found = self._inbound(i)
-        found.update(d for d, _ in self._links_of(i))
+        found = self._links.inbound(i)
+        found.update(d for d, _ in self._links.of(i))
         found.discard(i)
         found.discard(-1)
-        peers = np.fromiter(found, dtype=np.int64, count=len(found))
-        keys = np.minimum(peers, i) << 32 | np.maximum(peers, i)
-        k = np.minimum(self._pkeys.searchsorted(keys), max(self._pkeys.size - 1, 0))
-        built = self._pkeys[k] == keys if self._pkeys.size else np.zeros(keys.size, dtype=bool)
-        linked = np.zeros(keys.size, dtype=bool)
-        linked[built] = self._lk[2 * k[built]]
-        for n in np.flatnonzero(~built).tolist():
-            slot = self._xslot.get(int(keys[n]))
-            linked[n] = slot is not None and bool(self._lk[slot])
-        found_linked: list[int] = peers[linked].tolist()
-        return found_linked
+        return self._pairs.linked_among(i, np.fromiter(found, dtype=np.int64, count=len(found)))
 
     def degree(self, path: str) -> int:
         """Distinct notes linked to or from this note (0 for an unknown path); from the cached link CSR, as a
         sleep asks it of every note."""
-        if path not in self._notes:
+        if path not in self._nodes.notes:
             return 0
         indptr, _ = self.linked_csr()
-        i = self._id[path]
+        i = self._nodes.id[path]
         return int(indptr[i + 1] - indptr[i])
 
     def neighbours(self, path: str) -> list[str]:
         """Notes linked to or from this note, sorted."""
-        if path not in self._notes:
+        if path not in self._nodes.notes:
             return []
-        return sorted(self._by_id[j] for j in self._peers(self._id[path]))
+        names = self._nodes.names
+        return sorted(names[j] for j in self._peers(self._nodes.id[path]))

@@ -35,8 +35,8 @@ class GraphHealth(msgspec.Struct, frozen=True, kw_only=True):
 def _csr(graph: Graph) -> tuple[list[int], list[int]]:
     """CSR adjacency of the notes' link graph (distinct neighbours, sorted), in `graph.names` order."""
     n = graph.n_notes
-    pos = np.full(len(graph._by_id), -1, dtype=np.int64)  # node id -> place in `graph.names`
-    pos[[graph._id[name] for name in graph.names[:n]]] = np.arange(n)
+    pos = np.full(graph.n_nodes, -1, dtype=np.int64)  # node id -> place in `graph.names`
+    pos[graph.ids_of(graph.names[:n])] = np.arange(n)
     indptr_ids, peers = graph.linked_csr()
     u = pos[np.repeat(np.arange(indptr_ids.size - 1), np.diff(indptr_ids))]
     v = pos[peers]

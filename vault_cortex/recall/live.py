@@ -84,7 +84,8 @@ class LiveGraph:
     """One vault's graph, co-retrieval strengths and archived notes, following the index's change log.
 
     The graph is changed in place, so whoever walks it holds `lock.reading()` (never calling `refresh` inside);
-    `refresh` applies changes under `lock.writing()`."""
+    `refresh` applies changes under `lock.writing()` and builds there what a recall reads (`proximity.warm`).
+    The graph's other caches are built by readers under the graph's own lock (see `Graph`)."""
 
     def __init__(self) -> None:
         self.lock = ReadWriteLock()
@@ -127,6 +128,7 @@ class LiveGraph:
             rows.paths, rows.link_counts, rows.link_dst, rows.link_rel,
             projects=dict(zip(rows.paths, rows.projects, strict=True)),
             co_retrieved=[(a, b, s) for (a, b), s in self.pairs.items()],
+            lock=threading.RLock(),  # recalls and health read it from many threads (the graph's lock rules)
         )
         self.archived = frozenset(p for p in rows.paths if p.startswith(ARCHIVE + "/"))
         self._co_at = now

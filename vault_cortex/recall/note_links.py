@@ -8,17 +8,16 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from vault_cortex.recall.pairs import BoolArray, Int32Array, IntArray
+from vault_cortex.recall.nodes import Int32Array, IntArray, Nodes
 
 
 class NoteLinks:
     """Each note's links as (destination id or -1 if dangling, relation code), by source node id, and the
-    sources that may link to each node; the graph (recall/graph.py) owns the node ids and relation codes."""
+    sources that may link to each node; a part of the graph (recall/graph.py), which owns the node table and
+    the relation codes."""
 
-    _n_ids: int  # node ids in use (recall/graph.py)
-    _is_note_id: BoolArray  # node id -> is an indexed note (recall/graph.py)
-
-    def _setup_links(self) -> None:
+    def __init__(self, nodes: Nodes) -> None:
+        self._nodes = nodes
         # links: base CSR by source id (dst -1: dangling), overlaid by the notes changed since the build
         self._lptr: IntArray = np.zeros(1, dtype=np.int64)
         self._ldst: Int32Array = np.zeros(0, dtype=np.int32)
@@ -31,9 +30,16 @@ class NoteLinks:
         self._stray_dangling = 0  # links from paths that are not notes (kept only as counts)
         self._stray_outside = 0
 
-    def _build_links(self, src: Int32Array, dst: Int32Array, rel: Int32Array) -> None:
+    def add_stray(self, *, dangling: bool) -> None:
+        """Count a link from a path that is not a note (dangling, or to something else)."""
+        if dangling:
+            self._stray_dangling += 1
+        else:
+            self._stray_outside += 1
+
+    def build(self, src: Int32Array, dst: Int32Array, rel: Int32Array) -> None:
         """The base CSRs, by source and by destination, of every link (source ids, destination ids, relations)."""
-        n = self._n_ids
+        n = self._nodes.count
         order = np.argsort(src, kind="stable")
         self._ldst, self._lrel = dst[order].copy(), rel[order].copy()
         self._lptr = np.zeros(n + 1, dtype=np.int64)
@@ -44,7 +50,7 @@ class NoteLinks:
         self._iptr = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(np.bincount(dst[has_dst], minlength=n), out=self._iptr[1:])
 
-    def _links_of(self, i: int) -> Iterable[tuple[int, int]]:
+    def of(self, i: int) -> Iterable[tuple[int, int]]:
         """A note's links as (destination id or -1, relation code)."""
         over = self._lover.get(i)
         if over is not None:
@@ -55,7 +61,7 @@ class NoteLinks:
                 return zip(self._ldst[a:b].tolist(), self._lrel[a:b].tolist(), strict=True)
         return ()
 
-    def _rels_to(self, i: int, j: int) -> set[int]:
+    def rels_to(self, i: int, j: int) -> set[int]:
         """Relation codes of note i's links to j (validity aside)."""
         over = self._lover.get(i)
         if over is not None:
@@ -66,14 +72,15 @@ class NoteLinks:
                 return set(self._lrel[a:b][self._ldst[a:b] == j].tolist())
         return set()
 
-    def _inbound(self, i: int) -> set[int]:
+    def inbound(self, i: int) -> set[int]:
         """Notes that may link to this node (a superset: extra ones cost a no-op refresh)."""
         found = set(self._in_over.get(i, ()))
         if i + 1 < self._iptr.size:
             found.update(self._isrc[int(self._iptr[i]): int(self._iptr[i + 1])].tolist())
         return found
 
-    def _set_links(self, i: int, links: tuple[tuple[int, int], ...], old: set[int]) -> None:
+    def replace(self, i: int, links: tuple[tuple[int, int], ...], old: set[int]) -> None:
+        """Replace note i's links (`old`: the destinations it linked to before)."""
         self._lover[i] = links
         new = {d for d, _ in links if d >= 0}
         for d in old - new:
@@ -85,34 +92,36 @@ class NoteLinks:
         for d in new:
             self._in_over.setdefault(d, set()).add(i)
 
-    def _out(self, i: int) -> dict[int, set[int]]:
+    def out(self, i: int) -> dict[int, set[int]]:
         """A note's valid outgoing edges: other notes -> relation codes."""
         out: dict[int, set[int]] = {}
-        if self._is_note_id[i]:
-            is_note = self._is_note_id
-            for d, r in self._links_of(i):
+        is_note = self._nodes.is_note
+        if is_note[i]:
+            for d, r in self.of(i):
                 if d >= 0 and d != i and is_note[d]:
                     out.setdefault(d, set()).add(r)
         return out
 
     # -- reads -------------------------------------------------------------------------------------
-    def _link_arrays(self) -> tuple[Int32Array, Int32Array]:
+    def _arrays(self) -> tuple[Int32Array, Int32Array]:
         """Every note's current links as (source id, destination id or -1) arrays."""
+        is_note = self._nodes.is_note
         src = np.repeat(np.arange(self._lptr.size - 1, dtype=np.int32), np.diff(self._lptr))
         keep = ~np.isin(src, np.fromiter(self._lover, dtype=np.int32, count=len(self._lover)))
-        over = [(i, d) for i, links in self._lover.items() if self._is_note_id[i] for d, _ in links]
+        over = [(i, d) for i, links in self._lover.items() if is_note[i] for d, _ in links]
         return (np.concatenate([src[keep], np.array([i for i, _ in over], dtype=np.int32)]),
                 np.concatenate([self._ldst[keep], np.array([d for _, d in over], dtype=np.int32)]))
 
     @property
     def dangling_count(self) -> int:
-        _, dst = self._link_arrays()
+        """Links that resolve to nothing."""
+        _, dst = self._arrays()
         return self._stray_dangling + int((dst < 0).sum())
 
     @property
     def outside_count(self) -> int:
         """Links resolved to something that is not an indexed note (an image, a PDF)."""
-        _, dst = self._link_arrays()
+        _, dst = self._arrays()
         outside = dst >= 0
-        outside[outside] = ~self._is_note_id[dst[outside]]
+        outside[outside] = ~self._nodes.is_note[dst[outside]]
         return self._stray_outside + int(outside.sum())

@@ -4,13 +4,13 @@ walk's CSR over them, kept across changes (recall/proximity.py walks it; recall/
 
 from __future__ import annotations
 
-import numpy as np
-import numpy.typing as npt
+from contextlib import AbstractContextManager
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
-Int32Array = npt.NDArray[np.int32]
-BoolArray = npt.NDArray[np.bool_]
+import numpy as np
+
+from vault_cortex.recall.nodes import BoolArray, FloatArray, Int32Array, IntArray, Nodes
+
+__all__ = ["LOW", "BoolArray", "FloatArray", "Int32Array", "IntArray", "PairSlots", "pair_key"]
 
 LOW = (1 << 32) - 1
 
@@ -25,17 +25,14 @@ class PairSlots:
     whether the notes link (for degrees and health), which numpy walks whole, found by a sorted array of pair
     keys (plus a dict for pairs added since); and the walk's CSR over the live slots (`walk_csr`).
 
-    The graph (recall/graph.py) owns the node ids and decides each pair's weight; this part keeps the arrays.
+    A part of the graph (recall/graph.py), which owns the node table and decides each pair's weight; this part
+    keeps the arrays.
     """
 
-    _n_ids: int  # node ids in use (recall/graph.py)
-    _by_id: list[str]  # node id -> name (recall/graph.py)
-
-    def _changed(self) -> None:
-        """Drop what a change makes stale (`Graph._changed`)."""
-        raise NotImplementedError
-
-    def _setup_pairs(self) -> None:
+    def __init__(self, nodes: Nodes, lock: AbstractContextManager[object]) -> None:
+        """Empty slot arrays over the graph's node table; `lock` is the graph's lock for its lazily built caches."""
+        self._nodes = nodes
+        self._lock = lock
         self.link_count = 0
         # slot arrays: a pair keeps two directed slots (2k, 2k + 1) while it has a weight or a link
         self._pkeys: IntArray = np.zeros(0, dtype=np.int64)  # sorted keys of the built pairs: slot 2k
@@ -55,10 +52,12 @@ class PairSlots:
         self._deg: IntArray = np.zeros(64, dtype=np.int64)
         self._known: BoolArray = np.zeros(64, dtype=bool)  # slots the walk's CSR or `_extra` lists
         self._linked: tuple[IntArray, Int32Array] | None = None  # CSR of the link graph by node id, lazily
+        self.grow_nodes()
 
-    def _fill_slots(self, w: FloatArray, lk: BoolArray) -> None:
-        """The slot arrays of the built pairs `_pkeys` (sorted, distinct), from their weights and links."""
-        m = self._pkeys.size
+    def fill(self, keys: IntArray, w: FloatArray, lk: BoolArray) -> None:
+        """The slot arrays of the built pairs (their keys sorted and distinct), from their weights and links."""
+        self._pkeys = keys
+        m = keys.size
         size = max(64, 2 * m)
         self._src, self._dst = np.zeros(size, np.int32), np.zeros(size, np.int32)
         self._w, self._lk = np.zeros(size), np.zeros(size, bool)
@@ -71,16 +70,28 @@ class PairSlots:
         self._used = 2 * m
         self.link_count = int(lk.sum())
 
-    def _slot_of(self, key: int) -> int | None:
+    def grow_nodes(self) -> None:
+        """Room in the arrays by node id for every node of the node table."""
+        if self._nodes.count > self._strength.size:
+            self._strength = np.concatenate([self._strength, np.zeros(self._strength.size)])
+            self._deg = np.concatenate([self._deg, np.zeros(self._deg.size, dtype=np.int64)])
+
+    def slot_of(self, key: int) -> int | None:
+        """The first of the two slots of the pair with this key; None if the pair has none."""
         k = int(self._pkeys.searchsorted(key))
         if k < self._pkeys.size and int(self._pkeys[k]) == key:
             return 2 * k
         return self._xslot.get(key)
 
-    def _set_pair(self, i: int, j: int, weight: float, linked: bool) -> None:
-        """Set the undirected walk weight and link of a pair (with 0 and no link, drop it) in the slot arrays."""
+    def linked(self, slot: int) -> bool:
+        """Whether the pair in this slot links notes (either way)."""
+        return bool(self._lk[slot])
+
+    def set_pair(self, i: int, j: int, weight: float, linked: bool) -> None:
+        """Set the undirected walk weight and link of a pair (with 0 and no link, drop it) in the slot arrays; the
+        graph drops what the change makes stale (`changed`) once its update is done."""
         key = pair_key(i, j)
-        slot = self._slot_of(key)
+        slot = self.slot_of(key)
         if slot is None:
             if weight == 0 and not linked:
                 return
@@ -90,7 +101,6 @@ class PairSlots:
             self._src[slot + 1], self._dst[slot + 1] = j, i
         elif self._w[slot] == weight and bool(self._lk[slot]) == linked:
             return
-        self._changed()
         old = float(self._w[slot])
         if self._walk is not None and old != weight:
             for node in (i, j):
@@ -122,10 +132,49 @@ class PairSlots:
             self._known = np.concatenate([self._known, np.zeros(size - self._known.size, dtype=bool)])
         return slot
 
+    def changed(self, walk_extra: int) -> None:
+        """Drop the link CSR, and the walk's CSR once more than `walk_extra` slots (or 1/16 of all) were added
+        since it was built (the graph calls it under its lock)."""
+        self._linked = None
+        if self._extra_n > max(walk_extra, self._used // 16):
+            self._walk = None
+
+    def linked_among(self, i: int, peers: IntArray) -> list[int]:
+        """Those of the nodes `peers` whose pair with node i links notes."""
+        keys = np.minimum(peers, i) << 32 | np.maximum(peers, i)
+        k = np.minimum(self._pkeys.searchsorted(keys), max(self._pkeys.size - 1, 0))
+        built = self._pkeys[k] == keys if self._pkeys.size else np.zeros(keys.size, dtype=bool)
+        linked = np.zeros(keys.size, dtype=bool)
+        linked[built] = self._lk[2 * k[built]]
+        for n in np.flatnonzero(~built).tolist():
+            slot = self._xslot.get(int(keys[n]))
+            linked[n] = slot is not None and bool(self._lk[slot])
+        found: list[int] = peers[linked].tolist()
+        return found
+
     # -- reads -------------------------------------------------------------------------------------
+    @property
+    def slots(self) -> tuple[Int32Array, Int32Array, FloatArray]:
+        """The directed slots in use as (source ids, destination ids, walk weights; 0 for a dropped slot): views
+        of the slot arrays, which a change may replace."""
+        used = self._used
+        return self._src[:used], self._dst[:used], self._w[:used]
+
+    @property
+    def strength(self) -> FloatArray:
+        """Each node's walk strength (the sum of its live slots' weights), by node id, kept with the walk's CSR."""
+        self.walk_csr()
+        return self._strength
+
+    @property
+    def walk_degree(self) -> IntArray:
+        """Each node's number of live slots (weight > 0), by node id, kept with the walk's CSR."""
+        self.walk_csr()
+        return self._deg
+
     def pair_weights(self) -> dict[tuple[str, str], float]:
         """Every undirected walk pair (a < b) and its weight: what proximity walks over (built when asked)."""
-        names = self._by_id
+        names = self._nodes.names
         slots = 2 * np.flatnonzero(self._w[0: self._used: 2] > 0)
         out: dict[tuple[str, str], float] = {}
         for i, j, w in zip(self._src[slots].tolist(), self._dst[slots].tolist(), self._w[slots].tolist(),
@@ -136,36 +185,52 @@ class PairSlots:
 
     def linked_csr(self) -> tuple[IntArray, Int32Array]:
         """The notes' link graph by node id (indptr, neighbour ids), undirected, for health and degrees (a
-        recall's neighbours are read from the notes' own links instead); cached until the graph changes."""
-        if self._linked is None:
-            lk = self._lk[: self._used]
-            src, dst = self._src[: self._used][lk], self._dst[: self._used][lk]
-            order = np.argsort(src, kind="stable")
-            indptr = np.zeros(self._n_ids + 1, dtype=np.int64)
-            np.cumsum(np.bincount(src, minlength=self._n_ids), out=indptr[1:])
-            self._linked = (indptr, dst[order])
-        return self._linked
+        recall's neighbours are read from the notes' own links instead); built under the graph's lock when first
+        asked, then kept until the graph changes."""
+        linked = self._linked
+        if linked is None:
+            with self._lock:
+                linked = self._linked
+                if linked is None:
+                    lk = self._lk[: self._used]
+                    src, dst = self._src[: self._used][lk], self._dst[: self._used][lk]
+                    order = np.argsort(src, kind="stable")
+                    n = self._nodes.count
+                    indptr = np.zeros(n + 1, dtype=np.int64)
+                    np.cumsum(np.bincount(src, minlength=n), out=indptr[1:])
+                    linked = self._linked = (indptr, dst[order])
+        return linked
 
     def walk_csr(self) -> tuple[IntArray, IntArray]:
         """The walk's CSR over node ids: row pointers and the live slots (weight > 0) sorted by source. Built
-        once, then kept across changes: `_set_pair` lists the slots a change adds under their sources
+        once, then kept across changes: `set_pair` lists the slots a change adds under their sources
         (`_extra`) and keeps each node's strength (Σ w) and live degree, and a freed slot is reused only after
-        the next build, so a write re-sorts nothing; rebuilt when the extras outgrow it (`graph.WALK_EXTRA`)."""
-        if self._walk is None:
-            size = self._n_ids
-            slots = np.flatnonzero(self._w[: self._used] > 0)
-            src = self._src[slots]
-            indptr = np.zeros(size + 1, dtype=np.int64)
-            np.cumsum(np.bincount(src, minlength=size), out=indptr[1:])
-            capacity = self._strength.size
-            self._strength = np.bincount(src, weights=self._w[slots], minlength=capacity).astype(np.float64)
-            self._deg = np.bincount(src, minlength=capacity).astype(np.int64)
-            self._known = np.zeros(self._w.size, dtype=bool)
-            self._known[slots] = True
-            self._extra, self._extra_n = {}, 0
-            self._free += self._freed
-            self._freed = []
-            self._walk = (indptr, slots[np.argsort(src, kind="stable")])
+        the next build, so a write re-sorts nothing; rebuilt when the extras outgrow it (`graph.WALK_EXTRA`).
+        Built under the graph's lock (it rewrites the strengths, degrees and free slots), then only read."""
+        walk = self._walk
+        if walk is None:
+            with self._lock:
+                walk = self._walk
+                if walk is None:
+                    walk = self._build_walk()
+        return walk
+
+    def _build_walk(self) -> tuple[IntArray, IntArray]:
+        """The walk's CSR from the slot arrays, with the strengths and degrees it keeps (under the lock)."""
+        size = self._nodes.count
+        slots = np.flatnonzero(self._w[: self._used] > 0)
+        src = self._src[slots]
+        indptr = np.zeros(size + 1, dtype=np.int64)
+        np.cumsum(np.bincount(src, minlength=size), out=indptr[1:])
+        capacity = self._strength.size
+        self._strength = np.bincount(src, weights=self._w[slots], minlength=capacity).astype(np.float64)
+        self._deg = np.bincount(src, minlength=capacity).astype(np.int64)
+        self._known = np.zeros(self._w.size, dtype=bool)
+        self._known[slots] = True
+        self._extra, self._extra_n = {}, 0
+        self._free += self._freed
+        self._freed = []
+        self._walk = (indptr, slots[np.argsort(src, kind="stable")])
         return self._walk
 
     def walk_rows(self, ids: IntArray) -> tuple[IntArray, IntArray]:

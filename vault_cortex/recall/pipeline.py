@@ -232,6 +232,14 @@ def gate(scored: Sequence[Scored], query: str, push: PushSettings) -> list[Verdi
     return judge(query, cues, push.weights, push.intercept, seen)
 
 
+def gate_passed(scored: Sequence[Scored], query: str, push: PushSettings, k: int) -> list[tuple[Scored, Verdict]]:
+    """The candidates the push gate lets through, best first, at most k, with their verdicts: none at all unless
+    the best probability reaches `push.threshold`, and then those at or above `push.floor`."""
+    verdicts = list(zip(scored, gate(scored, query, push), strict=False))
+    fire = max((v.probability for _, v in verdicts), default=0.0) >= push.threshold
+    return [(s, v) for s, v in verdicts if fire and v.probability >= push.floor][:k]
+
+
 def to_hit(s: Scored, query: str, verdict: Verdict | None = None) -> Hit:
     return Hit(path=s.note.path, title=s.note.title, region=s.note.region, score=s.score, signals=s.signals,
                reason=s.reason, dense=round(s.fused.dense, 4), lexical=round(s.fused.lexical, 4),

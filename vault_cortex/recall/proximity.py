@@ -9,9 +9,11 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 
 from vault_cortex.recall.graph import Graph
-from vault_cortex.recall.pairs import FloatArray, IntArray
+from vault_cortex.recall.nodes import FloatArray, IntArray
 
 TOLERANCE = 1e-5  # a node passes its mass on only while it brings each of its edges this share of the seeds' mass
+HOPS = 3  # the walk of `relative_to_prior` and of its prior
+DECAY = 0.5
 
 
 def _walk(graph: Graph, seeds: Mapping[str, float], hops: int, decay: float,
@@ -25,37 +27,35 @@ def _walk(graph: Graph, seeds: Mapping[str, float], hops: int, decay: float,
     most of it. On the 100,000-note bench vault this keeps every top-10 note of the exact walk (15.6 → 2.0 ms)."""
     start: dict[int, float] = {}
     for path, rel in seeds.items():
-        if path in graph._notes and rel > 0:
-            i = graph._id[path]
+        i = graph.node_id(path) if rel > 0 and graph.has_note(path) else None
+        if i is not None:
             start[i] = start.get(i, 0.0) + rel
     empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
     if not start:
         return empty
-    size = len(graph._id)
-    is_note = graph._is_note_id[:size]
+    size = graph.n_nodes
+    is_note = graph.note_mask
+    _, dst, w = graph.slots
+    strength, degree = graph.strength, graph.walk_degree
     ids = np.fromiter(start, dtype=np.int64, count=len(start))
     mass = np.fromiter(start.values(), dtype=np.float64, count=len(start))
     floor = tolerance * float(mass.sum())
     total = np.zeros(size, dtype=np.float64)
     for hop in range(hops):
         if hop:  # the seeds always pass theirs on
-            spread = mass >= floor * np.maximum(graph._deg[ids], 1)
+            spread = mass >= floor * np.maximum(degree[ids], 1)
             ids, mass = ids[spread], mass[spread]
         slots, owner = graph.walk_rows(ids)
         if slots.size == 0:
             break
-        p = graph._w[slots] / graph._strength[ids[owner]]
-        ids, inverse = np.unique(graph._dst[slots], return_inverse=True)
+        p = w[slots] / strength[ids[owner]]
+        ids, inverse = np.unique(dst[slots], return_inverse=True)
         pushed = np.bincount(inverse, weights=mass[owner] * p, minlength=ids.size)
         # a hop decays when it arrives at a note; passing through a project node costs no extra decay
         mass = pushed.astype(np.float64, copy=False) * np.where(is_note[ids], decay, 1.0)
         total[ids] += mass
     reached = np.flatnonzero((total > 1e-15) & is_note)
     return reached, total[reached]
-
-
-def _ids_of(graph: Graph, paths: Iterable[str]) -> IntArray:
-    return np.array([graph._id[p] for p in paths if p in graph._id], dtype=np.int64)
 
 
 def proximity(graph: Graph, seeds: Mapping[str, float], *, hops: int = 3, decay: float = 0.5,
@@ -70,12 +70,12 @@ def proximity(graph: Graph, seeds: Mapping[str, float], *, hops: int = 3, decay:
     With `raw`, the walk's mass itself, unscaled (see `relative_to_prior`).
     """
     ids, mass = _walk(graph, seeds, hops, decay, tolerance)
-    names = graph._by_id
+    names = graph.node_names
     if raw:
         return {names[i]: float(v) for i, v in zip(ids.tolist(), mass.tolist(), strict=True)}
     if not ids.size:
         return {}
-    seeded = np.isin(ids, _ids_of(graph, seeds))
+    seeded = np.isin(ids, graph.ids_of(seeds))
     top = float(mass[~seeded].max()) if (~seeded).any() else 0.0
     if top <= 0.0:
         top = float(mass.max())
@@ -84,31 +84,34 @@ def proximity(graph: Graph, seeds: Mapping[str, float], *, hops: int = 3, decay:
     return {names[i]: v for i, v in zip(ids[keep].tolist(), scores[keep].tolist(), strict=True)}
 
 
-def _prior_mass(graph: Graph, hops: int = 3, decay: float = 0.5) -> FloatArray:
-    """The walk's raw mass from every note at once (unit total), by node id; cached until the graph changes.
-    One pass over the slot arrays per hop (dropped slots weigh 0), with the strengths the graph keeps."""
-    if graph._prior is None:
-        graph.walk_csr()  # brings the strengths up to date
-        used = graph._used
-        src, dst, w = graph._src[:used], graph._dst[:used], graph._w[:used]
-        strength = graph._strength[src]
-        p = np.divide(w, strength, out=np.zeros(used), where=w > 0)
-        size = len(graph._id)
-        is_note = graph._is_note_id[:size]
-        x = np.where(is_note, 1.0 / max(graph.n_notes, 1), 0.0)
-        step_decay = np.where(is_note, decay, 1.0)
-        total = np.zeros(size, dtype=np.float64)
-        for _ in range(hops):
-            x = np.bincount(dst, weights=x[src] * p, minlength=size).astype(np.float64, copy=False) * step_decay
-            total += x
-        graph._prior = np.where(is_note, total, 0.0)
-    return graph._prior
+def _prior_mass(graph: Graph) -> FloatArray:
+    """The walk's raw mass from every note at once (unit total), by node id; kept by the graph until it changes."""
+    return graph.prior(_build_prior)
+
+
+def _build_prior(graph: Graph, hops: int = HOPS, decay: float = DECAY) -> FloatArray:
+    """The walk's raw mass from every note at once, by node id: one pass over the slot arrays per hop (dropped
+    slots weigh 0), with the strengths the graph keeps."""
+    strength_of = graph.strength  # brings the strengths up to date
+    src, dst, w = graph.slots
+    strength = strength_of[src]
+    p = np.divide(w, strength, out=np.zeros(w.size), where=w > 0)
+    size = graph.n_nodes
+    is_note = graph.note_mask
+    x = np.where(is_note, 1.0 / max(graph.n_notes, 1), 0.0)
+    step_decay = np.where(is_note, decay, 1.0)
+    total = np.zeros(size, dtype=np.float64)
+    for _ in range(hops):
+        x = np.bincount(dst, weights=x[src] * p, minlength=size).astype(np.float64, copy=False) * step_decay
+        total += x
+    return np.where(is_note, total, 0.0)
 
 
 def prior_proximity(graph: Graph) -> dict[str, float]:
     """The query-independent prior: the walk's raw mass from every note at once (unit total)."""
-    mass = _prior_mass(graph)
-    return {p: float(mass[graph._id[p]]) for p in sorted(graph._notes) if mass[graph._id[p]] > 1e-15}
+    notes = graph.names[: graph.n_notes]  # sorted
+    values = _prior_mass(graph)[graph.ids_of(notes)].tolist()
+    return {p: v for p, v in zip(notes, values, strict=True) if v > 1e-15}
 
 
 def relative_to_prior(graph: Graph, seeds: Mapping[str, float], *, share: float = 0.5,
@@ -125,13 +128,13 @@ def relative_to_prior(graph: Graph, seeds: Mapping[str, float], *, share: float 
     With `among` and/or `top`, only the values of those notes and of the `top` nearest (ties at the last
     place included) come back: the same values, without building a dict of every note the walk reached.
     """
-    ids, mass = _walk(graph, seeds, 3, 0.5)
+    ids, mass = _walk(graph, seeds, HOPS, DECAY)
     if not ids.size:
         return {}
-    names = graph._by_id
-    total = sum(v for p, v in seeds.items() if v > 0 and p in graph._notes)
+    names = graph.node_names
+    total = sum(v for p, v in seeds.items() if v > 0 and graph.has_note(p))
     excess = mass - total * _prior_mass(graph)[ids]
-    others = ~np.isin(ids, _ids_of(graph, seeds))
+    others = ~np.isin(ids, graph.ids_of(seeds))
     if not others.any():
         others[:] = True
     best = max(float(excess[others].max()), share * float(mass[others].max()))
@@ -142,7 +145,7 @@ def relative_to_prior(graph: Graph, seeds: Mapping[str, float], *, share: float 
     if among is not None or top is not None:
         wanted = np.zeros(ids.size, dtype=bool)
         if among is not None:
-            wanted |= np.isin(ids, _ids_of(graph, among))
+            wanted |= np.isin(ids, graph.ids_of(among))
         count = min(top or 0, int(keep.sum()))
         if count:
             wanted |= scaled >= np.partition(scaled[keep], -count)[-count]
@@ -151,5 +154,6 @@ def relative_to_prior(graph: Graph, seeds: Mapping[str, float], *, share: float 
 
 
 def warm(graph: Graph) -> None:
-    """Build the graph's cached walk arrays and prior now, so that readers sharing the graph only read them."""
+    """Build the graph's walk arrays and prior now (a writer does, under its write lock), so that the recalls
+    sharing the graph find them built."""
     _prior_mass(graph)

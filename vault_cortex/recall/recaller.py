@@ -1,0 +1,266 @@
+"""Recall over one vault's index: the live graph and the caches read beside it, and the rank → gate → pack steps.
+
+The facade (`Cortex`) holds one `Recaller` and hands it, explicitly, what it reads: the index, the settings,
+the clock, the vault's folder and the activity log.
+
+Lock rules: the graph is updated in place under its write lock (`LiveGraph.refresh`) and walked under its read
+lock (`ranked`, `graph_health`), never refreshed while the read lock is held. The concepts are read from the
+index once per index generation, under the Recaller's own small lock, which `forget` takes too.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Protocol
+
+import msgspec
+import numpy as np
+
+from vault_cortex.config import Settings
+from vault_cortex.errors import IndexUnavailable, InvalidRequest, NoteNotFound
+from vault_cortex.files.activity import Event, OpenEvent, RecallEvent
+from vault_cortex.files.properties import DEFAULT_WEIGHT, as_weight
+from vault_cortex.files.vault import note_path
+from vault_cortex.index.db import IndexDB
+from vault_cortex.index.embed import Embedder
+from vault_cortex.index.sync import Indexing
+from vault_cortex.index.vectors import Vector, Vectors
+from vault_cortex.limits import check_budget
+from vault_cortex.recall.filters import Filters, allowed_notes
+from vault_cortex.recall.graph import Graph
+from vault_cortex.recall.health import GraphHealth, health
+from vault_cortex.recall.live import AccessView, LiveGraph
+from vault_cortex.recall.pack import Candidate, Packed, pack
+from vault_cortex.recall.pipeline import Concept, Recall, Scored, gate_passed, rank, to_candidate, to_hit
+
+
+class Index(Protocol):
+    """What recall reads of the index: the database, the vectors, the embedder and how far a running sync is
+    (read at each use: a recovered index replaces the database and the vectors)."""
+
+    @property
+    def db(self) -> IndexDB: ...
+    @property
+    def vectors(self) -> Vectors: ...
+    @property
+    def embedder(self) -> Embedder: ...
+    @property
+    def indexing(self) -> Indexing | None: ...
+
+
+class Recaller:
+    """Recall, related notes, packing and graph health over one vault's index and its live graph."""
+
+    def __init__(self, index: Index, settings: Callable[[], Settings], *, clock: Callable[[], datetime],
+                 root: Path, log: Callable[[Event], None], concept_folder: str) -> None:
+        """`settings` and `clock` are read at each use (the facade's may be replaced); `root` is the vault's
+        folder (its name goes into packed links); `log` appends an activity event; `concept_folder` holds the
+        resonance notes whose names and weights ranking reads."""
+        self.index = index
+        self._settings = settings
+        self.clock = clock
+        self.root = root
+        self.log = log
+        self.concept_folder = concept_folder
+        self.live = LiveGraph()
+        self._lock = threading.Lock()  # the generation and the concept cache
+        self._generation: str | None = None
+        self._concept_cache: list[Concept] | None = None
+
+    @property
+    def settings(self) -> Settings:
+        """The vault's settings as they are now."""
+        return self._settings()
+
+    def forget(self) -> None:
+        """Drop what was read from the index (the index was replaced): the concepts are read again."""
+        with self._lock:
+            self._concept_cache = None
+
+    # -- recall --------------------------------------------------------------------------------------
+    def recall(self, query: str, *, k: int | None = None, mode: str | None = None,
+               budget_tokens: int | None = None, regions: list[str] | None = None,
+               include_archive: bool = False, client: str = "api", log_activity: bool = True,
+               filters: Filters | None = None, gate: bool = False) -> Recall:
+        """Notes for a query, ranked by the mode's signals; with a budget, also the packed context (see
+        `Cortex.recall`)."""
+        started = time.perf_counter()
+        query = self.check_query(query)
+        k = self.check_k(k)
+        mode_name, weights = self.mode(mode)
+        self.check_regions(regions)
+        exclude = frozenset() if include_archive or self.settings.index.include_archive else self.archived()
+        allowed = self.allowed(filters, regions, exclude)
+        qvec = self.index.embedder.embed([query])[0]
+        ranked = self.ranked(query, qvec, weights, regions=regions, exclude=exclude, allowed=allowed)
+        if gate:
+            passed = gate_passed(ranked, query, self.settings.push, k)
+            top = [s for s, _ in passed]
+            hits = [to_hit(s, query, v) for s, v in passed]
+        else:
+            top = ranked[:k]
+            hits = [to_hit(s, query) for s in top]
+        packed = self.pack(top, budget_tokens) if budget_tokens is not None else None
+        if log_activity:
+            self.log(RecallEvent(ts=self.clock(), client=client, query=query, mode=mode_name,
+                                 paths=tuple(h.path for h in hits)))
+        return Recall(query=query, mode=mode_name, hits=hits, context=packed,
+                      took_ms=round((time.perf_counter() - started) * 1000, 2), indexing=self.index.indexing)
+
+    def ranked(self, query: str, qvec: Vector, weights: dict[str, float], *, regions: list[str] | None = None,
+               exclude: frozenset[str] = frozenset(), allowed: frozenset[int] | None = None) -> list[Scored]:
+        """Every candidate for a query, scored by the given signal weights, best first (only `allowed` notes)."""
+        graph = self.graph()
+        concepts = self.concepts()
+        db = self.index.db
+        with self.live.lock.reading():  # the graph is updated in place: no update while it is walked
+            return rank(query=query, qvec=qvec, db=db, vectors=self.index.vectors, graph=graph,
+                        concepts=concepts, access=AccessView(db), pairs=self.live.pairs,
+                        settings=self.settings, weights=weights, now=self.clock().timestamp(), regions=regions,
+                        exclude=exclude, allowed=allowed)
+
+    def allowed(self, filters: Filters | None, regions: list[str] | None = None,
+                exclude: frozenset[str] = frozenset()) -> frozenset[int] | None:
+        """The note ids recall may return under filters and regions (None: no filter, every note)."""
+        filters = filters or Filters()
+        self.check_regions(filters.regions)
+        if regions:
+            both = [r for r in filters.regions if r in regions] if filters.regions else list(regions)
+            if not both:
+                return frozenset()
+            filters = msgspec.structs.replace(filters, regions=both)
+        if not filters.active():
+            return None
+        return allowed_notes(self.index.db, filters, self.clock(), exclude)
+
+    def similarity(self, qvec: Vector, paths: Sequence[str]) -> dict[str, float]:
+        """Best cosine similarity between a query vector and any chunk of each note."""
+        db, vectors = self.index.db, self.index.vectors
+        ids = db.note_ids(paths)
+        chunks = db.chunks_of(ids.values())
+        return {path: max(vectors.similarity(qvec, [c.id for c in chunks.get(i, [])]).values(), default=0.0)
+                for path, i in ids.items()}
+
+    def related(self, path: str, *, k: int | None = None, mode: str | None = None, client: str = "api") -> Recall:
+        """Notes related to a note by its content, leaving out itself and the notes it already links to."""
+        started = time.perf_counter()
+        note_path(self.root, path)
+        k = self.check_k(k)
+        mode_name, weights = self.mode(mode)
+        db, indexing = self.index.db, self.index.indexing
+        ids = db.note_ids([path])
+        if path not in ids:
+            if indexing is not None:
+                raise IndexUnavailable(f"the index is still being built ({indexing.done} of "
+                                       f"{indexing.total} chunks); {path!r} is not in it yet")
+            raise NoteNotFound(f"no indexed note at {path!r} (is it saved and synced?)")
+        chunks = db.chunks_of([ids[path]])[ids[path]]
+        vecs = list(self.index.vectors.get([c.id for c in chunks]).values())
+        if not vecs:
+            return Recall(query=path, mode=mode_name, hits=[], took_ms=0.0, indexing=self.index.indexing)
+        qvec = np.mean(np.stack(vecs), axis=0).astype(np.float32)
+        qvec /= float(np.linalg.norm(qvec)) or 1.0
+        text = " ".join([path.rsplit("/", 1)[-1].removesuffix(".md"), *(c.text for c in chunks)])[:2000]
+        linked = {ln.dst for ln in db.links(src=path) if ln.dst}
+        exclude = frozenset({path, *linked}) | self.archived()
+        top = self.ranked(text, qvec, weights, exclude=exclude)[:k]
+        hits = [to_hit(s, text) for s in top]
+        self.log(OpenEvent(ts=self.clock(), client=client, path=path))
+        return Recall(query=path, mode=mode_name, hits=hits, took_ms=round((time.perf_counter() - started) * 1000, 2),
+                      indexing=self.index.indexing)
+
+    def pack(self, scored: list[Scored], budget_tokens: int, extra: Sequence[Candidate] = (),
+             section_order: Sequence[str] = ()) -> Packed:
+        """Ranked notes (after `extra`) packed into one context of at most `budget_tokens`, by section and region."""
+        check_budget(budget_tokens)
+        chunks = self.index.db.chunks_of({s.note.id for s in scored})
+        candidates = [*extra, *(to_candidate(s, chunks.get(s.note.id, [])) for s in scored)]
+        settings = self.settings
+        order = settings.regions.order
+        scale = max(1.0, budget_tokens / 1000)  # caps are per 1,000 tokens of budget
+        caps = {name: max(1, round(settings.region(name).cap * scale)) for name in order}
+        return pack(candidates, budget_tokens=budget_tokens, region_order=order, caps=caps,
+                    count_tokens=self.index.embedder.count_tokens, vault_name=self.root.name,
+                    section_order=section_order)
+
+    def mode(self, mode: str | None) -> tuple[str, dict[str, float]]:
+        """A mode's name and signal weights (None: `balanced`)."""
+        name = mode or "balanced"
+        modes = self.settings.modes
+        if name not in modes:
+            raise InvalidRequest(f"unknown mode {name!r}; modes: {', '.join(sorted(modes))}")
+        return name, modes[name]
+
+    def check_regions(self, regions: list[str] | None) -> None:
+        """Refuse a region the settings do not name."""
+        order = self.settings.regions.order
+        unknown = sorted(set(regions or ()) - set(order))
+        if unknown:
+            raise InvalidRequest(f"unknown region {unknown[0]!r}; regions: {', '.join(order)}")
+
+    def check_query(self, query: str) -> str:
+        """The query stripped; refused when empty or longer than `recall.max_query_chars`."""
+        query = (query or "").strip()
+        if not query:
+            raise InvalidRequest("the query is empty")
+        limit = self.settings.recall.max_query_chars
+        if len(query) > limit:
+            raise InvalidRequest(f"the query is {len(query)} characters; the limit is {limit}")
+        return query
+
+    def check_k(self, k: int | None) -> int:
+        """The number of results asked for (None: `recall.k`); refused outside 1 to `recall.max_k`."""
+        rs = self.settings.recall
+        k = rs.k if k is None else k
+        if not 1 <= k <= rs.max_k:
+            raise InvalidRequest(f"k must be between 1 and {rs.max_k}, not {k}")
+        return k
+
+    # -- the graph and what is read beside it ----------------------------------------------------------
+    def archived(self) -> frozenset[str]:
+        """The archived notes' paths, as the live graph last read them."""
+        self.graph()
+        return self.live.archived
+
+    def graph(self) -> Graph:
+        """The note graph (links, relations, projects, co-retrieval), updated in place for what changed."""
+        db = self.index.db
+        generation = db.get_meta("generation") or "0"
+        if generation != self._generation:
+            with self._lock:
+                self._generation = generation
+                self._concept_cache = None
+        return self.live.refresh(db, self.clock().timestamp())
+
+    def concepts(self) -> list[Concept]:
+        """The resonance notes as ranking reads them, read once per index generation."""
+        concepts = self._concept_cache
+        if concepts is None:
+            with self._lock:
+                concepts = self._concept_cache
+                if concepts is None:
+                    concepts = self._concept_cache = self._read_concepts()
+        return concepts
+
+    def _read_concepts(self) -> list[Concept]:
+        db = self.index.db
+        by_path: dict[str, set[str]] = {}
+        for path, title, name in db.aliases_of(self.concept_folder + "/"):
+            by_path.setdefault(path, {title.lower()}).add(name.lower())
+        concepts = []
+        for path, names in sorted(by_path.items()):
+            fm = db.frontmatter(path) or {}
+            concepts.append(Concept(path=path, names=tuple(sorted(n for n in names if len(n) > 2)),
+                                    weight=as_weight(fm.get("weight"), DEFAULT_WEIGHT)))
+        return concepts
+
+    def graph_health(self) -> GraphHealth:
+        """Hubs, islands, bridges, articulation points and dangling links of the vault's link graph."""
+        dangling = [(ln.src, ln.target) for ln in self.index.db.links(dangling_only=True)]
+        graph = self.graph()
+        with self.live.lock.reading():  # a consistent graph: no update applied meanwhile
+            return health(graph, dangling)
