@@ -128,7 +128,8 @@ def test_every_sub_package_is_installed() -> None:
     """A sub-package missing from pyproject's package list works in a checkout and is absent from a wheel."""
     import tomllib
 
-    listed = set(tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text("utf-8"))["tool"]["setuptools"]["packages"])
+    pyproject = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text("utf-8"))
+    listed = set(pyproject["tool"]["setuptools"]["packages"])
     found = {"vault_cortex" + "".join(f".{p}" for p in init.parent.relative_to(PACKAGE).parts)
              for init in PACKAGE.rglob("__init__.py")}
     assert found - listed == set(), f"add {sorted(found - listed)} to [tool.setuptools] packages in pyproject.toml"
