@@ -8,6 +8,7 @@ averaged over questions. Run: `python tests/bench/locomo.py [--data DIR] [--work
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import re
 import shutil
@@ -120,6 +121,8 @@ def with_recall(cx: Cortex, modes: dict[str, dict[str, float]] | None = None, **
     clone = Cortex.__new__(Cortex)
     clone.__dict__.update(cx.__dict__)
     clone.settings = settings
+    clone.recaller = copy.copy(cx.recaller)  # the same live graph and caches, reading the clone's settings
+    clone.recaller._settings = lambda: settings
     return clone
 
 

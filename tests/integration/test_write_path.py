@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -63,42 +63,47 @@ def _saving_during(monkeypatch: pytest.MonkeyPatch, file: Path, saves: list[str]
     monkeypatch.setattr(notes_module, "walk", walk)
 
 
-def test_a_save_that_lands_while_a_note_is_moved_is_moved_with_it(tmp_path: Path, embedder: Embedder,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def counter(tmp_path: Path, embedder: Embedder) -> Iterator[tuple[Cortex, Path]]:
+    """A synced vault with a note `long_term/Counter.md` the user keeps saving."""
     root = _vault(tmp_path)
     src = root / "long_term" / "Counter.md"
     src.write_text("counter 46\n", encoding="utf-8")
     with Cortex.open(root, embedder=embedder) as cx:
         cx.sync()
-        _saving_during(monkeypatch, src, ["counter 48\n"])
-        moved = cx.move_note("long_term/Counter.md", "long_term/Moved counter.md")
-        assert not src.exists()
-        assert (root / "long_term" / "Moved counter.md").read_text(encoding="utf-8") == "counter 48\n"
-        assert moved.dest == "long_term/Moved counter.md" and not moved.warnings
+        yield cx, src
 
 
-def test_a_move_redone_past_its_tries_refuses_and_keeps_the_last_save(tmp_path: Path, embedder: Embedder,
+def test_a_save_that_lands_while_a_note_is_moved_is_moved_with_it(counter: tuple[Cortex, Path],
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    cx, src = counter
+    root = cx.root
+    _saving_during(monkeypatch, src, ["counter 48\n"])
+    moved = cx.move_note("long_term/Counter.md", "long_term/Moved counter.md")
+    assert not src.exists()
+    assert (root / "long_term" / "Moved counter.md").read_text(encoding="utf-8") == "counter 48\n"
+    assert moved.dest == "long_term/Moved counter.md" and not moved.warnings
+
+
+def test_a_move_redone_past_its_tries_refuses_and_keeps_the_last_save(counter: tuple[Cortex, Path],
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    root = _vault(tmp_path)
-    src = root / "long_term" / "Counter.md"
-    src.write_text("counter 1\n", encoding="utf-8")
-    with Cortex.open(root, embedder=embedder) as cx:
-        cx.sync()
-        real_read = cx.vault.read_bytes
-        n = [1]
+    cx, src = counter
+    root = cx.root
+    real_read = cx.vault.read_bytes
+    n = [1]
 
-        def read_then_save(path: str) -> bytes:  # every read of it is followed by a save before the move ends
-            data = real_read(path)
-            if path == "long_term/Counter.md":
-                n[0] += 1
-                src.write_text(f"counter {n[0]}\n", encoding="utf-8")
-            return data
+    def read_then_save(path: str) -> bytes:  # every read of it is followed by a save before the move ends
+        data = real_read(path)
+        if path == "long_term/Counter.md":
+            n[0] += 1
+            src.write_text(f"counter {n[0]}\n", encoding="utf-8")
+        return data
 
-        monkeypatch.setattr(cx.vault, "read_bytes", read_then_save)
-        with pytest.raises(WriteConflict, match="saved while it was being moved"):
-            cx.move_note("long_term/Counter.md", "long_term/Moved counter.md")
-        assert src.read_text(encoding="utf-8") == f"counter {n[0]}\n"  # the last save, where it was
-        assert not (root / "long_term" / "Moved counter.md").exists()
+    monkeypatch.setattr(cx.vault, "read_bytes", read_then_save)
+    with pytest.raises(WriteConflict, match="saved while it was being moved"):
+        cx.move_note("long_term/Counter.md", "long_term/Moved counter.md")
+    assert src.read_text(encoding="utf-8") == f"counter {n[0]}\n"  # the last save, where it was
+    assert not (root / "long_term" / "Moved counter.md").exists()
 
 
 def test_an_import_waits_for_the_write_lock(tmp_path: Path, embedder: Embedder) -> None:
