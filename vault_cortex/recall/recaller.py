@@ -23,6 +23,7 @@ import numpy as np
 from vault_cortex.config import Settings
 from vault_cortex.errors import IndexUnavailable, InvalidRequest, NoteNotFound
 from vault_cortex.files.activity import Event, OpenEvent, RecallEvent
+from vault_cortex.files.paths import note_name
 from vault_cortex.files.properties import DEFAULT_WEIGHT, as_weight
 from vault_cortex.files.vault import note_path
 from vault_cortex.index.db import IndexDB
@@ -164,7 +165,7 @@ class Recaller:
             return Recall(query=path, mode=mode_name, hits=[], took_ms=0.0, indexing=self.index.indexing)
         qvec = np.mean(np.stack(vecs), axis=0).astype(np.float32)
         qvec /= float(np.linalg.norm(qvec)) or 1.0
-        text = " ".join([path.rsplit("/", 1)[-1].removesuffix(".md"), *(c.text for c in chunks)])[:2000]
+        text = " ".join([note_name(path), *(c.text for c in chunks)])[:2000]
         linked = {ln.dst for ln in db.links(src=path) if ln.dst}
         exclude = frozenset({path, *linked}) | self.archived()
         top = self.ranked(text, qvec, weights, exclude=exclude)[:k]
