@@ -48,3 +48,13 @@ def test_bad_arguments() -> None:
         recent([], [], now=NOW, days=7, kinds=["deleted"])
     with pytest.raises(InvalidRequest, match="days must be between"):
         recent([], [], now=NOW, days=0)
+
+
+@pytest.mark.parametrize("created", ["0001-01-01", "0001-01-01T00:00+05:00", "9999-12-31T23:59-05:00"])
+def test_a_note_dated_at_the_edge_of_the_calendar_is_left_out_not_an_error(created: str) -> None:
+    """`created: 0001-01-01` made every `recent` fail ("year 0 is out of range") over CLI, HTTP and MCP."""
+    now = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+    notes = [_note("ancient.md", created, now - timedelta(hours=1)), _note("new.md", "2026-11-30T09:00+00:00", now)]
+    got = recent(notes, [], now=now, days=7, tz=UTC)
+    paths = {i.path for g in got.groups for i in g.items if i.kind == "created"}
+    assert paths == {"new.md"}

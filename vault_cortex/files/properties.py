@@ -219,7 +219,12 @@ def parse_datetime(value: object, naive: dt.tzinfo | None = dt.UTC) -> dt.dateti
             return None
     if when.tzinfo is not None:
         return when
-    return when.astimezone() if naive is None else when.replace(tzinfo=naive)
+    if naive is not None:
+        return when.replace(tzinfo=naive)
+    try:
+        return when.astimezone()
+    except (OverflowError, ValueError):  # year 1 or 9999: no local time the platform can compute; read as UTC
+        return when.replace(tzinfo=dt.UTC)
 
 
 def _relation_problems(value: Any) -> list[str]:

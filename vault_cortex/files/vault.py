@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import functools
 import hashlib
@@ -232,6 +233,30 @@ def note_path(root: Path, rel: str) -> Path:
     return root / "/".join(parts)
 
 
+class NotRegular(OSError):
+    """A path that exists but is no regular file: a folder, a FIFO, a device or a socket is never a note."""
+
+
+def read_regular(path: Path) -> bytes:
+    """A file's bytes, refusing anything but a regular file without blocking on it (a FIFO named `x.md` would
+    hang the reader forever, a device would be read without end): NotRegular. FileNotFoundError if missing."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # a socket (or a FIFO opened for writing): no file to read
+            raise NotRegular(f"{path.name} is a socket, not a note") from None
+        raise
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = "folder" if stat.S_ISDIR(mode) else "FIFO" if stat.S_ISFIFO(mode) else "device or socket"
+            raise NotRegular(f"{path.name} is a {kind}, not a note")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return fh.read()
+    finally:
+        os.close(fd)
+
+
 def atomic_write(path: Path, data: bytes, expected_hash: str | None) -> None:
     """Write via a temp file in the same folder, fsync and rename; refuse if the file changed underneath.
 
@@ -239,7 +264,12 @@ def atomic_write(path: Path, data: bytes, expected_hash: str | None) -> None:
     written through: its target changes and the link stays. A new file gets the mode the umask allows.
     """
     path = Path(os.path.realpath(path)) if path.is_symlink() else path
-    current = path.read_bytes() if path.exists() else None
+    try:
+        current: bytes | None = read_regular(path)
+    except FileNotFoundError:
+        current = None
+    except NotRegular as exc:
+        raise InvalidRequest(f"{exc}: it is never written over") from None
     if expected_hash is None and current is not None:
         raise WriteConflict(f"{path.name} already exists")
     if expected_hash is not None and (current is None or content_hash(current) != expected_hash):

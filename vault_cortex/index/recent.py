@@ -77,9 +77,9 @@ def recent(notes: Iterable[NoteRow], events: Iterable[Event], *, now: datetime, 
         acc[(date, path, kind)] = (count + counts, max(last, ts), detail)
 
     for n in notes:
-        created = parse_datetime(n.created, naive=None)  # as typed: local time, like `remember` writes it
+        created = _utc(parse_datetime(n.created, naive=None))  # as typed: local time, like `remember` writes it
         if created is not None:
-            add("created", n.path, created.astimezone(UTC))
+            add("created", n.path, created)
         modified = datetime.fromtimestamp(n.mtime_ns / 1e9, UTC)
         if created is None or modified - created > timedelta(minutes=1):
             add("changed", n.path, modified, counts=False)
@@ -99,3 +99,12 @@ def recent(notes: Iterable[NoteRow], events: Iterable[Event], *, now: datetime, 
     groups = [Day(date=d, items=sorted(items, key=lambda i: (-i.last.timestamp(), i.path, i.kind)))
               for d, items in sorted(by_day.items(), reverse=True)]
     return Recent(days=days, kinds=chosen, since=since, groups=groups, total=sum(len(g.items) for g in groups))
+
+
+def _utc(when: datetime | None) -> datetime | None:
+    """A date in UTC; None for one that has no UTC time (year 1 east of Greenwich, year 9999 west of it): it is
+    never within the days asked for, and must not fail the whole answer."""
+    try:
+        return when.astimezone(UTC) if when is not None else None
+    except (OverflowError, ValueError):
+        return None

@@ -30,7 +30,7 @@ from vault_cortex.errors import InvalidRequest, NoteNotFound, UnsafePath, WriteC
 from vault_cortex.files.activity import EditEvent, Event
 from vault_cortex.files.activity import append as append_event
 from vault_cortex.files.edit import edit_bytes
-from vault_cortex.files.vault import NoteDoc, atomic_write, content_hash, note_path
+from vault_cortex.files.vault import NoteDoc, NotRegular, atomic_write, content_hash, note_path, read_regular
 from vault_cortex.index.upkeep import Index
 
 log = logging.getLogger(__name__)
@@ -48,11 +48,11 @@ class Vault:
         """A note's bytes as they are on disk (for edits that must keep every byte they do not change)."""
         file = note_path(self.root, path)
         try:
-            return file.read_bytes()
+            return read_regular(file)
         except FileNotFoundError:
             raise NoteNotFound(f"no note at {path!r}") from None
-        except IsADirectoryError:
-            raise NoteNotFound(f"{path!r} is a folder, not a note") from None
+        except NotRegular as exc:
+            raise NoteNotFound(f"{path!r}: {exc}") from None
 
     def read_note(self, path: str) -> NoteDoc:
         """A note's text and ETag; the path must be a vault-relative .md path outside dot-folders."""
@@ -125,9 +125,7 @@ class Change:
         hash is `expected` (WriteConflict if it changed since). `op` logs an edit event; `own`: see `file`.
         Returns the new ETag."""
         file = self.file(path, own=own)
-        if file.is_dir():
-            raise InvalidRequest(f"{path!r} is a folder, not a note")
-        atomic_write(file, data, expected)
+        atomic_write(file, data, expected)  # refuses a folder, FIFO or device at the path
         if not own:
             self._touch(path)
         if op is not None:
@@ -150,9 +148,11 @@ class Change:
         """Remove a file whose bytes still hash to `expected`; WriteConflict (and nothing removed) otherwise."""
         file = self.file(path, own=own)
         try:
-            now = content_hash(file.read_bytes())
+            now = content_hash(read_regular(file))
         except FileNotFoundError:
             return
+        except NotRegular as exc:
+            raise InvalidRequest(f"{path!r}: {exc}") from None
         if now != expected:
             raise WriteConflict(f"{path} changed on disk since it was read; it was not removed")
         file.unlink()
