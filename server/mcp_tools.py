@@ -66,7 +66,8 @@ Mode = Annotated[str | None, Field(description="Ranking mode: balanced (default)
                                                "recent, or one the vault configures.")]
 Budget = Annotated[int | None, Field(description="Token budget of the returned text (default: the vault's).",
                                      ge=MIN_BUDGET_TOKENS, le=MAX_BUDGET_TOKENS)]
-NotePath = Annotated[str, Field(description="Vault-relative path of a note, e.g. 'scientific/SQLite WAL mode.md'.",
+NotePath = Annotated[str, Field(description="A note: its vault path, e.g. 'scientific/SQLite WAL mode.md', or its "
+                                            "name as a [[link]] resolves, e.g. 'SQLite WAL mode'.",
                                 min_length=1, max_length=MAX_PATH_CHARS)]
 Text = Annotated[str | None, Field(description="What you are doing or about to do, in words: the task, the "
                                                "prompt, a note's text.", max_length=MAX_QUERY_CHARS)]
@@ -221,8 +222,8 @@ def _memory_tools(mcp: MCPServer, cx: Cortex, client: str, call: Call) -> None:
 
     @mcp.tool(annotations=ADDITIVE)
     def reinforce_habit(
-        path: Annotated[str, Field(description="The habit's path as `habits_for_context` returned it, e.g. "
-                                               "'habits/Write the test first.md'.",
+        path: Annotated[str, Field(description="The habit: its path as `habits_for_context` returned it, e.g. "
+                                               "'habits/Write the test first.md', or its name.",
                                    min_length=1, max_length=MAX_PATH_CHARS)],
         context: Annotated[str | None, Field(description="What you followed it for, in a sentence.",
                                              max_length=MAX_QUERY_CHARS)] = None,
@@ -276,7 +277,8 @@ def _memory_tools(mcp: MCPServer, cx: Cortex, client: str, call: Call) -> None:
 
     @mcp.tool(annotations=ADDITIVE)
     def explore(
-        path: Annotated[str, Field(description="The question's path, e.g. 'curiosities/Why does X happen.md'.",
+        path: Annotated[str, Field(description="The question: its path, e.g. 'curiosities/Why does X happen.md', "
+                                               "or its name.",
                                    min_length=1, max_length=MAX_PATH_CHARS)],
         answer_path: NotePath,
     ) -> dict[str, Any]:
