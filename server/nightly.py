@@ -32,6 +32,8 @@ class NightlyStatus(msgspec.Struct, frozen=True, kw_only=True):
     last_run_at: datetime | None
     last_report: ApplyReport | None  # None when the last run found nothing to do (or failed)
     last_error: str | None
+    # what the last run did first, when it found a sleep interrupted: "resumed <plan>" or "rolled back <plan>"
+    last_recovered: str | None = None
 
 
 def local_now() -> datetime:
@@ -57,11 +59,12 @@ class Nightly:
         self._last_run_at: datetime | None = None
         self._last_report: ApplyReport | None = None
         self._last_error: str | None = None
+        self._last_recovered: str | None = None
 
     def status(self) -> NightlyStatus:
         return NightlyStatus(enabled=self._next is not None, mode=self.mode, next_at=self._next, runs=self._runs,
                              last_run_at=self._last_run_at, last_report=self._last_report,
-                             last_error=self._last_error)
+                             last_error=self._last_error, last_recovered=self._last_recovered)
 
     def due(self) -> datetime | None:
         """When the next run is due; None when nightly sleep is off or `nightly_at` is not a time."""
@@ -88,13 +91,21 @@ class Nightly:
         started = self.clock()
         report: ApplyReport | None = None
         error: str | None = None
+        recovered: str | None = None
         try:
+            # An interrupted sleep (killed, a full disk) would refuse every later apply: finish it first.
+            done = self.cx.sleep_recover(commit=True)
+            if done is not None:
+                recovered = f"{'rolled back' if done.rolled_back else 'resumed'} {done.plan}"
+                log.warning("nightly sleep: an interrupted sleep was found and %s (%d steps applied, %d skipped)",
+                            recovered, len(done.applied), len(done.skipped))
             plan = self.cx.sleep_plan(self.mode)
             report = self.cx.sleep_apply(plan, commit=True) if plan.ops else None
         except Exception as exc:  # noqa: BLE001 - log it, show it in /v1/status, try again tomorrow
             log.exception("the nightly sleep failed")
             error = f"{type(exc).__name__}: {exc}"
         self._last_run_at, self._last_report, self._last_error = started, report, error
+        self._last_recovered = recovered
         self._runs += 1
         if error is not None:
             return None

@@ -315,6 +315,10 @@ class Cortex:
         """Finish a sleep that was interrupted, from its journal."""
         return sleep.resume(self.vault, commit=commit)
 
+    def sleep_recover(self, commit: bool = False) -> sleep.ApplyReport | None:
+        """Resume an interrupted sleep (or finish its interrupted rollback); None when nothing was interrupted."""
+        return sleep.recover(self.vault, commit=commit)
+
     def sleep_rollback(self) -> sleep.ApplyReport:
         """Undo the last sleep (finished or interrupted) from its journal and backups."""
         return sleep.rollback(self.vault)

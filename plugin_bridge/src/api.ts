@@ -276,6 +276,7 @@ export interface Moved {
 export interface NightlyStatus {
   enabled: boolean;
   last_error: string | null;
+  last_recovered?: string | null;
   last_report: ApplyReport | null;
   last_run_at: string | null;
   mode: string;

@@ -84,6 +84,8 @@ def test_a_light_sleep_runs_at_nightly_at_commits_and_stops_with_the_app(nightly
 
 
 def test_a_failed_night_is_reported_and_the_schedule_goes_on(nightly_cx: Cortex) -> None:
+    """A journal whose plan is gone can be neither resumed nor rolled back: the night fails, says why, and the
+    schedule goes on."""
     journal = nightly_cx.root / ".cortex" / "sleep" / "journal.jsonl"
     journal.parent.mkdir(parents=True, exist_ok=True)
     journal.write_text('{"t": "start", "id": "20261129T033000Z", "plan": "x.json"}\n', encoding="utf-8")
@@ -91,8 +93,40 @@ def test_a_failed_night_is_reported_and_the_schedule_goes_on(nightly_cx: Cortex)
     assert nightly.once() is None
     status = nightly.status()
     assert status.runs == 1 and status.last_report is None
-    assert status.last_error is not None and status.last_error.startswith("WriteConflict: an interrupted sleep")
+    assert status.last_error is not None and status.last_error.startswith("InvalidRequest: cannot read the sleep plan")
     assert nightly.due() == datetime(2026, 11, 30, 3, 30, tzinfo=UTC)
+
+
+class Killed(Exception):
+    """The process died here (a kill, a full disk) in the middle of a sleep."""
+
+
+def test_an_interrupted_sleep_is_resumed_by_the_next_night_which_then_sleeps(nightly_cx: Cortex) -> None:
+    """An interrupted sleep made every later nightly apply refuse ("resume or roll back first"), so
+    consolidation stopped until someone read last_error; the next night now finishes it first, and says so."""
+    from vault_cortex.sleep import cycle as sleep
+
+    plan = nightly_cx.sleep_plan("full")
+    assert len(plan.ops) > 3
+    ticks = [0]
+
+    def die_after_three() -> None:
+        ticks[0] += 1
+        if ticks[0] == 4:
+            raise Killed
+
+    with pytest.raises(Killed):
+        sleep.apply(nightly_cx.vault, plan, checkpoint=die_after_three)
+    assert sleep.interrupted(nightly_cx.root) == "applying"
+    nightly = Nightly(nightly_cx, clock=lambda: START)
+    nightly.once()
+    status = nightly.status()
+    assert status.last_error is None, status.last_error
+    assert status.last_recovered == f"resumed {plan.id}"
+    assert sleep.interrupted(nightly_cx.root) is None
+    again = Nightly(nightly_cx, clock=lambda: START)
+    again.once()
+    assert again.status().last_error is None and again.status().last_recovered is None
 
 
 def test_nightly_is_off_unless_configured(cx: Cortex) -> None:

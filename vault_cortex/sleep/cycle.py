@@ -29,7 +29,18 @@ from vault_cortex.index.host import Searchable
 from vault_cortex.recall.graph import Graph
 from vault_cortex.recall.health import GraphHealth
 from vault_cortex.sleep.consolidate import make_plan
-from vault_cortex.sleep.journal import ApplyReport, Skip, apply, load_plan, plan_file, resume, rollback, save_plan
+from vault_cortex.sleep.journal import (
+    ApplyReport,
+    Skip,
+    apply,
+    interrupted,
+    load_plan,
+    plan_file,
+    recover,
+    resume,
+    rollback,
+    save_plan,
+)
 from vault_cortex.sleep.operations import (
     STATE_PATH,
     Memo,
@@ -40,8 +51,8 @@ from vault_cortex.sleep.operations import (
 )
 from vault_cortex.store.change import Vault
 
-__all__ = ["ApplyReport", "Plan", "Skip", "apply", "gather", "load_plan", "next_nightly", "plan", "plan_file",
-           "plan_markdown", "resume", "rollback"]
+__all__ = ["ApplyReport", "Plan", "Skip", "apply", "gather", "interrupted", "load_plan", "next_nightly", "plan",
+           "plan_file", "plan_markdown", "recover", "resume", "rollback"]
 
 log = logging.getLogger(__name__)
 

@@ -318,6 +318,26 @@ def resume(vault: Vault, *, commit: bool = False, checkpoint: Checkpoint | None 
         return _finish(tx, run, commit)
 
 
+def interrupted(root: Path) -> str | None:
+    """What an interrupted sleep in the journal was doing: "applying" or "rolling back"; None when the last
+    sleep finished or was rolled back (or none was applied)."""
+    records = _Journal(root, None).records()
+    if not any(r.get("t") == "start" for r in records):
+        return None
+    if any(r.get("t") in ("end", "rolled_back") for r in records):
+        return None
+    return "rolling back" if any(r.get("t") == "undo" for r in records) else "applying"
+
+
+def recover(vault: Vault, *, commit: bool = False) -> ApplyReport | None:
+    """Finish an interrupted sleep (resume it), or finish undoing it when its rollback was interrupted; None
+    when nothing was interrupted. What an unattended run (nightly) does first, so consolidation never stops."""
+    state = interrupted(vault.root)
+    if state is None:
+        return None
+    return rollback(vault) if state == "rolling back" else resume(vault, commit=commit)
+
+
 def rollback(vault: Vault, *, checkpoint: Checkpoint | None = None) -> ApplyReport:
     """Undo the last sleep, finished or interrupted, step by step in reverse; hand-edited files are kept."""
     with vault.change("sleep") as tx:
