@@ -166,3 +166,37 @@ def test_cli_import_with_format_and_summary(vault: Path, capsys: pytest.CaptureF
     assert "session 's'" in capsys.readouterr().out
     assert run(parser, ["import", "--vault", str(vault), "--format", "chatgpt", str(copy)]) == 1
     assert "not a ChatGPT export" in capsys.readouterr().err
+
+
+def test_an_export_with_fields_of_the_wrong_type_imports_the_rest_and_counts_them(vault: Path, tmp_path: Path) -> None:
+    """A ChatGPT export with wrong types (children not a list, a node id that is a list, a huge timestamp) was a
+    TypeError traceback; the readable conversations are imported and the others counted."""
+    convs = json.loads((FIX / "conversations.json").read_text())
+    good = convs[1]
+    bad_children = json.loads(json.dumps(good)) | {"current_node": None, "conversation_id": "bad-1"}
+    for entry in bad_children["mapping"].values():
+        entry["children"] = 5
+        entry["parent"] = None
+    bad_node = json.loads(json.dumps(good)) | {"current_node": ["a", "list"], "conversation_id": "bad-2",
+                                               "create_time": 1e300}
+    export = tmp_path / "conversations.json"
+    export.write_text(json.dumps([good, bad_children, bad_node]), encoding="utf-8")
+    done = import_file(vault, export)
+    assert done.counts["conversations"] >= 1 and done.created
+    assert done.counts.get("malformed", 0) >= 1
+
+
+@pytest.mark.parametrize("fmt", ["chatgpt", "claude-code", "mcp-memory"])
+def test_json_nested_too_deeply_is_a_clear_error(vault: Path, tmp_path: Path, fmt: str) -> None:
+    """Deeply nested JSON in an import was a RecursionError traceback."""
+    deep = "[" * 200_000 + "]" * 200_000
+    file = tmp_path / ("conversations.json" if fmt == "chatgpt" else "deep.jsonl")
+    if fmt == "chatgpt":
+        file.write_text(f'[{{"mapping": {deep}}}]', encoding="utf-8")
+    elif fmt == "mcp-memory":
+        file.write_text('{"type": "entity", "name": "x", "entityType": "t", "observations": []}\n'
+                        f'{{"type": "entity", "name": {deep}}}\n', encoding="utf-8")
+    else:
+        file.write_text(f'{{"type": "user", "message": {deep}}}\n', encoding="utf-8")
+    with pytest.raises(InvalidRequest, match="nested too deeply"):
+        import_file(vault, file, fmt=fmt)

@@ -69,6 +69,8 @@ def iter_array(fh: IO[str], chunk: int = CHUNK) -> Iterator[Any]:
             return
         try:
             value, end = decoder.raw_decode(buf, pos)
+        except RecursionError:
+            raise InvalidRequest("the export holds JSON nested too deeply to read (not a ChatGPT export?)") from None
         except json.JSONDecodeError as exc:
             if eof or not more(want):
                 raise InvalidRequest(f"not valid JSON near character {exc.pos}: {exc.msg} (a truncated or malformed "
@@ -121,7 +123,12 @@ def _text(message: dict[str, Any]) -> str:
 
 
 def _when(value: Any) -> datetime | None:
-    return datetime.fromtimestamp(value, UTC) if isinstance(value, int | float) and value > 0 else None
+    if not isinstance(value, int | float) or isinstance(value, bool) or not value > 0:
+        return None
+    try:
+        return datetime.fromtimestamp(value, UTC)
+    except (OverflowError, OSError, ValueError):  # past year 9999, or infinite
+        return None
 
 
 def exchanges(conv: dict[str, Any]) -> list[Exchange]:
@@ -179,7 +186,7 @@ def import_chatgpt(tx: Change, file: str | Path) -> Imported:
     """Write every conversation of an export as raw notes (what exists identical is left, edits are kept)."""
     path = Path(file).expanduser()
     log = ImportLog(tx, ORIGIN)
-    tally, conversations, total, tools, foreign = Tally(), 0, 0, 0, 0
+    tally, conversations, total, tools, foreign, malformed = Tally(), 0, 0, 0, 0, 0
     try:
         fh = path.open(encoding="utf-8", errors="replace")
     except OSError as exc:
@@ -191,11 +198,15 @@ def import_chatgpt(tx: Change, file: str | Path) -> Imported:
                 if not isinstance(conv, dict) or not isinstance(conv.get("mapping"), dict):
                     foreign += 1
                     continue
-                xs = exchanges(conv)
+                try:
+                    xs = exchanges(conv)
+                    session = session_of(conv, xs[0].at) if xs else ""
+                except (TypeError, AttributeError, KeyError, IndexError, ValueError, OverflowError, OSError):
+                    malformed += 1  # fields of the wrong type (a hand-edited or foreign file): left out, counted
+                    continue
                 if not xs:
                     continue
                 conversations += 1
-                session = session_of(conv, xs[0].at)
                 extra: dict[str, object] = {"conversation": str(conv.get("conversation_id") or conv.get("id") or "")}
                 when = _when(conv.get("create_time")) or fallback
                 for n, x in enumerate(xs, 1):
@@ -207,6 +218,9 @@ def import_chatgpt(tx: Change, file: str | Path) -> Imported:
         log.save()
     if not conversations and foreign:
         raise InvalidRequest(f"not a ChatGPT export: {path} holds no conversation with a `mapping` of messages")
+    if not conversations and malformed:
+        raise InvalidRequest(f"{path}: none of its {malformed} conversations could be read (fields of the wrong type)")
     if not conversations:
         raise InvalidRequest(f"no conversation with a prompt and an answer in {path}")
-    return tally.result("", "chatgpt", tool_calls=tools, counts={"conversations": conversations, "exchanges": total})
+    counts = {"conversations": conversations, "exchanges": total} | ({"malformed": malformed} if malformed else {})
+    return tally.result("", "chatgpt", tool_calls=tools, counts=counts)

@@ -36,7 +36,7 @@ def detect_format(file: str | Path) -> str:
         first = head.split("\n", 1)[0]
         try:
             rec = json.loads(first)
-        except ValueError:  # an object over many lines: one pretty-printed conversation
+        except (ValueError, RecursionError):  # an object over many lines: one pretty-printed conversation
             return "chatgpt" if '"mapping"' in head else "claude-code"
         if isinstance(rec, dict) and rec.get("type") in ("entity", "relation"):
             return "mcp-memory"

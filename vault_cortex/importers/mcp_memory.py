@@ -42,6 +42,8 @@ def records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 rec = json.loads(line)
             except ValueError:
                 raise InvalidRequest(f"{path.name} line {n} is not JSON (memory.json has one object a line)") from None
+            except RecursionError:
+                raise InvalidRequest(f"{path.name} line {n} is JSON nested too deeply to read") from None
             if not isinstance(rec, dict):
                 raise InvalidRequest(f"{path.name} line {n} is not a JSON object")
             yield n, rec

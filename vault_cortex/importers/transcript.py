@@ -107,6 +107,8 @@ def iter_jsonl(lines: Iterable[tuple[int, str | bytes]]) -> Iterator[tuple[int, 
             if isinstance(line, bytes) and not line.endswith(b"\n"):
                 break  # the last line, still being written
             raise InvalidRequest(f"transcript line {n} is not JSON") from None
+        except RecursionError:
+            raise InvalidRequest(f"transcript line {n} is JSON nested too deeply to read") from None
         if not isinstance(rec, dict):
             continue
         kind = rec.get("type")
@@ -328,7 +330,7 @@ def session_name(file: str | Path, project: str | None) -> str:
 def _record(line: bytes) -> dict[str, Any]:
     try:
         rec = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return {}
     return rec if isinstance(rec, dict) else {}
 
