@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     import uvicorn
 
     from vault_cortex.cli.main import AddCommand
+    from vault_cortex.cortex import Cortex
     from vault_cortex.index.sync import SyncReport
 
 log = logging.getLogger("server")
@@ -60,14 +61,8 @@ def _announce(report: SyncReport) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    import uvicorn
-
-    from server.app import LOOPBACK_HOSTS, create_app
+    from server.app import LOOPBACK_HOSTS
     from server.auth import is_loopback
-    from server.bearer import TOKEN_FILE, load_or_create_token
-    from server.nightly import Nightly
-    from server.watch import Watcher
-    from vault_cortex.cli.main import ProgressBar
     from vault_cortex.cortex import Cortex
 
     root = Path(args.vault).expanduser()
@@ -86,19 +81,65 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 return 2
             log.warning("binding %s: other machines can reach the API (the bearer token still guards it)", host)
             allowed_hosts = None if host in ("0.0.0.0", "::") else [*LOOPBACK_HOSTS, f"{host}:*"]
-        token = load_or_create_token(cx.root, os.environ)
-        watcher = Watcher(cx, debounce_ms=settings.debounce_ms, progress=ProgressBar(),
-                          announce=_announce)
-        app = create_app(cx, token=token, watcher=watcher, nightly=Nightly(cx), allowed_hosts=allowed_hosts)
         where = f"[{host}]" if ":" in host else host
-        print(f"serving {cx.root} at http://{where}:{port}/v1 and /mcp; token in {cx.root / TOKEN_FILE}",
-              file=sys.stderr)
-        # Requests still running a second after Ctrl-C or SIGTERM are dropped: stopping never waits on them.
-        _serve_until_stopped(uvicorn.Config(app, host=host, port=port, ws="none", lifespan="on",
-                                            timeout_graceful_shutdown=1,
-                                            log_level="info" if args.verbose else "warning"))
+        with sole_server(cx.index.index_dir, f"http://{where}:{port}") as other:
+            if other is not None:
+                print(f"error: another `vault-cortex serve` already serves {cx.root} ({other}); two servers on one "
+                      "vault race on its index. Stop it first, or point clients at it.", file=sys.stderr)
+                return 1
+            _serve(cx, args, host, port, settings.debounce_ms, allowed_hosts)
     print(f"stopped serving {root}", file=sys.stderr)
     return 0
+
+
+@contextmanager
+def sole_server(index_dir: Path, url: str) -> Iterator[str | None]:
+    """Hold the vault's serve lock while serving (released when the process ends, however it ends); yields None,
+    or when another serve holds it, what it wrote there: its pid and URL."""
+    import fcntl
+
+    path = index_dir / "serve.lock"
+    with open(path, "a+", encoding="utf-8") as fh:
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.seek(0)
+            yield fh.read().strip() or "a process that holds .cortex/index/serve.lock"
+            return
+        fh.seek(0)
+        fh.truncate()
+        fh.write(f"pid {os.getpid()} at {url}\n")
+        fh.flush()
+        try:
+            yield None
+        finally:
+            fh.seek(0)
+            fh.truncate()
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+def _serve(cx: Cortex, args: argparse.Namespace, host: str, port: int, debounce_ms: int,
+           allowed_hosts: Sequence[str] | None) -> None:
+    """Serve the vault's API and MCP with its watcher and nightly sleep until Ctrl-C or SIGTERM."""
+    import uvicorn
+
+    from server.app import create_app
+    from server.bearer import TOKEN_FILE, load_or_create_token
+    from server.nightly import Nightly
+    from server.watch import Watcher
+    from vault_cortex.cli.main import ProgressBar
+
+    token = load_or_create_token(cx.root, os.environ)
+    watcher = Watcher(cx, debounce_ms=debounce_ms, progress=ProgressBar(),
+                      announce=_announce)
+    app = create_app(cx, token=token, watcher=watcher, nightly=Nightly(cx), allowed_hosts=allowed_hosts)
+    where = f"[{host}]" if ":" in host else host
+    print(f"serving {cx.root} at http://{where}:{port}/v1 and /mcp; token in {cx.root / TOKEN_FILE}",
+          file=sys.stderr)
+    # Requests still running a second after Ctrl-C or SIGTERM are dropped: stopping never waits on them.
+    _serve_until_stopped(uvicorn.Config(app, host=host, port=port, ws="none", lifespan="on",
+                                        timeout_graceful_shutdown=1,
+                                        log_level="info" if args.verbose else "warning"))
 
 
 def _serve_until_stopped(config: uvicorn.Config) -> None:
@@ -146,8 +187,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         raise VaultNotFound(f"no vault at {root}: run `vault-cortex init {root}` or `vault-cortex serve` first")
     url = hooks.server_url(root)
     if hooks.server_answers(url):
-        log.warning("a server already serves this vault at %s: two processes indexing one vault race on its "
-                    "vector file; point the MCP client at %s/mcp instead", url, url)
+        log.warning("a server already serves this vault at %s: this process indexes beside it (each takes in "
+                    "what the other wrote); pointing the MCP client at %s/mcp shares one index instead", url, url)
     with Cortex.open(root) as cx:
         cx.index.check_index()
         watcher = Watcher(cx, debounce_ms=cx.settings.server.debounce_ms)

@@ -63,6 +63,11 @@ def doctor(cx: Checked) -> Doctor:
         elif st is not None and (st.size != f.size or st.mtime_ns != f.mtime_ns):
             drift.append(f"{path}: changed on disk since the last sync")
     drift += [f"{p}: in the index, gone from disk" for p in sorted(set(states) - set(on_disk))]
+    chunks, held = set(cx.db.chunk_hashes()), cx.vectors.keys()
+    if chunks - held:
+        drift.append(f"vectors: {len(chunks - held)} chunks have no vector (the next sync restores them)")
+    if held - chunks:
+        drift.append(f"vectors: {len(held - chunks)} vectors belong to no chunk (the next sync removes them)")
     return Doctor(
         problems=cx.db.problems(),
         skipped=sorted({s.path: s for s in [*cx.db.skipped(), *walked.skipped]}.values(),

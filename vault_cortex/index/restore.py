@@ -110,11 +110,16 @@ def save_vectors(db: IndexDB, vectors: Vectors) -> None:
         db.set_meta("vectors_seq", str(db.change_seqs()[1]))
 
 
+VECTORS_AUDIT = "2"  # versions before it could save a file short of another process's vectors, marked current
+
+
 def vectors_current(db: IndexDB, vectors: Vectors) -> bool:
     """Whether the vector file is the one this index saved, unchanged since, and no note (so no chunk) changed
-    after it was saved: then it holds exactly the index's chunks, and a full sync need not read or check it."""
+    after it was saved: then it holds exactly the index's chunks, and a full sync need not read or check it.
+    An index no full sync has audited since VECTORS_AUDIT is never current (once: see `reconcile_vectors`)."""
     return (vectors.checked and not vectors.dirty and vectors.stamp() == db.get_meta("vectors_stamp")
-            and db.get_meta("vectors_seq") == str(db.change_seqs()[1]) and not vectors.other_format())
+            and db.get_meta("vectors_seq") == str(db.change_seqs()[1]) and not vectors.other_format()
+            and db.get_meta("vectors_audit") == VECTORS_AUDIT)
 
 
 def vector_problems(db: IndexDB, vectors: Vectors, cache: EmbeddingCache, model_id: str) -> tuple[list[int], int]:
@@ -159,6 +164,9 @@ def reconcile_vectors(
             rebuilt = len(vectors)
             vectors.reset()
     vectors.checked = True
+    if db.get_meta("vectors_audit") != VECTORS_AUDIT:
+        with db.write():
+            db.set_meta("vectors_audit", VECTORS_AUDIT)
     hashes = db.chunk_hashes()
     have = vectors.keys()
     extra = have - set(hashes)

@@ -11,6 +11,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 import msgspec
@@ -20,7 +21,7 @@ from vault_cortex.errors import IndexCorrupt
 from vault_cortex.index.db import IndexDB
 from vault_cortex.index.dbfile import is_corruption
 from vault_cortex.index.embed import Embedder, load_embedder
-from vault_cortex.index.restore import save_vectors
+from vault_cortex.index.restore import reconcile_vectors, save_vectors, vectors_current
 from vault_cortex.index.sync import Indexing, Progress, SyncReport, sync
 from vault_cortex.index.vectors import EmbeddingCache, Vectors
 
@@ -68,8 +69,13 @@ class Index:
         self._owns_cache = cache is None
         self.cache = cache or self._open_cache()
         self.vectors = Vectors(self.index_dir / "vectors.usearch", self.dim)
+        # The note change the vectors held here reflect: another process's writes show as the change log moving
+        # past it, and are taken in (`_catch_up`) before this process writes or saves the vector file.
+        self._vectors_seq: int | None = None
         if self.vectors.stamp() == self.db.get_meta("vectors_stamp"):
             self.vectors.checked = True  # the very file this index saved last
+            saved = self.db.get_meta("vectors_seq")
+            self._vectors_seq = int(saved) if saved and saved.isdigit() else None
 
     # -- a damaged or lost index is moved aside and rebuilt (it is derived data) -----------------------
     def _open_db(self) -> IndexDB:
@@ -134,6 +140,7 @@ class Index:
             self._set_aside(reason, names)
             self.db = self._open_db()
             self.vectors = Vectors(self.index_dir / "vectors.usearch", self.dim)
+            self._vectors_seq = None
             if self.on_replaced is not None:
                 self.on_replaced()
             self.suspect = None
@@ -142,6 +149,7 @@ class Index:
         if self.vectors.dirty:  # written since the last save (a write does not save the whole file)
             try:
                 with self.writing():
+                    self._catch_up()  # the file saved holds what other processes added too
                     save_vectors(self.db, self.vectors)
             except Exception:  # noqa: BLE001 - the next sync restores the vectors from the cache
                 log.exception("saving the vector index at close failed")
@@ -219,10 +227,39 @@ class Index:
 
         try:
             return sync(self.root, self.db, self.vectors, self.cache, lambda: self.embedder, self.settings,
-                        track if tracked else progress, lock=lock, stop=self.stopping, only=only)
+                        track if tracked else progress, lock=partial(self._turn, lock), stop=self.stopping,
+                        only=only)
         finally:
             if tracked:
                 self.indexing = None
+
+    @contextmanager
+    def _turn(self, lock: Callable[[], AbstractContextManager[object]]) -> Iterator[None]:
+        """One turn of a sync under the write lock: the vectors first take in what other processes wrote since
+        this one last looked, and afterwards reflect every note change up to this turn's own."""
+        with lock():
+            known = self._vectors_seq is not None
+            if known:  # unknown (a file this index did not save): the full sync restores it, without the lock
+                self._catch_up()
+            try:
+                yield
+            finally:
+                with suppress(IndexCorrupt):  # known, or made exact by this turn (a full sync's restore)
+                    if known or vectors_current(self.db, self.vectors):
+                        self._vectors_seq = self.db.change_seqs()[1]
+
+    def _catch_up(self) -> None:
+        """Under the write lock: when the change log moved past what the vectors held here reflect, another
+        process (a CLI command, the stdio MCP server, a second serve) wrote notes, and its vectors are only in
+        its memory or its save of the file: make this process's vectors exactly the index's chunks again (the
+        vectors come from the shared embedding cache), so that no save of the file drops what it added."""
+        seq = self.db.change_seqs()[1]
+        if seq == self._vectors_seq:
+            return
+        repaired = reconcile_vectors(self.db, self.vectors, self.cache, lambda: self.embedder)
+        if repaired:
+            log.info("took in %d vector changes made by another process", repaired)
+        self._vectors_seq = seq
 
     def stop(self) -> None:
         """Ask a running sync to stop at its next embedding batch (the server is shutting down)."""
