@@ -83,9 +83,9 @@ class Cortex:
     def indexing(self) -> Indexing | None:
         return self.index.indexing
 
-    def sync(self, progress: Progress | None = None) -> SyncReport:
-        """Re-index what changed since the last sync; never writes a note."""
-        return self.index.sync(progress)
+    def sync(self, progress: Progress | None = None, *, contents: bool = False) -> SyncReport:
+        """Re-index what changed since the last sync; never writes a note. `contents`: hash every file too."""
+        return self.index.sync(progress, contents=contents)
 
     def sync_paths(self, paths: Sequence[str]) -> SyncReport:
         """Re-index just these vault paths: the cost follows the change."""

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from vault_cortex.cortex import Cortex
 from vault_cortex.files.links import file_key, target_key, target_names
-from vault_cortex.files.vault import content_hash
+from vault_cortex.files.vault import content_hash, init_vault
 from vault_cortex.index.db import IndexDB
 
 FOLDERS = ["", "a/", "a/b/", "c/"]
@@ -326,3 +326,26 @@ def test_the_note_count_is_kept_by_the_writes_and_counted_once_for_an_older_inde
     with Cortex.open(root, embedder=EMBEDDER) as cx:
         assert cx.db.note_count() == 1
         assert cx.sync().notes == 2  # Gamma indexed again, counted by the trigger
+
+
+def test_a_same_size_rewrite_with_its_old_mtime_is_found_by_sync_full(tmp_path: Path, embedder) -> None:  # type: ignore[no-untyped-def]
+    """`cp -p`, `rsync -t` and tar restore a file's time: a same-size rewrite then looks untouched to a stat;
+    `vault-cortex sync --full` reads and hashes every note and re-indexes it."""
+    from server.cli import main
+
+    root = tmp_path / "vault"
+    init_vault(root)
+    note = root / "long_term" / "Pump.md"
+    note.write_text("The pump runs at dawn.\n", encoding="utf-8")
+    with Cortex.open(root, embedder=embedder) as cx:
+        cx.sync()
+    st = note.stat()
+    note.write_text("The fan runs at dusk!.\n", encoding="utf-8")  # same size
+    os.utime(note, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert note.stat().st_size == st.st_size
+    with Cortex.open(root, embedder=embedder) as cx:
+        assert cx.sync().updated == 0  # a stat cannot tell
+    assert main(["sync", "--vault", str(root), "--full", "-q", "--json"]) == 0
+    with Cortex.open(root, embedder=embedder) as cx:
+        assert cx.recall("when does the fan run", k=1, log_activity=False).hits[0].path == "long_term/Pump.md"
+        assert "dusk" in cx.db.chunks_of(cx.db.note_ids(["long_term/Pump.md"]).values()).popitem()[1][0].text

@@ -129,7 +129,7 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 def cmd_sync(args: argparse.Namespace) -> int:
     with Cortex.open(args.vault) as cx:
-        report = cx.sync(progress=None if args.quiet else ProgressBar())
+        report = cx.sync(progress=None if args.quiet else ProgressBar(), contents=args.full)
     if args.json:
         print(msgspec.json.encode(report).decode())
     else:
@@ -250,6 +250,9 @@ def build_parser(*groups: CommandGroup) -> argparse.ArgumentParser:
     vault_arg(p)
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--full", action="store_true",
+                   help="read and hash every note, not only those whose size or time changed (after cp -p, rsync "
+                        "-t, tar, or on a file system with coarse timestamps)")
 
     p = add("recall", cmd_recall, "find the notes that answer a query")
     vault_arg(p)

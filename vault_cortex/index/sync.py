@@ -129,16 +129,19 @@ def sync(
     lock: Callable[[], AbstractContextManager[object]] = nullcontext,
     stop: threading.Event | None = None,
     only: Sequence[str] | None = None,
+    contents: bool = False,
 ) -> SyncReport:
     """Bring the index in line with the files (or, with `only`, just those vault paths); never writes a note.
 
     `lock` guards the index's writers: it is held while the vault is scanned and while each group of notes is
     written, and released while notes are parsed and embedded, so other writes go between. `stop` set means
-    stop at the next embedding batch (SyncCancelled); what was written or cached so far stays.
+    stop at the next embedding batch (SyncCancelled); what was written or cached so far stays. `contents`:
+    read and hash every file, even one whose size and modification time are as indexed (a rewrite that kept
+    both: `cp -p`, `rsync -t`, tar, a file system with coarse timestamps).
     """
     started = time.perf_counter()
     with lock():
-        scan = _scan(root, db, settings, only)
+        scan = _scan(root, db, settings, only, contents)
         walked, states, skipped, unchanged, todo, gone = scan
         removed_ids: list[int] = []
         # A sync that does not finish leaves links unresolved (and new paths unknown to older links): the
@@ -296,7 +299,7 @@ _Scan = tuple[Walk, dict[str, FileState], list[Skipped], list[tuple[str, FileSta
               list[tuple[VaultFile, bytes, str]], list[str]]
 
 
-def _scan(root: Path, db: IndexDB, settings: Settings, only: Sequence[str] | None) -> _Scan:
+def _scan(root: Path, db: IndexDB, settings: Settings, only: Sequence[str] | None, contents: bool = False) -> _Scan:
     """Walk the vault: which notes are unchanged (size/mtime, else hash), changed (with their bytes) or gone."""
     wanted = None if only is None else set(only)
     if wanted is None:
@@ -313,7 +316,7 @@ def _scan(root: Path, db: IndexDB, settings: Settings, only: Sequence[str] | Non
         if wanted is not None and f.path not in wanted:
             continue
         old = states.get(f.path)
-        if old and old.size == f.size and old.mtime_ns == f.mtime_ns and old.fs_path == f.fs_path:
+        if not contents and old and old.size == f.size and old.mtime_ns == f.mtime_ns and old.fs_path == f.fs_path:
             unchanged.append((f.path, old))
             continue
         try:

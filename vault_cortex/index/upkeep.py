@@ -174,17 +174,18 @@ class Index:
         return int(saved) if saved else self.embedder.dim
 
     # -- index ---------------------------------------------------------------------------------------
-    def sync(self, progress: Progress | None = None) -> SyncReport:
+    def sync(self, progress: Progress | None = None, *, contents: bool = False) -> SyncReport:
         """Re-index what changed since the last sync; never writes a note.
 
         The write lock is taken only while the vault is scanned and while each small group of notes is
         written, so a note saved meanwhile (`write_note`) waits for one short transaction, not for the model.
-        Called by a thread already holding the write lock, the whole sync runs under it.
+        Called by a thread already holding the write lock, the whole sync runs under it. `contents`: hash every
+        file, not only those whose size or modification time changed (`vault-cortex sync --full`).
         """
         if self.holds_write_lock():
-            return self._sync(progress, nullcontext, tracked=True)
+            return self._sync(progress, nullcontext, tracked=True, contents=contents)
         with self._sync_lock, write_lock(self.index_dir / "sync.lock"):
-            return self._sync(progress, self.writing, tracked=True)
+            return self._sync(progress, self.writing, tracked=True, contents=contents)
 
     def sync_paths(self, paths: Sequence[str]) -> SyncReport:
         """Re-index just these vault paths (a note written, moved or deleted): the cost follows the change.
@@ -201,21 +202,21 @@ class Index:
         return self._write_owner == threading.get_ident()
 
     def _sync(self, progress: Progress | None, lock: Callable[[], AbstractContextManager[object]],
-              only: Sequence[str] | None = None, *, tracked: bool) -> SyncReport:
+              only: Sequence[str] | None = None, *, tracked: bool, contents: bool = False) -> SyncReport:
         """A sync under `lock`; `tracked`: it reports its progress in `indexing` (a write's own sync does not)."""
         if self.suspect or self.index_file_lost():
             self.recover(self.suspect or "index.db was deleted or replaced while in use")
             only = None  # an empty index: every note, not just the ones written
         try:
-            return self._sync_once(progress, lock, only, tracked or only is None)
+            return self._sync_once(progress, lock, only, tracked or only is None, contents)
         except Exception as exc:
             if not is_corruption(exc):
                 raise
             self.recover(f"{type(exc).__name__}: {exc}")
-            return self._sync_once(progress, lock, None, True)
+            return self._sync_once(progress, lock, None, True, contents)
 
     def _sync_once(self, progress: Progress | None, lock: Callable[[], AbstractContextManager[object]],
-                   only: Sequence[str] | None, tracked: bool) -> SyncReport:
+                   only: Sequence[str] | None, tracked: bool, contents: bool = False) -> SyncReport:
         with lock():
             if self._check_model():
                 only = None  # every chunk needs a vector of the new model: a full sync restores them
@@ -228,7 +229,7 @@ class Index:
         try:
             return sync(self.root, self.db, self.vectors, self.cache, lambda: self.embedder, self.settings,
                         track if tracked else progress, lock=partial(self._turn, lock), stop=self.stopping,
-                        only=only)
+                        only=only, contents=contents)
         finally:
             if tracked:
                 self.indexing = None
