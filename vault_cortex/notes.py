@@ -16,7 +16,7 @@ from vault_cortex.files.properties import normalise_tag
 from vault_cortex.files.relink import Relinked, relink
 from vault_cortex.files.sections import EditOp
 from vault_cortex.files.sections import apply as apply_edit
-from vault_cortex.files.vault import ARCHIVE, NoteDoc, content_hash, nfc, note_path, walk
+from vault_cortex.files.vault import ARCHIVE, NoteDoc, content_hash, nfc, note_path, on_disk, walk
 from vault_cortex.files.yamltext import note_filename, render_new_note
 from vault_cortex.store.change import Vault
 
@@ -144,10 +144,10 @@ def resolve(vault: Vault, name: str) -> str:
     if not target:
         raise InvalidRequest(f"no note named in {name!r}")
     as_path = target if target.lower().endswith(".md") else target + ".md"
-    if note_path(vault.root, as_path).is_file():  # raises UnsafePath for anything outside the vault
+    if on_disk(vault.root, as_path).is_file():  # raises UnsafePath for anything outside the vault
         return nfc(as_path)
     found = Resolver(vault.index.db.note_paths()).resolve(target, "")
-    if isinstance(found, Dangling) or not (vault.root / found.path).is_file():
+    if isinstance(found, Dangling) or not on_disk(vault.root, found.path).is_file():
         raise NoteNotFound(f"no note {name!r} (by path or by name, as Obsidian resolves a link)")
     return found.path
 
@@ -168,7 +168,7 @@ def move(vault: Vault, path: str, dest: str, *, etag: str | None = None, client:
 
     A save that lands on the note while it is being moved is never lost: the move reads it again and redoes
     (MOVE_TRIES times), then refuses."""
-    dest_file = note_path(vault.root, dest)
+    dest_file = on_disk(vault.root, dest)
     note_path(vault.root, path)
     if nfc(path) == nfc(dest):
         raise InvalidRequest(f"{path!r} is already there")
@@ -229,4 +229,4 @@ def _linking(vault: Vault, path: str, dest: str) -> list[str]:
     out = set(vault.index.db.linking(path, name))
     out.discard(path)
     out.discard(dest)
-    return sorted(p for p in out if (vault.root / p).is_file())
+    return sorted(p for p in out if on_disk(vault.root, p).is_file())

@@ -233,6 +233,30 @@ def note_path(root: Path, rel: str) -> Path:
     return root / "/".join(parts)
 
 
+def on_disk(root: Path, rel: str) -> Path:
+    """The file a vault path names, whatever the normalisation of the names on disk: `Café.md` finds a file
+    written `Cafe\u0301.md` (as macOS and some sync tools write names), folder by folder, so reading, editing or
+    moving it never misses it or makes a twin. The path as given when no such file exists (a new note);
+    `note_path`'s checks first."""
+    file = note_path(root, rel)
+    if os.path.lexists(file):
+        return file
+    here = root
+    for part in file.relative_to(root).parts:
+        step = here / part
+        if not os.path.lexists(step):
+            wanted = nfc(part)
+            try:
+                step = next((here / e for e in os.listdir(here) if nfc(e) == wanted), step)
+            except OSError:  # no such folder: the note is new
+                return file
+        here = step
+    real, root_real = Path(os.path.realpath(here)), root.resolve()
+    if not real.is_relative_to(root_real) or any(p.startswith(".") for p in real.relative_to(root_real).parts):
+        return file  # the same checks as note_path, for the name found on disk (a symlink?)
+    return here
+
+
 class NotRegular(OSError):
     """A path that exists but is no regular file: a folder, a FIFO, a device or a socket is never a note."""
 

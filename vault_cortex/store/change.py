@@ -30,7 +30,7 @@ from vault_cortex.errors import InvalidRequest, NoteNotFound, UnsafePath, WriteC
 from vault_cortex.files.activity import EditEvent, Event
 from vault_cortex.files.activity import append as append_event
 from vault_cortex.files.edit import edit_bytes
-from vault_cortex.files.vault import NoteDoc, NotRegular, atomic_write, content_hash, note_path, read_regular
+from vault_cortex.files.vault import NoteDoc, NotRegular, atomic_write, content_hash, on_disk, read_regular
 from vault_cortex.index.upkeep import Index
 
 log = logging.getLogger(__name__)
@@ -46,7 +46,7 @@ class Vault:
 
     def read_bytes(self, path: str) -> bytes:
         """A note's bytes as they are on disk (for edits that must keep every byte they do not change)."""
-        file = note_path(self.root, path)
+        file = on_disk(self.root, path)
         try:
             return read_regular(file)
         except FileNotFoundError:
@@ -109,7 +109,7 @@ class Change:
         vault-cortex's own files under `.cortex/` (a sleep's plan, backups and decay state), which no request
         can name."""
         if not own:
-            return note_path(self.vault.root, path)
+            return on_disk(self.vault.root, path)
         parts = path.split("/")
         if not path.startswith(OWN_FILES) or any(p in ("", ".", "..") for p in parts):
             raise UnsafePath(f"not a path inside {OWN_FILES}: {path!r}")

@@ -1,0 +1,62 @@
+"""File names in any Unicode normalisation: a note written `Cafe\u0301 notes.md` (NFD, as macOS and some sync
+tools write names) is indexed under its NFC path; every interface then reads, edits, replaces and moves the very
+file on disk — it answered 404 and a PUT made an NFC twin that the index then hid."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import unicodedata
+from pathlib import Path
+
+from fakes import FakeEmbedder
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from vault_cortex import Cortex
+from vault_cortex.files.sections import EditOp
+from vault_cortex.files.vault import init_vault
+
+WORDS = st.sampled_from(["Café", "naïve", "Ångström", "mañana", "Über", "résumé", "plain", "ß-test", "ǅemal",
+                         "x&y", "a'b", "Émile (draft)"])
+FORMS = st.sampled_from(["NFC", "NFD"])
+
+
+def _template(root: Path) -> Path:
+    init_vault(root)
+    return root
+
+
+TEMPLATE = _template(Path(tempfile.mkdtemp(prefix="vc-names-")) / "vault")
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(words=st.lists(WORDS, min_size=1, max_size=3), form=FORMS, folder_form=FORMS, upper=st.booleans())
+def test_every_interface_reaches_the_note_it_found(words: list[str], form: str, folder_form: str,
+                                                   upper: bool) -> None:
+    name = " ".join(words).upper() if upper else " ".join(words)
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "vault"
+        shutil.copytree(TEMPLATE, root)
+        folder = root / unicodedata.normalize(folder_form, "Désign notes")
+        folder.mkdir()
+        on_disk = folder / (unicodedata.normalize(form, name) + ".md")
+        on_disk.write_text("# Title\n\nThe first line.\n", encoding="utf-8")
+        with Cortex.open(root, embedder=FakeEmbedder()) as cx:
+            cx.sync()
+            path = unicodedata.normalize("NFC", f"Désign notes/{name}.md")
+            assert path in cx.db.note_paths()
+            doc = cx.read_note(path)
+            assert doc.content.endswith("The first line.\n")
+            assert cx.open_note(name).path == path
+            cx.edit_note(path, EditOp(op="append", content="Appended."))
+            assert on_disk.read_text(encoding="utf-8").endswith("Appended.\n"), "the file on disk was edited"
+            again = cx.read_note(path)
+            cx.write_note(path, again.content + "Replaced.\n", again.etag)
+            assert on_disk.read_text(encoding="utf-8").endswith("Replaced.\n")
+            assert sorted(os.listdir(folder)) == [on_disk.name], "no twin was made"
+            moved = cx.move_note(path, "long_term/Moved here.md")
+            assert not on_disk.exists() and (root / "long_term" / "Moved here.md").read_text(
+                encoding="utf-8").endswith("Replaced.\n")
+            assert moved.dest == "long_term/Moved here.md"
