@@ -349,3 +349,29 @@ def test_a_same_size_rewrite_with_its_old_mtime_is_found_by_sync_full(tmp_path: 
     with Cortex.open(root, embedder=embedder) as cx:
         assert cx.recall("when does the fan run", k=1, log_activity=False).hits[0].path == "long_term/Pump.md"
         assert "dusk" in cx.db.chunks_of(cx.db.note_ids(["long_term/Pump.md"]).values()).popitem()[1][0].text
+
+
+def _region(cx: Cortex, path: str) -> str:
+    return next(n.region for n in cx.db.all_notes() if n.path == path)
+
+
+def test_a_change_of_the_index_settings_reaches_the_index(tmp_path: Path, embedder) -> None:  # type: ignore[no-untyped-def]
+    """`[regions] default` short_term → long_term, then `sync`: it said "unchanged" and kept the old regions,
+    even after a restart; the index now re-derives every note when the settings it derives with change."""
+    root = tmp_path / "vault"
+    init_vault(root)
+    (root / "Loose idea.md").write_text("A loose idea about solar panels.\n", encoding="utf-8")
+    with Cortex.open(root, embedder=embedder) as cx:
+        cx.sync()
+        assert _region(cx, "Loose idea.md") == "short_term"
+        assert cx.sync().updated == 0  # nothing changed: nothing re-derived
+    config = root / ".cortex" / "config.toml"
+    text = config.read_text(encoding="utf-8")
+    assert 'default = "short_term"' in text
+    config.write_text(text.replace('default = "short_term"', 'default = "long_term"'), encoding="utf-8")
+    with Cortex.open(root, embedder=embedder) as cx:
+        report = cx.sync()
+        assert report.updated > 0 and report.chunks_embedded == 0  # re-derived; the embeddings were cached
+        assert _region(cx, "Loose idea.md") == "long_term"
+        assert cx.recall("solar panels", regions=["long_term"], log_activity=False).hits[0].path == "Loose idea.md"
+        assert cx.sync().updated == 0

@@ -87,6 +87,15 @@ def region_of(note: Note, settings: Settings) -> tuple[str, str | None]:
     return settings.regions.default, problem
 
 
+def derivation(settings: Settings) -> str:
+    """A fingerprint of the settings the index derives from the files with (regions, exclusions, chunking,
+    relation types): when it changes, a full sync re-derives every note (the embeddings stay cached)."""
+    idx = settings.index
+    return content_hash(msgspec.json.encode([settings.regions.order, settings.regions.default, sorted(idx.exclude),
+                                             idx.max_file_mb, idx.chunk_tokens, idx.max_chunks_per_note,
+                                             sorted(settings.relations)]))
+
+
 class Indexing(msgspec.Struct, frozen=True, kw_only=True):
     """How far a running sync is: chunks indexed so far of the chunks it has to index."""
 
@@ -140,8 +149,14 @@ def sync(
     both: `cp -p`, `rsync -t`, tar, a file system with coarse timestamps).
     """
     started = time.perf_counter()
+    derived = derivation(settings)
     with lock():
-        scan = _scan(root, db, settings, only, contents)
+        # Settings that change what the index derives from the files (a region's default, an exclusion, the
+        # chunk size) changed: every note is re-derived, by a full sync (a targeted one leaves it to that).
+        rederive = only is None and db.get_meta("derivation") != derived
+        if rederive and db.get_meta("derivation") is not None:
+            log.info("the index settings changed since the last sync: every note is parsed and chunked again")
+        scan = _scan(root, db, settings, only, contents, rederive)
         walked, states, skipped, unchanged, todo, gone = scan
         removed_ids: list[int] = []
         # A sync that does not finish leaves links unresolved (and new paths unknown to older links): the
@@ -244,6 +259,8 @@ def sync(
             if todo or gone or replay_log or changed:
                 db.set_meta("generation", str(int(db.get_meta("generation") or 0) + 1))
             db.set_meta("last_sync", time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+            if only is None:
+                db.set_meta("derivation", derived)
         if only is None and not vectors_current(db, vectors):
             repaired = reconcile_vectors(db, vectors, cache, embedder)
             if vectors.dirty or repaired or db.get_meta("vectors_stamp") != vectors.stamp():
@@ -299,7 +316,8 @@ _Scan = tuple[Walk, dict[str, FileState], list[Skipped], list[tuple[str, FileSta
               list[tuple[VaultFile, bytes, str]], list[str]]
 
 
-def _scan(root: Path, db: IndexDB, settings: Settings, only: Sequence[str] | None, contents: bool = False) -> _Scan:
+def _scan(root: Path, db: IndexDB, settings: Settings, only: Sequence[str] | None, contents: bool = False,
+          rederive: bool = False) -> _Scan:
     """Walk the vault: which notes are unchanged (size/mtime, else hash), changed (with their bytes) or gone."""
     wanted = None if only is None else set(only)
     if wanted is None:
@@ -316,7 +334,8 @@ def _scan(root: Path, db: IndexDB, settings: Settings, only: Sequence[str] | Non
         if wanted is not None and f.path not in wanted:
             continue
         old = states.get(f.path)
-        if not contents and old and old.size == f.size and old.mtime_ns == f.mtime_ns and old.fs_path == f.fs_path:
+        if (not contents and not rederive and old and old.size == f.size and old.mtime_ns == f.mtime_ns
+                and old.fs_path == f.fs_path):
             unchanged.append((f.path, old))
             continue
         try:
@@ -328,7 +347,7 @@ def _scan(root: Path, db: IndexDB, settings: Settings, only: Sequence[str] | Non
             skipped.append(Skipped(path=f.path, reason=BINARY_NOTE))
             continue
         digest = content_hash(data)
-        if old and old.hash == digest:
+        if old and old.hash == digest and not rederive:
             unchanged.append((f.path, FileState(fs_path=f.fs_path, size=f.size, mtime_ns=f.mtime_ns, hash=digest)))
             continue
         todo.append((f, data, digest))
