@@ -125,6 +125,7 @@ def _serve(cx: Cortex, args: argparse.Namespace, host: str, port: int, debounce_
 
     from server.app import create_app
     from server.bearer import TOKEN_FILE, load_or_create_token
+    from server.guard import OncePerWhile, guarded, max_connections, raise_fd_limit
     from server.nightly import Nightly
     from server.watch import Watcher
     from vault_cortex.cli.main import ProgressBar
@@ -136,9 +137,13 @@ def _serve(cx: Cortex, args: argparse.Namespace, host: str, port: int, debounce_
     where = f"[{host}]" if ":" in host else host
     print(f"serving {cx.root} at http://{where}:{port}/v1 and /mcp; token in {cx.root / TOKEN_FILE}",
           file=sys.stderr)
+    limit = max_connections(raise_fd_limit())
+    for name in ("asyncio", "uvicorn.error"):  # a flood repeats one line: say it once per while, with a count
+        logging.getLogger(name).addFilter(OncePerWhile())
     # Requests still running a second after Ctrl-C or SIGTERM are dropped: stopping never waits on them.
     _serve_until_stopped(uvicorn.Config(app, host=host, port=port, ws="none", lifespan="on",
-                                        timeout_graceful_shutdown=1,
+                                        timeout_graceful_shutdown=1, http=guarded(limit),
+                                        backlog=min(2048, max(16, limit // 4)),  # accepted in one go, at most
                                         log_level="info" if args.verbose else "warning"))
 
 
