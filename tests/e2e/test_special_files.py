@@ -72,3 +72,29 @@ def test_a_device_named_like_a_note_is_never_read(client: TestClient[Litestar], 
         assert got.status_code == 404 and "device" in got.json()["detail"]  # type: ignore[attr-defined]
     finally:
         device.unlink()
+
+
+def test_a_note_whose_name_holds_a_backslash_is_read_and_edited(client: TestClient[Litestar], cx: Cortex,
+                                                                 vault: Path) -> None:
+    """`a\\b.md` is a legal name on Linux and macOS; the API read it as the path a/b.md and answered 404."""
+    note = vault / "short_term" / "Back\\slash.md"
+    note.write_text("A name with a backslash.\n", encoding="utf-8")
+    cx.sync()
+    assert "short_term/Back\\slash.md" in cx.db.note_paths()
+    got = client.get("/v1/notes", params={"path": "short_term/Back\\slash.md"})
+    assert got.status_code == 200 and got.json()["content"] == "A name with a backslash.\n"
+    edited = client.post("/v1/notes/edit", json={"note": "short_term/Back\\slash.md",
+                                                 "edit": {"op": "append", "content": "More."}})
+    assert edited.status_code == 200 and note.read_text(encoding="utf-8").endswith("More.\n")
+    assert not (vault / "short_term" / "Back").exists()
+
+
+def test_an_index_folder_that_is_a_file_is_a_clear_error(tmp_path: Path) -> None:
+    from vault_cortex.errors import IndexUnavailable
+    from vault_cortex.files.vault import init_vault
+
+    root = tmp_path / "vault"
+    init_vault(root)
+    (root / ".cortex" / "index").write_text("not a folder", encoding="utf-8")
+    with pytest.raises(IndexUnavailable, match="is a file, not a folder"):
+        Cortex.open(root)

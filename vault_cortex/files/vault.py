@@ -230,6 +230,11 @@ def note_path(root: Path, rel: str) -> Path:
         raise UnsafePath(f"path resolves outside the vault: {rel!r}")
     if any(p.startswith(".") for p in target.relative_to(root_real).parts):
         raise UnsafePath(f"path resolves into a dot-folder (a symlink?): {rel!r}")
+    literal = root / rel
+    if "\\" in rel and os.sep == "/" and os.path.lexists(literal):  # a name that holds a backslash: its parts
+        real = Path(os.path.realpath(literal))  # were checked as if it were a separator; now the file itself
+        if real.is_relative_to(root_real) and not any(p.startswith(".") for p in real.relative_to(root_real).parts):
+            return literal
     return root / "/".join(parts)
 
 

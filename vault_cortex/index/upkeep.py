@@ -17,7 +17,7 @@ from pathlib import Path
 import msgspec
 
 from vault_cortex.config import Settings
-from vault_cortex.errors import IndexCorrupt
+from vault_cortex.errors import IndexCorrupt, IndexUnavailable
 from vault_cortex.index.db import IndexDB
 from vault_cortex.index.dbfile import is_corruption
 from vault_cortex.index.embed import Embedder, load_embedder
@@ -53,7 +53,11 @@ class Index:
         self.on_replaced = on_replaced
         self.settings = settings
         self.index_dir = index_dir or root / INDEX_DIR
-        self.index_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            self.index_dir.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError):
+            raise IndexUnavailable(f"{self.index_dir} is a file, not a folder: move it away and the index is "
+                                   "built again from the notes") from None
         self._embedder = embedder
         self._embedder_lock = threading.Lock()
         self._write_lock = threading.RLock()
