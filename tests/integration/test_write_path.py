@@ -4,6 +4,7 @@ fails, and every operation that takes a note accepts its path or its name."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -195,3 +196,59 @@ def test_a_sleep_step_saved_in_its_check_write_gap_is_skipped_not_an_abort(tmp_p
         assert (root / chosen.path).read_bytes().endswith(b"\nSaved meanwhile.\n")
         assert set(report.applied) | {s.step for s in report.skipped} == {op.step for op in plan.ops}
         assert any(r.get("t") == "end" for r in map(json.loads, journal.read_bytes().splitlines()))
+
+
+def test_saves_in_a_tight_loop_during_moves_archives_and_a_sleep_are_never_lost(tmp_path: Path,
+                                                                               embedder: Embedder) -> None:
+    """A user saves the same notes as fast as they can while an agent moves, archives and sleep-applies them:
+    every note's last save is, at the end, at its old path or its new one; a move either happened or was
+    refused; the sleep skips what conflicts and finishes."""
+    root = _vault(tmp_path)
+    names = [f"long_term/Counter {i}.md" for i in range(4)]
+    for rel in names:
+        (root / rel).write_text("counter 0\n", encoding="utf-8")
+    with Cortex.open(root, embedder=embedder) as cx:
+        cx.sync()
+        plan = cx.sleep_plan("full")
+        where = {rel: [rel] for rel in names}  # every path a note may be at
+        last = dict.fromkeys(names, "counter 0\n")
+        stop = threading.Event()
+
+        def user() -> None:
+            n = 0
+            while not stop.is_set() and n < 5000:
+                n += 1
+                for rel in names:
+                    here = next((p for p in where[rel] if (root / p).exists()), None)
+                    if here is None:
+                        continue
+                    text = f"counter {n}\n"
+                    (root / here).write_text(text, encoding="utf-8")  # in place, as many editors save
+                    last[rel] = text
+
+        saver = threading.Thread(target=user)
+        saver.start()
+        try:
+            outcomes: list[str] = []
+            for i, rel in enumerate(names[:3]):
+                dest = f"scientific/Moved counter {i}.md"
+                where[rel].append(dest)
+                try:
+                    cx.move_note(rel, dest)
+                    outcomes.append("moved")
+                except WriteConflict:
+                    outcomes.append("refused")
+            where[names[3]].append(f"archive/{names[3]}")
+            with contextlib.suppress(WriteConflict):
+                cx.archive_note(names[3])
+            report = cx.sleep_apply(plan)
+        finally:
+            time.sleep(0.2)
+            stop.set()
+            saver.join(30)
+        for rel in names:
+            found = [(root / p).read_text(encoding="utf-8") for p in where[rel] if (root / p).exists()]
+            assert last[rel] in found, (rel, last[rel], found)
+        assert report.plan == plan.id and not (root / ".cortex" / "sleep" / "journal.jsonl").read_text().endswith(
+            '"begin"}\n')
+        assert outcomes
