@@ -236,16 +236,20 @@ def test_idle_half_sent_requests_never_exhaust_the_descriptors_or_flood_the_log(
                 time.sleep(1)
             assert proc.poll() is None, "the server died"
             wait(lambda: httpx.get(f"{server.url}/v1/health", timeout=2).status_code == 200, 10, "health again")
-            closed = 0
-            for s in socks:
-                s.settimeout(0.2)
-                try:
-                    closed += s.recv(1) == b""
-                except ConnectionResetError:
-                    closed += 1
-                except OSError:  # still open: no answer within the timeout
-                    pass
-            assert closed >= len(socks) * 0.9, f"only {closed} of {len(socks)} slow requests were closed"
+            open_ = set(socks)
+            deadline = time.monotonic() + 2 * HEADER_SECONDS + 5  # those queued behind the bound come later
+            while open_ and time.monotonic() < deadline:
+                for s in list(open_):
+                    s.settimeout(0.01)
+                    try:
+                        if s.recv(1) == b"":
+                            open_.discard(s)
+                    except ConnectionResetError:
+                        open_.discard(s)
+                    except OSError:  # still open
+                        pass
+                time.sleep(0.2)
+            assert len(open_) <= len(socks) // 20, f"{len(open_)} of {len(socks)} slow requests still open"
         finally:
             for s in socks:
                 s.close()
