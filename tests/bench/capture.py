@@ -89,14 +89,16 @@ def traced(vault: Path, transcript: Path) -> tuple[float, float]:
     """Seconds and peak Python allocations (MiB, tracemalloc) of the import itself, in this process."""
     import tracemalloc
 
+    from vault_cortex.cortex import Cortex
     from vault_cortex.importers.transcript import capture_transcript
 
-    tracemalloc.start()
-    t0 = time.perf_counter()
-    capture_transcript(vault, transcript)
-    took = time.perf_counter() - t0
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
+    with Cortex.open(vault) as cx, cx.vault.change("bench", index=False) as tx:  # files only, as the hook does
+        tracemalloc.start()
+        t0 = time.perf_counter()
+        capture_transcript(tx, transcript)
+        took = time.perf_counter() - t0
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
     return took, peak / 2**20
 
 

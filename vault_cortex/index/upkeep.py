@@ -72,7 +72,7 @@ class Index:
         self.db = self._open_db()
         self._owns_cache = cache is None
         self.cache = cache or self._open_cache()
-        self.vectors = Vectors(self.index_dir / "vectors.usearch", self.dim)
+        self.vectors = Vectors(self.index_dir / "vectors.usearch", lambda: self.dim)  # the model only when needed
         # The note change the vectors held here reflect: another process's writes show as the change log moving
         # past it, and are taken in (`_catch_up`) before this process writes or saves the vector file.
         self._vectors_seq: int | None = None
@@ -143,7 +143,7 @@ class Index:
             names = ["index.db", "index.db-wal", "index.db-shm", "vectors.usearch"]
             self._set_aside(reason, names)
             self.db = self._open_db()
-            self.vectors = Vectors(self.index_dir / "vectors.usearch", self.dim)
+            self.vectors = Vectors(self.index_dir / "vectors.usearch", lambda: self.dim)
             self._vectors_seq = None
             if self.on_replaced is not None:
                 self.on_replaced()

@@ -7,7 +7,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import suppress
 from pathlib import Path
 from typing import Any
@@ -175,9 +175,11 @@ class Vectors:
     Every method takes a short lock, so searches run while a sync changes the index between them.
     """
 
-    def __init__(self, path: Path, dim: int) -> None:
+    def __init__(self, path: Path, dim: int | Callable[[], int]) -> None:
+        """`dim` may be given as a function, called the first time the vectors are read or written: a process
+        that only writes files (the capture hook) then never loads the model to learn it."""
         self.path = path
-        self.dim = dim
+        self._dim = dim
         self._lock = threading.RLock()
         self._index: Index | None = None  # read from the file on first use: a sync with nothing to do never does
         self._dead: set[int] = set()  # removed, but still in usearch until `purge` (see `remove`)
@@ -199,6 +201,12 @@ class Vectors:
             if self._index is None:
                 self._index = self._load()
             return self._index
+
+    @property
+    def dim(self) -> int:
+        if callable(self._dim):
+            self._dim = self._dim()
+        return self._dim
 
     @property
     def loaded(self) -> bool:
