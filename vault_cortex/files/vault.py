@@ -241,20 +241,18 @@ def note_path(root: Path, rel: str) -> Path:
 def on_disk(root: Path, rel: str) -> Path:
     """The file a vault path names, whatever the normalisation of the names on disk: `Café.md` finds a file
     written `Cafe\u0301.md` (as macOS and some sync tools write names), folder by folder, so reading, editing or
-    moving it never misses it or makes a twin. The path as given when no such file exists (a new note);
+    moving it never misses it or makes a twin. Each name is tried as given, composed (NFC) and decomposed (NFD):
+    a few stats, never a listing of the folder. The path as given when no such file exists (a new note);
     `note_path`'s checks first."""
     file = note_path(root, rel)
     if os.path.lexists(file):
         return file
     here = root
     for part in file.relative_to(root).parts:
-        step = here / part
-        if not os.path.lexists(step):
-            wanted = nfc(part)
-            try:
-                step = next((here / e for e in os.listdir(here) if nfc(e) == wanted), step)
-            except OSError:  # no such folder: the note is new
-                return file
+        forms = dict.fromkeys([part, nfc(part), unicodedata.normalize("NFD", part)])
+        step = next((here / f for f in forms if os.path.lexists(here / f)), None)
+        if step is None:  # not on disk in any form: the note (or its folder) is new
+            return file
         here = step
     real, root_real = Path(os.path.realpath(here)), root.resolve()
     if not real.is_relative_to(root_real) or any(p.startswith(".") for p in real.relative_to(root_real).parts):
@@ -315,7 +313,12 @@ def atomic_write(path: Path, data: bytes, expected_hash: str | None) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
+    fsync_dir(path.parent)
+
+
+def fsync_dir(folder: Path) -> None:
+    """Make a folder's entries durable (a rename or an unlink in it survives a power cut)."""
+    dir_fd = os.open(folder, os.O_RDONLY)
     try:
         os.fsync(dir_fd)
     finally:

@@ -19,7 +19,6 @@ The rule: once a file is saved, the call succeeds. When indexing it fails, the c
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -30,7 +29,15 @@ from vault_cortex.errors import InvalidRequest, NoteNotFound, UnsafePath, WriteC
 from vault_cortex.files.activity import EditEvent, Event
 from vault_cortex.files.activity import append as append_event
 from vault_cortex.files.edit import edit_bytes
-from vault_cortex.files.vault import NoteDoc, NotRegular, atomic_write, content_hash, on_disk, read_regular
+from vault_cortex.files.vault import (
+    NoteDoc,
+    NotRegular,
+    atomic_write,
+    content_hash,
+    fsync_dir,
+    on_disk,
+    read_regular,
+)
 from vault_cortex.index.upkeep import Index
 
 log = logging.getLogger(__name__)
@@ -156,7 +163,7 @@ class Change:
         if now != expected:
             raise WriteConflict(f"{path} changed on disk since it was read; it was not removed")
         file.unlink()
-        _fsync_dir(file.parent)
+        fsync_dir(file.parent)
         if not own:
             self._touch(path)
 
@@ -195,10 +202,3 @@ class Change:
             self.warnings.append(f"saved, but indexing failed ({type(exc).__name__}: {exc}); the watcher or the "
                                  "next sync indexes it")
 
-
-def _fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
