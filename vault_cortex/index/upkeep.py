@@ -230,6 +230,8 @@ class Index:
             if progress is not None:
                 progress(phase, done, total)
 
+        if tracked and only is None and self.indexing is None:  # a full sync walks the vault before it counts
+            self.indexing = Indexing(done=0, total=0)
         try:
             return sync(self.root, self.db, self.vectors, self.cache, lambda: self.embedder, self.settings,
                         track if tracked else progress, lock=partial(self._turn, lock), stop=self.stopping,
@@ -265,6 +267,11 @@ class Index:
         if repaired:
             log.info("took in %d vector changes made by another process", repaired)
         self._vectors_seq = seq
+
+    def expect_sync(self) -> None:
+        """A sync of the whole vault is on its way (a server's start-up sync): until it has run, `indexing`
+        says the index may not be whole, from the first request on."""
+        self.indexing = Indexing(done=0, total=0)
 
     def stop(self) -> None:
         """Ask a running sync to stop at its next embedding batch (the server is shutting down)."""
