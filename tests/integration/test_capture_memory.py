@@ -104,7 +104,7 @@ def test_echo_is_left_out_and_counted_and_decisions_and_fixes_are_kept(vault: Pa
     transcript = tmp_path / f"{SID}.jsonl"
     transcript.write_text("".join(ECHO_SESSION), encoding="utf-8")
     err = capture(vault, transcript)
-    assert "3 new" in err and "4 left out, nothing to keep" in err, err
+    assert "3 new" in err and "4 left out (nothing to keep)" in err, err
     notes = list(raw_notes(vault).values())
     assert len(notes) == 3
     assert "reconnect_delay_set" in notes[0]  # a question and a fix

@@ -343,7 +343,7 @@ def capture_transcript(tx: Change, file: str | Path, session: str | None = None,
 
 def left_out(echo: int, private: int, redacted: int) -> dict[str, int]:
     """What an import did not write, for its counts (only what happened)."""
-    counts = {"left out, nothing to keep": echo, "private spans left out": private, "secrets redacted": redacted}
+    counts = {"left out (nothing to keep)": echo, "private spans left out": private, "secrets redacted": redacted}
     return {k: v for k, v in counts.items() if v}
 
 
