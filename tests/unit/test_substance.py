@@ -26,6 +26,12 @@ def test_acknowledgements_and_echo_are_left_out() -> None:
     assert not has_substance("run the tests", "119 passed in 3.21s.", _OUTPUT)  # the tool output read back
 
 
+def test_a_short_fact_or_instruction_is_kept() -> None:
+    assert has_substance("ok", "The Pi runs Debian.")
+    assert has_substance("thanks", "Backups run at 03:00.")
+    assert has_substance("fix the failing test", "Done.")
+
+
 @given(words=st.lists(st.sampled_from(_FILLER), max_size=8), answer=st.sampled_from(ACKS),
        at=st.integers(min_value=0, max_value=8))
 def test_a_question_is_always_kept(words: list[str], answer: str, at: int) -> None:

@@ -4,7 +4,7 @@ An exchange is left out only when neither side holds anything: the prompt is an 
 command ("ok", "thanks", "run the tests", "go on") and the answer says nothing the tool output did not already
 say ("Done: I looked at the tool output.", the test summary read back). Anything that may be a question, a
 decision, a fix or a fact keeps it: a question mark, a specific token the tools did not print (a number, a
-path, a name in code), a preference ("never …", "from now on …"), or a few words of its own on either side.
+path, a name in code), a preference ("never …", "from now on …"), or three words of its own on either side.
 When in doubt, it is kept: a note too many costs a little ranking, a lost decision cannot be recalled.
 """
 
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import re
 
-PROMPT_WORDS = 4  # a prompt with this many words of its own (not filler) says something
-ANSWER_WORDS = 4  # so does an answer with this many words the tools' output did not already hold
+PROMPT_WORDS = 3  # a prompt with this many words of its own (not filler) says something ("fix the failing test")
+ANSWER_WORDS = 3  # so does an answer with this many the tools did not print ("The Pi runs Debian.")
 _WORD = re.compile(r"[\w'’./\-]+")
 _SPECIFIC = re.compile(r"\d|[_/\\]|\.\w|`|[a-z][A-Z]")  # a number, a path, a file, code, a camelCase name
 _DECIDES = re.compile(r"\b(?:never|always|don'?t|do not|stop|avoid|prefer|instead|remember|must|should|from now on|"
