@@ -230,8 +230,6 @@ class Index:
             if progress is not None:
                 progress(phase, done, total)
 
-        if tracked and only is None and self.indexing is None:  # a full sync walks the vault before it counts
-            self.indexing = Indexing(done=0, total=0)
         try:
             return sync(self.root, self.db, self.vectors, self.cache, lambda: self.embedder, self.settings,
                         track if tracked else progress, lock=partial(self._turn, lock), stop=self.stopping,
