@@ -269,3 +269,22 @@ def test_a_sessions_own_captures_are_never_pushed_back_to_it(vault: Path, tmp_pa
     assert own not in push(vault, SID, QUESTION)
     state: dict[str, Any] = json.loads((vault / hooks.STATE_DIR / f"{SID}.json").read_text(encoding="utf-8"))
     assert own in state["captured"]
+
+
+def test_a_chatgpt_export_keeps_every_exchange_and_writes_no_private_span_or_secret(vault: Path,
+                                                                                    tmp_path: Path) -> None:
+    from vault_cortex.importers import imports
+
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "imports" / "conversations.json"
+    prompt = "Why does my WAL file keep growing while a report runs?"
+    text = fixture.read_text(encoding="utf-8")
+    assert prompt in text
+    export = tmp_path / "conversations.json"
+    export.write_text(text.replace(prompt, f"{prompt} <private>Ann reviews me on Friday.</private> My token is "
+                                           f"{GITHUB}."), encoding="utf-8")
+    with Cortex.open(vault) as cx:
+        done = imports.import_file(cx.vault, export, index=False)
+    assert done.counts == {"conversations": 2, "exchanges": 3, "private spans left out": 1, "secrets redacted": 1}
+    body = "".join(p.read_text(encoding="utf-8") for p in (vault / "raw").glob("2025-*.md"))
+    assert prompt in body and "[private] My token is [redacted: GitHub Token]." in body
+    assert "Ann reviews" not in body and GITHUB not in body
