@@ -67,7 +67,8 @@ def _session_start(open_cx: OpenCortex, payload: Mapping[str, Any]) -> str | Non
     if payload.get("source") != "resume":  # a new, cleared or compacted conversation has none of them any more
         state.reset()
     project = Path(str(payload.get("cwd") or "")).name or None  # the project folder the agent works in
-    ctx = cx.context(project=project, budget_tokens=cx.settings.hooks.session_budget_tokens, client="hook")
+    ctx = cx.context(project=project, budget_tokens=cx.settings.hooks.session_budget_tokens, client="hook",
+                     exclude=frozenset(state.captured))  # after a compaction, not its own words back
     state.add(item.path for item in ctx.context.items)
     return ctx.markdown.strip() or None
 

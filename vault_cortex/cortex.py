@@ -158,11 +158,11 @@ class Cortex:
 
     def context(self, *, task: str | None = None, project: str | None = None, active_note: str | None = None,
                 recent: list[str] | None = None, budget_tokens: int | None = None, mode: str | None = None,
-                client: str = "api", filters: Filters | None = None) -> Context:
+                client: str = "api", filters: Filters | None = None, exclude: frozenset[str] = frozenset()) -> Context:
         """Session-start context: pinned notes, habits and open questions that match, the handoff, then recall
-        (the recall part narrowed by filters, if any)."""
+        (the recall part narrowed by filters, if any, and never returning the `exclude` paths)."""
         ctx = build_context(self, task=task, project=project, active_note=active_note, recent=recent,
-                            budget_tokens=budget_tokens, mode=mode, client=client, filters=filters)
+                            budget_tokens=budget_tokens, mode=mode, client=client, filters=filters, exclude=exclude)
         return msgspec.structs.replace(ctx, indexing=self.indexing) if self.indexing else ctx
 
     # -- writes ---------------------------------------------------------------------------------------

@@ -264,8 +264,10 @@ def test_a_sessions_own_captures_are_never_pushed_back_to_it(vault: Path, tmp_pa
     own = "raw/2026-11-30 greenhouse 5e2b7a10 01.md"
     assert own in push(vault, "another-session", QUESTION)  # another session may be reminded of it
     start = {"session_id": SID, "cwd": "/home/me/greenhouse", "hook_event_name": "SessionStart", "source": "compact"}
-    hooks.main("session-start", str(vault), DEAD_URL, stdin=io.StringIO(json.dumps(start)), stdout=io.StringIO(),
+    started = io.StringIO()
+    hooks.main("session-start", str(vault), DEAD_URL, stdin=io.StringIO(json.dumps(start)), stdout=started,
                env={})  # after a compaction the session has seen nothing, but its captures stay its own
+    assert "raw/2026-11-30 greenhouse 5e2b7a10" not in started.getvalue() and started.getvalue()
     assert own not in push(vault, SID, QUESTION)
     state: dict[str, Any] = json.loads((vault / hooks.STATE_DIR / f"{SID}.json").read_text(encoding="utf-8"))
     assert own in state["captured"]
