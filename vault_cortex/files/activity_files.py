@@ -146,11 +146,12 @@ def flush(root: Path) -> list[str]:
     folder = root / PENDING_DIR
     if not folder.is_dir():
         return []
+    written = {_move(root, f) for f in sorted(folder.glob(f"*.jsonl{FLUSHING}"))}  # an interrupted flush first
     with _pending_lock(root, fcntl.LOCK_EX):  # no append is half done in a file taken away here
         for f in sorted(folder.glob("*.jsonl")):
-            if not f.with_name(f.name + FLUSHING).exists():
-                f.rename(f.with_name(f.name + FLUSHING))
-    return sorted({_move(root, f) for f in sorted(folder.glob(f"*.jsonl{FLUSHING}"))} - {""})
+            f.rename(f.with_name(f.name + FLUSHING))
+    written |= {_move(root, f) for f in sorted(folder.glob(f"*.jsonl{FLUSHING}"))}
+    return sorted(written - {""})
 
 
 def finish_flush(root: Path) -> None:
