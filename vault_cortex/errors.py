@@ -4,6 +4,7 @@
     ├── ConfigError          the vault's config.toml or an environment setting is invalid
     ├── VaultExists          `init` refused to overwrite an existing vault
     ├── VaultNotFound        the folder is not a vault (no .cortex/) or does not exist
+    ├── VaultReadOnly        the vault is read-only (a backup, a read-only share): it is searched, never written
     ├── ModelUnavailable     the ONNX model or tokenizer is missing, corrupt or the wrong file
     ├── IndexUnavailable     the derived index cannot be opened or is being rebuilt
     │   └── IndexCorrupt     the index file is damaged (it is moved aside and rebuilt from the files)
@@ -36,6 +37,10 @@ class VaultExists(VaultCortexError):
 
 class VaultNotFound(VaultCortexError):
     status = 404
+
+
+class VaultReadOnly(VaultCortexError):
+    status = 403
 
 
 class ModelUnavailable(VaultCortexError):

@@ -25,7 +25,7 @@ from datetime import datetime
 from pathlib import Path
 
 from vault_cortex.config import Settings
-from vault_cortex.errors import InvalidRequest, NoteNotFound, UnsafePath, WriteConflict
+from vault_cortex.errors import InvalidRequest, NoteNotFound, UnsafePath, VaultReadOnly, WriteConflict
 from vault_cortex.files.activity import EditEvent, Event
 from vault_cortex.files.activity import append as append_event
 from vault_cortex.files.edit import edit_bytes
@@ -48,8 +48,10 @@ OWN_FILES = ".cortex/"  # vault-cortex's own files (sleep plans, journals' backu
 class Vault:
     """A vault's files and the index derived from them, read and changed through one door."""
 
-    def __init__(self, root: Path, settings: Settings, index: Index, clock: Callable[[], datetime]) -> None:
+    def __init__(self, root: Path, settings: Settings, index: Index, clock: Callable[[], datetime], *,
+                 read_only: bool = False) -> None:
         self.root, self.settings, self.index, self.clock = root, settings, index, clock
+        self.read_only = read_only  # a read-only vault (a backup, a share): every change is refused, nothing logged
 
     def read_bytes(self, path: str) -> bytes:
         """A note's bytes as they are on disk (for edits that must keep every byte they do not change)."""
@@ -80,7 +82,10 @@ class Vault:
                        warnings=tx.warnings)
 
     def log(self, event: Event) -> None:
-        """Append to the activity log; a failure to log never fails the caller's request."""
+        """Append to the activity log; a failure to log never fails the caller's request. A read-only vault
+        keeps no activity log (recall then learns nothing from use)."""
+        if self.read_only:
+            return
         try:
             append_event(self.root, event)
         except OSError as exc:
@@ -92,7 +97,11 @@ class Vault:
 
         `index=False` leaves the indexing to the running server's watcher (capture does, from a hook process
         beside `serve`). The notes are indexed even when the body fails after saving some: they are saved.
+        A read-only vault refuses every change (VaultReadOnly) before anything is read or locked.
         """
+        if self.read_only:
+            raise VaultReadOnly(f"the vault at {self.root} is read-only (a read-only mount or folder): vault-cortex "
+                                "searches it but cannot write notes, plans or weights there")
         with self.index.writing():
             tx = Change(self, client)
             try:
