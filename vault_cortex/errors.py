@@ -13,6 +13,7 @@
     ├── NoteParseError       a note could not be parsed where parsing is required (e.g. for a write)
     ├── UnsafePath           a path escapes the vault, is absolute, not .md, or inside a dot-folder
     ├── WriteConflict        the file changed on disk since it was read; the write was refused
+    ├── DiskFull             no space left on the vault's disk: the write stopped, nothing half-written
     └── InvalidRequest       a caller passed a bad argument (empty query, k out of range, unknown mode)
 
 Expected outcomes are values, not exceptions: an unresolved link is `Dangling`, a skipped file `Skipped`.
@@ -73,6 +74,10 @@ class UnsafePath(VaultCortexError):
 
 class WriteConflict(VaultCortexError):
     status = 409
+
+
+class DiskFull(VaultCortexError):
+    status = 507
 
 
 class InvalidRequest(VaultCortexError):

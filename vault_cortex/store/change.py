@@ -18,6 +18,7 @@ The rule: once a file is saved, the call succeeds. When indexing it fails, the c
 
 from __future__ import annotations
 
+import errno
 import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -25,7 +26,7 @@ from datetime import datetime
 from pathlib import Path
 
 from vault_cortex.config import Settings
-from vault_cortex.errors import InvalidRequest, NoteNotFound, UnsafePath, VaultReadOnly, WriteConflict
+from vault_cortex.errors import DiskFull, InvalidRequest, NoteNotFound, UnsafePath, VaultReadOnly, WriteConflict
 from vault_cortex.files.activity import EditEvent, Event
 from vault_cortex.files.activity import append as append_event
 from vault_cortex.files.edit import edit_bytes
@@ -97,7 +98,8 @@ class Vault:
 
         `index=False` leaves the indexing to the running server's watcher (capture does, from a hook process
         beside `serve`). The notes are indexed even when the body fails after saving some: they are saved.
-        A read-only vault refuses every change (VaultReadOnly) before anything is read or locked.
+        A read-only vault refuses every change (VaultReadOnly) before anything is read or locked; a full disk
+        is DiskFull (every write is atomic: what did not fit was not written at all).
         """
         if self.read_only:
             raise VaultReadOnly(f"the vault at {self.root} is read-only (a read-only mount or folder): vault-cortex "
@@ -106,6 +108,11 @@ class Vault:
             tx = Change(self, client)
             try:
                 yield tx
+            except OSError as exc:
+                if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                    raise
+                raise DiskFull(f"no space left on the disk holding {self.root} ({exc.strerror}): the write stopped "
+                               "and nothing was half-written; free some space and try again") from exc
             finally:
                 if index:
                     tx.index_touched()
