@@ -17,6 +17,7 @@ import pytest
 from serving import serve
 
 from vault_cortex.files.vault import init_vault
+from vault_cortex.index.embed import Embedder
 from vault_cortex.index.location import cached_index
 
 
@@ -135,3 +136,22 @@ def test_the_vault_under_a_read_only_mount_stays_writable_through_its_own_path(
     src, _ = backup
     with Cortex.open(src) as cx:
         assert not cx.read_only and cx.index.index_dir == src / ".cortex/index"
+
+
+def test_hooks_on_a_read_only_vault_keep_their_session_state_beside_the_index(
+        tmp_path: Path, backup: tuple[Path, Path], embedder: Embedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The agent hooks remember per session what they already showed (`.cortex/hooks/`); on a read-only vault
+    that state lives beside the index, and the hooks still answer."""
+    from server.hooks import run_hook
+    from vault_cortex import Cortex
+
+    src, ro = backup
+    before = _files(src)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    with Cortex.open(ro, embedder=embedder) as cx:
+        cx.sync()
+        out = run_hook(lambda: cx, "session-start", {"session_id": "s1", "source": "startup", "cwd": str(tmp_path)})
+        assert out["hookSpecificOutput"]["additionalContext"]
+        state = cx.index.index_dir / "hooks" / "s1.json"
+        assert state.is_file() and json.loads(state.read_text())["injected"]
+    assert _files(src) == before
