@@ -155,3 +155,14 @@ def test_hooks_on_a_read_only_vault_keep_their_session_state_beside_the_index(
         state = cx.index.index_dir / "hooks" / "s1.json"
         assert state.is_file() and json.loads(state.read_text())["injected"]
     assert _files(src) == before
+
+
+def test_the_index_folder_can_be_named_in_the_environment(tmp_path: Path) -> None:
+    """$VAULT_CORTEX_INDEX_DIR is where the index lives (it is not a setting of the `[index]` section)."""
+    from vault_cortex import Cortex
+
+    root = tmp_path / "vault"
+    init_vault(root)
+    with Cortex.open(root, env={"VAULT_CORTEX_INDEX_DIR": str(tmp_path / "elsewhere")}) as cx:
+        assert cx.index.index_dir == tmp_path / "elsewhere" and not cx.read_only
+    assert (tmp_path / "elsewhere" / "index.db").is_file() and not (root / ".cortex" / "index").exists()
