@@ -115,8 +115,8 @@ class Cortex:
                 f"or `mkdir {root / '.cortex'}` to index an existing Obsidian vault there")
         env = os.environ if env is None else env
         where = index_location(root.resolve(), index_dir, env)
-        if where.notice:
-            log.warning("%s", where.notice)
+        if where.notice:  # a read-only vault is said on every command; an index kept elsewhere by choice, quietly
+            log.log(logging.WARNING if where.read_only else logging.INFO, "%s", where.notice)
         return cls(root.resolve(), load_settings(root, env), embedder, where.path, read_only=where.read_only)
 
     def __enter__(self) -> Cortex:
