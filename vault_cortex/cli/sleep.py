@@ -50,7 +50,7 @@ def _print_apply(report: sleep.ApplyReport) -> None:
 
 def cmd_sleep(args: argparse.Namespace) -> int:
     hook = _kill_after()
-    with Cortex.open(args.vault) as cx:
+    with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
         if args.rollback:
             report = sleep.rollback(cx.vault, checkpoint=hook)
         elif args.resume:
@@ -77,7 +77,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         files = files[1:]  # the old form, `vault-cortex import transcript FILE`
     if args.session and len(files) > 1:
         raise InvalidRequest("--session names one transcript: import one file at a time with it")
-    with Cortex.open(args.vault) as cx:
+    with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
         for file in files:
             _print_import(file, cx.import_file(file, args.format, args.session))
     return 0

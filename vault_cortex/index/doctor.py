@@ -17,7 +17,7 @@ from vault_cortex.index.db import IndexDB
 from vault_cortex.index.host import Searchable
 from vault_cortex.index.restore import VECTOR_TOLERANCE, vector_problems
 from vault_cortex.index.rows import LinkRow
-from vault_cortex.index.sync import Progress, sync
+from vault_cortex.index.sync import RACILY_CLEAN, Progress, sync
 from vault_cortex.index.vectors import EmbeddingCache, Vectors
 
 
@@ -64,7 +64,7 @@ def doctor(cx: Checked) -> Doctor:
         st = states.get(path)
         if st is None and path not in skipped_now:
             drift.append(f"{path}: on disk, not in the index")
-        elif st is not None and (st.size != f.size or st.mtime_ns != f.mtime_ns):
+        elif st is not None and (st.size not in (f.size, RACILY_CLEAN) or st.mtime_ns != f.mtime_ns):
             drift.append(f"{path}: changed on disk since the last sync")
     drift += [f"{p}: in the index, gone from disk" for p in sorted(set(states) - set(on_disk))]
     chunks, held = set(cx.db.chunk_hashes()), cx.vectors.keys()
