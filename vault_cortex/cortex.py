@@ -18,6 +18,7 @@ from vault_cortex.errors import (
     VaultNotFound,
 )
 from vault_cortex.files.activity import Event, OpenEvent, read_since
+from vault_cortex.files.activity_files import pending_lines
 from vault_cortex.files.sections import EditOp
 from vault_cortex.files.vault import NoteDoc
 from vault_cortex.identity import curiosity, habits, resonance
@@ -210,6 +211,14 @@ class Cortex:
     def log(self, event: Event) -> None:
         """Append to the activity log; a failure to log never fails the caller's request."""
         self.vault.log(event)
+
+    def flush_activity(self) -> list[str]:
+        """Move what reads logged (pending, machine-local) into the versioned activity log; the files written."""
+        return self.vault.flush_activity()
+
+    def pending_activity(self) -> int:
+        """How many logged events wait to be flushed into the versioned activity log."""
+        return pending_lines(self.root)
 
     # -- notes ---------------------------------------------------------------------------------------
     def read_note(self, path: str) -> NoteDoc:

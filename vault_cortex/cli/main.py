@@ -125,6 +125,8 @@ def _print_doctor(d: Doctor) -> None:
     section("index/file drift", d.drift)
     if d.drift:
         print("run `vault-cortex sync` to bring the index up to date")
+    if d.activity_conflicts:
+        section("activity log conflicts", d.activity_conflicts)
 
 
 def cmd_init(args: argparse.Namespace) -> int:

@@ -13,7 +13,7 @@ import msgspec
 import numpy as np
 
 from vault_cortex.config import Settings
-from vault_cortex.files.activity import ACTIVITY_DIR
+from vault_cortex.files.activity_files import file_key, log_files
 from vault_cortex.files.chunk import Chunked, chunk_note
 from vault_cortex.files.links import Resolver, target_names
 from vault_cortex.files.note import RELATION_TYPES, Note, decode, is_binary, parse_note
@@ -67,14 +67,12 @@ class SyncReport(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def activity_signature(root: Path) -> str:
-    """Names, sizes and mtimes of the activity log's files: a change means the log must be replayed."""
-    folder = root / ACTIVITY_DIR
-    if not folder.is_dir():
-        return ""
+    """Names, sizes and mtimes of the activity log's files (versioned and pending): a change means the log must
+    be replayed."""
     parts = []
-    for f in sorted(folder.glob("*.jsonl")):
+    for f in log_files(root):
         st = f.stat()
-        parts.append(f"{f.name}:{st.st_size}:{st.st_mtime_ns}")
+        parts.append(f"{file_key(root, f)}:{st.st_size}:{st.st_mtime_ns}")
     return "|".join(parts)
 
 

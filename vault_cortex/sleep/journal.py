@@ -375,12 +375,18 @@ def _finish(tx: Change, run: _Run, commit: bool) -> ApplyReport:
     run.cleanup()
     run.run()
     tx.index_touched()
-    sha = commit_vault(run.root, run.plan, sorted(run.done)) if commit else None
+    try:  # what recall learned since reaches the versioned log at sleep
+        flushed = tx.vault.flush_activity()
+    except OSError as exc:  # the lines stay pending (a half-done flush is finished next time): nothing is lost
+        log.warning("could not move the pending activity into the versioned log: %s", exc)
+        flushed = []
+    sha = commit_vault(run.root, run.plan, sorted(run.done), also=flushed) if commit else None
     return run.report(commit=sha)
 
 
-def commit_vault(root: Path, p: Plan, steps: Sequence[int]) -> str | None:
-    """Commit exactly the files the applied steps touched (moves show as renames); None outside a repository."""
+def commit_vault(root: Path, p: Plan, steps: Sequence[int], also: Sequence[str] = ()) -> str | None:
+    """Commit exactly the files the applied steps touched (moves show as renames), and `also` (the activity
+    files the sleep's flush appended to); None outside a repository."""
     def git(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=False)
 
@@ -388,7 +394,8 @@ def commit_vault(root: Path, p: Plan, steps: Sequence[int]) -> str | None:
         log.info("the vault is not a git repository; nothing committed")
         return None
     ops = [op for op in p.ops if op.step in set(steps)]
-    wanted = sorted({x for op in ops for x in (op.path, op.dest) if x})  # .cortex/sleep/.gitignore ignores itself
+    # .cortex/sleep/.gitignore ignores itself
+    wanted = sorted({x for op in ops for x in (op.path, op.dest) if x} | set(also))
     tracked = set(git("ls-files", "-z", "--", *wanted).stdout.split("\0")) if wanted else set()
     paths = [x for x in wanted if (root / x).exists() or x in tracked]
     if not paths or git("add", "-A", "--", *paths).returncode:

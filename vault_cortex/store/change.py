@@ -29,6 +29,7 @@ from vault_cortex.config import Settings
 from vault_cortex.errors import DiskFull, InvalidRequest, NoteNotFound, UnsafePath, VaultReadOnly, WriteConflict
 from vault_cortex.files.activity import EditEvent, Event
 from vault_cortex.files.activity import append as append_event
+from vault_cortex.files.activity_files import flush as flush_pending
 from vault_cortex.files.edit import edit_bytes
 from vault_cortex.files.vault import (
     NoteDoc,
@@ -91,6 +92,12 @@ class Vault:
             append_event(self.root, event)
         except OSError as exc:
             log.warning("could not append to the activity log: %s", exc)
+
+    def flush_activity(self) -> list[str]:
+        """Move what reads logged (machine-local, pending) into the versioned activity log, each line once;
+        under the write lock, so no replay counts a line half moved. Returns the versioned files written."""
+        with self.index.writing():
+            return flush_pending(self.root)
 
     @contextmanager
     def change(self, client: str = "api", *, index: bool = True) -> Iterator[Change]:
