@@ -340,3 +340,21 @@ def import_transcript(vault: Vault, file: str | Path, session: str | None = None
     with vault.change("import") as tx:
         return capture_transcript(tx, file, session)
 
+
+
+TAIL_BYTES = 1 << 18  # the last prompt is read from this much of a transcript's end: a long session costs no more
+
+
+def last_prompt(file: Path, tail: int = TAIL_BYTES) -> str:
+    """The last prompt of a Claude Code transcript, read from its end only; "" when there is none to read."""
+    try:
+        with file.open("rb") as fh:
+            size = fh.seek(0, 2)
+            start = max(0, size - tail)
+            fh.seek(start)
+            if start:
+                fh.readline()  # a line cut by the window's start
+            found = [x for _, x in iter_jsonl(_lines(fh, fh.tell()))]
+    except (OSError, InvalidRequest):
+        return ""
+    return found[-1].prompt if found else ""
