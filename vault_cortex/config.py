@@ -98,7 +98,7 @@ GATE_FEATURES = ("relevance", "dense", "lexical", "cosine", "coverage", "rank", 
 
 
 def _default_gate() -> dict[str, float]:
-    # fitted by tests/bench/fit_gate.py on the LoCoMo dev set and off-topic prompts; see README "Push"
+    # fitted by tests/bench/fit_gate.py on the LoCoMo dev set and off-topic prompts; see docs/push.md
     return {"relevance": 0.063, "dense": -0.153, "lexical": 0.28, "cosine": 2.272, "coverage": 2.609,
             "rank": -0.788, "margin": 0.738, "gap": 0.117, "region": 0.0, "recency": 0.0, "known": 0.442,
             "names": 0.772, "words": 0.376, "matched": 1.204}
