@@ -5,9 +5,11 @@ turn, as tests/bench/locomo.py builds it); the gate's features of the best `push
 labelled 1 when the memory is an evidence turn of the question, else 0. Off-topic prompts (another
 conversation's questions, coding and writing prompts, vague one-liners) label every candidate 0.
 
-Cross-validation is by conversation: fit on two, choose the threshold on those two, test on the third;
-the mean of the three held-out folds is reported. The final fit uses all three and is printed as the
-`[push]` table of `.cortex/config.toml`.
+Cross-validation is by conversation: fit on two, choose the threshold and the floor (the probability a memory
+needs on its own to go along) on those two, test on the third; the mean of the three held-out folds is
+reported. The setting chosen has the best coverage among those meeting the targets (precision per injection,
+pushed memories that are evidence, memories per injection, off-topic). The final fit uses all three and is
+printed as the `[push]` table of `.cortex/config.toml`.
 
 Run: `python tests/bench/fit_gate.py [--data DIR] [--work DIR]`.
 """

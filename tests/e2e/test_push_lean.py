@@ -53,8 +53,7 @@ def test_the_start_context_holding_the_best_memories_leaves_nothing_to_push(cx: 
     shown = set(json.loads((cx.root / ".cortex/hooks/s-lean.json").read_text())["injected"])
     # a session without the start context is pushed the best memories for this prompt, and lesser ones beside
     fresh = pushed(hook("prompt", prompt("s-lean-fresh", WAL), cx.root))
-    best = {path for path, p in fresh.items() if p >= cx.settings.push.threshold}
-    assert best and best <= shown and set(fresh) - shown
+    assert max(fresh, key=lambda path: fresh[path]) in shown and set(fresh) - shown
     assert hook("prompt", prompt("s-lean", WAL), cx.root) is None  # the start context had the best: no leftovers
 
 
