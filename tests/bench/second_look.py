@@ -52,7 +52,7 @@ TARGET_LOOP = 0.72  # target 0.70
 TARGET_PRECISION = 0.62  # target 0.60
 MAX_OFF_TOPIC = 0.02
 THRESHOLDS = tuple(i / 100 for i in range(2, 96))
-REPORTED = (0.05, 0.08, 0.1, 0.12, 0.15, 0.2, 0.3, 0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.9)
+REPORTED = (0.05, 0.08, 0.1, 0.12, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
 
 # Plain answers to tests/bench/fit_gate.py's CODING prompts, in the same order.
 PLAIN = [
@@ -240,8 +240,9 @@ def quality(rows: list[Row], looks: list[Look], budget: int) -> None:
     by_threshold = {t: mean([evaluate(pushes, look_splits[i][1], gates[i], settings[i], t, budget)
                              for i in range(len(gates))]) for t in THRESHOLDS}
     print("by threshold (held out):")
-    for t in REPORTED:
-        print(line(f"  p >= {t:.2f}", by_threshold[t]))
+    for t in sorted({*REPORTED, PushSettings().second_look}):
+        print(line(f"  p >= {t:.2f}", by_threshold[t] if t in by_threshold else mean(
+            [evaluate(pushes, look_splits[i][1], gates[i], settings[i], t, budget) for i in range(len(gates))])))
     print("targets: loop >= 0.70, added >= 0.05, precision >= 0.60, off-topic <= 0.02")
     shipped = choose(lambda t: by_threshold[t])
     print("\n# threshold chosen by cross-validation; paste into .cortex/config.toml")
