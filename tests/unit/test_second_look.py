@@ -76,3 +76,14 @@ def test_no_transcript_or_a_broken_one_gives_no_prompt(tmp_path: Path) -> None:
     broken = tmp_path / "broken.jsonl"
     broken.write_text("not json at all\n{also not\n", encoding="utf-8")
     assert last_prompt(broken) == ""
+
+
+def test_a_memory_whose_figures_differ_from_the_answer_says_so() -> None:
+    note = "| Probe | Dry mix | Wet mix | | P1 | 2870 | 1410 | | P2 | 2795 | 1330 | | P3 | 2920 | 1465 |"
+    answer = "Use 3000 for dry and 1000 for wet on every probe."
+    assert second_look.differs(answer, note) == "its figures (2870, 1410, 2795, 1330) are not the answer's (3000, 1000)"
+    assert second_look.differs("P1 reads 2870 dry, 1410 wet.", note) is None  # the answer states the note's figures
+    assert second_look.differs("Use the dry and wet values from the table.", note) is None  # the answer states none
+    assert second_look.differs(answer, "Calibrate each probe in dry and wet soil.") is None
+    text = second_look.reason([hit("scientific/Capacitive soil moisture calibration.md", 0.4, note)], answer)
+    assert "(meaning 0.61; 80% of the words; its figures (2870, 1410, 2795, 1330) are not the answer's" in text

@@ -8,6 +8,7 @@ finishes. `tests/bench/second_look.py` calibrates the threshold on the LoCoMo de
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import msgspec
@@ -19,6 +20,8 @@ LIMIT = 2  # memories in one second look: the agent reads each one, so only the 
 ANSWER_CHARS = 600  # the start of the answer, where its claims are: a long answer's every word would drown them
 PROMPT_CHARS = 600  # the prompt's start likewise (a pasted log is not what the answer is about)
 GIST_CHARS = 140
+FIGURES = 4  # figures named when a memory's differ from the answer's
+_FIGURE = re.compile(r"\d+(?:[.,:/-]\d+)*")
 
 HEADER = ("Before you finish: the vault (vault-cortex) holds memories that bear on this answer and were not shown "
           "in this session. Check them (read each note) and correct or confirm your answer, then finish.")
@@ -49,9 +52,24 @@ def gist(text: str, limit: int = GIST_CHARS) -> str:
     return flat if len(flat) <= limit else _start(flat, limit).rstrip(" .,;:…") + "…"
 
 
-def reason(hits: Sequence[Hit]) -> str:
-    """The Stop hook's reason: the instruction, then each memory's path, the gate's why-line and its gist."""
+def figures(text: str) -> list[str]:
+    """The numbers, dates and measurements a text states, in order, once each (single digits left out)."""
+    return list(dict.fromkeys(m for m in _FIGURE.findall(text) if len(m) > 1))
+
+
+def differs(answer: str, memory: str) -> str | None:
+    """A hint that the memory may contradict the answer: both state figures and share none of them."""
+    said, noted = figures(answer), figures(memory)
+    if not said or not noted or set(said) & set(noted):
+        return None
+    return f"its figures ({', '.join(noted[:FIGURES])}) are not the answer's ({', '.join(said[:FIGURES])})"
+
+
+def reason(hits: Sequence[Hit], answer: str = "") -> str:
+    """The Stop hook's reason: the instruction, then each memory's path, why the gate chose it (and whether its
+    figures differ from the answer's) and a one-line gist."""
     lines = [HEADER]
     for h in hits[:LIMIT]:
-        lines.append(f"- {h.path} ({h.push_why or 'close to the answer'})\n  {gist(h.snippet)}")
+        why = "; ".join(part for part in (h.push_why or "close to the answer", differs(answer, h.snippet)) if part)
+        lines.append(f"- {h.path} ({why})\n  {gist(h.snippet)}")
     return "\n".join(lines)
