@@ -68,6 +68,13 @@ def test_the_last_prompt_comes_from_the_transcript_tail(tmp_path: Path) -> None:
     assert big.stat().st_size > 2_000_000
     assert last_prompt(big) == "Why did node 3 run flat?"
     assert last_prompt(big, tail=200) == ""  # no prompt in the window: the answer alone is judged
+    # a turn whose tool output spans several of the blocks read backwards, and a prompt line cut by one of them
+    for output in (300_000, 65_536 - 40, 65_536 + 17):
+        turn = tmp_path / f"turn-{output}.jsonl"
+        records = [*earlier[:50], last[0], last[1], {"type": "user", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": "z" * output}]}}, last[3]]
+        turn.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+        assert last_prompt(turn) == "Why did node 3 run flat?", output
 
 
 def test_no_transcript_or_a_broken_one_gives_no_prompt(tmp_path: Path) -> None:
