@@ -151,7 +151,7 @@ def _stop(open_cx: OpenCortex, payload: Mapping[str, Any]) -> str | None:
     if not hits:
         return None
     state.add(h.path for h in hits)
-    return second_look.reason(hits, answer)
+    return second_look.reason(hits, answer, str(cx.root))
 
 
 def capture(cx: Cortex, payload: Mapping[str, Any]) -> str | None:

@@ -91,6 +91,7 @@ def test_an_answer_a_memory_contradicts_is_sent_back_once(cx: Cortex, tmp_path: 
     assert lines[at].endswith(")") and lines[at + 1].startswith("  ")  # the why-line, then a one-line gist
     assert "2870" in lines[at + 1]  # the dry value the answer got wrong
     assert "are not the answer's (3000, 1000)" in lines[at]
+    assert lines[-1] == second_look.WHERE.format(root=cx.root)  # where to read them
     # the stop that follows a block is never blocked (Claude Code marks it), whatever it says
     assert hook(json.dumps(stop_input("s-stop", WRONG, path, active=True)), cx.root) is None
     # a later answer in the same session: the memory was shown once, it is not shown again

@@ -25,6 +25,7 @@ _FIGURE = re.compile(r"\d+(?:[.,:/-]\d+)*")
 
 HEADER = ("Before you finish: the vault (vault-cortex) holds memories that bear on this answer and were not shown "
           "in this session. Check them (read each note) and correct or confirm your answer, then finish.")
+WHERE = "The notes are in {root} (or use the vault-cortex MCP tool read_note with the path)."
 
 
 def query(answer: str, prompt: str, max_chars: int) -> str:
@@ -65,11 +66,13 @@ def differs(answer: str, memory: str) -> str | None:
     return f"its figures ({', '.join(noted[:FIGURES])}) are not the answer's ({', '.join(said[:FIGURES])})"
 
 
-def reason(hits: Sequence[Hit], answer: str = "") -> str:
+def reason(hits: Sequence[Hit], answer: str = "", root: str = "") -> str:
     """The Stop hook's reason: the instruction, then each memory's path, why the gate chose it (and whether its
-    figures differ from the answer's) and a one-line gist."""
+    figures differ from the answer's) and a one-line gist; then where the notes are."""
     lines = [HEADER]
     for h in hits[:LIMIT]:
         why = "; ".join(part for part in (h.push_why or "close to the answer", differs(answer, h.snippet)) if part)
         lines.append(f"- {h.path} ({why})\n  {gist(h.snippet)}")
+    if root:
+        lines.append(WHERE.format(root=root))
     return "\n".join(lines)
