@@ -17,8 +17,8 @@ from vault_cortex.config import PushSettings
 from vault_cortex.recall.pipeline import Hit
 
 LIMIT = 2  # memories in one second look: the agent reads each one, so only the few the gate is surest of
-ANSWER_CHARS = 600  # the start of the answer, where its claims are: a long answer's every word would drown them
-PROMPT_CHARS = 600  # the prompt's start likewise (a pasted log is not what the answer is about)
+ANSWER_CHARS = 400  # the start of the answer, where its claims are: a long answer's every word would drown them
+PROMPT_CHARS = 300  # the prompt's start likewise (a pasted log is not what the answer is about)
 GIST_CHARS = 140
 FIGURES = 4  # figures named when a memory's differ from the answer's
 _FIGURE = re.compile(r"\d+(?:[.,:/-]\d+)*")
