@@ -1,9 +1,10 @@
 """A second look before the answer, pure: what the Stop hook recalls with, whom the gate lets through, what it says.
 
 When an agent has composed its answer, the Stop hook recalls with the last prompt and the answer, through the
-push gate at its own, stricter threshold (`push.second_look`), leaving out what the session was shown. At most
-LIMIT memories come back; the hook then blocks the stop once with `reason`, and the agent checks them before it
-finishes. `tests/bench/second_look.py` calibrates the threshold on the LoCoMo development set.
+push gate at its own threshold (`push.second_look`), each memory on its own probability, leaving out what the
+session was shown. At most LIMIT memories come back; the hook then blocks the stop once with `reason`, and the
+agent checks them before it finishes. `tests/bench/second_look.py` calibrates the threshold on the LoCoMo
+development set.
 """
 
 from __future__ import annotations
