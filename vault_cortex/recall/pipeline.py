@@ -236,12 +236,18 @@ def gate(scored: Sequence[Scored], query: str, push: PushSettings) -> list[Verdi
     return judge(query, cues, push.weights, push.intercept, seen)
 
 
-def gate_passed(scored: Sequence[Scored], query: str, push: PushSettings, k: int) -> list[tuple[Scored, Verdict]]:
-    """The candidates the push gate lets through, best first, at most k, with their verdicts: none at all unless
-    the best probability reaches `push.threshold`, and then those at or above `push.floor`."""
-    verdicts = list(zip(scored, gate(scored, query, push), strict=False))
-    fire = max((v.probability for _, v in verdicts), default=0.0) >= push.threshold
-    return [(s, v) for s, v in verdicts if fire and v.probability >= push.floor][:k]
+def gate_passed(scored: Sequence[Scored], query: str, push: PushSettings, k: int,
+                shown: frozenset[str] = frozenset()) -> list[tuple[Scored, Verdict]]:
+    """The candidates the push gate lets through, best first, at most k, with their verdicts.
+
+    Each memory passes on its own calibrated probability (`push.floor`), never on the best one's: the gate
+    fires only when a memory not yet `shown` reaches `push.threshold`, so when the best memories were shown
+    already (the session's start context held them) nothing is pushed rather than leftovers.
+    """
+    verdicts = [(s, v) for s, v in zip(scored, gate(scored, query, push), strict=False) if s.note.path not in shown]
+    if max((v.probability for _, v in verdicts), default=0.0) < push.threshold:
+        return []
+    return [(s, v) for s, v in verdicts if v.probability >= push.floor][:k]
 
 
 def to_hit(s: Scored, query: str, verdict: Verdict | None = None) -> Hit:
