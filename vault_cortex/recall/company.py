@@ -1,0 +1,74 @@
+"""A candidate judged in the company it keeps, pure: the notes it links with and the sections beside it in its own
+note. A memory that alone matches a question weakly is lifted by a neighbour that matches it well (the answer
+that follows the question, the section under the heading the query names), and its why-line says by which.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import msgspec
+
+from vault_cortex.files.paths import note_name
+
+NAMED = 0.05  # a lift that adds at least this much to a memory's relevance is named in its why-line
+
+
+class Lift(msgspec.Struct, frozen=True, kw_only=True):
+    """The neighbour that lifts a candidate: a linked note (`path`) or a section of its own note (`heading`)."""
+
+    relevance: float  # the neighbour's own relevance to the query
+    path: str = ""  # the linked note, when the neighbour is one
+    heading: str = ""  # the section beside the candidate's best one, when the neighbour is one
+
+    def phrase(self) -> str:
+        """The why-line's words for this lift."""
+        if self.path:
+            return f"lifted by its neighbour [[{note_name(self.path)}]] ({self.relevance:.2f})"
+        section = f' "{self.heading}"' if self.heading else ""
+        return f"lifted by the section beside it{section} ({self.relevance:.2f})"
+
+
+class Member(msgspec.Struct, frozen=True, kw_only=True):
+    """A candidate note as company sees it: its relevance, the notes it links with, and the sections beside
+    its best chunk that are candidates themselves (heading, relevance)."""
+
+    path: str
+    relevance: float
+    linked: tuple[str, ...] = ()
+    beside: tuple[tuple[str, float], ...] = ()
+
+
+def lifts(members: Iterable[Member]) -> dict[str, Lift]:
+    """Each candidate's best neighbour among the candidates (a linked note or a section beside its best one),
+    for the candidates that have one; a neighbour that is not itself a candidate does not count."""
+    members = list(members)
+    relevance = {m.path: m.relevance for m in members}
+    out: dict[str, Lift] = {}
+    for m in members:
+        best: Lift | None = None
+        for other in m.linked:
+            rel = relevance.get(other, 0.0)
+            if other != m.path and rel > 0 and (best is None or rel > best.relevance):
+                best = Lift(relevance=rel, path=other)
+        for heading, rel in m.beside:
+            if rel > 0 and (best is None or rel > best.relevance):
+                best = Lift(relevance=rel, heading=heading)
+        if best is not None:
+            out[m.path] = best
+    return out
+
+
+def lifted(relevance: float, lift: Lift | None, weight: float) -> float:
+    """A candidate's relevance lifted by its best neighbour's: `weight` × the neighbour's relevance of the way
+    left to 1, so a weak match gains most, a strong one little, and none reaches 1 by its company alone."""
+    if lift is None or weight <= 0:
+        return relevance
+    return relevance + weight * lift.relevance * (1.0 - relevance)
+
+
+def sections_beside(best_ord: int, chunks: Sequence[tuple[int, str, float]]) -> tuple[tuple[str, float], ...]:
+    """The chunks just before and after the best one in its note (ord ± 1), as (heading, relevance), from the
+    note's candidate chunks given as (ord, heading, relevance)."""
+    return tuple((heading, rel) for ord_, heading, rel in chunks if abs(ord_ - best_ord) == 1)
+
