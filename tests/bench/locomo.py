@@ -201,7 +201,7 @@ def category_table(res: Scores, counts: dict[int, int]) -> list[str]:
 MECHANISMS: dict[str, dict[str, Any]] = {
     "company (neighbours lift)": {"company": 0.0},
 }
-COMPANY_GRID = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3)
+COMPANY_GRID = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4)
 
 
 def cross_validated(setups: Setups, setting: str, grid: Iterable[float]) -> Scores:
