@@ -11,7 +11,7 @@ import msgspec
 
 from vault_cortex.files.paths import note_name
 
-NAMED = 0.05  # a lift that adds at least this much to a memory's relevance is named in its why-line
+NAMED = 0.03  # a lift that adds at least this much to a memory's relevance is named in its why-line
 
 
 class Lift(msgspec.Struct, frozen=True, kw_only=True):
