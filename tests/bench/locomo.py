@@ -201,6 +201,7 @@ def category_table(res: Scores, counts: dict[int, int]) -> list[str]:
 MECHANISMS: dict[str, dict[str, Any]] = {
     "company (neighbours lift)": {"company": 0.0},
 }
+OFF = {k: v for change in MECHANISMS.values() for k, v in change.items()}  # every mechanism switched off
 COMPANY_GRID = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4)
 
 
@@ -237,13 +238,13 @@ def main(argv: list[str] | None = None) -> int:
     setups = prepare(args.data, args.work, embedder)
     print(header("LoCoMo dev (turn per note)"))
     base = [(cx, q) for cx, q in setups]
-    relevance_only = {"focus_only": {"relevance": 1.0}}
-    print(row("BM25 only", run_all([(with_recall(cx, relevance_only, dense_weight=0.0, lexical_weight=1.0), q)
-                                    for cx, q in base], mode="focus_only")))
-    print(row("dense only", run_all([(with_recall(cx, relevance_only, dense_weight=1.0, lexical_weight=0.0), q)
-                                     for cx, q in base], mode="focus_only")))
+    relevance_only = {"focus_only": {"relevance": 1.0}}  # the baselines: no signal and no mechanism but relevance
+    print(row("BM25 only", run_all([(with_recall(cx, relevance_only, dense_weight=0.0, lexical_weight=1.0,
+                                                  **OFF), q) for cx, q in base], mode="focus_only")))
+    print(row("dense only", run_all([(with_recall(cx, relevance_only, dense_weight=1.0, lexical_weight=0.0,
+                                                   **OFF), q) for cx, q in base], mode="focus_only")))
     print(row("fusion only (relevance)", run_all(
-        [(with_recall(cx, modes=relevance_only), q) for cx, q in base], mode="focus_only")))
+        [(with_recall(cx, modes=relevance_only, **OFF), q) for cx, q in base], mode="focus_only")))
     default_scores = run_all(base)
     print(row("vault-cortex (default)", default_scores))
     modes = sorted(setups[0][0].settings.modes)

@@ -6,7 +6,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vault_cortex.recall.company import NAMED, Lift, Member, lifted, lifts, sections_beside
+from vault_cortex.recall.company import NAMED, Lift, Member, lifted, lifts, linked_among, sections_beside
+from vault_cortex.recall.graph import Graph
 
 
 def test_a_weak_memory_is_lifted_by_the_linked_note_that_matches_best() -> None:
@@ -76,3 +77,18 @@ def test_every_lift_comes_from_the_best_linked_candidate(members: list[tuple[str
             assert found[path].relevance == max(company) and found[path].path in linked
         else:
             assert path not in found
+
+
+@given(st.lists(st.tuples(st.sampled_from("abcdefg"), st.sampled_from("abcdefg")), max_size=14),
+       st.sets(st.sampled_from("abcdefg"), min_size=1))
+def test_the_linked_candidates_are_the_graphs_neighbours_among_them(pairs: list[tuple[str, str]],
+                                                                    candidates: set[str]) -> None:
+    graph = Graph(list("abcdefg"), [(a, b, "links_to") for a, b in pairs])
+    found = linked_among(graph, sorted(candidates))
+    for path in candidates:
+        assert found.get(path, ()) == tuple(sorted(set(graph.neighbours(path)) & candidates - {path}))
+
+
+def test_a_project_is_not_a_linked_neighbour_but_a_co_retrieval_is() -> None:
+    graph = Graph(["a", "b", "c"], [], projects={"a": "p", "b": "p"}, co_retrieved=[("a", "c", 5.0)])
+    assert linked_among(graph, ["a", "b", "c"]) == {"a": ("c",), "c": ("a",)}

@@ -8,8 +8,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 import msgspec
+import numpy as np
 
 from vault_cortex.files.paths import note_name
+from vault_cortex.recall.graph import Graph
 
 NAMED = 0.03  # a lift that adds at least this much to a memory's relevance is named in its why-line
 
@@ -57,6 +59,25 @@ def lifts(members: Iterable[Member]) -> dict[str, Lift]:
         if best is not None:
             out[m.path] = best
     return out
+
+
+def linked_among(graph: Graph, paths: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """For each of the paths, the others of them it shares an edge with (a link either way, a relation, a
+    co-retrieval), read from the walk's rows of these notes only: a hub costs its own edges, not the vault's.
+    Call it under the graph's read lock."""
+    known = [p for p in paths if graph.has_note(p)]
+    ids = graph.ids_of(known)
+    if not ids.size:
+        return {}
+    slots, owner = graph.walk_rows(ids)
+    _, dst, _ = graph.slots
+    other = dst[slots].astype(np.int64)
+    keep = np.isin(other, ids) & (other != ids[owner])
+    names = graph.node_names
+    found: dict[str, set[str]] = {}
+    for o, n in zip(owner[keep].tolist(), other[keep].tolist(), strict=True):
+        found.setdefault(known[o], set()).add(names[n])
+    return {p: tuple(sorted(s)) for p, s in found.items()}
 
 
 def lifted(relevance: float, lift: Lift | None, weight: float) -> float:

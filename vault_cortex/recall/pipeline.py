@@ -18,7 +18,7 @@ from vault_cortex.index.db import IndexDB
 from vault_cortex.index.rows import ChunkRow, NoteRow
 from vault_cortex.index.sync import Indexing
 from vault_cortex.index.vectors import Vector, Vectors
-from vault_cortex.recall.company import NAMED, Lift, Member, lifted, lifts, sections_beside
+from vault_cortex.recall.company import NAMED, Lift, Member, lifted, lifts, linked_among, sections_beside
 from vault_cortex.recall.gate import Cue, Verdict, judge
 from vault_cortex.recall.graph import Graph
 from vault_cortex.recall.pack import Candidate, Packed, Piece
@@ -191,12 +191,12 @@ def _company(best: Sequence[Fused], fused: Sequence[Fused], chunks: Mapping[int,
         c = chunks.get(f.chunk_id)
         if c is not None:
             by_note.setdefault(c.note_id, []).append((c.ord, c.heading, f.relevance))
+    paths = [notes[chunks[f.chunk_id].note_id].path for f in best]
+    linked = linked_among(graph, paths)
     members = []
-    for f in best:
+    for f, path in zip(best, paths, strict=True):
         chunk = chunks[f.chunk_id]
-        path = notes[chunk.note_id].path
-        members.append(Member(path=path, relevance=f.relevance,
-                              linked=tuple(graph.neighbours(path)) if graph.has_note(path) else (),
+        members.append(Member(path=path, relevance=f.relevance, linked=linked.get(path, ()),
                               beside=sections_beside(chunk.ord, by_note.get(chunk.note_id, ()))))
     return lifts(members)
 
