@@ -86,9 +86,21 @@ def test_the_linked_candidates_are_the_graphs_neighbours_among_them(pairs: list[
     graph = Graph(list("abcdefg"), [(a, b, "links_to") for a, b in pairs])
     found = linked_among(graph, sorted(candidates))
     for path in candidates:
-        assert found.get(path, ()) == tuple(sorted(set(graph.neighbours(path)) & candidates - {path}))
+        linked, links = found.get(path, ((), 0))
+        assert linked == tuple(sorted(set(graph.neighbours(path)) & candidates - {path}))
+        assert links == len(graph.neighbours(path))
 
 
 def test_a_project_is_not_a_linked_neighbour_but_a_co_retrieval_is() -> None:
     graph = Graph(["a", "b", "c"], [], projects={"a": "p", "b": "p"}, co_retrieved=[("a", "c", 5.0)])
-    assert linked_among(graph, ["a", "b", "c"]) == {"a": ("c",), "c": ("a",)}
+    assert linked_among(graph, ["a", "b", "c"]) == {"a": (("c",), 1), "c": (("a",), 1)}
+
+
+def test_a_hub_shares_its_company_so_the_best_match_barely_lifts_it() -> None:
+    pages = [Member(path=f"p{i}.md", relevance=0.9 if i == 0 else 0.2, linked=("Home.md",), links=1)
+             for i in range(40)]
+    hub = Member(path="Home.md", relevance=0.3, linked=tuple(m.path for m in pages), links=40)
+    found = lifts([*pages, hub])
+    assert found["Home.md"] == Lift(relevance=0.9, share=2 / 40, path="p0.md")
+    assert lifted(0.3, found["Home.md"], 0.15) - 0.3 < 0.01  # not named, no lift to speak of
+    assert found["p1.md"].share == 1.0  # a page linked with the hub alone keeps whole company

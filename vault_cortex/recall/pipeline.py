@@ -196,7 +196,8 @@ def _company(best: Sequence[Fused], fused: Sequence[Fused], chunks: Mapping[int,
     members = []
     for f, path in zip(best, paths, strict=True):
         chunk = chunks[f.chunk_id]
-        members.append(Member(path=path, relevance=f.relevance, linked=linked.get(path, ()),
+        around, links = linked.get(path, ((), 0))
+        members.append(Member(path=path, relevance=f.relevance, linked=around, links=links,
                               beside=sections_beside(chunk.ord, by_note.get(chunk.note_id, ()))))
     return lifts(members)
 
