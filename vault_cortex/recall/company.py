@@ -91,8 +91,8 @@ def linked_among(graph: Graph, paths: Sequence[str]) -> dict[str, tuple[tuple[st
 
 
 def lifted(relevance: float, lift: Lift | None, weight: float) -> float:
-    """A candidate's relevance lifted by its best neighbour's: `weight` × the neighbour's relevance of the way
-    left to 1, so a weak match gains most, a strong one little, and none reaches 1 by its company alone."""
+    """A candidate's relevance lifted by its best neighbour's: `weight` × the neighbour's relevance (× its share)
+    of the way left to 1, so a weak match gains most, a strong one little, and none reaches 1 by its company."""
     if lift is None or weight <= 0:
         return relevance
     return relevance + weight * lift.relevance * lift.share * (1.0 - relevance)
