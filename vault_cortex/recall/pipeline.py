@@ -31,6 +31,7 @@ from vault_cortex.recall.rank import (
     coactivation,
     effective_importance,
     fuse,
+    layer_factor,
     reason,
     recency,
     snippet,
@@ -173,7 +174,10 @@ def rank(
             "resonance": round(_resonance(note, chunk, concepts, graph), 4) if use_resonance and region.warm
             else 0.0,
         }
-        score = round(weighted(signals, weights), 4)
+        factor = layer_factor(note.layer)
+        if factor != 1.0:
+            signals["raw"] = factor
+        score = round(weighted(signals, weights) * factor, 4)
         why = reason(signals, weights, dense=f.dense, lexical=f.lexical)
         if lift is not None and relevance - f.relevance >= NAMED and weights.get("relevance", 0.0) > 0:
             why = lift.phrase() if why == "weak match" else f"{why}; {lift.phrase()}"
