@@ -42,7 +42,7 @@ def test_a_section_is_lifted_past_another_note_by_the_note_it_links_with(fixture
     assert _digest(root) == before, "recall never writes a note"
 
 
-def test_the_starter_vault_lifts_a_raw_session_by_the_note_it_led_to(tmp_path: Path, embedder: Embedder) -> None:
+def test_the_starter_vault_lifts_the_handoff_by_the_question_it_links_with(tmp_path: Path, embedder: Embedder) -> None:
     root = tmp_path / "vault"
     init_vault(root)
     before = _digest(root)
@@ -50,8 +50,9 @@ def test_the_starter_vault_lifts_a_raw_session_by_the_note_it_led_to(tmp_path: P
     alone = [h.path for h in _recall(root, embedder, query, "focus", company=0.0)]
     hits = _recall(root, embedder, query, "focus", company=None)
     paths = [h.path for h in hits]
-    session = "raw/2026-11-28 debugging session.md"
-    assert session in alone and session in paths
-    assert paths.index(session) < alone.index(session)
-    assert "lifted by its neighbour [[2026-11-28 dashboard froze]]" in hits[paths.index(session)].reason
+    assert "HANDOFF.md" in alone and "HANDOFF.md" in paths
+    assert paths.index("HANDOFF.md") < alone.index("HANDOFF.md")
+    assert paths.index("HANDOFF.md") < paths.index("linguistic/Commit messages.md")
+    assert "lifted by its neighbour [[Why does the WAL file grow during long reads]]" in \
+        hits[paths.index("HANDOFF.md")].reason
     assert _digest(root) == before, "recall never writes a note"
