@@ -87,6 +87,7 @@ class RecallSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     lexical_budget: int = 3000  # chunks BM25 scores per query at most (past it the top-N comes from rarer words)
     dense_weight: float = 0.5
     lexical_weight: float = 0.5
+    company: Annotated[float, msgspec.Meta(ge=0, le=1)] = 0.15  # how far a candidate's best neighbour lifts it
     budget_tokens: int = 1000
     max_k: int = 100
     max_query_chars: int = 2000

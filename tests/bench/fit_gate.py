@@ -128,9 +128,9 @@ def build(data: Path, work: Path) -> list[Row]:
     embedder = load_embedder(load_settings(work, env={}).embedding)
     setups = locomo.prepare(data, work, embedder)
     rows: list[Row] = []
-    questions = [[q for q, _ in qs] for _, qs in setups]
+    questions = [[q for q, _, _ in qs] for _, qs in setups]
     for conv, (cx, qs) in enumerate(setups):
-        prompts: list[tuple[str, str, int, int, set[str]]] = [(q, "question", conv, conv, ev) for q, ev in qs]
+        prompts: list[tuple[str, str, int, int, set[str]]] = [(q, "question", conv, conv, ev) for q, ev, _ in qs]
         for other, oq in enumerate(questions):
             if other != conv:
                 prompts += [(q, "other", conv, other, set()) for q in oq[::3]]
