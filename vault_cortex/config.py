@@ -100,19 +100,19 @@ GATE_FEATURES = ("relevance", "dense", "lexical", "cosine", "coverage", "rank", 
 
 def _default_gate() -> dict[str, float]:
     # fitted by tests/bench/fit_gate.py on the LoCoMo dev set and off-topic prompts; see docs/push.md
-    return {"relevance": 0.063, "dense": -0.153, "lexical": 0.28, "cosine": 2.272, "coverage": 2.609,
-            "rank": -0.788, "margin": 0.738, "gap": 0.117, "region": 0.0, "recency": 0.0, "known": 0.442,
-            "names": 0.772, "words": 0.376, "matched": 1.204}
+    return {"relevance": 0.007, "dense": -0.219, "lexical": 0.232, "cosine": 2.364, "coverage": 2.537,
+            "rank": -0.749, "margin": 0.781, "gap": 0.012, "region": 0.0, "recency": 0.0, "known": 0.607,
+            "names": 0.69, "words": 0.36, "matched": 1.189}
 
 
 class PushSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """The push gate: a logistic regression over ranking features (recall/gate.py) and its threshold."""
 
-    threshold: float = 0.38  # push only when the best candidate's probability reaches this
-    floor: float = 0.13  # once pushing, every candidate whose own probability reaches this goes along (rank order)
+    threshold: float = 0.37  # push only when the best candidate's probability reaches this
+    floor: float = 0.14  # once pushing, every candidate whose own probability reaches this goes along (rank order)
     second_look: float = 0.14  # the Stop hook's second look: a memory whose own probability reaches this
     candidates: int = 10  # the best-ranked candidates the gate looks at
-    intercept: float = -6.033
+    intercept: float = -5.944
     weights: dict[str, float] = msgspec.field(default_factory=_default_gate)
 
 
