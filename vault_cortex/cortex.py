@@ -303,7 +303,7 @@ class Cortex:
         return curiosity.explore(self.vault, self.resolve(path), self.resolve(answer_path), client)
 
     # -- sleep (issue 5) --
-    def sleep_plan(self, mode: str = "full") -> sleep.Plan:
+    def sleep_plan(self, mode: str = sleep.DEFAULT_MODE) -> sleep.Plan:
         """Plan a sleep (full, light or save) for review, saved under .cortex/sleep/; no note changes."""
         return sleep.plan(self, mode)
 
