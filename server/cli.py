@@ -49,8 +49,8 @@ def prepare_vault(root: Path) -> bool:
         init_vault(root)
         return True
     if not is_vault(root):
-        raise VaultNotFound(f"{root} holds files but is not a vault (no .cortex/): serve an empty folder to "
-                            f"start a new vault, or create {root / '.cortex'} to serve an existing Obsidian vault")
+        raise VaultNotFound(f"{root} holds files but is not a vault (no .cortex/). To use these notes, adopt the "
+                            f"folder first: `vault-cortex init {root}` (adds .cortex/ only; no note is written)")
     return False
 
 
