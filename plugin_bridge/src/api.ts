@@ -793,6 +793,13 @@ export interface Routes {
     body: never;
     response: SleepPlanView;
   };
+  "POST /v1/sleep/rollback": {
+    query: never;
+    path: never;
+    headers: never;
+    body: never;
+    response: ApplyReport;
+  };
   "GET /v1/status": {
     query: never;
     path: never;
@@ -831,6 +838,7 @@ export const ROUTES = {
   "POST /v1/resonance/touch": { method: "POST", path: "/v1/resonance/touch", status: 200, response: "WeightChange" },
   "POST /v1/sleep/apply": { method: "POST", path: "/v1/sleep/apply", status: 200, response: "ApplyReport" },
   "GET /v1/sleep/plan": { method: "GET", path: "/v1/sleep/plan", status: 200, response: "SleepPlanView" },
+  "POST /v1/sleep/rollback": { method: "POST", path: "/v1/sleep/rollback", status: 200, response: "ApplyReport" },
   "GET /v1/status": { method: "GET", path: "/v1/status", status: 200, response: "Status" },
 } as const satisfies Record<RouteId, { method: string; path: string; status: number; response: string | null }>;
 
