@@ -106,8 +106,8 @@ class Cortex:
             raise VaultNotFound(f"no vault at {root}: run `vault-cortex init {root}` to create one")
         if not (root / ".cortex").is_dir():
             raise VaultNotFound(
-                f"{root} is not a vault (it has no .cortex/ folder): run `vault-cortex init DIR` for a new vault, "
-                f"or `mkdir {root / '.cortex'}` to index an existing Obsidian vault there")
+                f"{root} is not a vault (it has no .cortex/ folder): `vault-cortex init {root}` adopts a folder of "
+                "notes such as an Obsidian vault (it adds .cortex/ and writes no note)")
         return cls(root.resolve(), load_settings(root, env), embedder)
 
     def __enter__(self) -> Cortex:

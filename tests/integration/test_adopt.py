@@ -42,7 +42,7 @@ def committed(root: Path) -> Path:
 
 def files(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*")
-            if p.is_file() and not p.relative_to(root).parts[0] in (".git", ".cortex")}
+            if p.is_file() and p.relative_to(root).parts[0] not in (".git", ".cortex")}
 
 
 def test_init_adopts_an_obsidian_vault_writing_only_cortex(fixture_vault: Callable[[str], Path],

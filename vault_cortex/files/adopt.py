@@ -45,7 +45,7 @@ LOOK_AT_MOST = 20_000  # entries looked at to find a first note before calling a
 def holds_notes(root: Path) -> bool:
     """Whether a markdown note is anywhere under root (dot-folders skipped); stops at the first one found."""
     seen = 0
-    for folder, dirs, names in os.walk(root):
+    for _folder, dirs, names in os.walk(root):
         dirs[:] = [d for d in dirs if not d.startswith(".")]
         if any(n.lower().endswith(NOTE_SUFFIXES) for n in names):
             return True
