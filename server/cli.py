@@ -211,6 +211,21 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_status(args: argparse.Namespace) -> int:
+    import msgspec
+
+    from server import status
+    from vault_cortex.errors import VaultNotFound
+    from vault_cortex.files.vault import is_vault
+
+    root = Path(args.vault).expanduser()
+    if not is_vault(root):
+        raise VaultNotFound(f"{root} is not a vault (no .cortex/): `vault-cortex init {root}` makes it one")
+    found = status.gather(root)
+    print(msgspec.json.encode(found).decode() if args.json else status.render(found), end="\n" if args.json else "")
+    return 0
+
+
 def cmd_hook(args: argparse.Namespace) -> int:
     return hooks.main(args.event, args.vault, args.url)
 
@@ -290,6 +305,13 @@ def add_server_commands(add: AddCommand) -> None:
     p.add_argument("--allow-remote", action="store_true",
                    help="allow binding an address other machines can reach")
 
+    p = add("status", cmd_status, "what runs and is installed for a vault: index, server, watcher, indexing, installs",
+            description="Show the vault's index (counts, last sync, indexing progress), whether a `serve` runs for "
+                        "it (its pid and URL, its watcher), and where vault-cortex is installed for it (Claude "
+                        "Code's settings, the Obsidian plugin). Changes nothing.")
+    _vault_arg(p)
+    p.add_argument("--json", action="store_true", help="print it as JSON")
+
     p = add("mcp", cmd_mcp, "serve MCP over stdio (for agents that launch their tools)",
             description="Serve the MCP tools over stdin/stdout, syncing and watching the vault.")
     _vault_arg(p)
@@ -339,6 +361,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["hook"]:
         return _hook_fast(args[1:])
+    if args in (["--version"], ["-V"]):  # what the parser's --version prints, without importing the library
+        from importlib.metadata import version
+
+        print(f"vault-cortex {version('vault-cortex')}")
+        return 0
     from vault_cortex.cli.main import run
 
     return run(build_parser(), args)

@@ -19,6 +19,7 @@ from typing import Protocol, TextIO
 
 import msgspec
 
+from vault_cortex import __version__
 from vault_cortex.cli.identity import add_identity_commands
 from vault_cortex.cli.notes import add_note_commands, filter_args, filters_from
 from vault_cortex.cli.sleep import add_sleep_commands
@@ -241,6 +242,7 @@ def build_parser(*groups: CommandGroup) -> argparse.ArgumentParser:
         description="Long-term memory kept as a markdown vault: index it, recall from it, consolidate it, serve it.",
         epilog="Docs: README.md. The vault defaults to $VAULT_CORTEX_VAULT, else the current folder.")
     parser.add_argument("-v", "--verbose", action="store_true", help="log more (never note bodies)")
+    parser.add_argument("-V", "--version", action="version", version=f"vault-cortex {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def add(name: str, fn: Callable[[argparse.Namespace], int], help: str, *,
