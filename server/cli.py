@@ -274,7 +274,7 @@ def cmd_obsidian(args: argparse.Namespace) -> int:
         state = f"would be {verbs[step.action]}" if args.dry_run and step.action != "unchanged" else verbs[step.action]
         print(f"{step.path}: {state}", file=sys.stderr)
         if args.dry_run and step.shown and step.action != "unchanged":
-            print(step.shown, end="")
+            print(step.shown, end="", flush=True)  # in order with the lines on stderr, through a pipe too
     if args.dry_run:
         print("dry run: nothing written", file=sys.stderr)
     elif installing:

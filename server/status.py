@@ -108,7 +108,9 @@ def claude_code(vault: Path, *, home: Path | None = None, project: Path | None =
     return out
 
 
-def obsidian_plugin(vault: Path, env: Mapping[str, str]) -> str | None:
+def obsidian_plugin(vault: Path, env: Mapping[str, str], serving_at: str | None = None) -> str | None:
+    """The plugin in the vault: its version, the URL and token it uses (checked against the vault's and the
+    running server's), and whether Obsidian has it enabled; None when it is not there."""
     folder = vault / obsidian.FOLDER
     try:
         manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
@@ -125,7 +127,10 @@ def obsidian_plugin(vault: Path, env: Mapping[str, str]) -> str | None:
     token = read_token(vault, env)
     check = ("token matches" if token and data.get("token") == token else
              "no token yet (run serve)" if not token else "token differs: run `vault-cortex install obsidian` again")
-    return (f"plugin {manifest.get('version', '?')} in {obsidian.FOLDER}: server {data.get('serverUrl', '?')}, "
+    url = data.get("serverUrl", "?")
+    if serving_at and url != serving_at:
+        url = f"{url} (the running server is at {serving_at}: `vault-cortex install obsidian --url {serving_at}`)"
+    return (f"plugin {manifest.get('version', '?')} in {obsidian.FOLDER}: server {url}, "
             f"{check}; {'enabled' if enabled else 'not enabled in Obsidian yet (Settings → Community plugins)'}")
 
 
@@ -141,7 +146,8 @@ def gather(vault: Path, env: Mapping[str, str] | None = None) -> VaultStatus:
     if index is None and (vault / ".cortex" / "index" / "index.db").is_file():
         with Cortex.open(vault) as cx:
             index = cx.status()
-    installed = Installed(claude_code=claude_code(vault, project=Path.cwd()), obsidian=obsidian_plugin(vault, env))
+    installed = Installed(claude_code=claude_code(vault, project=Path.cwd()),
+                          obsidian=obsidian_plugin(vault, env, server.url if server.answers else None))
     return VaultStatus(vault=str(vault), version=__version__, index=index, server=server, installed=installed)
 
 
