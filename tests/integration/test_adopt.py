@@ -103,13 +103,18 @@ def test_what_is_machine_local_stays_out_of_git(how: str, tmp_path: Path,
     assert git(vault, "check-attr", "merge", ".cortex/activity/2026-11.jsonl").strip().endswith("merge: union")
 
 
-def test_init_refuses_a_folder_without_notes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_init_refuses_a_folder_without_notes_but_takes_a_new_obsidian_vault(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     home = tmp_path / "home"
     (home / "Downloads").mkdir(parents=True)
     (home / "Downloads" / "setup.exe").write_bytes(b"MZ")
     assert main(["init", str(home)]) == 1
     assert "holds no markdown notes" in capsys.readouterr().err
     assert not (home / ".cortex").exists()
+    fresh = tmp_path / "New Obsidian vault"  # what Obsidian makes for a new vault: its settings, no note yet
+    (fresh / ".obsidian").mkdir(parents=True)
+    (fresh / ".obsidian" / "app.json").write_text("{}", encoding="utf-8")
+    assert main(["init", str(fresh)]) == 0 and (fresh / ".cortex" / "config.toml").is_file()
 
 
 def test_serve_refuses_a_folder_of_notes_naming_init(fixture_vault: Callable[[str], Path]) -> None:

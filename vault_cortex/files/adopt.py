@@ -62,7 +62,7 @@ def adopt_vault(root: Path) -> list[str]:
         raise VaultExists(f"{root} is already a vault (it has .cortex/); serve it: vault-cortex serve --vault {root}")
     if not root.is_dir():
         raise VaultNotFound(f"{root} is not a folder")
-    if not holds_notes(root):
+    if not holds_notes(root) and not (root / ".obsidian").is_dir():  # a new Obsidian vault may hold no note yet
         raise VaultNotFound(f"{root} holds no markdown notes (.md): give the folder of your notes, or an empty "
                             "folder for a new vault")
     cortex = root / ".cortex"
