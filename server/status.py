@@ -2,8 +2,9 @@
 asked of that server), and where vault-cortex is installed for it (Claude Code's settings, the Obsidian plugin).
 
 It changes nothing and loads no model: with a server running it asks GET /v1/status; without one it reads the
-index's counts itself. The server is found through `.cortex/index/serve.lock`, which `serve` holds (an OS lock,
-released however the process ends) and in which it writes its pid and URL.
+index's counts itself. The server is found through `serve.lock` in the index folder (`.cortex/index/` unless
+the index is kept elsewhere), which `serve` holds (an OS lock, released however the process ends) and in which
+it writes its pid and URL.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import msgspec
 from server import install, obsidian
 from server.bearer import read_token
 from vault_cortex import __version__
+from vault_cortex.index.location import index_location
 
 LOCK = re.compile(r"pid (\d+) at (\S+)")
 TIMEOUT = 2.0
@@ -134,17 +136,21 @@ def obsidian_plugin(vault: Path, env: Mapping[str, str], serving_at: str | None 
             f"{check}; {'enabled' if enabled else 'not enabled in Obsidian yet (Settings → Community plugins)'}")
 
 
-def gather(vault: Path, env: Mapping[str, str] | None = None) -> VaultStatus:
+def gather(vault: Path, env: Mapping[str, str] | None = None, *, index_dir: Path | None = None) -> VaultStatus:
     """Everything `status` shows, read without changing anything."""
     from vault_cortex.cortex import Cortex
 
     env = os.environ if env is None else env
-    server = serving(vault / ".cortex" / "index" / "serve.lock")
+    where = index_location(vault.resolve(), index_dir, env)
+    server = serving(where.path / "serve.lock")
     if server.running:
-        server = ask(server, read_token(vault, env))
+        token = read_token(vault, env)
+        if token is None and (where.path / "token").is_file():  # a read-only vault's server keeps it there
+            token = (where.path / "token").read_text(encoding="utf-8").strip()
+        server = ask(server, token)
     index = server.status.get("index") if server.status else None
-    if index is None and (vault / ".cortex" / "index" / "index.db").is_file():
-        with Cortex.open(vault) as cx:
+    if index is None and (where.path / "index.db").is_file():
+        with Cortex.open(vault, index_dir=index_dir) as cx:
             index = cx.status()
     installed = Installed(claude_code=claude_code(vault, project=Path.cwd()),
                           obsidian=obsidian_plugin(vault, env, server.url if server.answers else None))

@@ -18,6 +18,7 @@ from vault_cortex.errors import (
     VaultNotFound,
 )
 from vault_cortex.files.activity import Event, OpenEvent, read_since
+from vault_cortex.files.activity_files import pending_lines
 from vault_cortex.files.sections import EditOp
 from vault_cortex.files.vault import NoteDoc
 from vault_cortex.identity import curiosity, habits, resonance
@@ -28,6 +29,7 @@ from vault_cortex.index import recent as recent_activity
 from vault_cortex.index.db import IndexDB
 from vault_cortex.index.doctor import Doctor, Verify
 from vault_cortex.index.embed import Embedder
+from vault_cortex.index.location import index_location
 from vault_cortex.index.sync import Indexing, Progress, SyncReport
 from vault_cortex.index.upkeep import Index
 from vault_cortex.index.vectors import EmbeddingCache, Vector, Vectors
@@ -51,16 +53,18 @@ class Cortex:
     the features below, each given what it uses."""
 
     def __init__(self, root: Path, settings: Settings, embedder: Embedder | None = None,
-                 index_dir: Path | None = None, cache: EmbeddingCache | None = None) -> None:
+                 index_dir: Path | None = None, cache: EmbeddingCache | None = None, *,
+                 read_only: bool = False) -> None:
         self.root = root
         self.settings = settings
+        self.read_only = read_only  # a read-only vault: searched, never written (writes raise VaultReadOnly)
         self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
         # made before the index is opened, which may already replace a damaged one (`_index_replaced`); it reads
         # the index, the settings and the clock at each use, as they may be replaced
         self.recaller = Recaller(self, lambda: self.settings, clock=lambda: self.clock(), root=root, log=self.log,
                                  concept_folder=resonance.RESONANCE_DIR)
         self.index = Index(root, settings, embedder, index_dir, cache, on_replaced=self._index_replaced)
-        self.vault = Vault(root, settings, self.index, lambda: self.clock())
+        self.vault = Vault(root, settings, self.index, lambda: self.clock(), read_only=read_only)
 
     # -- the index, as adapters use it ----------------------------------------------------------------
     @property
@@ -99,8 +103,10 @@ class Cortex:
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, env: Mapping[str, str] | None = None,
-             embedder: Embedder | None = None) -> Cortex:
-        """Open a vault (a folder holding `.cortex/`; its config.toml is optional) and its index."""
+             embedder: Embedder | None = None, index_dir: Path | None = None) -> Cortex:
+        """Open a vault (a folder holding `.cortex/`; its config.toml is optional) and its index: in the vault,
+        or in `index_dir` / $VAULT_CORTEX_INDEX_DIR, or for a read-only vault in the user cache (said in one
+        warning line)."""
         root = Path(path).expanduser()
         if not root.is_dir():
             raise VaultNotFound(f"no vault at {root}: run `vault-cortex init {root}` to create one")
@@ -108,7 +114,11 @@ class Cortex:
             raise VaultNotFound(
                 f"{root} is not a vault (it has no .cortex/ folder): `vault-cortex init {root}` adopts a folder of "
                 "notes such as an Obsidian vault (it adds .cortex/ and writes no note)")
-        return cls(root.resolve(), load_settings(root, env), embedder)
+        env = os.environ if env is None else env
+        where = index_location(root.resolve(), index_dir, env)
+        if where.notice:  # a read-only vault is said on every command; an index kept elsewhere by choice, quietly
+            log.log(logging.WARNING if where.read_only else logging.INFO, "%s", where.notice)
+        return cls(root.resolve(), load_settings(root, env), embedder, where.path, read_only=where.read_only)
 
     def __enter__(self) -> Cortex:
         return self
@@ -124,17 +134,18 @@ class Cortex:
     def recall(self, query: str, *, k: int | None = None, mode: str | None = None,
                budget_tokens: int | None = None, regions: list[str] | None = None,
                include_archive: bool = False, client: str = "api", log_activity: bool = True,
-               filters: Filters | None = None, gate: bool = False) -> Recall:
+               filters: Filters | None = None, gate: bool = False, exclude: frozenset[str] = frozenset()) -> Recall:
         """Notes for a query, ranked by the mode's signals; with a budget, also the packed context.
 
         filters (tags, regions, project, dates, path prefix) are applied inside the candidate search, so k
         results come back whenever k notes match. With `gate`, only the hits the push gate passes, each with its
         `push_probability`: none at all unless the best reaches `push.threshold`, and then those at or above
-        `push.floor`. Empty means nothing is close enough to push unasked.
+        `push.floor`. Empty means nothing is close enough to push unasked. `exclude`: paths never returned
+        (a session's own captures, for its hooks).
         """
         return self.recaller.recall(query, k=k, mode=mode, budget_tokens=budget_tokens, regions=regions,
                                     include_archive=include_archive, client=client, log_activity=log_activity,
-                                    filters=filters, gate=gate)
+                                    filters=filters, gate=gate, exclude=exclude)
 
     def ranked(self, query: str, qvec: Vector, weights: dict[str, float], *, regions: list[str] | None = None,
                exclude: frozenset[str] = frozenset(), allowed: frozenset[int] | None = None) -> list[Scored]:
@@ -157,11 +168,11 @@ class Cortex:
 
     def context(self, *, task: str | None = None, project: str | None = None, active_note: str | None = None,
                 recent: list[str] | None = None, budget_tokens: int | None = None, mode: str | None = None,
-                client: str = "api", filters: Filters | None = None) -> Context:
+                client: str = "api", filters: Filters | None = None, exclude: frozenset[str] = frozenset()) -> Context:
         """Session-start context: pinned notes, habits and open questions that match, the handoff, then recall
-        (the recall part narrowed by filters, if any)."""
+        (the recall part narrowed by filters, if any, and never returning the `exclude` paths)."""
         ctx = build_context(self, task=task, project=project, active_note=active_note, recent=recent,
-                            budget_tokens=budget_tokens, mode=mode, client=client, filters=filters)
+                            budget_tokens=budget_tokens, mode=mode, client=client, filters=filters, exclude=exclude)
         return msgspec.structs.replace(ctx, indexing=self.indexing) if self.indexing else ctx
 
     # -- writes ---------------------------------------------------------------------------------------
@@ -201,6 +212,14 @@ class Cortex:
     def log(self, event: Event) -> None:
         """Append to the activity log; a failure to log never fails the caller's request."""
         self.vault.log(event)
+
+    def flush_activity(self) -> list[str]:
+        """Move what reads logged (pending, machine-local) into the versioned activity log; the files written."""
+        return self.vault.flush_activity()
+
+    def pending_activity(self) -> int:
+        """How many logged events wait to be flushed into the versioned activity log."""
+        return pending_lines(self.root)
 
     # -- notes ---------------------------------------------------------------------------------------
     def read_note(self, path: str) -> NoteDoc:
@@ -303,9 +322,10 @@ class Cortex:
         return curiosity.explore(self.vault, self.resolve(path), self.resolve(answer_path), client)
 
     # -- sleep (issue 5) --
-    def sleep_plan(self, mode: str = sleep.DEFAULT_MODE) -> sleep.Plan:
-        """Plan a sleep (full, light or save) for review, saved under .cortex/sleep/; no note changes."""
-        return sleep.plan(self, mode)
+    def sleep_plan(self, mode: str = sleep.DEFAULT_MODE, *, save: bool = True) -> sleep.Plan:
+        """Plan a sleep (full, light or save) for review; no note changes. `save` keeps it under .cortex/sleep/
+        to apply by id (a preview does not)."""
+        return sleep.plan(self, mode, save=save)
 
     def sleep_apply(self, plan: sleep.Plan, commit: bool = False) -> sleep.ApplyReport:
         """Apply exactly a plan, journalled; files changed since planning are skipped and reported."""

@@ -28,7 +28,7 @@ SURFACES: dict[str, tuple[str, str]] = {
     "wonder": ("POST /v1/curiosities", "wonder"),
     "list_curiosities": ("GET /v1/curiosities", "curiosities"),
     "explore": ("POST /v1/curiosities/explore", "explore"),
-    "sleep_plan": ("GET /v1/sleep/plan", "sleep"),  # `sleep` (plans, changes nothing)
+    "sleep_plan": ("POST /v1/sleep/plan", "sleep"),  # `sleep`: both save the plan, change no note (GET previews)
     "sleep_apply": ("POST /v1/sleep/apply", "sleep"),  # `sleep apply PLAN`
     "sleep_rollback": ("POST /v1/sleep/rollback", "sleep"),  # `sleep rollback`
     "read_note": ("GET /v1/notes", "read"),
