@@ -48,8 +48,10 @@ def test_status_shows_the_index_the_server_and_the_installs(tmp_path: Path) -> N
     assert lines["index"].startswith("23 notes, ") and "last sync 20" in lines["index"]
     assert lines["indexing"] == "idle" and lines["watcher"].startswith("watching, ")
     assert lines["claude-code"].startswith("user: MCP server for this vault, hooks on 6 events")
-    assert lines["obsidian"].startswith("plugin 0.1.0 in .obsidian/plugins/vault-cortex: server "
-                                        "http://127.0.0.1:8765, token matches; not enabled")
+    assert lines["obsidian"] == (  # installed with the vault's default URL; this server runs on another port
+        f"plugin 0.1.0 in .obsidian/plugins/vault-cortex: server http://127.0.0.1:8765 (the running server is at "
+        f"{server.url}: `vault-cortex install obsidian --url {server.url}`), token matches; not enabled in Obsidian "
+        "yet (Settings → Community plugins)")
     assert as_json["server"]["pid"] == pid and as_json["index"]["notes"] == 23
 
     after = run(home, "status", "--vault", str(vault))
