@@ -35,6 +35,7 @@ HOOKS: dict[str, tuple[str, str | None]] = {
     "UserPromptSubmit": ("prompt", None),
     "PreToolUse": ("tool", "*"),
     "PostToolUse": ("tool-result", "*"),
+    "Stop": ("stop", None),  # the second look before the answer (`[hooks] second_look` turns it off)
     "PreCompact": ("pre-compact", None),
     "SessionEnd": ("session-end", None),
 }
