@@ -12,6 +12,7 @@ from pathlib import Path
 
 from serving import serve
 
+from server import install
 from vault_cortex.files.vault import init_vault
 
 REPO = Path(__file__).resolve().parents[2]
@@ -47,7 +48,7 @@ def test_status_shows_the_index_the_server_and_the_installs(tmp_path: Path) -> N
     assert lines["server"] == f"running: pid {pid} at {server.url} (answers)"
     assert lines["index"].startswith("23 notes, ") and "last sync 20" in lines["index"]
     assert lines["indexing"] == "idle" and lines["watcher"].startswith("watching, ")
-    assert lines["claude-code"].startswith("user: MCP server for this vault, hooks on 6 events")
+    assert lines["claude-code"].startswith(f"user: MCP server for this vault, hooks on {len(install.HOOKS)} events")
     assert lines["obsidian"] == (  # installed with the vault's default URL; this server runs on another port
         f"plugin 0.1.0 in .obsidian/plugins/vault-cortex: server http://127.0.0.1:8765 (the running server is at "
         f"{server.url}: `vault-cortex install obsidian --url {server.url}`), token matches; not enabled in Obsidian "
