@@ -130,10 +130,10 @@ def build(data: Path, work: Path) -> list[Look]:
     looks: list[Look] = []
     for conv, (cx, qs) in enumerate(setups):
         turns: list[tuple[str, str, str, int, int, set[str]]] = [
-            (q, restated(q, answers[conv][q]), "question", conv, conv, ev) for q, ev in qs]
+            (q, restated(q, answers[conv][q]), "question", conv, conv, ev) for q, ev, _ in qs]
         for other, (_, oq) in enumerate(setups):
             if other != conv:
-                turns += [(q, restated(q, answers[other][q]), "other", other, other, set()) for q, _ in oq[::3]]
+                turns += [(q, restated(q, answers[other][q]), "other", other, other, set()) for q, _, _ in oq[::3]]
         turns += [(q, a, "coding", i % 3, -1, set()) for i, (q, a) in enumerate(zip(fit_gate.CODING, PLAIN,
                                                                                       strict=True))]
         for n, (prompt, answer, kind, fold, source, evidence) in enumerate(turns):
