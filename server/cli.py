@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from server import hooks
+from server.serve_lock import sole_server
 
 if TYPE_CHECKING:
     from types import FrameType
@@ -92,32 +93,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-@contextmanager
-def sole_server(index_dir: Path, url: str) -> Iterator[str | None]:
-    """Hold the vault's serve lock while serving (released when the process ends, however it ends); yields None,
-    or when another serve holds it, what it wrote there: its pid and URL."""
-    import fcntl
-
-    path = index_dir / "serve.lock"
-    with open(path, "a+", encoding="utf-8") as fh:
-        try:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            fh.seek(0)
-            yield fh.read().strip() or "a process that holds .cortex/index/serve.lock"
-            return
-        fh.seek(0)
-        fh.truncate()
-        fh.write(f"pid {os.getpid()} at {url}\n")
-        fh.flush()
-        try:
-            yield None
-        finally:
-            fh.seek(0)
-            fh.truncate()
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
-
-
 def _serve(cx: Cortex, args: argparse.Namespace, host: str, port: int, debounce_ms: int,
            allowed_hosts: Sequence[str] | None) -> None:
     """Serve the vault's API and MCP with its watcher and nightly sleep until Ctrl-C or SIGTERM."""
@@ -190,8 +165,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     root = Path(args.vault).expanduser()
     if not is_vault(root):
         raise VaultNotFound(f"no vault at {root}: run `vault-cortex init {root}` or `vault-cortex serve` first")
-    url = hooks.server_url(root)
-    if hooks.server_answers(url):
+    url = hooks.find_server(root)
+    if url is not None:
         log.warning("a server already serves this vault at %s: this process indexes beside it (each takes in "
                     "what the other wrote); pointing the MCP client at %s/mcp shares one index instead", url, url)
     with Cortex.open(root) as cx:
@@ -222,8 +197,9 @@ def cmd_install(args: argparse.Namespace) -> int:
     install_ = args.fn is cmd_install
     vault = Path(args.vault).expanduser() if install_ else None
     project = Path(args.project).expanduser().resolve() if args.project else None
+    transport = getattr(args, "transport", "stdio")
     changes = install.apply(args.scope, vault, install=install_, dry_run=args.dry_run, command=args.command,
-                            project=project)
+                            project=project, transport=transport)
     for change in changes:
         if args.dry_run and change.diff:
             print(change.diff, end="")
@@ -235,7 +211,10 @@ def cmd_install(args: argparse.Namespace) -> int:
     elif install_:
         events = ", ".join(install.HOOKS)
         print(f"Claude Code ({args.scope} scope) now runs vault-cortex on {vault}: the MCP server "
-              f"'{install.SERVER_NAME}' and the hooks {events}. Restart Claude Code to load them.", file=sys.stderr)
+              f"'{install.SERVER_NAME}' ({transport}) and the hooks {events}. Restart Claude Code to load them.",
+              file=sys.stderr)
+        if transport == "http" and vault is not None:
+            print(install.http_notice(args.scope, vault), file=sys.stderr)
     return 0
 
 
@@ -281,6 +260,10 @@ def add_server_commands(add: AddCommand) -> None:
         p.add_argument("agent", choices=("claude-code",))
         if name == "install":
             _vault_arg(p)
+            p.add_argument("--transport", choices=("stdio", "http"), default="stdio",
+                           help="stdio: Claude Code starts `vault-cortex mcp` itself (works with no server); http: "
+                                "it talks to the running `vault-cortex serve` over HTTP with the bearer token "
+                                "(default: stdio)")
         p.add_argument("--scope", choices=("user", "project"), default="user",
                        help="user: ~/.claude/settings.json and ~/.claude.json; project: .claude/settings.json and "
                             ".mcp.json in the project folder (default: user)")
