@@ -42,6 +42,9 @@ HOOKS: dict[str, tuple[str, str | None]] = {
     "PreCompact": ("pre-compact", None),
     "SessionEnd": ("session-end", None),
 }
+# Seconds Claude Code gives a handler (its `timeout`). SessionEnd hooks otherwise get 1.5 s, and Claude Code 2.1
+# cancels the capture ("Hook cancelled") while the hook process is still loading the library.
+TIMEOUTS: dict[str, int] = {"SessionEnd": 30, "PreCompact": 30}
 JSONObject = dict[str, Any]
 
 
@@ -160,7 +163,10 @@ def with_hooks(settings: JSONObject, command: str, vault: Path) -> JSONObject:
         if not isinstance(groups, list):
             raise ConfigError(f"`hooks.{event}` in the settings is not a list; fix it by hand first")
         group: JSONObject = {"matcher": matcher} if matcher is not None else {}
-        group["hooks"] = [{"type": "command", "command": hook_command(command, ours, vault)}]
+        handler: JSONObject = {"type": "command", "command": hook_command(command, ours, vault)}
+        if event in TIMEOUTS:
+            handler["timeout"] = TIMEOUTS[event]
+        group["hooks"] = [handler]
         groups.insert(where.get(event, len(groups)), group)
     return out
 
