@@ -25,7 +25,7 @@ import pytest
 
 CLI_ENV = "CLAUDE_CODE_CLI"
 REQUIRED_ENV = "CLAUDE_CODE_CLI_REQUIRED"
-MODEL = "claude-sonnet-4-5"
+MODEL = "scripted"  # the model named in replies (Claude Code asks for its default one)
 
 
 def find_claude() -> Path:
@@ -221,7 +221,7 @@ def run_claude(claude: Path, api: MessagesAPI, project: Path, home: Path, prompt
     run_env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE_", "VAULT_CORTEX_"))}
     run_env.update({"HOME": str(home), "ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "sk-ant-test-anything",
                     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1", **(env or {})})
-    done = subprocess.run([str(claude), "-p", prompt, "--model", MODEL, "--allowedTools", "Bash", *extra],
+    done = subprocess.run([str(claude), "-p", prompt, "--allowedTools", "Bash", *extra],
                           cwd=project, env=run_env, capture_output=True, text=True, timeout=timeout,
                           stdin=subprocess.DEVNULL)
     return Session(done=done, home=home, project=project)
