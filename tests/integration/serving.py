@@ -67,13 +67,13 @@ def wait(predicate: Callable[[], object], timeout: float, what: str) -> None:
 
 
 @contextmanager
-def serve(vault: Path, log_file: Path | None = None) -> Iterator[Server]:
-    """`vault-cortex serve --vault VAULT` until the block ends, its output in log_file (default: beside the vault);
-    yields once it answers and its start-up sync is done."""
+def serve(vault: Path, log_file: Path | None = None, *options: str) -> Iterator[Server]:
+    """`vault-cortex [OPTIONS] serve --vault VAULT` until the block ends, its output in log_file (default: beside
+    the vault); yields once it answers and its start-up sync is done."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("VAULT_CORTEX_")}
     log = (log_file or vault.parent / "server.log").open("w")
-    proc = subprocess.Popen([sys.executable, "-m", "server.cli", "serve", "--vault", str(vault), "--port", str(port)],
+    proc = subprocess.Popen([sys.executable, "-m", "server.cli", *options, "serve", "--vault", str(vault), "--port", str(port)],
                             stdout=log, stderr=subprocess.STDOUT, text=True, env=env)
     server = Server(vault, port, proc)
     try:
