@@ -73,8 +73,8 @@ def serve(vault: Path, log_file: Path | None = None, *options: str) -> Iterator[
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("VAULT_CORTEX_")}
     log = (log_file or vault.parent / "server.log").open("w")
-    proc = subprocess.Popen([sys.executable, "-m", "server.cli", *options, "serve", "--vault", str(vault), "--port", str(port)],
-                            stdout=log, stderr=subprocess.STDOUT, text=True, env=env)
+    proc = subprocess.Popen([sys.executable, "-m", "server.cli", *options, "serve", "--vault", str(vault), "--port",
+                             str(port)], stdout=log, stderr=subprocess.STDOUT, text=True, env=env)
     server = Server(vault, port, proc)
     try:
         wait(lambda: httpx.get(f"{server.url}/v1/health", timeout=1).status_code == 200, 60, "the server")
