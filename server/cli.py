@@ -168,7 +168,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     url = hooks.find_server(root)
     if url is not None:
         log.warning("a server already serves this vault at %s: this process indexes beside it (each takes in "
-                    "what the other wrote); pointing the MCP client at %s/mcp shares one index instead", url, url)
+                    "what the other wrote); `vault-cortex install claude-code --transport http` points Claude Code "
+                    "at %s/mcp instead, sharing one index", url, url)
     with Cortex.open(root) as cx:
         cx.index.check_index()
         watcher = Watcher(cx, debounce_ms=cx.settings.server.debounce_ms)
