@@ -44,7 +44,7 @@ HOOKS: dict[str, tuple[str, str | None]] = {
 }
 # Seconds Claude Code gives a handler (its `timeout`). SessionEnd hooks otherwise get 1.5 s, and Claude Code 2.1
 # cancels the capture ("Hook cancelled") while the hook process is still loading the library.
-TIMEOUTS: dict[str, int] = {"SessionEnd": 30, "PreCompact": 30}
+TIMEOUTS: dict[str, int] = {"SessionEnd": 60, "PreCompact": 60}  # 60: the most SessionEnd gets
 JSONObject = dict[str, Any]
 
 
