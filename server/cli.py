@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from server import hooks
-from server.serve_lock import sole_server
+from server.serve_lock import recorded_url, sole_server
 
 if TYPE_CHECKING:
     from types import FrameType
@@ -165,7 +165,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     root = Path(args.vault).expanduser()
     if not is_vault(root):
         raise VaultNotFound(f"no vault at {root}: run `vault-cortex init {root}` or `vault-cortex serve` first")
-    url = hooks.find_server(root)
+    url = recorded_url(root)
     if url is not None:
         log.warning("a server already serves this vault at %s: this process indexes beside it (each takes in "
                     "what the other wrote); `vault-cortex install claude-code --transport http` points Claude Code "

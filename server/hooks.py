@@ -296,27 +296,20 @@ def dispatch(event: str, payload: dict[str, Any], vault: str | None, url: str | 
     if event in CAPTURE_EVENTS:  # files only, no model: faster here than a round trip, server or not
         return run_direct(root, event, payload)
     token = read_token(root, env)
-    base = find_server(root, url) if token else None
-    if base is not None and token:
-        try:
+    for base in [url.rstrip("/")] if url else server_urls(root):
+        if not token or not server_answers(base):
+            continue
+        try:  # a server of another vault on the config's port refuses this vault's token: try the next
             return post_hook(base, token, event, payload)
-        except Exception as exc:  # noqa: BLE001 - fall back to the vault itself
-            log.warning("server at %s failed (%s); opening the vault directly", base, exc)
+        except Exception as exc:  # noqa: BLE001 - fall back to the next candidate, then the vault itself
+            log.warning("server at %s failed (%s)", base, exc)
     return run_direct(root, event, payload)
 
 
 def server_urls(root: Path) -> list[str]:
-    """Where this vault's server may listen, most likely first: the URL the running `serve` recorded, then the
-    one the vault's `[server]` settings give."""
+    """Where this vault's server may listen, most likely first: the URL its running `serve` recorded (only while
+    that process lives), then the one the vault's `[server]` settings give."""
     return list(dict.fromkeys(u for u in (recorded_url(root), server_url(root)) if u))
-
-
-def find_server(root: Path, url: str | None = None) -> str | None:
-    """The URL of a server of this vault that answers (`url` when given, else `server_urls`); None: none does."""
-    for base in [url.rstrip("/")] if url else server_urls(root):
-        if server_answers(base):
-            return base
-    return None
 
 
 def server_url(root: Path) -> str:

@@ -26,7 +26,7 @@ from typing import Any
 import msgspec
 
 from server.bearer import TOKEN_ENV, load_or_create_token, read_token
-from server.hooks import find_server, server_urls
+from server.hooks import server_urls
 from vault_cortex.errors import ConfigError, VaultNotFound
 
 SERVER_NAME = "vault-cortex"
@@ -202,7 +202,7 @@ def mcp_entry(transport: str, scope: str, command: str, vault: Path, *, dry_run:
     if transport == "stdio":
         return server_entry(command, vault)
     if transport == "http":
-        return http_entry(find_server(vault) or server_urls(vault)[0], http_token(scope, vault, dry_run=dry_run))
+        return http_entry(server_urls(vault)[0], http_token(scope, vault, dry_run=dry_run))
     raise ConfigError(f"unknown transport {transport!r}: stdio or http")
 
 

@@ -6,7 +6,10 @@ folder named after its project: (a) the start context, (b) a prompt push of a me
 (c) the earlier fix after a failing Bash call, (d) the session captured into raw/, once, however often it ends.
 Run twice: the hooks opening the vault themselves (no server, stdio MCP), and with `vault-cortex serve` on a port
 the config does not name (the hooks find it where serve recorded its URL; MCP over HTTP with the token from the
-environment). A scenario is a script of replies and checks on the logged requests: add one as `session` does.
+environment). A scenario is a script of replies and checks on the logged requests. A Stop hook's second look,
+for instance: `session(claude, project, home, QUESTION, [Text(COMPOSED_ANSWER), Text(REVISED)])`; a blocked stop
+sends Claude Code back to the API with a user turn "Stop hook feedback:\n<reason>", so `run.texts()[1]` holds the
+reason and the memories it names, and with no block there is no second request.
 """
 
 from __future__ import annotations

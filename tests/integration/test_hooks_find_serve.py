@@ -30,7 +30,6 @@ def test_a_hook_posts_to_serve_on_a_port_the_config_does_not_name(tmp_path: Path
         assert server.url != f"http://127.0.0.1:{config_port}"
         assert recorded_url(vault) == server.url
         assert hooks.server_urls(vault) == [server.url, f"http://127.0.0.1:{config_port}"]
-        assert hooks.find_server(vault) == server.url
         payload = json.loads((FIXTURES / "user_prompt_submit.json").read_text())
         payload["prompt"] = "How do I calibrate the capacitive soil moisture probes?"
         env = {k: v for k, v in os.environ.items() if not k.startswith("VAULT_CORTEX_")}
