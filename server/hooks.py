@@ -205,11 +205,19 @@ def clip(text: str, limit: int = MAX_CONTEXT_CHARS) -> str:
     return text[: cut if cut > 0 else limit - len(marker)] + marker
 
 
+def _state_dir(root: Path) -> Path:
+    """`.cortex/hooks/`, or for a read-only vault a folder beside its index (nothing is written to the vault)."""
+    from vault_cortex.index.location import index_location
+
+    where = index_location(root.resolve(), None, os.environ)
+    return where.path / "hooks" if where.read_only else root / STATE_DIR
+
+
 class SessionState:
     """The memory paths already injected into one agent session, in `.cortex/hooks/<session>.json`."""
 
     def __init__(self, root: Path, session_id: str) -> None:
-        self.dir = root / STATE_DIR
+        self.dir = _state_dir(root)
         name = session_id if re.fullmatch(r"[A-Za-z0-9_-]{1,128}", session_id) else (
             hashlib.sha256(session_id.encode()).hexdigest()[:32])
         self.path = self.dir / f"{name}.json"
@@ -296,7 +304,7 @@ def dispatch(event: str, payload: dict[str, Any], vault: str | None, url: str | 
     if event in CAPTURE_EVENTS:  # files only, no model: faster here than a round trip, server or not
         return run_direct(root, event, payload)
     token = read_token(root, env)
-    for base in [url.rstrip("/")] if url else server_urls(root):
+    for base in [url.rstrip("/")] if url else server_urls(root, env):
         if not token or not server_answers(base):
             continue
         try:  # a server of another vault on the config's port refuses this vault's token: try the next
@@ -306,10 +314,10 @@ def dispatch(event: str, payload: dict[str, Any], vault: str | None, url: str | 
     return run_direct(root, event, payload)
 
 
-def server_urls(root: Path) -> list[str]:
+def server_urls(root: Path, env: Mapping[str, str] | None = None) -> list[str]:
     """Where this vault's server may listen, most likely first: the URL its running `serve` recorded (only while
     that process lives), then the one the vault's `[server]` settings give."""
-    return list(dict.fromkeys(u for u in (recorded_url(root), server_url(root)) if u))
+    return list(dict.fromkeys(u for u in (recorded_url(root, None, env), server_url(root)) if u))
 
 
 def server_url(root: Path) -> str:

@@ -8,18 +8,27 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
 LOCK_NAME = "serve.lock"
 DEFAULT_INDEX_DIR = ".cortex/index"  # the library's INDEX_DIR (not imported: it would load the library)
+INDEX_DIR_ENV = "VAULT_CORTEX_INDEX_DIR"  # vault_cortex.index.location's, for the same reason
 _RECORD = re.compile(r"^pid (\d+) at (\S+)\s*$")
 
 
 def lock_path(root: Path, index_dir: Path | None = None) -> Path:
     """The serve lock of a vault (in its index folder)."""
     return (index_dir or root / DEFAULT_INDEX_DIR) / LOCK_NAME
+
+
+def lock_paths(root: Path, index_dir: Path | None, env: Mapping[str, str]) -> list[Path]:
+    """Where a serve of this vault may have recorded itself: the index folder given (`--index-dir`, else
+    $VAULT_CORTEX_INDEX_DIR), then the vault's own. A read-only vault's index in the user cache is not looked
+    for (finding it takes the library, which a hook loads only when no server answers)."""
+    given = index_dir or (Path(env[INDEX_DIR_ENV]).expanduser() if env.get(INDEX_DIR_ENV, "").strip() else None)
+    return list(dict.fromkeys([*([lock_path(root, given)] if given else []), lock_path(root)]))
 
 
 @contextmanager
@@ -48,20 +57,22 @@ def sole_server(index_dir: Path, url: str) -> Iterator[str | None]:
             fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
-def recorded_url(root: Path, index_dir: Path | None = None) -> str | None:
+def recorded_url(root: Path, index_dir: Path | None = None, env: Mapping[str, str] | None = None) -> str | None:
     """The URL the vault's running `serve` recorded (a wildcard address read as loopback); None when no serve
     recorded one or its process is gone."""
-    try:
-        text = lock_path(root, index_dir).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
-    match = _RECORD.match(text.strip())
-    if match is None or not _alive(int(match.group(1))):
-        return None
-    url = match.group(2).rstrip("/")
-    for wildcard in ("//0.0.0.0:", "//[::]:"):
-        url = url.replace(wildcard, "//127.0.0.1:")
-    return url
+    for path in lock_paths(root, index_dir, os.environ if env is None else env):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        match = _RECORD.match(text.strip())
+        if match is None or not _alive(int(match.group(1))):
+            continue
+        url = match.group(2).rstrip("/")
+        for wildcard in ("//0.0.0.0:", "//[::]:"):
+            url = url.replace(wildcard, "//127.0.0.1:")
+        return url
+    return None
 
 
 def _alive(pid: int) -> bool:

@@ -59,3 +59,9 @@ def test_a_record_is_read_only_while_its_process_lives(tmp_path: Path) -> None:
     for junk in ("", "garbage", "pid x at y", "\xff"):
         lock.write_text(junk)
         assert recorded_url(root) is None
+    elsewhere = tmp_path / "index elsewhere"  # serve --index-dir, or $VAULT_CORTEX_INDEX_DIR
+    lock_path(root, elsewhere).parent.mkdir()
+    lock_path(root, elsewhere).write_text(f"pid {os.getpid()} at http://127.0.0.1:18702\n")
+    assert recorded_url(root, elsewhere) == "http://127.0.0.1:18702"
+    assert recorded_url(root, None, {"VAULT_CORTEX_INDEX_DIR": str(elsewhere)}) == "http://127.0.0.1:18702"
+    assert recorded_url(root, None, {}) is None
