@@ -178,6 +178,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
                     "at %s/mcp instead, sharing one index", url, url)
     with Cortex.open(root, index_dir=args.index_dir) as cx:
         cx.index.check_index()
+        cx.index.expect_sync()  # every tool says how far indexing is, from the first call until the index is whole
         watcher = Watcher(cx, debounce_ms=cx.settings.server.debounce_ms)
         mcp = build_mcp(cx, watcher=watcher)
 
