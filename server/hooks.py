@@ -36,10 +36,11 @@ if TYPE_CHECKING:  # the library loads numpy and ONNX: imported only when a hook
 
 log = logging.getLogger(__name__)
 
-HOOK_EVENTS = ("session-start", "prompt", "tool", "tool-result", "tool-failure", "session-end", "pre-compact")
+HOOK_EVENTS = ("session-start", "prompt", "tool", "tool-result", "tool-failure", "stop", "session-end",
+               "pre-compact")
 EVENT_NAMES = {"session-start": "SessionStart", "prompt": "UserPromptSubmit", "tool": "PreToolUse",
-               "tool-result": "PostToolUse", "tool-failure": "PostToolUseFailure", "session-end": "SessionEnd",
-               "pre-compact": "PreCompact"}
+               "tool-result": "PostToolUse", "tool-failure": "PostToolUseFailure", "stop": "Stop",
+               "session-end": "SessionEnd", "pre-compact": "PreCompact"}
 CAPTURE_EVENTS = ("session-end", "pre-compact")  # write the transcript to raw/; nothing goes to the model
 VAULT_ENV = "VAULT_CORTEX_VAULT"
 URL_ENV = "VAULT_CORTEX_URL"
@@ -49,7 +50,7 @@ MAX_INPUT_BYTES = 1 << 20
 MIN_PROMPT_CHARS = 12  # "yes", "go on": nothing worth a recall
 HEALTH_TIMEOUT = 0.3
 ROUTE_TIMEOUT = {"session-start": 30.0, "prompt": 10.0, "tool": 5.0, "tool-result": 5.0, "tool-failure": 5.0,
-                 "session-end": 30.0, "pre-compact": 30.0}
+                 "stop": 5.0, "session-end": 30.0, "pre-compact": 30.0}
 STATE_TTL_SECONDS = 7 * 86400
 
 OpenCortex = Callable[[], "Cortex"]
@@ -61,6 +62,8 @@ def run_hook(open_cx: OpenCortex, event: str, payload: Mapping[str, Any]) -> dic
     text = _HANDLERS[event](open_cx, payload)
     if not text:
         return {}
+    if event == "stop":  # Claude Code sends the agent back to work with the reason as its next input
+        return {"decision": "block", "reason": clip(text)}
     return {"hookSpecificOutput": {"hookEventName": EVENT_NAMES[event], "additionalContext": clip(text)}}
 
 
@@ -95,8 +98,8 @@ def push(cx: Cortex, query: str, payload: Mapping[str, Any], header: str) -> str
     from vault_cortex.recall.pack import fit_in_order
 
     state = SessionState(cx.root, str(payload.get("session_id") or ""))
-    hits = [h for h in cx.recall(query, client="hook", gate=True, exclude=frozenset(state.captured)).hits
-            if h.path not in state]
+    hits = cx.recall(query, client="hook", gate=True, exclude=frozenset(state.captured),
+                     shown=frozenset(state.paths)).hits
     blocks = fit_in_order(((h.path, render_memory(h)) for h in hits),
                           cx.settings.hooks.prompt_budget_tokens - cx.embedder.count_tokens(header),
                           cx.embedder.count_tokens)
@@ -145,6 +148,31 @@ def _failure_push(open_cx: OpenCortex, payload: Mapping[str, Any], tool: str, qu
     return push(cx, query, payload, TOOL_RESULT_HEADER.format(tool=tool or "tool", failure=query[:120]))
 
 
+def _stop(open_cx: OpenCortex, payload: Mapping[str, Any]) -> str | None:
+    """A second look before the answer: memories not shown in this session that bear on the answer (and the
+    prompt it answers), when the gate is confident; never twice in a row (Claude Code marks the stop that
+    follows a block with `stop_hook_active`)."""
+    from vault_cortex.recall import second_look
+
+    answer = str(payload.get("last_assistant_message") or "").strip()
+    if payload.get("stop_hook_active") or len(answer) < MIN_PROMPT_CHARS:
+        return None
+    cx = open_cx()
+    if not cx.settings.hooks.second_look:
+        return None
+    from vault_cortex.importers.transcript import last_prompt
+
+    prompt = last_prompt(Path(str(payload.get("transcript_path") or "")).expanduser())
+    query = second_look.query(answer, prompt, cx.settings.recall.max_query_chars)
+    state = SessionState(cx.root, str(payload.get("session_id") or ""))
+    hits = cx.recall(query, k=second_look.LIMIT, client="hook", gate=True, exclude=frozenset(state.captured),
+                     shown=frozenset(state.paths), push=second_look.gate_settings(cx.settings.push)).hits
+    if not hits:
+        return None
+    state.add(h.path for h in hits)
+    return second_look.reason(hits, answer, str(cx.root))
+
+
 def capture(cx: Cortex, payload: Mapping[str, Any]) -> str | None:
     """Import the session's transcript into `raw/`, one note per exchange; the summary goes to stderr only.
 
@@ -174,7 +202,7 @@ def _capture(open_cx: OpenCortex, payload: Mapping[str, Any]) -> str | None:
 
 _HANDLERS: dict[str, Callable[[OpenCortex, Mapping[str, Any]], str | None]] = {
     "session-start": _session_start, "prompt": _prompt, "tool": _tool, "tool-result": _tool_result,
-    "tool-failure": _tool_failure, "session-end": _capture, "pre-compact": _capture,
+    "tool-failure": _tool_failure, "stop": _stop, "session-end": _capture, "pre-compact": _capture,
 }
 
 

@@ -39,6 +39,7 @@ HOOKS: dict[str, tuple[str, str | None]] = {
     "PreToolUse": ("tool", "*"),
     "PostToolUse": ("tool-result", "*"),
     "PostToolUseFailure": ("tool-failure", "*"),
+    "Stop": ("stop", None),  # the second look before the answer (`[hooks] second_look` turns it off)
     "PreCompact": ("pre-compact", None),
     "SessionEnd": ("session-end", None),
 }

@@ -87,6 +87,7 @@ class RecallSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     lexical_budget: int = 3000  # chunks BM25 scores per query at most (past it the top-N comes from rarer words)
     dense_weight: float = 0.5
     lexical_weight: float = 0.5
+    company: Annotated[float, msgspec.Meta(ge=0, le=1)] = 0.15  # how far a candidate's best neighbour lifts it
     budget_tokens: int = 1000
     max_k: int = 100
     max_query_chars: int = 2000
@@ -99,18 +100,19 @@ GATE_FEATURES = ("relevance", "dense", "lexical", "cosine", "coverage", "rank", 
 
 def _default_gate() -> dict[str, float]:
     # fitted by tests/bench/fit_gate.py on the LoCoMo dev set and off-topic prompts; see docs/push.md
-    return {"relevance": 0.061, "dense": -0.167, "lexical": 0.289, "cosine": 2.26, "coverage": 2.574,
-            "rank": -0.802, "margin": 0.731, "gap": 0.165, "region": 0.0, "recency": 0.0, "known": 0.426,
-            "names": 0.775, "words": 0.381, "matched": 1.219}
+    return {"relevance": 0.063, "dense": -0.153, "lexical": 0.28, "cosine": 2.272, "coverage": 2.609,
+            "rank": -0.788, "margin": 0.738, "gap": 0.117, "region": 0.0, "recency": 0.0, "known": 0.442,
+            "names": 0.772, "words": 0.376, "matched": 1.204}
 
 
 class PushSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """The push gate: a logistic regression over ranking features (recall/gate.py) and its threshold."""
 
-    threshold: float = 0.17  # push only when the best candidate's probability reaches this
-    floor: float = 0.0  # once pushing, every candidate whose probability reaches this goes along (rank order)
+    threshold: float = 0.38  # push only when the best candidate's probability reaches this
+    floor: float = 0.13  # once pushing, every candidate whose own probability reaches this goes along (rank order)
+    second_look: float = 0.14  # the Stop hook's second look: a memory whose own probability reaches this
     candidates: int = 10  # the best-ranked candidates the gate looks at
-    intercept: float = -6.004
+    intercept: float = -6.033
     weights: dict[str, float] = msgspec.field(default_factory=_default_gate)
 
 
@@ -169,6 +171,7 @@ class CuriositySettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknow
 
 class HooksSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     prompt_budget_tokens: Count = 400
+    second_look: bool = True  # the Stop hook may send the agent back to check memories that bear on its answer
     session_budget_tokens: Annotated[int, msgspec.Meta(ge=MIN_BUDGET_TOKENS, le=MAX_BUDGET_TOKENS)] = 1500
 
 
@@ -303,6 +306,8 @@ def _check(settings: Settings) -> None:
     push = settings.push
     if not 0 <= push.floor <= push.threshold <= 1:
         raise ConfigError("push.floor and push.threshold must be between 0 and 1, the floor not above the threshold")
+    if not 0 <= push.second_look <= 1:
+        raise ConfigError("push.second_look must be between 0 and 1")
     if not 1 <= push.candidates <= rec.candidates:
         raise ConfigError("push.candidates must be between 1 and recall.candidates")
     unknown = sorted(set(push.weights) - set(GATE_FEATURES))

@@ -12,7 +12,7 @@ from types import TracebackType
 import msgspec
 
 from vault_cortex import notes
-from vault_cortex.config import Settings, load_settings
+from vault_cortex.config import PushSettings, Settings, load_settings
 from vault_cortex.errors import (
     InvalidRequest,
     VaultNotFound,
@@ -134,18 +134,20 @@ class Cortex:
     def recall(self, query: str, *, k: int | None = None, mode: str | None = None,
                budget_tokens: int | None = None, regions: list[str] | None = None,
                include_archive: bool = False, client: str = "api", log_activity: bool = True,
-               filters: Filters | None = None, gate: bool = False, exclude: frozenset[str] = frozenset()) -> Recall:
+               filters: Filters | None = None, gate: bool = False, exclude: frozenset[str] = frozenset(),
+               shown: frozenset[str] = frozenset(), push: PushSettings | None = None) -> Recall:
         """Notes for a query, ranked by the mode's signals; with a budget, also the packed context.
 
         filters (tags, regions, project, dates, path prefix) are applied inside the candidate search, so k
         results come back whenever k notes match. With `gate`, only the hits the push gate passes, each with its
-        `push_probability`: none at all unless the best reaches `push.threshold`, and then those at or above
-        `push.floor`. Empty means nothing is close enough to push unasked. `exclude`: paths never returned
-        (a session's own captures, for its hooks).
+        `push_probability`: each at or above `push.floor` on its own, and none at all unless one not in `shown`
+        (the paths an agent session was shown already, left out) reaches `push.threshold`. Empty means
+        nothing is close enough to push unasked. `push` judges with other gate settings than the vault's (the
+        second look's own threshold). `exclude`: paths never returned (a session's own captures, for its hooks).
         """
         return self.recaller.recall(query, k=k, mode=mode, budget_tokens=budget_tokens, regions=regions,
                                     include_archive=include_archive, client=client, log_activity=log_activity,
-                                    filters=filters, gate=gate, exclude=exclude)
+                                    filters=filters, gate=gate, exclude=exclude, shown=shown, push=push)
 
     def ranked(self, query: str, qvec: Vector, weights: dict[str, float], *, regions: list[str] | None = None,
                exclude: frozenset[str] = frozenset(), allowed: frozenset[int] | None = None) -> list[Scored]:

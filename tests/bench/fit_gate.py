@@ -5,9 +5,11 @@ turn, as tests/bench/locomo.py builds it); the gate's features of the best `push
 labelled 1 when the memory is an evidence turn of the question, else 0. Off-topic prompts (another
 conversation's questions, coding and writing prompts, vague one-liners) label every candidate 0.
 
-Cross-validation is by conversation: fit on two, choose the threshold on those two, test on the third;
-the mean of the three held-out folds is reported. The final fit uses all three and is printed as the
-`[push]` table of `.cortex/config.toml`.
+Cross-validation is by conversation: fit on two, choose the threshold and the floor (the probability a memory
+needs on its own to go along) on those two, test on the third; the mean of the three held-out folds is
+reported. The setting chosen has the best coverage among those meeting the targets (precision per injection,
+pushed memories that are evidence, memories per injection, off-topic). The final fit uses all three and is
+printed as the `[push]` table of `.cortex/config.toml`.
 
 Run: `python tests/bench/fit_gate.py [--data DIR] [--work DIR]`.
 """
@@ -18,7 +20,7 @@ import argparse
 import json
 import statistics
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +39,11 @@ from vault_cortex.recall.pipeline import gate, to_hit  # noqa: E402
 DATA = locomo.DATA if locomo.DATA.is_dir() else Path("/work/shared/data/locomo-dev")  # worktrees sit a level deeper
 BUDGET_TOKENS = 400  # the prompt hook's default budget
 CANDIDATES = PushSettings().candidates
-TARGET_PRECISION = 0.68  # chosen on the training folds with a little room above the 0.65 target
+# The targets (README "Push"), met on the training folds with a little room: injections holding evidence, pushed
+# memories that are evidence, memories per injection, off-topic prompts that get an injection.
+TARGET_PRECISION = 0.72  # target 0.70
+TARGET_MEMORY_PRECISION = 0.37  # target 0.35
+MAX_PER_INJECTION = 2.3  # target 2.5
 MAX_OFF_TOPIC = 0.02
 
 CODING = [
@@ -109,19 +115,22 @@ class Row(msgspec.Struct, frozen=True, kw_only=True):
     y: list[int]  # 1 = evidence turn
     cost: list[int]  # tokens of the memory's block in the prompt hook
     cosine: list[float]  # best-chunk cosine (the old hook's threshold)
+    paths: list[str] = []  # the candidates' notes (what a session was shown, for the second look)
 
 
 def build(data: Path, work: Path) -> list[Row]:
     """Every prompt ranked in every conversation's vault (cached in work/gate-rows.json)."""
     cache = work / "gate-rows.json"
     if cache.exists():
-        return msgspec.json.decode(cache.read_bytes(), type=list[Row])
+        cached = msgspec.json.decode(cache.read_bytes(), type=list[Row])
+        if all(r.paths or not r.y for r in cached):  # an older cache lacks the paths: built again
+            return cached
     embedder = load_embedder(load_settings(work, env={}).embedding)
     setups = locomo.prepare(data, work, embedder)
     rows: list[Row] = []
-    questions = [[q for q, _ in qs] for _, qs in setups]
+    questions = [[q for q, _, _ in qs] for _, qs in setups]
     for conv, (cx, qs) in enumerate(setups):
-        prompts: list[tuple[str, str, int, int, set[str]]] = [(q, "question", conv, conv, ev) for q, ev in qs]
+        prompts: list[tuple[str, str, int, int, set[str]]] = [(q, "question", conv, conv, ev) for q, ev, _ in qs]
         for other, oq in enumerate(questions):
             if other != conv:
                 prompts += [(q, "other", conv, other, set()) for q in oq[::3]]
@@ -151,7 +160,7 @@ def row(cx: Cortex, prompt: str, kind: str, conv: int, fold: int, source: int, e
              for s, v in zip(ranked, verdicts, strict=True)]
     return Row(prompt=prompt, conv=conv, kind=kind, fold=fold, source=source,
                x=[[f[k] for k in GATE_FEATURES] for f in feats], y=[int(s.note.path in evidence) for s in ranked],
-               cost=costs, cosine=[s.fused.cosine for s in ranked])
+               cost=costs, cosine=[s.fused.cosine for s in ranked], paths=[s.note.path for s in ranked])
 
 
 # -- the model --------------------------------------------------------------------------------------------
@@ -225,22 +234,35 @@ def evaluate(rows: Sequence[Row], scores: Sequence[Sequence[float]], threshold: 
                    off_topic=off_fired / max(off_n, 1), per_injection=mem / max(fired, 1))
 
 
-FLOORS = (0.0, 0.01, 0.02, 0.03, 0.05, 0.08, 0.1, 0.15, 0.2)
+FLOORS = tuple(i / 100 for i in range(0, 41))
+THRESHOLDS = tuple(i / 100 for i in range(2, 96))
 
 
-def choose_threshold(rows: Sequence[Row], scores: Sequence[Sequence[float]], budget: int) -> tuple[float, float]:
-    """(threshold, floor) with the best training coverage that meets the precision and off-topic targets."""
+def meets(f: Figures) -> bool:
+    """The push targets (with the training room above): precise injections, lean ones, no off-topic noise."""
+    return (f.precision >= TARGET_PRECISION and f.memory_precision >= TARGET_MEMORY_PRECISION
+            and f.per_injection <= MAX_PER_INJECTION and f.off_topic <= MAX_OFF_TOPIC)
+
+
+def best_setting(figures: Callable[[float, float], Figures]) -> tuple[float, float]:
+    """(threshold, floor) with the best coverage among those that meet the targets; a memory rides along only on
+    its own probability (the floor), so the floor is searched as much as the threshold."""
     best: tuple[float, float, float] = (-1.0, 0.95, 0.95)
     for floor in FLOORS:
-        for t in (i / 100 for i in range(2, 96)):
+        for t in THRESHOLDS:
             if t < floor:
                 continue
-            f = evaluate(rows, scores, t, budget, floor)
-            if f.precision >= TARGET_PRECISION and f.off_topic <= MAX_OFF_TOPIC:
+            f = figures(t, floor)
+            if meets(f):
                 if f.coverage > best[0]:
                     best = (f.coverage, t, floor)
                 break  # higher thresholds only lose coverage
     return best[1], best[2]
+
+
+def choose_threshold(rows: Sequence[Row], scores: Sequence[Sequence[float]], budget: int) -> tuple[float, float]:
+    """(threshold, floor) with the best training coverage that meets the targets."""
+    return best_setting(lambda t, floor: evaluate(rows, scores, t, budget, floor))
 
 
 def folds(rows: Sequence[Row]) -> list[tuple[list[Row], list[Row]]]:
@@ -264,15 +286,12 @@ def cross_validate(rows: Sequence[Row], budget: int) -> tuple[list[Figures], lis
     return figures, thresholds
 
 
-def threshold_by_cross_validation(rows: Sequence[Row], budget: int, floor: float = 0.0) -> tuple[float, float]:
-    """The lowest threshold whose held-out figures (mean of the folds) meet the targets, for the shipped model."""
+def threshold_by_cross_validation(rows: Sequence[Row], budget: int) -> tuple[float, float]:
+    """(threshold, floor) whose held-out figures (mean of the folds) meet the targets with the best coverage, for
+    the shipped model."""
     splits = folds(rows)
     scored = [(held, [probabilities(r, *fit(train)) for r in held]) for train, held in splits]
-    for t in (i / 100 for i in range(2, 96)):
-        f = mean([evaluate(held, p, t, budget, floor) for held, p in scored])
-        if f.precision >= TARGET_PRECISION and f.off_topic <= MAX_OFF_TOPIC:
-            return t, floor
-    return 0.95, floor
+    return best_setting(lambda t, floor: mean([evaluate(held, p, t, budget, floor) for held, p in scored]))
 
 
 def mean(figures: Sequence[Figures]) -> Figures:

@@ -2,7 +2,9 @@
 
 One vault per conversation, one note per dialog turn (`conv-<id>/D<session>-<turn>.md`); each question of
 categories 1–4 is asked with `Cortex.recall`, and recall@k is the share of its evidence turns in the top k,
-averaged over questions. Run: `python tests/bench/locomo.py [--data DIR] [--work DIR] [--sweep]`.
+averaged over questions, overall and per category (multi-hop, temporal, open-domain, single-hop); then each
+recall mechanism switched off in turn, and the in-process recall latency.
+Run: `python tests/bench/locomo.py [--data DIR] [--work DIR] [--sweep] [--cv]`.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from vault_cortex.index.embed import Embedder, load_embedder
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo-dev"
 KS = (1, 5, 10)
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-dom", 4: "single-hop"}
 
 
 def session_datetime(raw: str) -> str:
@@ -74,15 +77,19 @@ def evidence_paths(conv_id: str, evidence: Iterable[str]) -> set[str]:
 
 
 Scorer = Callable[[str], list[str]]
+Question = tuple[str, set[str], int]  # the question, its evidence notes, its LoCoMo category
+Scores = dict[int | tuple[int, int], float]  # k → recall@k over all questions; (category, k) → within it
 
 
-def evaluate(questions: list[tuple[str, set[str]]], ask: Scorer) -> dict[int, float]:
-    sums = dict.fromkeys(KS, 0.0)
-    for question, evidence in questions:
+def evaluate(questions: list[Question], ask: Scorer) -> dict[tuple[int, int], tuple[float, int]]:
+    """(category, k) → (sum of recall@k, questions) over the questions."""
+    sums: dict[tuple[int, int], tuple[float, int]] = {}
+    for question, evidence, category in questions:
         got = ask(question)
         for k in KS:
-            sums[k] += len(evidence & set(got[:k])) / len(evidence)
-    return {k: sums[k] / max(1, len(questions)) for k in KS}
+            total, n = sums.get((category, k), (0.0, 0))
+            sums[(category, k)] = (total + len(evidence & set(got[:k])) / len(evidence), n + 1)
+    return sums
 
 
 def load_conversations(data: Path) -> list[tuple[str, dict[str, Any]]]:
@@ -93,7 +100,10 @@ def load_conversations(data: Path) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
-def prepare(data: Path, work: Path, embedder: Embedder) -> list[tuple[Cortex, list[tuple[str, set[str]]]]]:
+Setups = list[tuple[Cortex, list[Question]]]
+
+
+def prepare(data: Path, work: Path, embedder: Embedder) -> Setups:
     setups = []
     for conv_id, conv in load_conversations(data):
         root = work / f"conv-{conv_id}"
@@ -103,7 +113,7 @@ def prepare(data: Path, work: Path, embedder: Embedder) -> list[tuple[Cortex, li
         cx = Cortex(root.resolve(), load_settings(root, env={}), embedder)
         report = cx.sync()
         questions = [
-            (qa["question"], ev)
+            (qa["question"], ev, int(qa["category"]))
             for qa in conv["qa"]
             if qa.get("category") in (1, 2, 3, 4) and (ev := evidence_paths(conv_id, qa.get("evidence", [])))
         ]
@@ -113,7 +123,7 @@ def prepare(data: Path, work: Path, embedder: Embedder) -> list[tuple[Cortex, li
     return setups
 
 
-def with_recall(cx: Cortex, modes: dict[str, dict[str, float]] | None = None, **changes: float) -> Cortex:
+def with_recall(cx: Cortex, modes: dict[str, dict[str, float]] | None = None, **changes: Any) -> Cortex:
     """The same vault and index with some recall settings (or mode weights) changed."""
     settings = msgspec.structs.replace(cx.settings, recall=msgspec.structs.replace(cx.settings.recall, **changes))
     if modes:
@@ -126,11 +136,11 @@ def with_recall(cx: Cortex, modes: dict[str, dict[str, float]] | None = None, **
     return clone
 
 
-def packed_recall(setups: list[tuple[Cortex, list[tuple[str, set[str]]]]], budget: int) -> float:
+def packed_recall(setups: Setups, budget: int) -> float:
     """Share of evidence turns that made it into a packed context of `budget` tokens."""
     total, n = 0.0, 0
     for cx, questions in setups:
-        for q, evidence in questions:
+        for q, evidence, _ in questions:
             ctx = cx.recall(q, k=50, budget_tokens=budget, log_activity=False).context
             got = {item.path for item in ctx.items} if ctx else set()
             total += len(evidence & got) / len(evidence)
@@ -138,24 +148,79 @@ def packed_recall(setups: list[tuple[Cortex, list[tuple[str, set[str]]]]], budge
     return total / max(1, n)
 
 
-def run_all(setups: list[tuple[Cortex, list[tuple[str, set[str]]]]], k: int = 10,
-            **recall_kwargs: Any) -> dict[int, float]:
-    """Recall@k averaged over every question of every conversation (question-weighted)."""
-    total = dict.fromkeys(KS, 0.0)
-    n = 0
+def run_all(setups: Setups, k: int = 10, **recall_kwargs: Any) -> Scores:
+    """Recall@k averaged over every question of every conversation (question-weighted), and per category."""
+    sums: dict[tuple[int, int], tuple[float, int]] = {}
     for cx, questions in setups:
         def ask(q: str, cx: Cortex = cx) -> list[str]:
             return [h.path for h in cx.recall(q, k=k, log_activity=False, **recall_kwargs).hits]
 
-        res = evaluate(questions, ask)
-        for kk in KS:
-            total[kk] += res[kk] * len(questions)
-        n += len(questions)
-    return {kk: total[kk] / n for kk in KS}
+        for key, (total, n) in evaluate(questions, ask).items():
+            before = sums.get(key, (0.0, 0))
+            sums[key] = (before[0] + total, before[1] + n)
+    out: Scores = {key: total / n for key, (total, n) in sums.items()}
+    for kk in KS:
+        parts = [sums[(c, kk)] for c in CATEGORIES if (c, kk) in sums]
+        out[kk] = sum(t for t, _ in parts) / max(1, sum(n for _, n in parts))
+    return out
 
 
-def row(name: str, res: dict[int, float]) -> str:
-    return f"{name:<28}" + "".join(f"{res[k]:>10.3f}" for k in KS)
+def latency(setups: Setups) -> tuple[float, float]:
+    """p50 and p95 of `Cortex.recall` (default settings, model loaded, query embedding included), in ms."""
+    times = []
+    for cx, questions in setups:
+        for q, _, _ in questions:
+            started = time.perf_counter()
+            cx.recall(q, log_activity=False)
+            times.append((time.perf_counter() - started) * 1000)
+    cuts = statistics.quantiles(times, n=20)
+    return statistics.median(times), cuts[18]
+
+
+def row(name: str, res: Scores) -> str:
+    """Recall@1/5/10 over all questions, then recall@10 within each category."""
+    return (f"{name:<28}" + "".join(f"{res[k]:>8.3f}" for k in KS) + "  |"
+            + "".join(f"{res.get((c, 10), 0.0):>11.3f}" for c in CATEGORIES))
+
+
+def header(title: str) -> str:
+    return (f"{title:<28}" + "".join(f"{'R@' + str(k):>8}" for k in KS) + "  |"
+            + "".join(f"{name:>11}" for name in CATEGORIES.values()))
+
+
+def category_table(res: Scores, counts: dict[int, int]) -> list[str]:
+    """Recall@1/5/10 within each category, with its number of questions."""
+    lines = [f"{'category':<28}" + "".join(f"{'R@' + str(k):>8}" for k in KS) + f"{'questions':>11}"]
+    for c, name in CATEGORIES.items():
+        lines.append(f"  {name + f' ({c})':<26}" + "".join(f"{res.get((c, k), 0.0):>8.3f}" for k in KS)
+                     + f"{counts.get(c, 0):>11}")
+    lines.append(f"  {'all':<26}" + "".join(f"{res[k]:>8.3f}" for k in KS) + f"{sum(counts.values()):>11}")
+    return lines
+
+
+MECHANISMS: dict[str, dict[str, Any]] = {
+    "company (neighbours lift)": {"company": 0.0},
+}
+OFF = {k: v for change in MECHANISMS.values() for k, v in change.items()}  # every mechanism switched off
+COMPANY_GRID = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4)
+
+
+def cross_validated(setups: Setups, setting: str, grid: Iterable[float]) -> Scores:
+    """Each conversation scored with the value of `setting` that does best (recall@10) on the others."""
+    grid = list(grid)
+    scored = {(i, v): run_all([(with_recall(cx, **{setting: v}), q)]) for i, (cx, q) in enumerate(setups)
+              for v in grid}
+    sums: dict[int | tuple[int, int], tuple[float, int]] = {}
+    for held, (_, questions) in enumerate(setups):
+        others = [i for i in range(len(setups)) if i != held]
+        best = max(grid, key=lambda v: sum(scored[(i, v)][10] * len(setups[i][1]) for i in others))
+        print(f"  held out conversation {held + 1}: {setting} = {best}", file=sys.stderr)
+        counts = {c: sum(1 for *_, cat in questions if cat == c) for c in CATEGORIES}
+        for key, value in scored[(held, best)].items():
+            weight = len(questions) if isinstance(key, int) else counts[key[0]]
+            total, n = sums.get(key, (0.0, 0))
+            sums[key] = (total + value * weight, n + weight)
+    return {key: total / max(1, n) for key, (total, n) in sums.items()}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -163,22 +228,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--work", type=Path, default=Path("/tmp/vault-cortex-locomo"))
     ap.add_argument("--sweep", action="store_true", help="also print a grid of fusion weights")
+    ap.add_argument("--cv", action="store_true",
+                    help="also cross-validate recall.company by conversation (fit on two, score the third)")
     ap.add_argument("--budget", action="store_true",
                     help="also run with recall.lexical_budget at the share of the chunks it is at 100k notes")
     args = ap.parse_args(argv)
     started = time.perf_counter()
     embedder = load_embedder(load_settings(args.work, env={}).embedding)
     setups = prepare(args.data, args.work, embedder)
-    print(f"{'LoCoMo dev (turn per note)':<28}" + "".join(f"{'R@' + str(k):>10}" for k in KS))
+    print(header("LoCoMo dev (turn per note)"))
     base = [(cx, q) for cx, q in setups]
-    relevance_only = {"focus_only": {"relevance": 1.0}}
-    print(row("BM25 only", run_all([(with_recall(cx, relevance_only, dense_weight=0.0, lexical_weight=1.0), q)
-                                    for cx, q in base], mode="focus_only")))
-    print(row("dense only", run_all([(with_recall(cx, relevance_only, dense_weight=1.0, lexical_weight=0.0), q)
-                                     for cx, q in base], mode="focus_only")))
+    relevance_only = {"focus_only": {"relevance": 1.0}}  # the baselines: no signal and no mechanism but relevance
+    print(row("BM25 only", run_all([(with_recall(cx, relevance_only, dense_weight=0.0, lexical_weight=1.0,
+                                                  **OFF), q) for cx, q in base], mode="focus_only")))
+    print(row("dense only", run_all([(with_recall(cx, relevance_only, dense_weight=1.0, lexical_weight=0.0,
+                                                   **OFF), q) for cx, q in base], mode="focus_only")))
     print(row("fusion only (relevance)", run_all(
-        [(with_recall(cx, modes=relevance_only), q) for cx, q in base], mode="focus_only")))
-    print(row("vault-cortex (default)", run_all(base)))
+        [(with_recall(cx, modes=relevance_only, **OFF), q) for cx, q in base], mode="focus_only")))
+    default_scores = run_all(base)
+    print(row("vault-cortex (default)", default_scores))
     modes = sorted(setups[0][0].settings.modes)
     for mode in modes:
         print(row(f"  mode {mode}", run_all(base, mode=mode)))
@@ -188,6 +256,19 @@ def main(argv: list[str] | None = None) -> int:
         ablated = {"ablated": {**default, signal: 0.0}}
         res = run_all([(with_recall(cx, modes=ablated), q) for cx, q in base], mode="ablated")
         print(row(f"  - {signal}", res))
+    print("mechanisms (default without one):")
+    for name, change in MECHANISMS.items():
+        print(row(f"  - {name}", run_all([(with_recall(cx, **change), q) for cx, q in base])))
+    if args.cv:
+        print(row("  company, cross-validated", cross_validated(base, "company", COMPANY_GRID)))
+    counts: dict[int, int] = {}
+    for _, questions in setups:
+        for _, _, c in questions:
+            counts[c] = counts.get(c, 0) + 1
+    print("by category (default):")
+    print("\n".join(category_table(default_scores, counts)))
+    p50, p95 = latency(base)
+    print(f"recall latency in-process (default): p50 {p50:.1f} ms, p95 {p95:.1f} ms")
     print("recall within a packed context (default mode):")
     for budget in (512, 1000, 2000):
         print(f"  {budget:>5} tokens: {packed_recall(base, budget):.3f}")

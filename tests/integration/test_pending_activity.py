@@ -102,3 +102,20 @@ def test_sleep_apply_flushes_what_reads_logged_and_commits_it(tmp_path: Path, em
     events, bad = read_events(root)
     assert bad == 0 and [type(e).__name__ for e in events if e.client == "api"][:2] == ["RecallEvent", "OpenEvent"]
     assert git("status", "--porcelain", "--untracked-files=all", "--", ".cortex/activity") == ""
+
+
+def test_a_line_a_crash_cut_short_never_swallows_the_next_one(tmp_path: Path) -> None:
+    """Found by the replay property test: a flush appended right after a torn line and lost its first event."""
+    append(tmp_path, OpenEvent(ts=T0, client="cli", path="a.md"))
+    flush(tmp_path)
+    with (tmp_path / ACTIVITY_DIR / "2026-11.jsonl").open("ab") as fh:
+        fh.write(encode(OpenEvent(ts=T0, client="cli", path="torn.md"))[:-5])  # a crash mid-write
+    append(tmp_path, OpenEvent(ts=T0, client="cli", path="b.md"))
+    flush(tmp_path)
+    append(tmp_path, OpenEvent(ts=T0, client="cli", path="c.md"))
+    with (tmp_path / PENDING_DIR / "2026-11.jsonl").open("ab") as fh:
+        fh.write(b'{"event":"open"')
+    append(tmp_path, OpenEvent(ts=T0, client="cli", path="d.md"))
+    flush(tmp_path)
+    events, bad = read_events(tmp_path)
+    assert [e.path for e in events if isinstance(e, OpenEvent)] == ["a.md", "b.md", "c.md", "d.md"] and bad == 2

@@ -20,9 +20,14 @@ FIXTURES = Path(__file__).parents[1] / "fixtures" / "vaults"
 def test_graph_signal_lifts_a_linked_note_with_no_match(fixture_vault, embedder) -> None:  # type: ignore[no-untyped-def]
     root = fixture_vault("graph_lift")
     expected = json.loads((root / "expected.json").read_text())
+    (root / ".cortex").mkdir(exist_ok=True)
+    (root / ".cortex/config.toml").write_text("[recall]\ncompany = 0.0\n")  # the control: no neighbour lift either
     with Cortex.open(root, embedder=embedder) as cx:
         cx.sync()
         focus = [h.path for h in cx.recall(expected["query"], k=5, mode="focus").hits]
+    (root / ".cortex/config.toml").unlink()
+    with Cortex.open(root, embedder=embedder) as cx:
+        cx.sync()
         balanced = cx.recall(expected["query"], k=5).hits
         paths = [h.path for h in balanced]
         assert paths[0] == expected["top"]

@@ -96,10 +96,14 @@ def _remember(path: Path, conflicted: bool) -> None:
 
 
 def _write_all(path: Path, data: bytes) -> None:
-    """One O_APPEND write of whole lines, so concurrent writers never interleave them."""
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0)
+    """One O_APPEND write of whole lines, so concurrent writers never interleave them; a line a crash cut short
+    stays alone on its line instead of swallowing the first one written after it."""
+    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0)
     fd = os.open(path, flags, 0o644)
     try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            data = b"\n" + data
         written = os.write(fd, data)
     finally:
         os.close(fd)

@@ -393,3 +393,39 @@ def import_transcript(vault: Vault, file: str | Path, session: str | None = None
     with vault.change("import") as tx:
         return capture_transcript(tx, file, session)
 
+
+
+TAIL_BYTES = 1 << 20  # how far back from a transcript's end the last prompt is looked for
+TAIL_BLOCK = 1 << 16  # read backwards this much at a time: the prompt is usually in the last block
+
+
+def last_prompt(file: Path, tail: int = TAIL_BYTES) -> str:
+    """The last prompt of a Claude Code transcript, read backwards from its end (the lines after the prompt are
+    parsed, nothing before it); "" when there is none within `tail` bytes or nothing to read."""
+    try:
+        with file.open("rb") as fh:
+            pos = fh.seek(0, 2)
+            floor = max(0, pos - tail)
+            rest = b""
+            while pos > floor:
+                start = max(floor, pos - TAIL_BLOCK)
+                fh.seek(start)
+                lines = (fh.read(pos - start) + rest).split(b"\n")
+                pos = start
+                rest = lines.pop(0)  # cut by the block's start, unless it is the file's first line
+                if pos == 0:
+                    lines.insert(0, rest)
+                for line in reversed(lines):
+                    if b'"user"' in line and (prompt := _prompt_of(line)):
+                        return prompt
+    except OSError:
+        return ""
+    return ""
+
+
+def _prompt_of(line: bytes) -> str:
+    """The prompt a transcript line holds, as `iter_jsonl` reads it ("" for any other line)."""
+    try:
+        return next((x.prompt for _, x in iter_jsonl([(0, line + b"\n")])), "")
+    except InvalidRequest:
+        return ""

@@ -18,6 +18,7 @@ from vault_cortex.index.db import IndexDB
 from vault_cortex.index.rows import ChunkRow, NoteRow
 from vault_cortex.index.sync import Indexing
 from vault_cortex.index.vectors import Vector, Vectors
+from vault_cortex.recall.company import NAMED, Lift, Member, lifted, lifts, linked_among, sections_beside
 from vault_cortex.recall.gate import Cue, Verdict, judge
 from vault_cortex.recall.graph import Graph
 from vault_cortex.recall.pack import Candidate, Packed, Piece
@@ -147,6 +148,7 @@ def rank(
             best = [f for f in best_per_note(fused, {i: c.note_id for i, c in chunks.items()})
                     if _wanted(notes[chunks[f.chunk_id].note_id], regions, exclude, allowed)]
 
+    company = _company(best, fused, chunks, notes, graph) if rs.company > 0 else {}
     top_paths = [notes[chunks[f.chunk_id].note_id].path for f in best[:COACTIVATION_TOP]]
     use_resonance = weights.get("resonance", 0.0) > 0 and bool(concepts)
     out = []
@@ -160,8 +162,10 @@ def rank(
         facts = NoteFacts(path=note.path, region=note.region, importance=note.importance,
                           created=parse_time(note.created), mtime=note.mtime_ns / 1e9, last_access=last,
                           access_count=count)
+        lift = company.get(note.path)
+        relevance = lifted(f.relevance, lift, rs.company)
         signals = {
-            "relevance": round(f.relevance, 4),
+            "relevance": round(relevance, 4),
             "region": region.weight,
             "importance": round(effective_importance(facts, region, now), 4),
             "coactivation": round(coactivation(note.path, top_paths, pairs), 4),
@@ -174,10 +178,32 @@ def rank(
         if factor != 1.0:
             signals["raw"] = factor
         score = round(weighted(signals, weights) * factor, 4)
-        out.append(Scored(note=note, chunk=chunk, fused=f, score=score, signals=signals,
-                          reason=reason(signals, weights, dense=f.dense, lexical=f.lexical)))
+        why = reason(signals, weights, dense=f.dense, lexical=f.lexical)
+        if lift is not None and relevance - f.relevance >= NAMED and weights.get("relevance", 0.0) > 0:
+            why = lift.phrase() if why == "weak match" else f"{why}; {lift.phrase()}"
+        out.append(Scored(note=note, chunk=chunk, fused=f, score=score, signals=signals, reason=why))
     out.sort(key=lambda s: (-s.score, s.note.path))
     return out
+
+
+def _company(best: Sequence[Fused], fused: Sequence[Fused], chunks: Mapping[int, ChunkRow],
+             notes: Mapping[int, NoteRow], graph: Graph) -> dict[str, Lift]:
+    """Each candidate note's best neighbour among the candidates: a note it links with, or a section beside
+    its best chunk (see `company`)."""
+    by_note: dict[int, list[tuple[int, str, float]]] = {}
+    for f in fused:
+        c = chunks.get(f.chunk_id)
+        if c is not None:
+            by_note.setdefault(c.note_id, []).append((c.ord, c.heading, f.relevance))
+    paths = [notes[chunks[f.chunk_id].note_id].path for f in best]
+    linked = linked_among(graph, paths)
+    members = []
+    for f, path in zip(best, paths, strict=True):
+        chunk = chunks[f.chunk_id]
+        around, links = linked.get(path, ((), 0))
+        members.append(Member(path=path, relevance=f.relevance, linked=around, links=links,
+                              beside=sections_beside(chunk.ord, by_note.get(chunk.note_id, ()))))
+    return lifts(members)
 
 
 def _wanted(note: NoteRow, regions: Sequence[str] | None, exclude: frozenset[str],
@@ -236,12 +262,18 @@ def gate(scored: Sequence[Scored], query: str, push: PushSettings) -> list[Verdi
     return judge(query, cues, push.weights, push.intercept, seen)
 
 
-def gate_passed(scored: Sequence[Scored], query: str, push: PushSettings, k: int) -> list[tuple[Scored, Verdict]]:
-    """The candidates the push gate lets through, best first, at most k, with their verdicts: none at all unless
-    the best probability reaches `push.threshold`, and then those at or above `push.floor`."""
-    verdicts = list(zip(scored, gate(scored, query, push), strict=False))
-    fire = max((v.probability for _, v in verdicts), default=0.0) >= push.threshold
-    return [(s, v) for s, v in verdicts if fire and v.probability >= push.floor][:k]
+def gate_passed(scored: Sequence[Scored], query: str, push: PushSettings, k: int,
+                shown: frozenset[str] = frozenset()) -> list[tuple[Scored, Verdict]]:
+    """The candidates the push gate lets through, best first, at most k, with their verdicts.
+
+    Each memory passes on its own calibrated probability (`push.floor`), never on the best one's: the gate
+    fires only when a memory not yet `shown` reaches `push.threshold`, so when the best memories were shown
+    already (the session's start context held them) nothing is pushed rather than leftovers.
+    """
+    verdicts = [(s, v) for s, v in zip(scored, gate(scored, query, push), strict=False) if s.note.path not in shown]
+    if max((v.probability for _, v in verdicts), default=0.0) < push.threshold:
+        return []
+    return [(s, v) for s, v in verdicts if v.probability >= push.floor][:k]
 
 
 def to_hit(s: Scored, query: str, verdict: Verdict | None = None) -> Hit:

@@ -20,7 +20,7 @@ from typing import Protocol
 import msgspec
 import numpy as np
 
-from vault_cortex.config import Settings
+from vault_cortex.config import PushSettings, Settings
 from vault_cortex.errors import IndexUnavailable, InvalidRequest, NoteNotFound
 from vault_cortex.files.activity import Event, OpenEvent, RecallEvent
 from vault_cortex.files.paths import note_name
@@ -86,7 +86,8 @@ class Recaller:
     def recall(self, query: str, *, k: int | None = None, mode: str | None = None,
                budget_tokens: int | None = None, regions: list[str] | None = None,
                include_archive: bool = False, client: str = "api", log_activity: bool = True,
-               filters: Filters | None = None, gate: bool = False, exclude: frozenset[str] = frozenset()) -> Recall:
+               filters: Filters | None = None, gate: bool = False, exclude: frozenset[str] = frozenset(),
+               shown: frozenset[str] = frozenset(), push: PushSettings | None = None) -> Recall:
         """Notes for a query, ranked by the mode's signals; with a budget, also the packed context (see
         `Cortex.recall`)."""
         started = time.perf_counter()
@@ -100,7 +101,7 @@ class Recaller:
         qvec = self.index.embedder.embed([query])[0]
         ranked = self.ranked(query, qvec, weights, regions=regions, exclude=exclude, allowed=allowed)
         if gate:
-            passed = gate_passed(ranked, query, self.settings.push, k)
+            passed = gate_passed(ranked, query, push or self.settings.push, k, shown)
             top = [s for s, _ in passed]
             hits = [to_hit(s, query, v) for s, v in passed]
         else:

@@ -1,0 +1,98 @@
+"""The second look before the answer, pure (recall/second_look.py), and the transcript tail it reads the prompt from."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from vault_cortex.config import PushSettings
+from vault_cortex.importers.transcript import last_prompt, parse_transcript
+from vault_cortex.recall import second_look
+from vault_cortex.recall.pipeline import Hit
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts" / "2026-10-14 wal investigation.jsonl"
+
+
+def hit(path: str, p: float | None, snippet: str, why: str = "meaning 0.61; 80% of the words") -> Hit:
+    return Hit(path=path, title=Path(path).stem, region="scientific", score=0.5, signals={}, reason="", dense=0.5,
+               lexical=0.5, heading="", snippet=snippet, line=1, push_probability=p, push_why=why)
+
+
+def test_the_query_is_the_prompt_then_the_start_of_the_answer() -> None:
+    assert second_look.query("The WAL grows  because\na reader holds it.", "Why does the WAL grow?", 2000) == (
+        "Why does the WAL grow?\nThe WAL grows because a reader holds it.")
+    assert second_look.query("An answer without its prompt.", "", 2000) == "An answer without its prompt."
+    long_answer = "word " * 1000
+    q = second_look.query(long_answer, "p " * 1000, 2000)
+    prompt, answer = q.split("\n")
+    assert len(prompt) <= second_look.PROMPT_CHARS and len(answer) <= second_look.ANSWER_CHARS
+    assert len(second_look.query(long_answer, "", 100)) == 100  # never past the recall query limit
+
+
+def test_the_reason_names_at_most_two_memories_with_path_why_and_gist() -> None:
+    hits = [hit("scientific/SQLite WAL mode.md", 0.81, "A long read transaction keeps the WAL from resetting. " * 8),
+            hit("short_term/2026-11-28 dashboard froze.md", 0.66, "The dashboard froze while the collector wrote."),
+            hit("long_term/third.md", 0.6, "never shown")]
+    text = second_look.reason(hits)
+    lines = text.splitlines()
+    assert lines[0] == second_look.HEADER and "Check them" in lines[0]
+    assert lines[1] == "- scientific/SQLite WAL mode.md (meaning 0.61; 80% of the words)"
+    assert lines[2].startswith("  A long read transaction") and lines[2].endswith("…")
+    assert len(lines[2]) <= second_look.GIST_CHARS + 3
+    assert lines[3].startswith("- short_term/2026-11-28 dashboard froze.md (meaning")
+    assert "third.md" not in text and len(lines) == 5
+    assert second_look.reason(hits, root="/home/me/my-vault").splitlines()[-1] == (
+        "The notes are in /home/me/my-vault (or use the vault-cortex MCP tool read_note with the path).")
+
+
+def test_the_second_look_gate_passes_each_memory_on_its_own_probability() -> None:
+    push = PushSettings(threshold=0.3, floor=0.1, second_look=0.7)
+    look = second_look.gate_settings(push)
+    assert look.threshold == look.floor == 0.7
+    assert look.weights == push.weights and look.intercept == push.intercept
+
+
+def test_the_last_prompt_comes_from_the_transcript_tail(tmp_path: Path) -> None:
+    whole = parse_transcript(FIXTURE.read_text(encoding="utf-8"), "s")  # the whole file, parsed as capture does
+    assert last_prompt(FIXTURE) == whole.exchanges[-1].prompt == "Make the dashboard stop doing that."
+    # a long session: the prompt sits past megabytes of earlier turns and is followed by tool calls and results
+    big = tmp_path / "session.jsonl"
+    earlier = [{"type": "user", "message": {"role": "user", "content": f"old prompt {i} " + "x" * 500}}
+               for i in range(4000)]
+    last = [{"type": "user", "message": {"role": "user", "content": "Why did node 3 run flat?"}},
+            {"type": "assistant", "message": {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "cat log"}}]}},
+            {"type": "user", "message": {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": "y" * 10_000}]}},
+            {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": "It ran."}]}}]
+    big.write_text("".join(json.dumps(r) + "\n" for r in [*earlier, *last]) + '{"type": "user", "mess',
+                   encoding="utf-8")  # the client may still be writing its last line
+    assert big.stat().st_size > 2_000_000
+    assert last_prompt(big) == "Why did node 3 run flat?"
+    assert last_prompt(big, tail=200) == ""  # no prompt in the window: the answer alone is judged
+    # a turn whose tool output spans several of the blocks read backwards, and a prompt line cut by one of them
+    for output in (300_000, 65_536 - 40, 65_536 + 17):
+        turn = tmp_path / f"turn-{output}.jsonl"
+        records = [*earlier[:50], last[0], last[1], {"type": "user", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": "z" * output}]}}, last[3]]
+        turn.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+        assert last_prompt(turn) == "Why did node 3 run flat?", output
+
+
+def test_no_transcript_or_a_broken_one_gives_no_prompt(tmp_path: Path) -> None:
+    assert last_prompt(tmp_path / "missing.jsonl") == ""
+    assert last_prompt(tmp_path) == ""  # a folder
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("not json at all\n{also not\n", encoding="utf-8")
+    assert last_prompt(broken) == ""
+
+
+def test_a_memory_whose_figures_differ_from_the_answer_says_so() -> None:
+    note = "| Probe | Dry mix | Wet mix | | P1 | 2870 | 1410 | | P2 | 2795 | 1330 | | P3 | 2920 | 1465 |"
+    answer = "Use 3000 for dry and 1000 for wet on every probe."
+    assert second_look.differs(answer, note) == "its figures (2870, 1410, 2795, 1330) are not the answer's (3000, 1000)"
+    assert second_look.differs("P1 reads 2870 dry, 1410 wet.", note) is None  # the answer states the note's figures
+    assert second_look.differs("Use the dry and wet values from the table.", note) is None  # the answer states none
+    assert second_look.differs(answer, "Calibrate each probe in dry and wet soil.") is None
+    text = second_look.reason([hit("scientific/Capacitive soil moisture calibration.md", 0.4, note)], answer)
+    assert "(meaning 0.61; 80% of the words; its figures (2870, 1410, 2795, 1330) are not the answer's" in text

@@ -1,0 +1,79 @@
+"""A second look before the answer, pure: what the Stop hook recalls with, whom the gate lets through, what it says.
+
+When an agent has composed its answer, the Stop hook recalls with the last prompt and the answer, through the
+push gate at its own threshold (`push.second_look`), each memory on its own probability, leaving out what the
+session was shown. At most LIMIT memories come back; the hook then blocks the stop once with `reason`, and the
+agent checks them before it finishes. `tests/bench/second_look.py` calibrates the threshold on the LoCoMo
+development set.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import msgspec
+
+from vault_cortex.config import PushSettings
+from vault_cortex.recall.pipeline import Hit
+
+LIMIT = 2  # memories in one second look: the agent reads each one, so only the few the gate is surest of
+ANSWER_CHARS = 400  # the start of the answer, where its claims are: a long answer's every word would drown them
+PROMPT_CHARS = 300  # the prompt's start likewise (a pasted log is not what the answer is about)
+GIST_CHARS = 140
+FIGURES = 4  # figures named when a memory's differ from the answer's
+_FIGURE = re.compile(r"\d+(?:[.,:/-]\d+)*")
+
+HEADER = ("Before you finish: the vault (vault-cortex) holds memories that bear on this answer and were not shown "
+          "in this session. Check them (read each note) and correct or confirm your answer, then finish.")
+WHERE = "The notes are in {root} (or use the vault-cortex MCP tool read_note with the path)."
+
+
+def query(answer: str, prompt: str, max_chars: int) -> str:
+    """The recall query of a second look: the prompt answered, then the start of the answer, within the limit."""
+    text = "\n".join(part for part in (_start(prompt, PROMPT_CHARS), _start(answer, ANSWER_CHARS)) if part)
+    return text[:max_chars]
+
+
+def _start(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    cut = flat.rfind(" ", 0, limit)
+    return flat[: cut if cut > limit // 2 else limit]
+
+
+def gate_settings(push: PushSettings) -> PushSettings:
+    """The push gate as the second look uses it: every memory on its own probability, at `push.second_look`."""
+    return msgspec.structs.replace(push, threshold=push.second_look, floor=push.second_look)
+
+
+def gist(text: str, limit: int = GIST_CHARS) -> str:
+    """One line of a memory's passage, cut at a word."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else _start(flat, limit).rstrip(" .,;:…") + "…"
+
+
+def figures(text: str) -> list[str]:
+    """The numbers, dates and measurements a text states, in order, once each (single digits left out)."""
+    return list(dict.fromkeys(m for m in _FIGURE.findall(text) if len(m) > 1))
+
+
+def differs(answer: str, memory: str) -> str | None:
+    """A hint that the memory may contradict the answer: both state figures and share none of them."""
+    said, noted = figures(answer), figures(memory)
+    if not said or not noted or set(said) & set(noted):
+        return None
+    return f"its figures ({', '.join(noted[:FIGURES])}) are not the answer's ({', '.join(said[:FIGURES])})"
+
+
+def reason(hits: Sequence[Hit], answer: str = "", root: str = "") -> str:
+    """The Stop hook's reason: the instruction, then each memory's path, why the gate chose it (and whether its
+    figures differ from the answer's) and a one-line gist; then where the notes are."""
+    lines = [HEADER]
+    for h in hits[:LIMIT]:
+        why = "; ".join(part for part in (h.push_why or "close to the answer", differs(answer, h.snippet)) if part)
+        lines.append(f"- {h.path} ({why})\n  {gist(h.snippet)}")
+    if root:
+        lines.append(WHERE.format(root=root))
+    return "\n".join(lines)
