@@ -35,12 +35,12 @@ from vault_cortex.index.embed import Embedder
 pytestmark = pytest.mark.slow
 
 PROJECT = "greenhouse-sensor"  # the starter vault's project: the start context is about it
-PROMPT = "How should I calibrate the capacitive soil moisture probes before the next batch?"
-PUSHED = "scientific/Capacitive soil moisture calibration.md"  # not in the start context; the prompt pulls it
+PROMPT = "What is my convention for writing commit messages in this repo?"
+PUSHED = "linguistic/Commit messages.md"  # not in the start context; the prompt pulls it
 FAILING = "echo 'sqlite3.OperationalError: database is locked' >&2; exit 1"
 FIX = "scientific/2026-11-20 collector database is locked.md"  # the earlier fix, added to the vault
 FIX_SOURCE = Path(__file__).resolve().parents[1] / "fixtures" / "tool_result" / Path(FIX).name
-ANSWER = "Calibrate each probe at two points, dry and wet; the locked database came from the report's long read."
+ANSWER = "Imperative subject under 50 characters, a body that says why; the lock came from the report's long read."
 START_MARK = "SessionStart hook additional context"
 PROMPT_MARK = "UserPromptSubmit hook additional context"
 FAILURE_MARK = "Memories (vault-cortex) about this Bash failure"
@@ -124,7 +124,7 @@ def check_the_loop(claude: Path, vault: Path, project: Path, home: Path, env: di
     """(a)–(d) on one session and its resumption; returns the first run."""
     run = session(claude, project, home, PROMPT, [bash(FAILING), Text(ANSWER)], env=env)
     texts = run.texts()
-    assert len(texts) == 2, [b.get("messages") for b in run.api.main_requests()]
+    assert len(texts) >= 2, [b.get("messages") for b in run.api.main_requests()]  # a third: a second look
     first = texts[0]
     # (a) the start context, about the project, delivered as Claude Code delivers hook context
     assert START_MARK in first and PROMPT_MARK in first
