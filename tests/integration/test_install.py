@@ -179,14 +179,14 @@ def shlex_first(command: str) -> str:
 
 
 def test_an_old_install_is_upgraded_in_place_and_uninstall_removes_every_event(vault: Path, home: Path) -> None:
-    """The previous installer wrote six events and no timeouts: installing again adds PostToolUseFailure and the
-    capture hooks' timeout, replaces each old handler where it was, and uninstall removes them all."""
+    """The previous installer wrote six events and no timeouts: installing again adds PostToolUseFailure (and Stop)
+    and the capture hooks' timeout, replaces each old handler where it was, and uninstall removes them all."""
     s_file, m_file = place(home, "settings_previous_install.json", "claude_json_previous_install.json")
     old = json.loads(s_file.read_text())
     assert "PostToolUseFailure" not in old["hooks"]
     run(vault, home)
     settings = json.loads(s_file.read_text())
-    assert set(settings["hooks"]) == {*old["hooks"], "PostToolUseFailure"} == set(install.HOOKS)
+    assert set(settings["hooks"]) == {*old["hooks"], "PostToolUseFailure", "Stop"} == set(install.HOOKS)
     assert commands(settings)["PostToolUseFailure"] == [f"{CMD} hook tool-failure --vault '{vault.resolve()}'"]
     assert settings["hooks"]["PostToolUseFailure"][0]["matcher"] == "*"
     assert all(len(cmds) == 1 and "/home/me/old-vault" not in cmds[0] for cmds in commands(settings).values())
