@@ -1,7 +1,7 @@
 // Builds the plugin: `node esbuild.config.mjs production` writes a minified main.js; with no argument it
 // rebuilds on every change (with an inline source map) for development.
 import process from "node:process";
-import builtins from "builtin-modules";
+import { builtinModules } from "node:module";
 import esbuild from "esbuild";
 
 const banner = "/* vault-cortex Obsidian plugin: a bundle built by esbuild from plugin_bridge/src; edit the sources. */";
@@ -22,7 +22,8 @@ export const EXTERNAL = [
   "@lezer/common",
   "@lezer/highlight",
   "@lezer/lr",
-  ...builtins,
+  ...builtinModules,
+  ...builtinModules.map((name) => `node:${name}`),
 ];
 
 const options = {

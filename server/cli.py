@@ -50,8 +50,8 @@ def prepare_vault(root: Path) -> bool:
         init_vault(root)
         return True
     if not is_vault(root):
-        raise VaultNotFound(f"{root} holds files but is not a vault (no .cortex/): serve an empty folder to "
-                            f"start a new vault, or create {root / '.cortex'} to serve an existing Obsidian vault")
+        raise VaultNotFound(f"{root} holds files but is not a vault (no .cortex/). To use these notes, adopt the "
+                            f"folder first: `vault-cortex init {root}` (adds .cortex/ only; no note is written)")
     return False
 
 
@@ -194,6 +194,21 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_status(args: argparse.Namespace) -> int:
+    import msgspec
+
+    from server import status
+    from vault_cortex.errors import VaultNotFound
+    from vault_cortex.files.vault import is_vault
+
+    root = Path(args.vault).expanduser()
+    if not is_vault(root):
+        raise VaultNotFound(f"{root} is not a vault (no .cortex/): `vault-cortex init {root}` makes it one")
+    found = status.gather(root, index_dir=args.index_dir)
+    print(msgspec.json.encode(found).decode() if args.json else status.render(found), end="\n" if args.json else "")
+    return 0
+
+
 def cmd_hook(args: argparse.Namespace) -> int:
     return hooks.main(args.event, args.vault, args.url)
 
@@ -201,6 +216,9 @@ def cmd_hook(args: argparse.Namespace) -> int:
 def cmd_install(args: argparse.Namespace) -> int:
     """Write (or with uninstall, remove) the MCP server and hook entries in Claude Code's settings."""
     from server import install
+
+    if args.agent == "obsidian":
+        return cmd_obsidian(args)
 
     install_ = args.fn is cmd_install
     vault = Path(args.vault).expanduser() if install_ else None
@@ -230,6 +248,31 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
     return cmd_install(args)
 
 
+def cmd_obsidian(args: argparse.Namespace) -> int:
+    """Put the built plugin and its settings in the vault's .obsidian/plugins/vault-cortex/ (or remove them)."""
+    from server import obsidian
+
+    vault = Path(args.vault).expanduser()
+    installing = args.fn is cmd_install
+    steps = (obsidian.install(vault, url=args.url, dry_run=args.dry_run) if installing
+             else obsidian.uninstall(vault, dry_run=args.dry_run))
+    verbs = {"create": "created", "update": "updated", "unchanged": "unchanged", "remove": "removed"}
+    for step in steps:
+        state = f"would be {verbs[step.action]}" if args.dry_run and step.action != "unchanged" else verbs[step.action]
+        print(f"{step.path}: {state}", file=sys.stderr)
+        if args.dry_run and step.shown and step.action != "unchanged":
+            print(step.shown, end="", flush=True)  # in order with the lines on stderr, through a pipe too
+    if args.dry_run:
+        print("dry run: nothing written", file=sys.stderr)
+    elif installing:
+        print(f"The Obsidian plugin is in {vault / obsidian.FOLDER}, set to reach the server with the vault's token "
+              "(data.json, kept out of git). In Obsidian: Settings → Community plugins → turn them on if asked, "
+              "then enable \"Vault Cortex\". Keep `vault-cortex serve` running.", file=sys.stderr)
+    elif not steps:
+        print(f"the Obsidian plugin is not installed in {vault}: nothing to remove", file=sys.stderr)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The whole `vault-cortex` command line: the library's commands and the server's."""
     from vault_cortex.cli.main import build_parser as library_parser
@@ -252,6 +295,14 @@ def add_server_commands(add: AddCommand) -> None:
     p.add_argument("--allow-remote", action="store_true",
                    help="allow binding an address other machines can reach")
 
+    p = add("status", cmd_status, "what runs and is installed for a vault: index, server, watcher, indexing, installs",
+            description="Show the vault's index (counts, last sync, indexing progress), whether a `serve` runs for "
+                        "it (its pid and URL, its watcher), and where vault-cortex is installed for it (Claude "
+                        "Code's settings, the Obsidian plugin). Changes nothing.")
+    _vault_arg(p)
+    index_dir_arg(p)
+    p.add_argument("--json", action="store_true", help="print it as JSON")
+
     p = add("mcp", cmd_mcp, "serve MCP over stdio (for agents that launch their tools)",
             description="Serve the MCP tools over stdin/stdout, syncing and watching the vault.")
     _vault_arg(p)
@@ -265,24 +316,31 @@ def add_server_commands(add: AddCommand) -> None:
     for name in ("install", "uninstall"):
         verb = "write" if name == "install" else "remove"
         p = add(name, cmd_install if name == "install" else cmd_uninstall,
-                f"{verb} vault-cortex's MCP server and hooks in an agent's settings",
-                description=f"{verb.capitalize()} the MCP server entry and the hook entries of every event "
+                f"{verb} vault-cortex in Claude Code (MCP server and hooks) or Obsidian (the plugin)",
+                description=f"claude-code: {verb} the MCP server entry and the hook entries of every event "
                             "vault-cortex supports in Claude Code's settings, merging with what is there (other "
-                            "hooks and servers are never touched).")
-        p.add_argument("agent", choices=("claude-code",))
+                            f"hooks and servers are never touched). obsidian: {verb} the plugin in the vault's "
+                            ".obsidian/plugins/vault-cortex/ (with install, its settings: the server's URL and the "
+                            "token, git-ignored).")
+        p.add_argument("agent", choices=("claude-code", "obsidian"))
+        _vault_arg(p)
         if name == "install":
-            _vault_arg(p)
             p.add_argument("--transport", choices=("stdio", "http"), default="stdio",
-                           help="stdio: Claude Code starts `vault-cortex mcp` itself (works with no server); http: "
-                                "it talks to the running `vault-cortex serve` over HTTP with the bearer token "
-                                "(default: stdio)")
+                           help="claude-code: stdio: Claude Code starts `vault-cortex mcp` itself (works with no "
+                                "server); http: it talks to the running `vault-cortex serve` over HTTP with the "
+                                "bearer token (default: stdio)")
         p.add_argument("--scope", choices=("user", "project"), default="user",
-                       help="user: ~/.claude/settings.json and ~/.claude.json; project: .claude/settings.json and "
-                            ".mcp.json in the project folder (default: user)")
-        p.add_argument("--project", default=None, metavar="DIR", help="the project folder (default: the current one)")
+                       help="claude-code: user: ~/.claude/settings.json and ~/.claude.json; project: "
+                            ".claude/settings.json and .mcp.json in the project folder (default: user)")
+        p.add_argument("--project", default=None, metavar="DIR",
+                       help="claude-code: the project folder (default: the current one)")
         p.add_argument("--command", default=None, metavar="CMD",
-                       help="how to run vault-cortex (default: this installation's executable, absolute)")
-        p.add_argument("--dry-run", action="store_true", help="print the diff of each file; write nothing")
+                       help="claude-code: how to run vault-cortex (default: this installation's executable, absolute)")
+        if name == "install":
+            p.add_argument("--url", default=None,
+                           help="obsidian: the server's URL for the plugin (default: the vault's [server] host and "
+                                "port)")
+        p.add_argument("--dry-run", action="store_true", help="print what would be written; write nothing")
 
 
 def _hook_fast(argv: Sequence[str]) -> int:
@@ -300,6 +358,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["hook"]:
         return _hook_fast(args[1:])
+    if args in (["--version"], ["-V"]):  # what the parser's --version prints, without importing the library
+        from importlib.metadata import version
+
+        print(f"vault-cortex {version('vault-cortex')}")
+        return 0
     from vault_cortex.cli.main import run
 
     return run(build_parser(), args)

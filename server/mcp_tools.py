@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial, wraps
-from typing import TYPE_CHECKING, Annotated, Any, Literal, ParamSpec, Protocol, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, Protocol, TypeVar
 
 import anyio.from_thread
 import msgspec
@@ -22,6 +22,7 @@ from vault_cortex.errors import VaultCortexError
 from vault_cortex.index.sync import Indexing
 from vault_cortex.limits import MAX_BUDGET_TOKENS, MAX_K, MAX_PATH_CHARS, MAX_QUERY_CHARS, MIN_BUDGET_TOKENS, MIN_K
 from vault_cortex.recall.filters import Filters
+from vault_cortex.sleep.consolidate import DEFAULT_MODE, SleepMode
 from vault_cortex.sleep.operations import plan_markdown
 
 if TYPE_CHECKING:
@@ -51,7 +52,8 @@ vault-cortex is your long-term memory: a markdown vault of notes (memories) link
   section, find and replace, set a property), never by rewriting the file; `move_note` and `archive_note`
   keep links intact. `recent` lists what changed, was recalled or opened lately.
 - For a question worth answering later, call `wonder`; once a memory answers it, call `explore`.
-- To consolidate memory, call `sleep_plan`, show the plan, and call `sleep_apply` only once it is approved.
+- To consolidate memory, call `sleep_plan`, show the plan, and call `sleep_apply` only once it is approved;
+  `sleep_rollback` undoes the last sleep.
 Every recalled item says why it was chosen; a score is a ranking, not proof of relevance."""
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
@@ -327,10 +329,9 @@ def _sleep_tools(tool: Register[Any], cx: Cortex, call: Call) -> None:
 
     @tool(READ_ONLY)
     def sleep_plan(
-        mode: Annotated[Literal["full", "light", "save"],
-                        Field(description="light: promote short-term notes and add links (safe often); full: "
-                                          "also merge, decay, prune to archive/ and summarise; save: only "
-                                          "the handoff.")] = "light",
+        mode: Annotated[SleepMode, Field(description="full: merge, promote, link, decay, prune to archive/ and "
+                                                "summarise; light: only promote short-term notes and add links; "
+                                                "save: only the handoff.")] = DEFAULT_MODE,
     ) -> dict[str, Any]:
         """Plan a consolidation ("sleep") of memory WITHOUT changing any note: every merge, promotion, new
         link, decay and move to archive/, with its reason, as markdown. Call it at the end of a long session
@@ -346,6 +347,13 @@ def _sleep_tools(tool: Register[Any], cx: Cortex, call: Call) -> None:
         commit: Annotated[bool, Field(description="Commit the changes when the vault is a git repository.")] = False,
     ) -> dict[str, Any]:
         """Apply a plan `sleep_plan` made, exactly as planned: notes are edited or moved, never deleted, and
-        every step is journalled (`vault-cortex sleep --rollback` undoes it). Call it only after the plan was
-        reviewed and approved. Files edited since planning are skipped and listed in `skipped`."""
+        every step is journalled (`sleep_rollback` undoes it). Call it only after the plan was reviewed and
+        approved. Files edited since planning are skipped and listed in `skipped`."""
         return _builtins(call(lambda: cx.sleep_apply(check_plan(cx, saved_plan(cx, plan_id)), commit=commit)))
+
+    @tool(REWRITES)
+    def sleep_rollback() -> dict[str, Any]:
+        """Undo the last sleep that was applied (or interrupted): every step it took is reversed from its journal
+        and backups, in reverse order; a note edited since is kept as it is and listed in `skipped`. Call it
+        when the user asks to undo a consolidation, or when a sleep just applied went wrong."""
+        return _builtins(call(cx.sleep_rollback))

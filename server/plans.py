@@ -31,7 +31,7 @@ def saved_plan(cx: Cortex, plan_id: str) -> Plan:
     path = plan_file(cx.root, check_id(plan_id))
     if not path.is_file():
         raise InvalidRequest(f"no saved sleep plan {plan_id!r}: plan again (a plan with nothing to do is not "
-                             "saved, and `sleep --rollback` or a cleanup may have removed it)")
+                             "saved, and `sleep rollback` or a cleanup may have removed it)")
     return load_plan(path)
 
 

@@ -3,7 +3,7 @@ exactly that plan by id."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated
 
 import msgspec
 from litestar import get, post
@@ -13,17 +13,17 @@ from msgspec import Meta
 from server.plans import PLAN_ID, check_plan, saved_plan
 from server.routes import CortexDep
 from vault_cortex.errors import InvalidRequest
+from vault_cortex.sleep.consolidate import DEFAULT_MODE, SleepMode
 from vault_cortex.sleep.cycle import ApplyReport
 from vault_cortex.sleep.operations import Plan, plan_markdown
 
-SleepMode = Literal["full", "light", "save"]
 PlanId = Annotated[str, Meta(pattern=f"^{PLAN_ID.pattern}$", max_length=32,
                              description="The id of a plan POST /v1/sleep/plan saved, e.g. 20261130T033000Z.")]
 MODE_HELP = "full (every phase), light (promote and link) or save (the handoff only)."
 
 
 class SleepPlanView(msgspec.Struct, frozen=True, kw_only=True):
-    """A sleep plan, and the same plan as markdown for review (what `vault-cortex sleep --dry-run` prints)."""
+    """A sleep plan, and the same plan as markdown for review (what `vault-cortex sleep` prints)."""
 
     plan: Plan
     markdown: str
@@ -33,7 +33,7 @@ class SleepPlanView(msgspec.Struct, frozen=True, kw_only=True):
 class PlanBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """Which sleep to plan and save."""
 
-    mode: Annotated[SleepMode, Meta(description=MODE_HELP)] = "full"
+    mode: Annotated[SleepMode, Meta(description=MODE_HELP)] = DEFAULT_MODE
 
 
 class ApplyBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -47,7 +47,7 @@ class ApplyBody(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields
 @get("/sleep/plan", sync_to_thread=True)
 def sleep_plan(
     cx: CortexDep,
-    mode: Annotated[SleepMode, QueryParameter(description=MODE_HELP)] = "full",
+    mode: Annotated[SleepMode, QueryParameter(description=MODE_HELP)] = DEFAULT_MODE,
 ) -> SleepPlanView:
     """Preview a consolidation: every operation with its reason. Writes nothing, not even the plan (`saved` is
     false); POST /v1/sleep/plan plans and saves one to apply by id."""
@@ -74,4 +74,11 @@ def sleep_apply(cx: CortexDep, data: JSONBody[ApplyBody]) -> ApplyReport:
     return cx.sleep_apply(check_plan(cx, plan), commit=data.commit)
 
 
-HANDLERS = [sleep_plan, save_sleep_plan, sleep_apply]
+@post("/sleep/rollback", status_code=200, sync_to_thread=True)
+def sleep_rollback(cx: CortexDep) -> ApplyReport:
+    """Undo the last sleep (applied, or interrupted) from its journal and backups, in reverse; a note edited since
+    is kept and listed in `skipped`. 400 when there is no sleep to undo or it was already rolled back."""
+    return cx.sleep_rollback()
+
+
+HANDLERS = [sleep_plan, save_sleep_plan, sleep_apply, sleep_rollback]

@@ -112,8 +112,8 @@ class Cortex:
             raise VaultNotFound(f"no vault at {root}: run `vault-cortex init {root}` to create one")
         if not (root / ".cortex").is_dir():
             raise VaultNotFound(
-                f"{root} is not a vault (it has no .cortex/ folder): run `vault-cortex init DIR` for a new vault, "
-                f"or `mkdir {root / '.cortex'}` to index an existing Obsidian vault there")
+                f"{root} is not a vault (it has no .cortex/ folder): `vault-cortex init {root}` adopts a folder of "
+                "notes such as an Obsidian vault (it adds .cortex/ and writes no note)")
         env = os.environ if env is None else env
         where = index_location(root.resolve(), index_dir, env)
         if where.notice:  # a read-only vault is said on every command; an index kept elsewhere by choice, quietly
@@ -324,7 +324,7 @@ class Cortex:
         return curiosity.explore(self.vault, self.resolve(path), self.resolve(answer_path), client)
 
     # -- sleep (issue 5) --
-    def sleep_plan(self, mode: str = "full", *, save: bool = True) -> sleep.Plan:
+    def sleep_plan(self, mode: str = sleep.DEFAULT_MODE, *, save: bool = True) -> sleep.Plan:
         """Plan a sleep (full, light or save) for review; no note changes. `save` keeps it under .cortex/sleep/
         to apply by id (a preview does not)."""
         return sleep.plan(self, mode, save=save)

@@ -152,7 +152,7 @@ export class CortexClient {
 
   private async call<R extends RouteId>(route: R, options: RouteOptions<R>): Promise<Routes[R]["response"]> {
     const spec = ROUTES[route];
-    const value = await this.request(spec.method, spec.path, options as CallOptions, spec.response);
+    const value = await this.request(spec.method, spec.path, options, spec.response);
     return value as Routes[R]["response"];
   }
 
@@ -224,14 +224,14 @@ export class CortexClient {
   private withTimeout<T>(promise: Promise<T>): Promise<T> {
     if (this.timeoutMs <= 0) return promise;
     return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no answer within ${this.timeoutMs / 1000} s`)), this.timeoutMs);
+      const timer = window.setTimeout(() => reject(new Error(`no answer within ${this.timeoutMs / 1000} s`)), this.timeoutMs);
       promise.then(
         (value) => {
-          clearTimeout(timer);
+          window.clearTimeout(timer);
           resolve(value);
         },
         (err: unknown) => {
-          clearTimeout(timer);
+          window.clearTimeout(timer);
           reject(err instanceof Error ? err : new Error(String(err)));
         },
       );

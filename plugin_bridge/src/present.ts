@@ -46,7 +46,7 @@ const INDEX_LABELS: Record<string, string> = {
 function show(value: unknown): string {
   if (value === null || value === undefined) return "—";
   if (typeof value === "object" && "done" in value && "total" in value) {
-    const { done, total } = value as { done: unknown; total: unknown };
+    const { done, total } = value;
     return `${String(done)} of ${String(total)} chunks`; // `indexing` while a sync runs
   }
   if (typeof value === "string") return value;

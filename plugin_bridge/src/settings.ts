@@ -88,7 +88,7 @@ export class CortexSettingTab extends PluginSettingTab {
         text.inputEl.type = "password";
         text.inputEl.autocomplete = "off";
         text
-          .setPlaceholder("paste the token")
+          .setPlaceholder("Paste the token")
           .setValue(s.token)
           .onChange(async (value) => {
             s.token = value.trim();
@@ -137,7 +137,8 @@ export class CortexSettingTab extends PluginSettingTab {
         b.setButtonText("Check").onClick(async () => {
           try {
             const status = await this.host.client.status();
-            new Notice(`vault-cortex: connected; ${String(status.index["notes"] ?? "?")} notes indexed.`);
+            const notes = status.index["notes"];
+            new Notice(`vault-cortex: connected; ${typeof notes === "number" ? notes : "?"} notes indexed.`);
           } catch (err) {
             new Notice(`vault-cortex: ${err instanceof Error ? err.message : String(err)}`);
           }

@@ -201,7 +201,7 @@ export function regionOrderFromStatus(status: unknown): string[] | null {
   const index = record["index"];
   const candidates = [record["regions"], typeof index === "object" && index !== null ? (index as Record<string, unknown>)["regions"] : undefined];
   for (const value of candidates) {
-    if (Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === "string")) return value as string[];
+    if (Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === "string")) return value;
   }
   return null;
 }

@@ -21,6 +21,7 @@ from vault_cortex.cortex import Cortex
 
 TOOLS = {"recall", "remember", "context", "related", "link", "graph_health", "habits_for_context", "reinforce_habit",
          "resonate", "resonance_report", "wonder", "list_curiosities", "explore", "sleep_plan", "sleep_apply",
+         "sleep_rollback",
          "read_note", "edit_note", "move_note", "archive_note", "recent"}
 
 

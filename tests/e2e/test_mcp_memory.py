@@ -107,3 +107,26 @@ def test_sleep_plan_then_apply(live: LiveServer, cx: Cortex) -> None:
     assert "<!-- vault-cortex:sleep:start -->" in (cx.root / "HANDOFF.md").read_text(encoding="utf-8")
     assert unknown.is_error and "no saved sleep plan" in unknown.content[0].text
     assert malformed.is_error and bad_mode.is_error
+
+
+def test_sleep_rollback_undoes_the_sleep_an_agent_applied(live: LiveServer, cx: Cortex) -> None:
+    """An agent that can apply a sleep over MCP can undo it there too: every note back as it was."""
+    before = {p.relative_to(cx.root).as_posix(): p.read_bytes() for p in cx.root.rglob("*.md")
+              if not p.relative_to(cx.root).parts[0].startswith(".")}
+
+    async def body(client: Client) -> Any:
+        plan = await client.call_tool("sleep_plan", {})
+        applied = await client.call_tool("sleep_apply", {"plan_id": plan.structured_content["id"]})
+        undone = await client.call_tool("sleep_rollback", {})
+        again = await client.call_tool("sleep_rollback", {})
+        return plan, applied, undone, again
+
+    plan, applied, undone, again = over_http(live, body)
+    assert plan.structured_content["mode"] == "full"  # the one default: the CLI's and GET /v1/sleep/plan's too
+    assert not applied.is_error and applied.structured_content["applied"]
+    assert not undone.is_error and undone.structured_content["rolled_back"] is True
+    assert sorted(undone.structured_content["undone"]) == sorted(applied.structured_content["applied"])
+    after = {p.relative_to(cx.root).as_posix(): p.read_bytes() for p in cx.root.rglob("*.md")
+             if not p.relative_to(cx.root).parts[0].startswith(".")}
+    assert after == before
+    assert again.is_error and "already rolled back" in again.content[0].text

@@ -28,8 +28,9 @@ SURFACES: dict[str, tuple[str, str]] = {
     "wonder": ("POST /v1/curiosities", "wonder"),
     "list_curiosities": ("GET /v1/curiosities", "curiosities"),
     "explore": ("POST /v1/curiosities/explore", "explore"),
-    "sleep_plan": ("POST /v1/sleep/plan", "sleep"),  # `sleep --dry-run`; both save the plan (GET previews)
-    "sleep_apply": ("POST /v1/sleep/apply", "sleep"),  # `sleep --apply PLAN`
+    "sleep_plan": ("POST /v1/sleep/plan", "sleep"),  # `sleep`: both save the plan, change no note (GET previews)
+    "sleep_apply": ("POST /v1/sleep/apply", "sleep"),  # `sleep apply PLAN`
+    "sleep_rollback": ("POST /v1/sleep/rollback", "sleep"),  # `sleep rollback`
     "read_note": ("GET /v1/notes", "read"),
     "edit_note": ("POST /v1/notes/edit", "edit"),
     "move_note": ("POST /v1/notes/move", "move"),
@@ -73,3 +74,19 @@ def test_every_tool_description_says_when_to_call_it(live: LiveServer) -> None:
         assert tool.description and WHEN.search(tool.description), (tool.name, tool.description)
         for name, prop in tool.input_schema.get("properties", {}).items():
             assert prop.get("description"), (tool.name, name)
+
+
+def test_every_surface_plans_the_same_default_sleep_mode(live: LiveServer, app: Litestar) -> None:
+    """`vault-cortex sleep`, GET /v1/sleep/plan and MCP `sleep_plan` without a mode plan the same sleep."""
+    from vault_cortex.sleep.consolidate import DEFAULT_MODE
+
+    async def body(client: Client) -> Any:
+        return {t.name: t for t in (await client.list_tools()).tools}["sleep_plan"]
+
+    mcp_default = over_http(live, body).input_schema["properties"]["mode"]["default"]
+    schema = app.openapi_schema.to_schema()
+    params = schema["paths"]["/v1/sleep/plan"]["get"]["parameters"]
+    http_default = next(p for p in params if p["name"] == "mode")["schema"]["default"]
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    cli_default = sub.choices["sleep"].parse_args([]).mode
+    assert mcp_default == http_default == cli_default == DEFAULT_MODE == "full"

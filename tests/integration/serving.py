@@ -8,7 +8,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -69,15 +69,17 @@ def wait(predicate: Callable[[], object], timeout: float, what: str) -> None:
 
 @contextmanager
 def serve(vault: Path, log_file: Path | None = None, *options: str, env: dict[str, str] | None = None,
-          token_file: Path | None = None) -> Iterator[Server]:
+          token_file: Path | None = None, program: Sequence[str] = (sys.executable, "-m", "server.cli"),
+          cwd: Path | None = None) -> Iterator[Server]:
     """`vault-cortex [OPTIONS] serve --vault VAULT` until the block ends, its output in log_file (default: beside
     the vault); yields once it answers and its start-up sync is done. `env` adds variables; `token_file`: where
-    serve keeps its token, when not in the vault."""
+    serve keeps its token, when not in the vault; `program`: how to run vault-cortex (default: this checkout's,
+    with the interpreter running the tests)."""
     port = free_port()
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("VAULT_CORTEX_")}, **(env or {})}
     log = (log_file or vault.parent / "server.log").open("w")
-    proc = subprocess.Popen([sys.executable, "-m", "server.cli", *options, "serve", "--vault", str(vault), "--port",
-                             str(port)], stdout=log, stderr=subprocess.STDOUT, text=True, env=env)
+    proc = subprocess.Popen([*program, *options, "serve", "--vault", str(vault), "--port", str(port)],
+                            stdout=log, stderr=subprocess.STDOUT, text=True, env=env, cwd=cwd)
     server = Server(vault, port, proc, token_file)
     try:
         wait(lambda: httpx.get(f"{server.url}/v1/health", timeout=1).status_code == 200, 60, "the server")

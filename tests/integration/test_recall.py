@@ -12,6 +12,7 @@ import pytest
 
 from vault_cortex import Cortex, InvalidRequest
 from vault_cortex.files.activity import OpenEvent, RecallEvent, append
+from vault_cortex.files.activity_files import PENDING_DIR, flush
 from vault_cortex.files.vault import init_vault
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "vaults"
@@ -141,7 +142,7 @@ def test_recall_is_logged_with_its_paths(fixture_vault, embedder) -> None:  # ty
     with Cortex.open(root, embedder=embedder) as cx:
         cx.sync()
         result = cx.recall("tax receipts", k=2, client="cli")
-    files = sorted((root / ".cortex/activity").glob("*.jsonl"))
+    files = sorted((root / PENDING_DIR).glob("*.jsonl"))  # a read is machine-local until it is flushed
     lines = [json.loads(line) for f in files for line in f.read_text().splitlines()]
     assert lines[-1]["event"] == "recall" and lines[-1]["client"] == "cli"
     assert lines[-1]["paths"] == [h.path for h in result.hits]
@@ -240,6 +241,8 @@ def test_incremental_activity_replay_equals_a_full_one(fixture_vault, embedder) 
         for q in ("sourdough", "proofing box heat", "bicycle chain", "sourdough starter"):
             cx.recall(q, k=3)
             cx.sync()  # folds in just the appended line
+        flush(root)  # the recalls reach the versioned log, which another clone's lines are merged into
+        cx.sync()
         incremental = cx.db.snapshot()
         log_file = next((root / ".cortex/activity").glob("*.jsonl"))
         lines = log_file.read_bytes().splitlines(keepends=True)

@@ -329,19 +329,44 @@ def test_light_and_save_modes(cx: Cortex, vault: Path) -> None:
     assert report.applied == [1] and not (vault / "dreams" / "2026-11-30.md").exists()
 
 
+def test_a_bare_sleep_shows_the_plan_and_changes_no_file(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`vault-cortex sleep` with no subcommand prints and saves a plan; every note, the activity log and git's
+    view of the vault stay as they were (applying is `sleep apply`)."""
+    before = snapshot(vault)
+    assert main(["sleep", "--vault", str(vault)]) == 0
+    out = capsys.readouterr()
+    assert out.out.startswith("# Sleep plan ") and "## Operations" in out.out
+    plan_id = next((vault / ".cortex" / "sleep").glob("plan-*.json")).stem.removeprefix("plan-")
+    assert f"nothing was changed. To apply it: vault-cortex sleep apply {plan_id}" in out.err
+    assert snapshot(vault) == before
+    assert git(vault, "status", "--porcelain") == ""
+
+
 def test_cli_plans_applies_and_refuses_a_second_apply_of_a_stale_plan(vault: Path, embedder: Embedder,
                                                                       capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["sleep", "--vault", str(vault), "--mode", "light", "--dry-run"]) == 0
+    assert main(["sleep", "--vault", str(vault), "--mode", "light"]) == 0
     out = capsys.readouterr()
     assert out.out.startswith("# Sleep plan ") and "## Operations" in out.out and "plan saved to" in out.err
     plan_path = next((vault / ".cortex" / "sleep").glob("plan-*.json"))
-    assert main(["sleep", "--vault", str(vault), "--apply", str(plan_path), "--commit"]) == 0
+    plan_id = plan_path.stem.removeprefix("plan-")
+    assert main(["sleep", "--vault", str(vault), "apply", plan_id, "--commit"]) == 0
     assert "0 skipped" in capsys.readouterr().out
     assert git(vault, "log", "-1", "--format=%s").startswith("sleep (light): ")
-    assert main(["sleep", "--vault", str(vault), "--apply", str(plan_path)]) == 0
+    assert main(["sleep", "--vault", str(vault), "apply", str(plan_path)]) == 0  # by its file, too
     assert "skipped step 1" in capsys.readouterr().out  # every file changed since: all skipped, nothing written
-    assert main(["sleep", "--vault", str(vault), "--resume"]) == 1
+    assert main(["sleep", "--vault", str(vault), "resume"]) == 1
     assert "nothing to resume" in capsys.readouterr().err
+    assert main(["sleep", "--vault", str(vault), "apply", "20000101T000000Z"]) == 1
+    assert "no saved sleep plan '20000101T000000Z'" in capsys.readouterr().err
+
+
+def test_cli_rollback_undoes_the_last_sleep(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    before = snapshot(vault)
+    assert main(["sleep", "--vault", str(vault), "apply"]) == 0  # plan and apply at once, asked for by name
+    assert "applied plan" in capsys.readouterr().out and snapshot(vault) != before
+    assert main(["sleep", "--vault", str(vault), "rollback"]) == 0
+    assert "rolled back plan" in capsys.readouterr().out
+    assert notes(snapshot(vault)) == notes(before)
 
 
 def test_transcripts_become_compressed_tiers_with_lineage(tmp_path: Path, embedder: Embedder) -> None:

@@ -1,6 +1,6 @@
 """A sleep SIGKILLed at random points, then resumed or rolled back: no note lost, none half-written.
 
-Each trial copies one planned vault, runs `python -m server.cli sleep --apply PLAN` with
+Each trial copies one planned vault, runs `python -m server.cli sleep apply PLAN` with
 VAULT_CORTEX_SLEEP_KILL_AFTER=N (the CLI kills itself at its N-th journal checkpoint), checks the
 half-done vault, then resumes (three trials in four) or rolls back (one in four) and compares every file
 with an uninterrupted run (or with the vault before the sleep).
@@ -69,7 +69,7 @@ def test_a_killed_sleep_resumes_or_rolls_back_without_losing_a_note(prepared: Pr
         vault = tmp_path / f"trial-{trial}"
         shutil.copytree(p.root, vault, symlinks=True)
         run = subprocess.run([sys.executable, "-m", "server.cli", "sleep", "--vault", str(vault),
-                              "--apply", str(vault / plan_file)], cwd=REPO, capture_output=True, text=True,
+                              "apply", str(vault / plan_file)], cwd=REPO, capture_output=True, text=True,
                              env={**env, "VAULT_CORTEX_SLEEP_KILL_AFTER": str(n)}, timeout=300)
         assert run.returncode == -signal.SIGKILL, (n, run.stderr)
 

@@ -190,7 +190,8 @@ def _lines(path: Path) -> set[str]:
 
 def test_gitignore_and_gitattributes(vault: Path) -> None:
     assert _lines(vault / ".gitignore") == {
-        ".cortex/index/", ".cortex/token", ".cortex/hooks/", ".obsidian/workspace*.json", ".trash/",
+        ".cortex/index/", ".cortex/token", ".cortex/hooks/", ".obsidian/plugins/vault-cortex/data.json",
+        ".obsidian/workspace*.json", ".trash/",
         ".cortex/sleep/*", "!.cortex/sleep/state.json",
     }
     assert _lines(vault / ".gitattributes") == {".cortex/activity/*.jsonl merge=union"}

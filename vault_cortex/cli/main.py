@@ -19,12 +19,14 @@ from typing import Protocol, TextIO
 
 import msgspec
 
+from vault_cortex import __version__
 from vault_cortex.cli.identity import add_identity_commands
 from vault_cortex.cli.notes import add_note_commands, filter_args, filters_from
 from vault_cortex.cli.sleep import add_sleep_commands
 from vault_cortex.cortex import Cortex
 from vault_cortex.errors import VaultCortexError
-from vault_cortex.files.vault import init_vault
+from vault_cortex.files.adopt import adopt_vault
+from vault_cortex.files.vault import init_vault, is_vault
 from vault_cortex.index.dbfile import is_corruption
 from vault_cortex.index.doctor import Doctor
 from vault_cortex.index.location import INDEX_DIR_ENV
@@ -130,10 +132,15 @@ def _print_doctor(d: Doctor) -> None:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
+    """An empty or missing folder gets the starter vault; a folder of notes is adopted (only .cortex/ added)."""
     dest = Path(args.dir).expanduser()
-    init_vault(dest)
-    print(f"created a vault at {dest}")
-    print(f"next: vault-cortex sync --vault {dest}")
+    if dest.is_dir() and any(dest.iterdir()) and not is_vault(dest):
+        written = adopt_vault(dest)
+        print(f"adopted {dest} as a vault: added {', '.join(written)}; no note was written")
+    else:
+        init_vault(dest)
+        print(f"created a vault at {dest}")
+    print(f"next: vault-cortex serve --vault {dest}")
     return 0
 
 
@@ -245,6 +252,7 @@ def build_parser(*groups: CommandGroup) -> argparse.ArgumentParser:
         description="Long-term memory kept as a markdown vault: index it, recall from it, consolidate it, serve it.",
         epilog="Docs: README.md and docs/cli.md. The vault defaults to $VAULT_CORTEX_VAULT, else the current folder.")
     parser.add_argument("-v", "--verbose", action="store_true", help="log more (never note bodies)")
+    parser.add_argument("-V", "--version", action="version", version=f"vault-cortex {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def add(name: str, fn: Callable[[argparse.Namespace], int], help: str, *,
@@ -253,8 +261,11 @@ def build_parser(*groups: CommandGroup) -> argparse.ArgumentParser:
         p.set_defaults(fn=fn)
         return p
 
-    p = add("init", cmd_init, "create a vault from the starter template (never overwrites)")
-    p.add_argument("dir", help="the folder to create")
+    p = add("init", cmd_init, "start a vault: the starter vault in an empty folder, or adopt a folder of notes",
+            description="In a missing or empty folder, copy the starter vault. In a folder of notes (an Obsidian "
+                        "vault, say), adopt it: add .cortex/ (settings, and git rules that keep the index, token "
+                        "and other machine-local files out of git) and write nothing else. Never overwrites.")
+    p.add_argument("dir", help="the folder: missing or empty for a new vault, or your notes' folder to adopt")
 
     p = add("sync", cmd_sync, "bring the index up to date with the files")
     vault_arg(p)

@@ -48,23 +48,55 @@ def _print_apply(report: sleep.ApplyReport) -> None:
         print(f"committed {report.commit}")
 
 
+ACTIONS = ("plan", "apply", "resume", "rollback")
+
+
+def _saved(root: Path, name: str) -> sleep.Plan:
+    """A plan named by its id (as `sleep` prints it) or by its file."""
+    path = sleep.plan_file(root, name) if "/" not in name and not name.endswith(".json") else Path(name)
+    if not path.is_file():
+        raise InvalidRequest(f"no saved sleep plan {name!r}: run `vault-cortex sleep` to plan again (a plan with "
+                             "nothing to do is not saved, and a rollback removes the plan it undid)")
+    return sleep.load_plan(path)
+
+
+def _action(args: argparse.Namespace) -> str:
+    """The action asked for, by its word or by the older flags (--apply PLAN, --resume, --rollback)."""
+    if args.apply is not None:
+        args.plan = args.apply
+        return "apply"
+    if args.dry_run:
+        return "plan"
+    if args.resume or args.rollback:
+        return "resume" if args.resume else "rollback"
+    if args.action == "plan" and args.plan is not None:
+        raise InvalidRequest(f"`sleep plan` takes no PLAN (got {args.plan!r}); to apply it: `vault-cortex sleep "
+                             f"apply {args.plan}`")
+    return str(args.action)
+
+
 def cmd_sleep(args: argparse.Namespace) -> int:
+    """`sleep` (or `sleep plan`) plans and changes no note; `sleep apply [PLAN]`, `resume` and `rollback` write."""
+    action = _action(args)
     hook = _kill_after()
     with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
-        if args.rollback:
+        if action == "rollback":
             report = sleep.rollback(cx.vault, checkpoint=hook)
-        elif args.resume:
+        elif action == "resume":
             report = sleep.resume(cx.vault, commit=args.commit, checkpoint=hook)
         else:
-            plan = sleep.load_plan(Path(args.apply)) if args.apply else cx.sleep_plan(args.mode)
-            if not args.apply:
+            plan = _saved(cx.root, args.plan) if args.plan else cx.sleep_plan(args.mode)
+            if not args.plan:
                 print(msgspec.json.encode(plan).decode() if args.json else sleep.plan_markdown(plan), end="")
-                if plan.ops:
-                    print(f"plan saved to {sleep.plan_file(cx.root, plan.id).relative_to(cx.root)}", file=sys.stderr)
-            if args.dry_run or not plan.ops:
+            if action == "plan" or not plan.ops:
+                if plan.ops and action == "plan":
+                    print(f"plan saved to {sleep.plan_file(cx.root, plan.id).relative_to(cx.root)}; nothing was "
+                          f"changed. To apply it: vault-cortex sleep apply {plan.id}", file=sys.stderr)
+                elif not plan.ops:
+                    print("nothing to do: no note would change", file=sys.stderr)
                 return 0
             report = sleep.apply(cx.vault, plan, commit=args.commit, checkpoint=hook)
-    if args.json and (args.apply or args.resume or args.rollback):
+    if args.json and (args.plan or action != "apply"):
         print(msgspec.json.encode(report).decode())
     else:
         _print_apply(report)
@@ -121,16 +153,26 @@ def add_sleep_commands(add: AddCommand) -> None:
     """Register this module's commands on the main parser."""
     from vault_cortex.cli.main import vault_arg
 
-    p = add("sleep", cmd_sleep, "consolidate: plan (printed, saved under .cortex/sleep/), then apply it")
+    p = add("sleep", cmd_sleep, "consolidate: print and save a plan (no note changes); `sleep apply` applies it",
+            description="Consolidate memory. `sleep` (or `sleep plan`) prints a plan, saves it under .cortex/sleep/ "
+                        "and changes no note; `sleep apply PLAN` applies a saved plan exactly (journalled; "
+                        "`sleep apply` alone plans and applies at once); `sleep resume` finishes an interrupted "
+                        "sleep; `sleep rollback` undoes the last one.")
     vault_arg(p)
-    p.add_argument("--mode", choices=("full", "light", "save"), default="full",
-                   help="full: every phase; light: promote and wire; save: handoff only (default: full)")
-    p.add_argument("--dry-run", action="store_true", help="plan only; apply later with --apply PLAN")
-    p.add_argument("--apply", default=None, metavar="PLAN", help="apply a saved plan (.cortex/sleep/plan-*.json)")
-    p.add_argument("--resume", action="store_true", help="finish an interrupted sleep from its journal")
-    p.add_argument("--rollback", action="store_true", help="undo the last sleep from its journal and backups")
-    p.add_argument("--commit", action="store_true", help="git-commit the files the sleep changed")
+    p.add_argument("action", nargs="?", choices=ACTIONS, default="plan",
+                   help="plan (default: changes nothing), apply, resume or rollback")
+    p.add_argument("plan", nargs="?", default=None, metavar="PLAN",
+                   help="apply: the plan's id as `sleep` printed it (or its .cortex/sleep/plan-*.json file)")
+    p.add_argument("--mode", choices=sleep.MODES, default=sleep.DEFAULT_MODE,
+                   help=f"full: every phase; light: promote and wire; save: handoff only (default: "
+                        f"{sleep.DEFAULT_MODE})")
+    p.add_argument("--commit", action="store_true", help="apply, resume: git-commit the files the sleep changed")
     p.add_argument("--json", action="store_true")
+    # The older spellings of the actions, kept working for scripts: --dry-run is what `sleep` does now.
+    p.add_argument("--dry-run", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--apply", default=None, metavar="PLAN", help=argparse.SUPPRESS)
+    p.add_argument("--resume", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--rollback", action="store_true", help=argparse.SUPPRESS)
 
     p = add("activity", cmd_activity, "what reads logged and is not in the versioned activity log yet; flush it",
             description="Recalls and reads log to .cortex/pending-activity/ (machine-local, git-ignored), so reading "

@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC
 from functools import partial
+from typing import Literal
 
 import numpy as np
 
@@ -59,7 +60,9 @@ Vector = np.ndarray  # unit-length float32 note or sentence vector
 Embed = Callable[[Sequence[str]], np.ndarray]
 CountTokens = Callable[[str], int]
 
-MODES = ("full", "light", "save")
+SleepMode = Literal["full", "light", "save"]
+MODES: tuple[SleepMode, ...] = ("full", "light", "save")
+DEFAULT_MODE: SleepMode = "full"  # every surface's default (CLI, HTTP, MCP): a plan shows all; applying is asked for
 SHORT_TERM = "short_term"
 DAY = 86400.0
 ACCESS_BOOST = 0.3  # the most accesses can add to a short-term note's importance at triage

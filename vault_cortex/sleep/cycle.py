@@ -28,7 +28,7 @@ from vault_cortex.identity.resonance import DEFAULT_WEIGHT, RESONANCE_DIR, as_we
 from vault_cortex.index.host import Searchable
 from vault_cortex.recall.graph import Graph
 from vault_cortex.recall.health import GraphHealth
-from vault_cortex.sleep.consolidate import make_plan
+from vault_cortex.sleep.consolidate import DEFAULT_MODE, MODES, SleepMode, make_plan
 from vault_cortex.sleep.journal import (
     ApplyReport,
     Skip,
@@ -51,8 +51,8 @@ from vault_cortex.sleep.operations import (
 )
 from vault_cortex.store.change import Vault
 
-__all__ = ["ApplyReport", "Plan", "Skip", "apply", "gather", "interrupted", "load_plan", "next_nightly", "plan",
-           "plan_file", "plan_markdown", "recover", "resume", "rollback"]
+__all__ = ["DEFAULT_MODE", "MODES", "ApplyReport", "Plan", "Skip", "SleepMode", "apply", "gather", "interrupted",
+           "load_plan", "next_nightly", "plan", "plan_file", "plan_markdown", "recover", "resume", "rollback"]
 
 log = logging.getLogger(__name__)
 
@@ -184,7 +184,7 @@ def load_state(root: Path) -> tuple[State, str | None]:
 
 # -- plans ---------------------------------------------------------------------------------------------------
 
-def plan(cx: Sleeping, mode: str = "full", *, save: bool = True) -> Plan:
+def plan(cx: Sleeping, mode: str = DEFAULT_MODE, *, save: bool = True) -> Plan:
     """Plan a sleep; with `save`, keep it as `.cortex/sleep/plan-<id>.json` to apply by id (a preview, such as
     an HTTP GET, writes nothing). No note changes either way."""
     world, vectors = gather(cx, cx.clock())

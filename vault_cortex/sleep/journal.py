@@ -311,7 +311,7 @@ def apply(vault: Vault, p: Plan, *, commit: bool = False, checkpoint: Checkpoint
         records = journal.records()
         if records and not any(r.get("t") in ("end", "rolled_back") for r in records):
             raise WriteConflict("an interrupted sleep is in .cortex/sleep/journal.jsonl: resume it "
-                                 "(`vault-cortex sleep --resume`) or roll it back (`--rollback`) first")
+                                 "(`vault-cortex sleep resume`) or roll it back (`vault-cortex sleep rollback`) first")
         path = save_plan(vault, p)
         if records:
             old = next(r["id"] for r in records if r.get("t") == "start")
@@ -328,7 +328,7 @@ def resume(vault: Vault, *, commit: bool = False, checkpoint: Checkpoint | None 
         if any(r.get("t") in ("end", "rolled_back") for r in records):
             raise InvalidRequest(f"the last sleep ({run.plan.id}) finished or was rolled back: nothing to resume")
         if run.undone:
-            raise InvalidRequest("a rollback of the last sleep was interrupted: run `vault-cortex sleep --rollback`")
+            raise InvalidRequest("a rollback of the last sleep was interrupted: run `vault-cortex sleep rollback`")
         return _finish(tx, run, commit)
 
 

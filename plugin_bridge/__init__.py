@@ -1,0 +1,1 @@
+"""Marks the built Obsidian plugin (main.js, manifest.json, styles.css) as package data: `vault_cortex.plugin`."""

@@ -1,0 +1,187 @@
+"""`vault-cortex status`: one look at a vault — its index, whether a server serves it (and its watcher and indexing,
+asked of that server), and where vault-cortex is installed for it (Claude Code's settings, the Obsidian plugin).
+
+It changes nothing and loads no model: with a server running it asks GET /v1/status; without one it reads the
+index's counts itself. The server is found through `serve.lock` in the index folder (`.cortex/index/` unless
+the index is kept elsewhere), which `serve` holds (an OS lock, released however the process ends) and in which
+it writes its pid and URL.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import urllib.error
+import urllib.request
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from server import install, obsidian
+from server.bearer import read_token
+from vault_cortex import __version__
+from vault_cortex.index.location import index_location
+
+LOCK = re.compile(r"pid (\d+) at (\S+)")
+TIMEOUT = 2.0
+
+
+class Server(msgspec.Struct, frozen=True, kw_only=True):
+    """The `serve` process holding the vault's lock, if any, and what it answered."""
+
+    running: bool
+    pid: int | None = None
+    url: str | None = None
+    answers: bool = False
+    status: dict[str, Any] | None = None  # its GET /v1/status
+
+
+class Installed(msgspec.Struct, frozen=True, kw_only=True):
+    """Where vault-cortex is installed for this vault."""
+
+    claude_code: list[str]  # one line per scope whose settings run vault-cortex (on this vault or another)
+    obsidian: str | None  # the plugin's version, URL and token check, or None when it is not in the vault
+
+
+class VaultStatus(msgspec.Struct, frozen=True, kw_only=True):
+    vault: str
+    version: str
+    index: dict[str, Any] | None  # counts, model, last sync, indexing progress (from the server when it runs)
+    server: Server
+    installed: Installed
+
+
+def serving(lock: Path) -> Server:
+    """Whether a `serve` holds the lock file, with the pid and URL it wrote there."""
+    try:
+        fh = open(lock, encoding="utf-8")  # noqa: SIM115 - held across the lock test below
+    except OSError:
+        return Server(running=False)
+    with fh:
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            found = LOCK.search(fh.read())
+            return Server(running=True, pid=int(found[1]) if found else None, url=found[2] if found else None)
+        fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+    return Server(running=False)
+
+
+def ask(server: Server, token: str | None) -> Server:
+    """The server with what its GET /v1/status answered (nothing when it does not answer)."""
+    if not server.url:
+        return server
+    req = urllib.request.Request(f"{server.url}/v1/status",
+                                 headers={"Authorization": f"Bearer {token}"} if token else {})
+    try:
+        with urllib.request.urlopen(req, timeout=TIMEOUT) as resp:
+            data = json.loads(resp.read())
+    except (OSError, urllib.error.URLError, ValueError):
+        return server
+    return msgspec.structs.replace(server, answers=True, status=data if isinstance(data, dict) else None)
+
+
+def claude_code(vault: Path, *, home: Path | None = None, project: Path | None = None) -> list[str]:
+    """Each Claude Code scope (user; project for the current folder) whose settings run vault-cortex."""
+    out: list[str] = []
+    for scope in ("user", "project"):
+        settings_file, mcp_file = install.files(scope, home=home, project=project)
+        try:
+            settings, _ = install.load(settings_file)
+            servers, _ = install.load(mcp_file)
+        except Exception:  # noqa: BLE001 - a broken settings file is reported, not a crash of `status`
+            out.append(f"{scope}: cannot read {settings_file} or {mcp_file}")
+            continue
+        hooks = sorted({event for event, groups in (settings.get("hooks") or {}).items() if isinstance(groups, list)
+                        for g in groups if isinstance(g, dict)
+                        for h in (g.get("hooks") or []) if install.is_ours(h)})
+        entry = (servers.get("mcpServers") or {}).get(install.SERVER_NAME)
+        if not hooks and not entry:
+            continue
+        args = entry.get("args", []) if isinstance(entry, dict) else []
+        target = args[args.index("--vault") + 1] if "--vault" in args[:-1] else None
+        where = "this vault" if target and Path(target).resolve() == vault.resolve() else (target or "no vault")
+        mcp = f"MCP server for {where}" if entry else "no MCP server"
+        out.append(f"{scope}: {mcp}, hooks on {len(hooks)} events ({settings_file}, {mcp_file})")
+    return out
+
+
+def obsidian_plugin(vault: Path, env: Mapping[str, str], serving_at: str | None = None) -> str | None:
+    """The plugin in the vault: its version, the URL and token it uses (checked against the vault's and the
+    running server's), and whether Obsidian has it enabled; None when it is not there."""
+    folder = vault / obsidian.FOLDER
+    try:
+        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    try:
+        data = json.loads((folder / obsidian.SETTINGS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        data = {}
+    try:
+        enabled = obsidian.PLUGIN_ID in json.loads((vault / ".obsidian/community-plugins.json").read_text("utf-8"))
+    except (OSError, ValueError, TypeError):
+        enabled = False
+    token = read_token(vault, env)
+    check = ("token matches" if token and data.get("token") == token else
+             "no token yet (run serve)" if not token else "token differs: run `vault-cortex install obsidian` again")
+    url = data.get("serverUrl", "?")
+    if serving_at and url != serving_at:
+        url = f"{url} (the running server is at {serving_at}: `vault-cortex install obsidian --url {serving_at}`)"
+    return (f"plugin {manifest.get('version', '?')} in {obsidian.FOLDER}: server {url}, "
+            f"{check}; {'enabled' if enabled else 'not enabled in Obsidian yet (Settings → Community plugins)'}")
+
+
+def gather(vault: Path, env: Mapping[str, str] | None = None, *, index_dir: Path | None = None) -> VaultStatus:
+    """Everything `status` shows, read without changing anything."""
+    from vault_cortex.cortex import Cortex
+
+    env = os.environ if env is None else env
+    where = index_location(vault.resolve(), index_dir, env)
+    server = serving(where.path / "serve.lock")
+    if server.running:
+        token = read_token(vault, env)
+        if token is None and (where.path / "token").is_file():  # a read-only vault's server keeps it there
+            token = (where.path / "token").read_text(encoding="utf-8").strip()
+        server = ask(server, token)
+    index = server.status.get("index") if server.status else None
+    if index is None and (where.path / "index.db").is_file():
+        with Cortex.open(vault, index_dir=index_dir) as cx:
+            index = cx.status()
+    installed = Installed(claude_code=claude_code(vault, project=Path.cwd()),
+                          obsidian=obsidian_plugin(vault, env, server.url if server.answers else None))
+    return VaultStatus(vault=str(vault), version=__version__, index=index, server=server, installed=installed)
+
+
+def render(s: VaultStatus) -> str:
+    """The status as a few aligned lines."""
+    rows = [("vault", f"{s.vault} (vault-cortex {s.version})")]
+    i = s.index
+    if i is None:
+        rows.append(("index", "none yet: `vault-cortex serve` or `vault-cortex sync` builds it"))
+    else:
+        rows.append(("index", f"{i.get('notes', 0)} notes, {i.get('chunks', 0)} chunks, {i.get('vectors', 0)} "
+                              f"vectors, {i.get('links', 0)} links ({i.get('dangling', 0)} dangling), "
+                              f"{i.get('skipped', 0)} files skipped; last sync {i.get('last_sync') or 'never'}"))
+        progress = i.get("indexing")
+        rows.append(("indexing", f"{progress['done']}/{progress['total']} chunks" if isinstance(progress, dict)
+                     else "idle"))
+    sv = s.server
+    if not sv.running:
+        rows.append(("server", "not running (start it: vault-cortex serve --vault …)"))
+    else:
+        answers = "answers" if sv.answers else "does not answer"
+        rows.append(("server", f"running: pid {sv.pid} at {sv.url} ({answers})"))
+        watch = (sv.status or {}).get("watch")
+        if isinstance(watch, dict):
+            rows.append(("watcher", f"{'watching' if watch.get('watching') else 'not watching'}, "
+                                    f"{watch.get('syncs', 0)} syncs, last at {watch.get('last_sync_at') or 'never'}, "
+                                    f"lag {watch.get('lag_ms', 0)} ms"
+                                    + (f", last error: {watch['last_error']}" if watch.get("last_error") else "")))
+    rows.extend(("claude-code", line) for line in s.installed.claude_code or ["not installed"])
+    rows.append(("obsidian", s.installed.obsidian or "plugin not installed (vault-cortex install obsidian)"))
+    return "".join(f"{name:<12} {text}\n" for name, text in rows)

@@ -1,0 +1,68 @@
+"""`vault-cortex status`, the real command beside a real `serve`: index, server (pid and URL from its lock),
+watcher, indexing, and where vault-cortex is installed (Claude Code's settings, the Obsidian plugin)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from serving import serve
+
+from server import install
+from vault_cortex.files.vault import init_vault
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def run(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("VAULT_CORTEX_")}, "HOME": str(home)}
+    project = home.parent / "project"  # the current folder: Claude Code's project scope, nothing installed
+    project.mkdir(exist_ok=True)
+    return subprocess.run([sys.executable, "-m", "server.cli", *args], cwd=project, env=env, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_status_shows_the_index_the_server_and_the_installs(tmp_path: Path) -> None:
+    vault, home = tmp_path / "vault", tmp_path / "home"
+    init_vault(vault)
+    home.mkdir()
+    before = run(home, "status", "--vault", str(vault))
+    assert before.returncode == 0, before.stderr
+    lines = dict(line.split(None, 1) for line in before.stdout.splitlines())
+    assert lines["index"].startswith("none yet") and lines["server"].startswith("not running")
+    assert lines["claude-code"] == "not installed" and lines["obsidian"].startswith("plugin not installed")
+
+    assert run(home, "install", "claude-code", "--vault", str(vault)).returncode == 0
+    assert run(home, "install", "obsidian", "--vault", str(vault)).returncode == 0
+    with serve(vault) as server:
+        pid = server.proc.pid
+        shown = run(home, "status", "--vault", str(vault))
+        as_json = json.loads(run(home, "status", "--vault", str(vault), "--json").stdout)
+        server.stop(signal.SIGTERM)
+    assert shown.returncode == 0, shown.stderr
+    lines = dict(line.split(None, 1) for line in shown.stdout.splitlines())
+    assert lines["server"] == f"running: pid {pid} at {server.url} (answers)"
+    assert lines["index"].startswith("23 notes, ") and "last sync 20" in lines["index"]
+    assert lines["indexing"] == "idle" and lines["watcher"].startswith("watching, ")
+    assert lines["claude-code"].startswith(f"user: MCP server for this vault, hooks on {len(install.HOOKS)} events")
+    assert lines["obsidian"] == (  # installed with the vault's default URL; this server runs on another port
+        f"plugin 0.1.0 in .obsidian/plugins/vault-cortex: server http://127.0.0.1:8765 (the running server is at "
+        f"{server.url}: `vault-cortex install obsidian --url {server.url}`), token matches; not enabled in Obsidian "
+        "yet (Settings → Community plugins)")
+    assert as_json["server"]["pid"] == pid and as_json["index"]["notes"] == 23
+
+    after = run(home, "status", "--vault", str(vault))
+    assert "not running" in after.stdout and "23 notes" in after.stdout  # read from the index itself
+
+
+def test_version() -> None:
+    for args in (["--version"], ["-V"]):
+        out = subprocess.run([sys.executable, "-m", "server.cli", *args], capture_output=True, text=True, cwd=REPO)
+        assert out.returncode == 0 and out.stdout == "vault-cortex 0.1.0\n", out
+    import vault_cortex
+
+    assert vault_cortex.__version__ == "0.1.0"
