@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from server import hooks
+from server.serve_lock import recorded_url, sole_server
 
 if TYPE_CHECKING:
     from types import FrameType
@@ -90,32 +91,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
             _serve(cx, args, host, port, settings.debounce_ms, allowed_hosts)
     print(f"stopped serving {root}", file=sys.stderr)
     return 0
-
-
-@contextmanager
-def sole_server(index_dir: Path, url: str) -> Iterator[str | None]:
-    """Hold the vault's serve lock while serving (released when the process ends, however it ends); yields None,
-    or when another serve holds it, what it wrote there: its pid and URL."""
-    import fcntl
-
-    path = index_dir / "serve.lock"
-    with open(path, "a+", encoding="utf-8") as fh:
-        try:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            fh.seek(0)
-            yield fh.read().strip() or "a process that holds .cortex/index/serve.lock"
-            return
-        fh.seek(0)
-        fh.truncate()
-        fh.write(f"pid {os.getpid()} at {url}\n")
-        fh.flush()
-        try:
-            yield None
-        finally:
-            fh.seek(0)
-            fh.truncate()
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
 def _serve(cx: Cortex, args: argparse.Namespace, host: str, port: int, debounce_ms: int,
@@ -196,10 +171,11 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     root = Path(args.vault).expanduser()
     if not is_vault(root):
         raise VaultNotFound(f"no vault at {root}: run `vault-cortex init {root}` or `vault-cortex serve` first")
-    url = hooks.server_url(root)
-    if hooks.server_answers(url):
+    url = recorded_url(root, args.index_dir, os.environ)
+    if url is not None:
         log.warning("a server already serves this vault at %s: this process indexes beside it (each takes in "
-                    "what the other wrote); pointing the MCP client at %s/mcp shares one index instead", url, url)
+                    "what the other wrote); `vault-cortex install claude-code --transport http` points Claude Code "
+                    "at %s/mcp instead, sharing one index", url, url)
     with Cortex.open(root, index_dir=args.index_dir) as cx:
         cx.index.check_index()
         cx.index.expect_sync()  # every tool says how far indexing is, from the first call until the index is whole
@@ -247,8 +223,9 @@ def cmd_install(args: argparse.Namespace) -> int:
     install_ = args.fn is cmd_install
     vault = Path(args.vault).expanduser() if install_ else None
     project = Path(args.project).expanduser().resolve() if args.project else None
+    transport = getattr(args, "transport", "stdio")
     changes = install.apply(args.scope, vault, install=install_, dry_run=args.dry_run, command=args.command,
-                            project=project)
+                            project=project, transport=transport)
     for change in changes:
         if args.dry_run and change.diff:
             print(change.diff, end="")
@@ -260,7 +237,10 @@ def cmd_install(args: argparse.Namespace) -> int:
     elif install_:
         events = ", ".join(install.HOOKS)
         print(f"Claude Code ({args.scope} scope) now runs vault-cortex on {vault}: the MCP server "
-              f"'{install.SERVER_NAME}' and the hooks {events}. Restart Claude Code to load them.", file=sys.stderr)
+              f"'{install.SERVER_NAME}' ({transport}) and the hooks {events}. Restart Claude Code to load them.",
+              file=sys.stderr)
+        if transport == "http" and vault is not None:
+            print(install.http_notice(args.scope, vault), file=sys.stderr)
     return 0
 
 
@@ -344,6 +324,11 @@ def add_server_commands(add: AddCommand) -> None:
                             "token, git-ignored).")
         p.add_argument("agent", choices=("claude-code", "obsidian"))
         _vault_arg(p)
+        if name == "install":
+            p.add_argument("--transport", choices=("stdio", "http"), default="stdio",
+                           help="claude-code: stdio: Claude Code starts `vault-cortex mcp` itself (works with no "
+                                "server); http: it talks to the running `vault-cortex serve` over HTTP with the "
+                                "bearer token (default: stdio)")
         p.add_argument("--scope", choices=("user", "project"), default="user",
                        help="claude-code: user: ~/.claude/settings.json and ~/.claude.json; project: "
                             ".claude/settings.json and .mcp.json in the project folder (default: user)")

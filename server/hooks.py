@@ -3,7 +3,8 @@ gate, each memory once per session), tool habits, and capture of the session's t
 SessionEnd and PreCompact.
 
 `vault-cortex hook EVENT` reads the hook's JSON input on stdin and prints its output. It posts to the running
-server when `/v1/health` answers within HEALTH_TIMEOUT, and otherwise opens the vault itself; the same
+server (found where `serve` recorded its URL, else at the config's host and port) when its `/v1/health` answers
+within HEALTH_TIMEOUT, and otherwise opens the vault itself; the same
 `run_hook` does the work either way (capture writes only files, so it always runs in the hook's process).
 It never blocks the agent: it always exits 0 and prints valid JSON or nothing. This module imports only
 the standard library at load time, so a hook costs little when the server runs.
@@ -26,7 +27,8 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from server.bearer import read_token
-from server.tool_output import failure_query
+from server.serve_lock import recorded_url
+from server.tool_output import error_query, failure_query
 
 if TYPE_CHECKING:  # the library loads numpy and ONNX: imported only when a hook opens the vault itself
     from vault_cortex.cortex import Cortex
@@ -34,9 +36,11 @@ if TYPE_CHECKING:  # the library loads numpy and ONNX: imported only when a hook
 
 log = logging.getLogger(__name__)
 
-HOOK_EVENTS = ("session-start", "prompt", "tool", "tool-result", "stop", "session-end", "pre-compact")
+HOOK_EVENTS = ("session-start", "prompt", "tool", "tool-result", "tool-failure", "stop", "session-end",
+               "pre-compact")
 EVENT_NAMES = {"session-start": "SessionStart", "prompt": "UserPromptSubmit", "tool": "PreToolUse",
-               "tool-result": "PostToolUse", "stop": "Stop", "session-end": "SessionEnd", "pre-compact": "PreCompact"}
+               "tool-result": "PostToolUse", "tool-failure": "PostToolUseFailure", "stop": "Stop",
+               "session-end": "SessionEnd", "pre-compact": "PreCompact"}
 CAPTURE_EVENTS = ("session-end", "pre-compact")  # write the transcript to raw/; nothing goes to the model
 VAULT_ENV = "VAULT_CORTEX_VAULT"
 URL_ENV = "VAULT_CORTEX_URL"
@@ -45,8 +49,8 @@ MAX_CONTEXT_CHARS = 8000  # Claude Code keeps about 10,000 characters of hook co
 MAX_INPUT_BYTES = 1 << 20
 MIN_PROMPT_CHARS = 12  # "yes", "go on": nothing worth a recall
 HEALTH_TIMEOUT = 0.3
-ROUTE_TIMEOUT = {"session-start": 30.0, "prompt": 10.0, "tool": 5.0, "tool-result": 5.0, "stop": 5.0,
-                 "session-end": 30.0, "pre-compact": 30.0}
+ROUTE_TIMEOUT = {"session-start": 30.0, "prompt": 10.0, "tool": 5.0, "tool-result": 5.0, "tool-failure": 5.0,
+                 "stop": 5.0, "session-end": 30.0, "pre-compact": 30.0}
 STATE_TTL_SECONDS = 7 * 86400
 
 OpenCortex = Callable[[], "Cortex"]
@@ -122,9 +126,22 @@ def _tool(open_cx: OpenCortex, payload: Mapping[str, Any]) -> str | None:
 
 
 def _tool_result(open_cx: OpenCortex, payload: Mapping[str, Any]) -> str | None:
-    """When a tool's output reports a failure, the memories about it that the push gate passes (earlier fixes)."""
+    """When a tool that ran reports a failure in its output (a test runner's summary), the memories about it."""
     tool = str(payload.get("tool_name") or "").strip()
-    query = failure_query(payload.get("tool_response"), tool)
+    return _failure_push(open_cx, payload, tool, failure_query(payload.get("tool_response"), tool))
+
+
+def _tool_failure(open_cx: OpenCortex, payload: Mapping[str, Any]) -> str | None:
+    """When a tool call fails (PostToolUseFailure: a command exiting non-zero), the memories about its `error`;
+    an interrupt (the user stopped it) is not a failure."""
+    if payload.get("is_interrupt") is True:
+        return None
+    tool = str(payload.get("tool_name") or "").strip()
+    return _failure_push(open_cx, payload, tool, error_query(payload.get("error"), tool))
+
+
+def _failure_push(open_cx: OpenCortex, payload: Mapping[str, Any], tool: str, query: str | None) -> str | None:
+    """The memories the push gate passes for what failed (earlier fixes), each once per session."""
     if query is None:
         return None  # the vault is not even opened for a tool call that went well
     cx = open_cx()
@@ -184,8 +201,8 @@ def _capture(open_cx: OpenCortex, payload: Mapping[str, Any]) -> str | None:
 
 
 _HANDLERS: dict[str, Callable[[OpenCortex, Mapping[str, Any]], str | None]] = {
-    "session-start": _session_start, "prompt": _prompt, "tool": _tool, "tool-result": _tool_result, "stop": _stop,
-    "session-end": _capture, "pre-compact": _capture,
+    "session-start": _session_start, "prompt": _prompt, "tool": _tool, "tool-result": _tool_result,
+    "tool-failure": _tool_failure, "stop": _stop, "session-end": _capture, "pre-compact": _capture,
 }
 
 
@@ -335,14 +352,21 @@ def dispatch(event: str, payload: dict[str, Any], vault: str | None, url: str | 
         raise ValueError(f"{root} is not a vault (no .cortex/)")
     if event in CAPTURE_EVENTS:  # files only, no model: faster here than a round trip, server or not
         return run_direct(root, event, payload)
-    base = (url or server_url(root)).rstrip("/")
     token = read_token(root, env)
-    if token and server_answers(base):
-        try:
+    for base in [url.rstrip("/")] if url else server_urls(root, env):
+        if not token or not server_answers(base):
+            continue
+        try:  # a server of another vault on the config's port refuses this vault's token: try the next
             return post_hook(base, token, event, payload)
-        except Exception as exc:  # noqa: BLE001 - fall back to the vault itself
-            log.warning("server at %s failed (%s); opening the vault directly", base, exc)
+        except Exception as exc:  # noqa: BLE001 - fall back to the next candidate, then the vault itself
+            log.warning("server at %s failed (%s)", base, exc)
     return run_direct(root, event, payload)
+
+
+def server_urls(root: Path, env: Mapping[str, str] | None = None) -> list[str]:
+    """Where this vault's server may listen, most likely first: the URL its running `serve` recorded (only while
+    that process lives), then the one the vault's `[server]` settings give."""
+    return list(dict.fromkeys(u for u in (recorded_url(root, None, env), server_url(root)) if u))
 
 
 def server_url(root: Path) -> str:

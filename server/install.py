@@ -25,20 +25,27 @@ from typing import Any
 
 import msgspec
 
+from server.bearer import TOKEN_ENV, load_or_create_token, read_token
+from server.hooks import server_urls
 from vault_cortex.errors import ConfigError, VaultNotFound
 
 SERVER_NAME = "vault-cortex"
-# Claude Code event → (`vault-cortex hook` event, matcher or None). `tool-result` (PostToolUse) is the hook
-# that pushes memories on a failing tool's output; test_install checks that every hook in server.hooks is here.
+# Claude Code event → (`vault-cortex hook` event, matcher or None). `tool-failure` (PostToolUseFailure: a tool
+# call that failed, such as a command exiting non-zero) and `tool-result` (PostToolUse: a tool that ran but
+# printed a failure) push memories about what failed; test_install checks that every hook in server.hooks is here.
 HOOKS: dict[str, tuple[str, str | None]] = {
     "SessionStart": ("session-start", None),
     "UserPromptSubmit": ("prompt", None),
     "PreToolUse": ("tool", "*"),
     "PostToolUse": ("tool-result", "*"),
+    "PostToolUseFailure": ("tool-failure", "*"),
     "Stop": ("stop", None),  # the second look before the answer (`[hooks] second_look` turns it off)
     "PreCompact": ("pre-compact", None),
     "SessionEnd": ("session-end", None),
 }
+# Seconds Claude Code gives a handler (its `timeout`). SessionEnd hooks otherwise get 1.5 s, and Claude Code 2.1
+# cancels the capture ("Hook cancelled") while the hook process is still loading the library.
+TIMEOUTS: dict[str, int] = {"SessionEnd": 60, "PreCompact": 60}  # 60: the most SessionEnd gets
 JSONObject = dict[str, Any]
 
 
@@ -76,8 +83,26 @@ def hook_command(command: str, event: str, vault: Path) -> str:
 
 
 def server_entry(command: str, vault: Path) -> JSONObject:
+    """The stdio MCP entry: Claude Code starts `vault-cortex mcp` itself (works with no server running)."""
     program, *pre = shlex.split(command)
     return {"type": "stdio", "command": program, "args": [*pre, "mcp", "--vault", str(vault)], "env": {}}
+
+
+def http_entry(url: str, token: str) -> JSONObject:
+    """The HTTP MCP entry: Claude Code talks to the running `serve` at `url` (its /mcp) with the bearer token
+    (`token` may be Claude Code's `${VAR}` expansion, so that no secret is written to a versioned file)."""
+    return {"type": "http", "url": f"{url.rstrip('/')}/mcp", "headers": {"Authorization": f"Bearer {token}"}}
+
+
+def http_token(scope: str, vault: Path, *, dry_run: bool = False) -> str:
+    """What the HTTP entry's header carries: in the project's `.mcp.json` (often versioned) a reference to
+    `$VAULT_CORTEX_TOKEN`, which Claude Code expands when it loads the file; in the user's own `~/.claude.json`
+    the vault's token itself (created now if `serve` has not yet made it; a dry run creates nothing)."""
+    if scope == "project":
+        return f"${{{TOKEN_ENV}}}"
+    if dry_run:
+        return read_token(vault, os.environ) or "<the vault's token, created by the install>"
+    return load_or_create_token(vault, os.environ)
 
 
 def is_ours(handler: object) -> bool:
@@ -139,25 +164,47 @@ def with_hooks(settings: JSONObject, command: str, vault: Path) -> JSONObject:
         if not isinstance(groups, list):
             raise ConfigError(f"`hooks.{event}` in the settings is not a list; fix it by hand first")
         group: JSONObject = {"matcher": matcher} if matcher is not None else {}
-        group["hooks"] = [{"type": "command", "command": hook_command(command, ours, vault)}]
+        handler: JSONObject = {"type": "command", "command": hook_command(command, ours, vault)}
+        if event in TIMEOUTS:
+            handler["timeout"] = TIMEOUTS[event]
+        group["hooks"] = [handler]
         groups.insert(where.get(event, len(groups)), group)
     return out
 
 
-def with_server(config: JSONObject, command: str | None, vault: Path) -> JSONObject:
-    """config with the `vault-cortex` MCP server (command None: without it)."""
+def with_server(config: JSONObject, entry: JSONObject | None) -> JSONObject:
+    """config with the `vault-cortex` MCP server `entry` (None: without it)."""
     out = copy.deepcopy(config)
     servers = out.get("mcpServers")
     if servers is not None and not isinstance(servers, dict):
         raise ConfigError("`mcpServers` is not an object; fix it by hand first")
-    if command is None:
+    if entry is None:
         if servers and SERVER_NAME in servers:
             del servers[SERVER_NAME]
             if not servers:
                 del out["mcpServers"]
         return out
-    out.setdefault("mcpServers", {})[SERVER_NAME] = server_entry(command, vault)
+    out.setdefault("mcpServers", {})[SERVER_NAME] = entry
     return out
+
+
+def http_notice(scope: str, vault: Path) -> str:
+    """What a user of the HTTP transport must know: the server must run, and where the token comes from."""
+    where = f"`vault-cortex serve --vault {shlex.quote(str(vault))}` must be running for the MCP tools to answer"
+    if scope == "project":
+        token_file = shlex.quote(str(vault / ".cortex" / "token"))
+        return (f"{where}. .mcp.json holds no secret: its header reads ${{{TOKEN_ENV}}}, so export it where you "
+                f'start Claude Code: export {TOKEN_ENV}="$(cat {token_file})"')
+    return f"{where}; the bearer token is in ~/.claude.json (yours only, never in a project)."
+
+
+def mcp_entry(transport: str, scope: str, command: str, vault: Path, *, dry_run: bool = False) -> JSONObject:
+    """The MCP server entry for a transport: `stdio` (Claude Code starts it) or `http` (the running `serve`)."""
+    if transport == "stdio":
+        return server_entry(command, vault)
+    if transport == "http":
+        return http_entry(server_urls(vault)[0], http_token(scope, vault, dry_run=dry_run))
+    raise ConfigError(f"unknown transport {transport!r}: stdio or http")
 
 
 # -- the files -----------------------------------------------------------------------------------------
@@ -215,8 +262,11 @@ def write(path: Path, data: Mapping[str, Any]) -> None:
 
 
 def apply(scope: str, vault: Path | None, *, install: bool, dry_run: bool = False, command: str | None = None,
-          home: Path | None = None, project: Path | None = None) -> list[Change]:
-    """Install (vault given) or uninstall; both files are read and checked before either is written."""
+          home: Path | None = None, project: Path | None = None, transport: str = "stdio") -> list[Change]:
+    """Install (vault given) or uninstall; both files are read and checked before either is written.
+
+    transport `stdio` (the default) has Claude Code start `vault-cortex mcp`; `http` points it at the running
+    `serve` (where it recorded its URL, else the vault's `[server]` host and port)."""
     settings_file, mcp_file = files(scope, home=home, project=project)
     if install:
         if vault is None or not (vault / ".cortex").is_dir():
@@ -228,10 +278,10 @@ def apply(scope: str, vault: Path | None, *, install: bool, dry_run: bool = Fals
     (s_path, s_data, s_text), (m_path, m_data, m_text) = loaded
     if install and vault is not None:
         s_new = with_hooks(s_data, command, vault)
-        m_new = with_server(m_data, command, vault)
+        m_new = with_server(m_data, mcp_entry(transport, scope, command, vault, dry_run=dry_run))
     else:
         s_new = strip(s_data)[0]
-        m_new = with_server(m_data, None, Path())
+        m_new = with_server(m_data, None)
     changes = [plan(s_path, s_data, s_text, s_new), plan(m_path, m_data, m_text, m_new)]
     if not dry_run:
         for change, data in zip(changes, (s_new, m_new), strict=True):

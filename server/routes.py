@@ -258,7 +258,7 @@ def graph_health(cx: CortexDep) -> GraphHealth:
 @post("/hooks/{event:str}", status_code=200, sync_to_thread=True)
 def hook(cx: CortexDep, event: FromPath[str], data: JSONBody[dict[str, Any]]) -> dict[str, Any]:
     """Claude Code hook I/O: the hook's input object in, its output object out (`{}` = nothing to add).
-    `event` is session-start, prompt, tool or tool-result; `vault-cortex hook EVENT` posts here when the server runs."""
+    `event` is one of server.hooks.HOOK_EVENTS; `vault-cortex hook EVENT` posts here when the server runs."""
     if event not in HOOK_EVENTS:
         raise NotFoundException(f"no hook {event!r}; hooks: {', '.join(HOOK_EVENTS)}")
     return run_hook(lambda: cx, event, data)

@@ -1,4 +1,5 @@
-"""What failed in a tool's output, as a recall query: a traceback's message line, failing tests, a non-zero exit.
+"""What failed in a tool's output or error, as a recall query: a traceback's message line, failing tests, a non-zero
+exit.
 
 Pure and standard-library only (the hook command imports it before deciding whether to load the library).
 `failure_query` returns None when the output reports no failure, so a successful tool call costs no recall.
@@ -80,6 +81,20 @@ def failure_query(response: Any, tool: str = "") -> str | None:
     query = " ".join(_NOISE.sub(" ", ln) for ln in lines[:3])
     query = " ".join(query.split())[:FAILURE_QUERY_CHARS]
     return query or None
+
+
+_EXIT_LINE = re.compile(r"^Exit code (-?\d+)$")
+
+
+def error_query(error: Any, tool: str = "") -> str | None:
+    """A recall query for a failed tool call's `error` text (Claude Code's PostToolUseFailure sends
+    "Exit code 1\n<output>" for a command); None when it says nothing to look up."""
+    if not isinstance(error, str) or not error.strip():
+        return None
+    first, _, rest = error.strip().partition("\n")
+    code = int(m.group(1)) if (m := _EXIT_LINE.match(first.strip())) else None
+    text = rest if code is not None else error
+    return failure_query({"error": text, "exit_code": code or 1}, tool)
 
 
 def _unique(items: Iterable[str]) -> list[str]:

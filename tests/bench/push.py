@@ -11,10 +11,11 @@ the three); the baseline has nothing to fit. Figures per threshold:
   off-topic  off-topic prompts (other conversations' questions, coding/writing prompts, vague one-liners)
              that got an injection
   per inj    memories per injection
-Part 2 (latency): the prompt hook in-process on a LoCoMo vault; with --server, the tool-result hook over
-HTTP (and as the real command) on the generated 2,000-note bench vault with `vault-cortex serve` running.
+Part 2 (latency): the prompt hook in-process on a LoCoMo vault; with --server (or only that: --server-only),
+the tool-result and tool-failure hooks over HTTP (and as the real command, finding the server where `serve`
+recorded its URL) on the generated 2,000-note bench vault with `vault-cortex serve` running.
 
-Run: `python tests/bench/push.py [--data DIR] [--work DIR] [--server] [--notes 2000] [--keep DIR]`.
+Run: `python tests/bench/push.py [--data DIR] [--work DIR] [--server | --server-only] [--notes 2000] [--keep DIR]`.
 """
 
 from __future__ import annotations
@@ -129,8 +130,22 @@ def failures(n: int) -> list[dict[str, object]]:
     return out
 
 
+def failure_payloads(n: int) -> dict[str, list[dict[str, object]]]:
+    """The same failures as each hook receives them: a tool that ran and printed one (PostToolUse), and a command
+    that failed (PostToolUseFailure, its output in `error` as Claude Code sends it)."""
+    responses = failures(n)
+    return {
+        "tool-result": [{"session_id": f"bench-{i}", "tool_name": "Bash", "tool_input": {"command": "make"},
+                         "tool_response": r, "hook_event_name": "PostToolUse"} for i, r in enumerate(responses)],
+        "tool-failure": [{"session_id": f"bench-f{i}", "tool_name": "Bash", "tool_input": {"command": "make"},
+                          "error": f"Exit code 1\n{r['stderr']}", "is_interrupt": False,
+                          "hook_event_name": "PostToolUseFailure"} for i, r in enumerate(responses)],
+    }
+
+
 def tool_result_latency(notes: int, keep: Path | None, n: int = 200) -> None:
-    """tool-result over HTTP with `vault-cortex serve` running on the generated bench vault."""
+    """tool-result and tool-failure over HTTP with `vault-cortex serve` running on the generated bench vault; and
+    as the real command, which finds the server where serve recorded its URL."""
     import httpx
 
     from tests.bench.gen import make_vault
@@ -145,30 +160,30 @@ def tool_result_latency(notes: int, keep: Path | None, n: int = 200) -> None:
         with Cortex.open(vault) as cx:
             report = cx.sync()
         with serving(vault) as (url, auth), httpx.Client(base_url=url, headers=auth, timeout=30) as http:
-            payloads = [{"session_id": f"bench-{i}", "tool_name": "Bash", "tool_input": {"command": "make"},
-                         "tool_response": r, "hook_event_name": "PostToolUse"} for i, r in enumerate(failures(n))]
-            for p in payloads[:20]:
-                http.post("/v1/hooks/tool-result", json=p)
-            times, fired = [], 0
-            for p in payloads:
-                p = {**p, "session_id": f"{p['session_id']}-timed"}
-                t0 = time.perf_counter()
-                r = http.post("/v1/hooks/tool-result", json=p)
-                times.append((time.perf_counter() - t0) * 1000)
-                r.raise_for_status()
-                fired += bool(r.json())
-            env = {**os.environ, "VAULT_CORTEX_VAULT": str(vault), "VAULT_CORTEX_URL": url}
-            command = []
-            for p in payloads[:30]:
-                t0 = time.perf_counter()
-                subprocess.run([sys.executable, "-m", "server.cli", "hook", "tool-result"], input=json.dumps(
-                    {**p, "session_id": f"{p['session_id']}-cmd"}), text=True, capture_output=True, env=env,
-                    check=True)
-                command.append((time.perf_counter() - t0) * 1000)
-        print(f"tool-result over HTTP, {report.notes}-note vault ({len(times)} failures, {fired} pushed): "
-              f"p50 {pct(times, 50):.0f} ms, p95 {pct(times, 95):.0f} ms (target < 150 ms)")
-        print(f"  as the real command (python start-up included, {len(command)} runs): "
-              f"p50 {pct(command, 50):.0f} ms, p95 {pct(command, 95):.0f} ms")
+            for event, payloads in failure_payloads(n).items():
+                for p in payloads[:20]:
+                    http.post(f"/v1/hooks/{event}", json=p)
+                times, fired = [], 0
+                for p in payloads:
+                    p = {**p, "session_id": f"{p['session_id']}-timed"}
+                    t0 = time.perf_counter()
+                    r = http.post(f"/v1/hooks/{event}", json=p)
+                    times.append((time.perf_counter() - t0) * 1000)
+                    r.raise_for_status()
+                    fired += bool(r.json())
+                env = {k: v for k, v in os.environ.items() if not k.startswith("VAULT_CORTEX_")}
+                env["VAULT_CORTEX_VAULT"] = str(vault)  # no URL: the command finds the server itself
+                command = []
+                for p in payloads[:30]:
+                    t0 = time.perf_counter()
+                    subprocess.run([sys.executable, "-m", "server.cli", "hook", event], input=json.dumps(
+                        {**p, "session_id": f"{p['session_id']}-cmd"}), text=True, capture_output=True, env=env,
+                        check=True)
+                    command.append((time.perf_counter() - t0) * 1000)
+                print(f"{event} over HTTP, {report.notes}-note vault ({len(times)} failures, {fired} pushed): "
+                      f"p50 {pct(times, 50):.0f} ms, p95 {pct(times, 95):.0f} ms (target < 150 ms)")
+                print(f"  as the real command (python start-up included, {len(command)} runs): "
+                      f"p50 {pct(command, 50):.0f} ms, p95 {pct(command, 95):.0f} ms")
         shutil.rmtree(vault / ".cortex" / "hooks", ignore_errors=True)
     finally:
         if keep is None:
@@ -179,10 +194,15 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=fit_gate.DATA)
     ap.add_argument("--work", type=Path, default=Path("/tmp/vault-cortex-locomo"))
-    ap.add_argument("--server", action="store_true", help="also time tool-result over HTTP on the bench vault")
+    ap.add_argument("--server", action="store_true",
+                    help="also time tool-result and tool-failure over HTTP on the bench vault")
+    ap.add_argument("--server-only", action="store_true", help="only the timings over HTTP (no LoCoMo data needed)")
     ap.add_argument("--notes", type=int, default=2000)
     ap.add_argument("--keep", type=Path, default=None, help="build (or reuse) the bench vault here")
     args = ap.parse_args(argv)
+    if args.server_only:
+        tool_result_latency(args.notes, args.keep)
+        return 0
     fit_gate.DATA = args.data
     rows = fit_gate.build(args.data, args.work)
     quality(rows, fit_gate.BUDGET_TOKENS - fit_gate.header_tokens())

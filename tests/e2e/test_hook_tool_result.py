@@ -1,4 +1,6 @@
-"""`vault-cortex hook tool-result` (PostToolUse): a failure in a tool's output brings back the note about its fix."""
+"""`vault-cortex hook tool-failure` (PostToolUseFailure: a tool call that failed) and `hook tool-result`
+(PostToolUse: a tool that ran but printed a failure) bring back the note about an earlier fix. Payloads are copies
+of what Claude Code 2.1 sent (tests/fixtures/claude_code/) with the tool's output changed."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from server.bearer import TOKEN_ENV
 from vault_cortex.cortex import Cortex
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "tool_result"
+SENT = Path(__file__).resolve().parents[1] / "fixtures" / "claude_code"  # what the real client sent
 FIX_NOTE = "scientific/2026-11-20 collector database is locked.md"
 DEAD_URL = "http://127.0.0.1:9"
 TRACEBACK = """Traceback (most recent call last):
@@ -37,10 +40,21 @@ def with_fix_note(cx: Cortex) -> Cortex:
     return cx
 
 
+def sent(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((SENT / f"{name}.json").read_text())
+    return data
+
+
 def payload(session: str, response: Any, tool: str = "Bash", command: str = "python -m collector") -> dict[str, Any]:
-    return {"session_id": session, "cwd": "/home/me/greenhouse-sensor", "hook_event_name": "PostToolUse",
-            "tool_name": tool, "tool_input": {"command": command}, "tool_response": response,
-            "transcript_path": "/tmp/t.jsonl"}
+    """A PostToolUse input as Claude Code sends it, with this session, tool and response."""
+    return {**sent("post_tool_use"), "session_id": session, "tool_name": tool,
+            "tool_input": {"command": command, "description": "run the collector"}, "tool_response": response}
+
+
+def failed(session: str, error: Any, *, interrupt: bool = False, tool: str = "Bash") -> dict[str, Any]:
+    """A PostToolUseFailure input as Claude Code sends it, with this session and error."""
+    return {**sent("post_tool_use_failure"), "session_id": session, "tool_name": tool, "error": error,
+            "is_interrupt": interrupt}
 
 
 def hook(args: list[str], stdin: str, vault: Path, url: str = DEAD_URL, token: str | None = None,
@@ -56,11 +70,11 @@ def hook(args: list[str], stdin: str, vault: Path, url: str = DEAD_URL, token: s
     return done
 
 
-def context(done: subprocess.CompletedProcess[str]) -> str | None:
+def context(done: subprocess.CompletedProcess[str], event: str = "PostToolUse") -> str | None:
     if not done.stdout.strip():
         return None
     out = json.loads(done.stdout)
-    assert out["hookSpecificOutput"]["hookEventName"] == "PostToolUse"
+    assert out["hookSpecificOutput"]["hookEventName"] == event
     text = out["hookSpecificOutput"]["additionalContext"]
     assert 0 < len(text) <= hooks.MAX_CONTEXT_CHARS
     return str(text)
@@ -109,3 +123,39 @@ def test_the_running_server_answers_tool_result_fast(live: LiveServer, cx: Corte
     out = hooks.post_hook(live.url, TOKEN, "tool-result", payload("s-live-2", response))
     assert FIX_NOTE in out["hookSpecificOutput"]["additionalContext"]
     assert time.perf_counter() - started < 5.0  # generous; tests/bench/push.py measures the p95
+
+
+def test_a_failed_command_brings_back_the_fix_once_per_session(cx: Cortex) -> None:
+    """The payload Claude Code sent for `exit 1` after printing the error: no tool_response, the text in `error`."""
+    with_fix_note(cx)
+    real = sent("post_tool_use_failure")
+    assert "tool_response" not in real and real["error"].startswith("Exit code 1\n")
+    text = context(hook(["tool-failure"], json.dumps({**real, "session_id": "s-failed"}), cx.root),
+                   "PostToolUseFailure")
+    assert text is not None
+    assert text.split("\n## ")[1].startswith(FIX_NOTE), text
+    assert "Bash failure (OperationalError: database is locked)" in text.splitlines()[0]
+    again = context(hook(["tool-failure"], json.dumps({**real, "session_id": "s-failed"}), cx.root),
+                    "PostToolUseFailure")
+    assert again is None or FIX_NOTE not in again  # once per session
+    # the same failure as PostToolUse never arrives from Claude Code: that hook reads tool_response only
+    assert context(hook(["tool-result"], json.dumps({**real, "session_id": "s-failed-2"}), cx.root)) is None
+
+
+def test_an_interrupt_or_an_error_that_says_nothing_pushes_nothing(cx: Cortex) -> None:
+    with_fix_note(cx)
+    for p in (failed("s-int", f"Exit code 130\n{TRACEBACK}", interrupt=True), failed("s-bare", "Exit code 1"),
+              failed("s-none", None), failed("s-num", 42), failed("s-empty", ""),
+              failed("s-unknown", "Exit code 3\nzq_frobnicator: quux overflowed the wibble at 0x7f3a")):
+        assert context(hook(["tool-failure"], json.dumps(p), cx.root), "PostToolUseFailure") is None, p
+    for stdin in ("", "{broken", "[1]"):
+        hook(["tool-failure"], stdin, cx.root)  # exits 0 (checked in hook)
+
+
+def test_the_running_server_answers_tool_failure(live: LiveServer, cx: Cortex, tmp_path: Path) -> None:
+    with_fix_note(cx)
+    shell = tmp_path / "shell"
+    (shell / ".cortex").mkdir(parents=True)  # opened directly it would recall nothing
+    text = context(hook(["tool-failure"], json.dumps(failed("s-live-f", f"Exit code 1\n{TRACEBACK}")), shell,
+                        live.url, TOKEN), "PostToolUseFailure")
+    assert text is not None and FIX_NOTE in text

@@ -1,4 +1,5 @@
-"""Claude Code hooks: JSON in on stdin, JSON (or nothing) out, exit 0 always; via the server or the vault."""
+"""Claude Code hooks: JSON in on stdin, JSON (or nothing) out, exit 0 always; via the server or the vault. Inputs are
+copies of what Claude Code 2.1 sent (tests/fixtures/claude_code/) with the prompt or tool changed."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from server.bearer import TOKEN_ENV
 from vault_cortex.cortex import Cortex
 
 DEAD_URL = "http://127.0.0.1:9"  # nothing listens: the hook opens the vault itself
+SENT = Path(__file__).resolve().parents[1] / "fixtures" / "claude_code"  # what the real client sent
 PROMPT = "The dashboard froze again while the collector was writing; what did we learn about WAL checkpoints?"
 
 
@@ -43,9 +45,14 @@ def context_of(out: dict[str, Any] | None, event: str) -> str:
     return str(text)
 
 
+def sent(name: str, **changes: Any) -> dict[str, Any]:
+    """The input Claude Code sent for an event, with some fields changed."""
+    data: dict[str, Any] = json.loads((SENT / f"{name}.json").read_text())
+    return {**data, **changes}
+
+
 def prompt_input(session: str, prompt: str = PROMPT) -> dict[str, Any]:
-    return {"session_id": session, "cwd": "/home/me/greenhouse-sensor", "hook_event_name": "UserPromptSubmit",
-            "prompt": prompt, "transcript_path": "/tmp/t.jsonl"}
+    return sent("user_prompt_submit", session_id=session, prompt=prompt)
 
 
 def test_prompt_injects_each_memory_once_per_session(cx: Cortex) -> None:
@@ -77,8 +84,7 @@ def test_prompt_respects_threshold_budget_and_short_prompts(cx: Cortex) -> None:
 
 
 def test_session_start_context_and_no_repeat_on_the_next_prompt(cx: Cortex) -> None:
-    payload = {"session_id": "s-start", "cwd": "/home/me/greenhouse-sensor", "hook_event_name": "SessionStart",
-               "source": "startup"}
+    payload = sent("session_start", session_id="s-start")
     text = context_of(run("session-start", payload, cx.root), "SessionStart")
     assert "[[" in text
     injected = set(json.loads((cx.root / ".cortex/hooks/s-start.json").read_text())["injected"])
@@ -90,8 +96,7 @@ def test_session_start_context_and_no_repeat_on_the_next_prompt(cx: Cortex) -> N
 
 
 def tool_input(session: str, tool: str, **args: str) -> dict[str, Any]:
-    return {"session_id": session, "cwd": "/x", "hook_event_name": "PreToolUse", "tool_name": tool,
-            "tool_input": args}
+    return sent("pre_tool_use", session_id=session, tool_name=tool, tool_input=args)
 
 
 def test_tool_hook_shows_matching_habits_once_per_session(cx: Cortex) -> None:

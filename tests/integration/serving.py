@@ -68,17 +68,17 @@ def wait(predicate: Callable[[], object], timeout: float, what: str) -> None:
 
 
 @contextmanager
-def serve(vault: Path, log_file: Path | None = None, *, env: dict[str, str] | None = None,
+def serve(vault: Path, log_file: Path | None = None, *options: str, env: dict[str, str] | None = None,
           token_file: Path | None = None, program: Sequence[str] = (sys.executable, "-m", "server.cli"),
           cwd: Path | None = None) -> Iterator[Server]:
-    """`vault-cortex serve --vault VAULT` until the block ends, its output in log_file (default: beside the vault);
-    yields once it answers and its start-up sync is done. `env` adds variables; `token_file`: where serve keeps
-    its token, when not in the vault; `program`: how to run vault-cortex (default: this checkout's, with the
-    interpreter running the tests)."""
+    """`vault-cortex [OPTIONS] serve --vault VAULT` until the block ends, its output in log_file (default: beside
+    the vault); yields once it answers and its start-up sync is done. `env` adds variables; `token_file`: where
+    serve keeps its token, when not in the vault; `program`: how to run vault-cortex (default: this checkout's,
+    with the interpreter running the tests)."""
     port = free_port()
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("VAULT_CORTEX_")}, **(env or {})}
     log = (log_file or vault.parent / "server.log").open("w")
-    proc = subprocess.Popen([*program, "serve", "--vault", str(vault), "--port", str(port)],
+    proc = subprocess.Popen([*program, *options, "serve", "--vault", str(vault), "--port", str(port)],
                             stdout=log, stderr=subprocess.STDOUT, text=True, env=env, cwd=cwd)
     server = Server(vault, port, proc, token_file)
     try:

@@ -176,3 +176,53 @@ def shlex_first(command: str) -> str:
     import shlex
 
     return shlex.split(command)[0]
+
+
+def test_an_old_install_is_upgraded_in_place_and_uninstall_removes_every_event(vault: Path, home: Path) -> None:
+    """The previous installer wrote six events and no timeouts: installing again adds PostToolUseFailure (and Stop)
+    and the capture hooks' timeout, replaces each old handler where it was, and uninstall removes them all."""
+    s_file, m_file = place(home, "settings_previous_install.json", "claude_json_previous_install.json")
+    old = json.loads(s_file.read_text())
+    assert "PostToolUseFailure" not in old["hooks"]
+    run(vault, home)
+    settings = json.loads(s_file.read_text())
+    assert set(settings["hooks"]) == {*old["hooks"], "PostToolUseFailure", "Stop"} == set(install.HOOKS)
+    assert commands(settings)["PostToolUseFailure"] == [f"{CMD} hook tool-failure --vault '{vault.resolve()}'"]
+    assert settings["hooks"]["PostToolUseFailure"][0]["matcher"] == "*"
+    assert all(len(cmds) == 1 and "/home/me/old-vault" not in cmds[0] for cmds in commands(settings).values())
+    handlers = {event: groups[0]["hooks"][0] for event, groups in settings["hooks"].items()}
+    assert {e: h.get("timeout") for e, h in handlers.items() if "timeout" in h} == install.TIMEOUTS
+    server = json.loads(m_file.read_text())["mcpServers"]["vault-cortex"]
+    assert server["args"] == ["mcp", "--vault", str(vault.resolve())]
+    assert not any(c.changed for c in run(vault, home))
+    run(None, home, uninstall=True)
+    assert not s_file.exists() and not m_file.exists()
+
+
+def test_the_http_transport_points_at_serve_and_keeps_the_token_out_of_the_project(vault: Path, home: Path,
+                                                                                   tmp_path: Path) -> None:
+    from server.bearer import TOKEN_ENV, read_token
+    from server.serve_lock import lock_path
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    install.apply("project", vault, install=True, command=CMD, project=project, transport="http")
+    mcp = json.loads((project / ".mcp.json").read_text())["mcpServers"]["vault-cortex"]
+    assert mcp == {"type": "http", "url": "http://127.0.0.1:8765/mcp",  # the config's port: no serve runs
+                   "headers": {"Authorization": f"Bearer ${{{TOKEN_ENV}}}"}}
+    assert not (vault / ".cortex" / "token").exists()  # the project's file names the variable, holds no secret
+    # user scope (~/.claude.json, the user's own): the token itself; and where serve recorded its URL
+    lock = lock_path(vault)
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    lock.write_text(f"pid {os.getpid()} at http://127.0.0.1:18701\n")
+    dry = run(vault, home, transport="http", dry_run=True)
+    assert not (vault / ".cortex" / "token").exists() and "http://127.0.0.1:18701/mcp" in dry[1].diff
+    run(vault, home, transport="http")
+    token = read_token(vault, {})
+    assert token
+    entry = json.loads((home / ".claude.json").read_text())["mcpServers"]["vault-cortex"]
+    assert entry["headers"] == {"Authorization": f"Bearer {token}"}
+    run(vault, home)  # back to stdio: replaced in place
+    assert json.loads((home / ".claude.json").read_text())["mcpServers"]["vault-cortex"]["type"] == "stdio"
+    with pytest.raises(ConfigError, match="unknown transport"):
+        run(vault, home, transport="carrier-pigeon")

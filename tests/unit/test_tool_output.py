@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from server.tool_output import failure_lines, failure_query
+from server.tool_output import error_query, failure_lines, failure_query
 
 PYTEST = """============ short test summary info ============
 FAILED tests/test_store.py::test_write_during_export - sqlite3.OperationalError: database is locked
@@ -36,3 +36,14 @@ def test_no_failure_no_query() -> None:
     assert failure_query(None) is None
     assert failure_query("ValueError: in a file being read", tool="Read") is None
     assert failure_query({"stdout": "line one\nsegmentation fault", "exit_code": 139}) == "line one segmentation fault"
+
+
+def test_a_failed_calls_error_as_claude_code_sends_it() -> None:
+    assert error_query("Exit code 1\nsqlite3.OperationalError: database is locked", "Bash") == (
+        "OperationalError: database is locked")
+    assert error_query("Exit code 2\n" + PYTEST, "Bash") == (
+        "test_write_during_export sqlite3.OperationalError: database is locked test_checkpoint_runs_hourly")
+    assert error_query("Exit code 1\nmake: *** [all] oops\nstopped", "Bash") == "make: *** [all] oops stopped"
+    assert error_query("File does not exist.", "Read") == "File does not exist."  # a content tool that failed
+    for nothing in ("Exit code 1", "", "   ", None, 42, ["Exit code 1"]):
+        assert error_query(nothing, "Bash") is None, nothing
