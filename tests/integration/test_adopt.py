@@ -1,9 +1,9 @@
 """Adopting a real Obsidian vault: `vault-cortex init PATH` on a folder of notes adds .cortex/ and writes no note;
 what is machine-local stays out of git there as in the starter vault; `serve`'s refusal names `init`.
 
-The vault is tests/fixtures/vaults/obsidian_sample (a sample vault written for these tests in the layout of a
-typical public Obsidian vault; obsidian_sample.README.md beside it): properties-heavy notes, Dataview blocks, `.base` embeds, links to
-notes that do not exist, an attachment and an `.obsidian/` configuration.
+The vault is tests/fixtures/vaults/obsidian_sample (written for these tests in the layout of a typical public
+Obsidian vault; obsidian_sample.README.md beside it): properties-heavy notes, Dataview blocks, `.base` embeds,
+links to notes that do not exist, an attachment and an `.obsidian/` configuration.
 """
 
 from __future__ import annotations
