@@ -1,9 +1,9 @@
 """Adopting a real Obsidian vault: `vault-cortex init PATH` on a folder of notes adds .cortex/ and writes no note;
 what is machine-local stays out of git there as in the starter vault; `serve`'s refusal names `init`.
 
-The vault is tests/fixtures/vaults/obsidian_kepano (a subset of a public Obsidian vault; its source and licence
-are in obsidian_kepano.SOURCE.md beside it): properties-heavy notes, Dataview blocks, `.base` embeds, links to
-notes that do not exist, an attachment and an `.obsidian/` configuration.
+The vault is tests/fixtures/vaults/obsidian_sample (written for these tests in the layout of a typical public
+Obsidian vault; obsidian_sample.README.md beside it): properties-heavy notes, Dataview blocks, `.base` embeds,
+links to notes that do not exist, an attachment and an `.obsidian/` configuration.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from vault_cortex.errors import VaultNotFound
 from vault_cortex.files.vault import init_vault
 from vault_cortex.index.embed import Embedder
 
-KEPANO = "obsidian_kepano"
+SAMPLE = "obsidian_sample"
 MACHINE_LOCAL = [".cortex/index/index.db", ".cortex/index/serve.lock", ".cortex/token", ".cortex/hooks/s1.json",
                  ".cortex/sleep/plan-20261130T033000Z.json", ".cortex/sleep/journal.jsonl",
                  ".obsidian/plugins/vault-cortex/data.json"]
@@ -47,7 +47,7 @@ def files(root: Path) -> dict[str, bytes]:
 
 def test_init_adopts_an_obsidian_vault_writing_only_cortex(fixture_vault: Callable[[str], Path],
                                                            capsys: pytest.CaptureFixture[str]) -> None:
-    vault = committed(fixture_vault(KEPANO))
+    vault = committed(fixture_vault(SAMPLE))
     before = files(vault)
     assert main(["init", str(vault)]) == 0
     out = capsys.readouterr().out
@@ -63,20 +63,20 @@ def test_init_adopts_an_obsidian_vault_writing_only_cortex(fixture_vault: Callab
 
 def test_an_adopted_vault_is_indexed_linked_and_recalled(fixture_vault: Callable[[str], Path],
                                                          embedder: Embedder) -> None:
-    vault = fixture_vault(KEPANO)
+    vault = fixture_vault(SAMPLE)
     assert main(["init", str(vault)]) == 0
     notes = sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*.md") if ".obsidian" not in p.parts)
     with Cortex.open(vault, embedder=embedder) as cx:
         report = cx.sync()
         assert report.notes == len(notes) == 19 and report.skipped == 0
-        hits = cx.recall("are expensive durable wool socks worth it", k=3)
-        assert hits.hits[0].path == "Clippings/Buy wisely.md"
-        links = {ln.target: ln.dst for ln in cx.index.db.links(src="References/Out of Control.md")}
-        assert links["Kevin Kelly"] == "References/Kevin Kelly.md"  # author: "[[Kevin Kelly]]", in a property
-        assert links["out-of-control.jpg"] == "Attachments/out-of-control.jpg"  # cover: the attachment
+        hits = cx.recall("is resoling old leather boots worth it instead of buying new ones", k=3)
+        assert hits.hits[0].path == "Clippings/Mend before you replace.md"
+        links = {ln.target: ln.dst for ln in cx.index.db.links(src="References/Harbour Lights.md")}
+        assert links["Odile Brask"] == "References/Odile Brask.md"  # author: "[[Odile Brask]]", in a property
+        assert links["harbour-lights.jpg"] == "Attachments/harbour-lights.jpg"  # cover: the attachment
         doctor = cx.doctor()
     dangling = {ln.target for ln in doctor.dangling}
-    assert {"Everything is a remix", "Japan", "Emergence"} <= dangling  # kept as dangling edges, as Obsidian does
+    assert {"Attention is a garden", "Vessia", "Tidal ecology"} <= dangling  # kept as dangling edges, as Obsidian does
     assert not doctor.problems
 
 
@@ -89,7 +89,7 @@ def test_what_is_machine_local_stays_out_of_git(how: str, tmp_path: Path,
         vault = tmp_path / "vault"
         init_vault(vault)
     else:
-        vault = fixture_vault(KEPANO)
+        vault = fixture_vault(SAMPLE)
         assert main(["init", str(vault)]) == 0
     git(vault, "init", "-q")
     for rel in MACHINE_LOCAL + VERSIONED:
@@ -118,7 +118,7 @@ def test_init_refuses_a_folder_without_notes_but_takes_a_new_obsidian_vault(
 
 
 def test_serve_refuses_a_folder_of_notes_naming_init(fixture_vault: Callable[[str], Path]) -> None:
-    vault = fixture_vault(KEPANO)
+    vault = fixture_vault(SAMPLE)
     with pytest.raises(VaultNotFound, match=f"adopt the folder first: `vault-cortex init {vault}`"):
         prepare_vault(vault)
     assert not (vault / ".cortex").exists()

@@ -44,7 +44,7 @@ def vault(request: pytest.FixtureRequest, tmp_path: Path, fixture_vault: Callabl
         root = tmp_path / "vault"
         init_vault(root)
     else:
-        root = fixture_vault("obsidian_kepano")
+        root = fixture_vault("obsidian_sample")
         assert main(["init", str(root)]) == 0
     return versioned(root)
 

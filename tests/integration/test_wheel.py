@@ -22,7 +22,7 @@ from serving import serve
 
 REPO = Path(__file__).resolve().parents[2]
 PLUGIN = REPO / "plugin_bridge"
-KEPANO = REPO / "tests" / "fixtures" / "vaults" / "obsidian_kepano"
+SAMPLE = REPO / "tests" / "fixtures" / "vaults" / "obsidian_sample"
 
 pytestmark = pytest.mark.slow
 
@@ -91,7 +91,7 @@ def test_the_installed_wheel_serves_a_new_vault_far_from_the_checkout(installed:
 
 def test_the_installed_wheel_adopts_and_serves_an_obsidian_vault(installed: Installed) -> None:
     vault = installed.away / "My Obsidian vault"
-    shutil.copytree(KEPANO, vault)
+    shutil.copytree(SAMPLE, vault)
     refused = installed.run("serve", "--vault", str(vault))
     assert refused.returncode == 1 and f"vault-cortex init {vault}" in refused.stderr
     adopted = installed.run("init", str(vault))
@@ -103,10 +103,10 @@ def test_the_installed_wheel_adopts_and_serves_an_obsidian_vault(installed: Inst
     assert (vault / ".obsidian/plugins/vault-cortex/main.js").read_bytes() == built
     with serve(vault, program=[installed.program], cwd=installed.away) as server:
         assert server.get("/v1/health").json()["ok"] is True
-        hits = server.get("/v1/recall", q="are durable wool socks worth their price").json()["hits"]
+        hits = server.get("/v1/recall", q="should I pay a cobbler to resole my boots").json()["hits"]
         status = installed.run("status", "--vault", str(vault))
         server.stop(signal.SIGINT)
-    assert hits[0]["path"] == "Clippings/Buy wisely.md"
+    assert hits[0]["path"] == "Clippings/Mend before you replace.md"
     assert "running: pid" in status.stdout and "token matches" in status.stdout, status
     settings = json.loads((vault / ".obsidian/plugins/vault-cortex/data.json").read_text(encoding="utf-8"))
     assert settings["token"] == (vault / ".cortex/token").read_text(encoding="utf-8").strip()
