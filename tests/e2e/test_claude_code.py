@@ -6,8 +6,8 @@ folder named after its project: (a) the start context, (b) a prompt push of a me
 (c) the earlier fix after a failing Bash call, (d) the session captured into raw/, once, however often it ends.
 Run twice: the hooks opening the vault themselves (no server, stdio MCP), and with `vault-cortex serve` on a port
 the config does not name (the hooks find it where serve recorded its URL; MCP over HTTP with the token from the
-environment). A scenario is a script of replies and checks on the logged requests. A Stop hook's second look,
-for instance: `session(claude, project, home, QUESTION, [Text(COMPOSED_ANSWER), Text(REVISED)])`; a blocked stop
+environment). A scenario is a script of replies and checks on the logged requests. (e) The Stop hook's second look
+(the last test): `session(claude, project, home, QUESTION, [Text(COMPOSED_ANSWER), Text(REVISED)])`; a blocked stop
 sends Claude Code back to the API with a user turn "Stop hook feedback:\n<reason>", so `run.texts()[1]` holds the
 reason and the memories it names, and with no block there is no second request.
 """
@@ -197,3 +197,27 @@ def test_what_reaches_the_model_with_serve_on_another_port(claude: Path, vault: 
         assert f'"POST /v1/hooks/{event} HTTP/1.1" 200' in served_log, served_log[-3000:]
     assert '"POST / HTTP/1.1" 200' in served_log  # MCP over streamable HTTP (uvicorn logs the mount's own path)
     assert "mcp__vault-cortex__recall" in "\n".join(json.dumps(b) for b in run.api.main_requests())
+
+
+SHORT_PROMPT = "and node 3?"  # under the prompt hook's 12 characters: no prompt push, only the answer meets memory
+COMPOSED = "Node 3 should run about ten months on one 18650 cell, as the paper estimate says."
+REVISED = "Checked the notes: node 3 ran flat after 43 days, far short of the ten-month estimate."
+SECOND_LOOK = "short_term/2026-11-29 node 3 battery ran flat.md"  # not in the start context; contradicts the answer
+STOP_MARK = "Stop hook feedback"
+
+
+def test_a_second_look_reaches_the_model_before_its_composed_answer_is_final(claude: Path, vault: Path,
+                                                                              tmp_path: Path) -> None:
+    """(e) An answer composed without a tool call meets memory: the Stop hook blocks once, and the next request the
+    model gets holds the memory that bears on the answer; the stop after it (stop_hook_active) is not blocked."""
+    project, home = start(tmp_path, vault)
+    run = session(claude, project, home, SHORT_PROMPT, [Text(COMPOSED), Text(REVISED)])
+    texts = run.texts()
+    assert PROMPT_MARK not in texts[0]  # nothing pushed on the prompt: the start context and the answer are all
+    assert SECOND_LOOK.removesuffix(".md") not in texts[0]  # the start context lacks it
+    assert len(texts) == 2, texts[-1][-3000:]  # blocked once, then the revised answer ended the turn
+    feedback = texts[1].split(STOP_MARK, 1)
+    assert len(feedback) == 2, texts[1][-3000:]
+    assert SECOND_LOOK in feedback[1] and "Before you finish" in feedback[1]
+    assert COMPOSED in texts[1]  # the composed answer the memory bears on, then the reason after it
+    assert run.session.done.stdout.strip().endswith(REVISED)
