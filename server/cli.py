@@ -4,9 +4,11 @@ server's group, `serve`, `mcp` (stdio), `hook`, `install` and `uninstall`."""
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
 import os
 import signal
+import socket
 import sys
 import threading
 from collections.abc import Iterator, Sequence
@@ -88,12 +90,42 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 print(f"error: another `vault-cortex serve` already serves {cx.root} ({other}); two servers on one "
                       "vault race on its index. Stop it first, or point clients at it.", file=sys.stderr)
                 return 1
-            _serve(cx, args, host, port, settings.debounce_ms, allowed_hosts)
+            try:
+                sock = bind(host, port)
+            except OSError as exc:
+                print(f"error: cannot listen on {where}:{port}: {_bind_problem(exc)}; stop what holds it, or pass "
+                      "--port N (or set port in [server] of .cortex/config.toml)", file=sys.stderr)
+                return 1
+            with sock:
+                _serve(cx, args, sock, settings.debounce_ms, allowed_hosts)
     print(f"stopped serving {root}", file=sys.stderr)
     return 0
 
 
-def _serve(cx: Cortex, args: argparse.Namespace, host: str, port: int, debounce_ms: int,
+def bind(host: str, port: int) -> socket.socket:
+    """The server's listening socket, bound before anything says "serving" (as uvicorn binds it)."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(True)
+    return sock
+
+
+def _bind_problem(exc: OSError) -> str:
+    if exc.errno == errno.EADDRINUSE:
+        return "the port is already in use (another program, or a serve of another vault)"
+    if exc.errno == errno.EADDRNOTAVAIL:
+        return "this machine has no such address"
+    if exc.errno == errno.EACCES:
+        return "permission denied (ports below 1024 need privileges)"
+    return exc.strerror or str(exc)
+
+
+def _serve(cx: Cortex, args: argparse.Namespace, sock: socket.socket, debounce_ms: int,
            allowed_hosts: Sequence[str] | None) -> None:
     """Serve the vault's API and MCP with its watcher and nightly sleep until Ctrl-C or SIGTERM."""
     import uvicorn
@@ -112,6 +144,7 @@ def _serve(cx: Cortex, args: argparse.Namespace, host: str, port: int, debounce_
                       announce=_announce)
     nightly = Nightly(cx, schedule=lambda _s, _now: None) if cx.read_only else Nightly(cx)
     app = create_app(cx, token=token, watcher=watcher, nightly=nightly, allowed_hosts=allowed_hosts)
+    host, port = sock.getsockname()[:2]
     where = f"[{host}]" if ":" in host else host
     token_at = "$" + TOKEN_ENV if os.environ.get(TOKEN_ENV, "").strip() else str(token_file)
     print(f"serving {cx.root} at http://{where}:{port}/v1 and /mcp; token in {token_at}", file=sys.stderr)
@@ -125,10 +158,10 @@ def _serve(cx: Cortex, args: argparse.Namespace, host: str, port: int, debounce_
     _serve_until_stopped(uvicorn.Config(app, host=host, port=port, ws="none", lifespan="on",
                                         timeout_graceful_shutdown=1, http=guarded(limit),
                                         backlog=min(2048, max(16, limit // 4)),  # accepted in one go, at most
-                                        log_level="info" if args.verbose else "warning"))
+                                        log_level="info" if args.verbose else "warning"), sock)
 
 
-def _serve_until_stopped(config: uvicorn.Config) -> None:
+def _serve_until_stopped(config: uvicorn.Config, sock: socket.socket) -> None:
     """uvicorn's server, except that SIGINT/SIGTERM end it quietly: uvicorn re-raises the signal after its own
     graceful shutdown, which turned every Ctrl-C into a KeyboardInterrupt and a logged lifespan traceback; and
     a second Ctrl-C while stopping does not force-exit (which cancelled the lifespan mid-shutdown and logged a
@@ -155,7 +188,7 @@ def _serve_until_stopped(config: uvicorn.Config) -> None:
                 for sig, handler in original.items():
                     signal.signal(sig, handler)
 
-    Server(config).run()
+    Server(config).run(sockets=[sock])
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
