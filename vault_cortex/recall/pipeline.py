@@ -18,6 +18,8 @@ from vault_cortex.index.db import IndexDB
 from vault_cortex.index.rows import ChunkRow, NoteRow
 from vault_cortex.index.sync import Indexing
 from vault_cortex.index.vectors import Vector, Vectors
+from vault_cortex.recall.cues import PEOPLE_PROPERTIES, Match, cues, match, people_in, phrases, raised
+from vault_cortex.recall.cues import signals as cue_signals
 from vault_cortex.recall.company import NAMED, Lift, Member, lifted, lifts, linked_among, sections_beside
 from vault_cortex.recall.gate import Cue, Verdict, judge
 from vault_cortex.recall.graph import Graph
@@ -149,6 +151,8 @@ def rank(
                     if _wanted(notes[chunks[f.chunk_id].note_id], regions, exclude, allowed)]
 
     company = _company(best, fused, chunks, notes, graph) if rs.company > 0 else {}
+    people = _people(db, [chunks[f.chunk_id].note_id for f in best]) if rs.person > 0 else {}
+    asked = cues(query, {p for ps in people.values() for p in ps})
     top_paths = [notes[chunks[f.chunk_id].note_id].path for f in best[:COACTIVATION_TOP]]
     use_resonance = weights.get("resonance", 0.0) > 0 and bool(concepts)
     out = []
@@ -177,10 +181,16 @@ def rank(
         factor = layer_factor(note.layer)
         if factor != 1.0:
             signals["raw"] = factor
-        score = round(weighted(signals, weights) * factor, 4)
+        met = match(asked, people.get(note.id, ()), chunk.text) if asked.people or asked.when else Match()
+        cued = cue_signals(met, rs.person, rs.when)
+        signals.update(cued)
+        plain = weighted(signals, weights) * factor
+        score = round(raised(plain, cued), 4)
         why = reason(signals, weights, dense=f.dense, lexical=f.lexical)
         if lift is not None and relevance - f.relevance >= NAMED and weights.get("relevance", 0.0) > 0:
             why = lift.phrase() if why == "weak match" else f"{why}; {lift.phrase()}"
+        if cued:
+            why = "; ".join([why, *phrases(met, cued, score - plain)])
         out.append(Scored(note=note, chunk=chunk, fused=f, score=score, signals=signals, reason=why))
     out.sort(key=lambda s: (-s.score, s.note.path))
     return out
@@ -204,6 +214,12 @@ def _company(best: Sequence[Fused], fused: Sequence[Fused], chunks: Mapping[int,
         members.append(Member(path=path, relevance=f.relevance, linked=around, links=links,
                               beside=sections_beside(chunk.ord, by_note.get(chunk.note_id, ()))))
     return lifts(members)
+
+
+def _people(db: IndexDB, note_ids: Sequence[int]) -> dict[int, tuple[str, ...]]:
+    """The people each note is by or about (its `speaker`, `author` and `people` properties), where it names any."""
+    found = db.properties_of(note_ids, PEOPLE_PROPERTIES)
+    return {i: ps for i, values in found.items() if (ps := people_in(values))}
 
 
 def _wanted(note: NoteRow, regions: Sequence[str] | None, exclude: frozenset[str],
