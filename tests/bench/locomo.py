@@ -200,6 +200,7 @@ def category_table(res: Scores, counts: dict[int, int]) -> list[str]:
 
 MECHANISMS: dict[str, dict[str, Any]] = {
     "company (neighbours lift)": {"company": 0.0},
+    "session (same-session lift)": {"session": 0.0},
     "person (who is asked about)": {"person": 0.0},
     "when (holds a time)": {"when": 0.0},
 }
@@ -232,8 +233,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", type=Path, default=Path("/tmp/vault-cortex-locomo"))
     ap.add_argument("--sweep", action="store_true", help="also print a grid of fusion weights")
     ap.add_argument("--cv", action="store_true",
-                    help="also cross-validate recall.company, recall.person and recall.when by conversation "
-                         "(fit on two, score the third)")
+                    help="also cross-validate recall.company, recall.session, recall.person and recall.when by "
+                         "conversation (fit on two, score the third)")
     ap.add_argument("--budget", action="store_true",
                     help="also run with recall.lexical_budget at the share of the chunks it is at 100k notes")
     args = ap.parse_args(argv)
@@ -265,6 +266,7 @@ def main(argv: list[str] | None = None) -> int:
         print(row(f"  - {name}", run_all([(with_recall(cx, **change), q) for cx, q in base])))
     if args.cv:
         print(row("  company, cross-validated", cross_validated(base, "company", COMPANY_GRID)))
+        print(row("  session, cross-validated", cross_validated(base, "session", CUE_GRID)))
         print(row("  person, cross-validated", cross_validated(base, "person", CUE_GRID)))
         print(row("  when, cross-validated", cross_validated(base, "when", CUE_GRID)))
     counts: dict[int, int] = {}

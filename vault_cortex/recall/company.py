@@ -24,9 +24,12 @@ class Lift(msgspec.Struct, frozen=True, kw_only=True):
     share: float = 1.0  # the part of it that counts: SPREAD / the candidate's links, for a well-linked candidate
     path: str = ""  # the linked note, when the neighbour is one
     heading: str = ""  # the section beside the candidate's best one, when the neighbour is one
+    session: str = ""  # the session the neighbour shares with the candidate, when it is a memory of that session
 
     def phrase(self) -> str:
         """The why-line's words for this lift."""
+        if self.session:
+            return f"lifted by [[{note_name(self.path)}]] of the same session ({self.relevance:.2f})"
         if self.path:
             return f"lifted by its neighbour [[{note_name(self.path)}]] ({self.relevance:.2f})"
         section = f' "{self.heading}"' if self.heading else ""
@@ -103,3 +106,21 @@ def sections_beside(best_ord: int, chunks: Sequence[tuple[int, str, float]]) -> 
     note's candidate chunks given as (ord, heading, relevance)."""
     return tuple((heading, rel) for ord_, heading, rel in chunks if abs(ord_ - best_ord) == 1)
 
+
+
+def sessions(members: Iterable[tuple[str, str, float]]) -> dict[str, Lift]:
+    """Each candidate's best other candidate of the same session (an imported conversation's exchanges share
+    their `session` property), from (path, session, relevance); a candidate alone in its session has none."""
+    best: dict[str, list[tuple[float, str]]] = {}
+    members = [(p, s, r) for p, s, r in members if s]
+    for path, session, rel in members:
+        top = best.setdefault(session, [])
+        top.append((rel, path))
+        top.sort(key=lambda t: (-t[0], t[1]))
+        del top[2:]  # the best two: the best other member of a session is one of them
+    out: dict[str, Lift] = {}
+    for path, session, _ in members:
+        other = next(((rel, p) for rel, p in best[session] if p != path), None)
+        if other is not None and other[0] > 0:
+            out[path] = Lift(relevance=other[0], path=other[1], session=session)
+    return out

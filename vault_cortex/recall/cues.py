@@ -87,7 +87,7 @@ def match(asked: Cues, people: Iterable[str], text: str) -> Match:
     return Match(person=person, time=asked.when and holds_time(text))
 
 
-def signals(m: Match, person: float, when: float) -> dict[str, float]:
+def cue_signals(m: Match, person: float, when: float) -> dict[str, float]:
     """The signals a match adds, each the share of what the score lacks of 1 that it closes: `person` for a
     memory by or about a person the query names, `time` for one holding a time when the query asks when."""
     out = {}
@@ -106,13 +106,11 @@ def raised(score: float, met: dict[str, float]) -> float:
     return score
 
 
-def phrases(m: Match, met: dict[str, float], gain: float) -> list[str]:
-    """The why-line's words for the cues a candidate met, with what they added to its score together."""
+def phrases(m: Match, met: dict[str, float]) -> list[str]:
+    """The why-line's words for the cues a candidate met."""
     out = []
     if "person" in met:
         out.append(f"by or about {m.person}, whom the query names")
     if "time" in met:
         out.append("holds a time, as the query asks when")
-    if out:
-        out[-1] += f" (+{gain:.2f})"
     return out
