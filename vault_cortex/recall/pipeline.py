@@ -192,7 +192,8 @@ def rank(
         factor = layer_factor(note.layer)
         if factor != 1.0:
             signals["raw"] = factor
-        met = match(asked, people.get(note.id, ()), chunk.text) if asked.people or asked.when else Match()
+        met = (match(asked, people.get(note.id, ()), f"{note.title}\n{chunk.heading}\n{chunk.text}")
+               if asked.people or asked.when else Match())
         mate = together.get(note.path)
         cued = {"session": round(rs.session * mate.relevance, 4)} if mate is not None else {}
         cued.update(cue_signals(met, rs.person, rs.when))
