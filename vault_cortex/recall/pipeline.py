@@ -198,8 +198,9 @@ def rank(
         cued = {"session": round(rs.session * mate.relevance, 4)} if mate is not None else {}
         cued.update(cue_signals(met, rs.person, rs.when))
         signals.update(cued)
-        plain = weighted(signals, weights) * factor
-        score = round(raised(plain, cued), 4)
+        weighed = weighted(signals, weights)
+        plain = weighed * factor
+        score = round(raised(weighed, cued) * factor, 4)  # a raw capture stays ×0.85 of its raised score
         why = reason(signals, weights, dense=f.dense, lexical=f.lexical)
         if lift is not None and relevance - f.relevance >= NAMED and weights.get("relevance", 0.0) > 0:
             why = lift.phrase() if why == "weak match" else f"{why}; {lift.phrase()}"
