@@ -30,31 +30,36 @@ def _order(hits: list[Hit]) -> list[str]:
     return [h.path for h in hits]
 
 
+def _passes(root: Path, embedder: Embedder, query: str, setting: str, risen: str, passed: str) -> tuple[Hit, Hit]:
+    """The hits of `risen` and `passed`, having checked that `passed` ranks above `risen` with `setting` at 0
+    (the control) and below it with the vault's own settings."""
+    alone = _order(_recall(root, embedder, query, **{setting: 0}))
+    hits = _recall(root, embedder, query)
+    order = _order(hits)
+    assert alone.index(passed) < alone.index(risen), f"with {setting} = 0, {passed} ranks first"
+    assert order.index(risen) < order.index(passed)
+    return hits[order.index(risen)], hits[order.index(passed)]
+
+
 def test_a_question_naming_a_person_ranks_the_memory_about_them_above_one_that_mentions_them(
         fixture_vault, embedder) -> None:  # type: ignore[no-untyped-def]
     root = fixture_vault("cues")
     before = _digest(root)
     query = "What did Ines propose for the index storage?"
-    about, mentions = "team/Storage review 2026-03-04.md", "team/Index storage options.md"
-    alone = _order(_recall(root, embedder, query, person=0))
-    hits = _recall(root, embedder, query)
-    assert alone.index(mentions) < alone.index(about), "by words alone the note mentioning Ines ranks first"
-    assert _order(hits).index(about) < _order(hits).index(mentions)
-    assert "by or about Ines Marlow, whom the query names" in hits[_order(hits).index(about)].reason
-    assert "whom the query names" not in hits[_order(hits).index(mentions)].reason, "by Tomas, naming Ines"
+    about, mentions = _passes(root, embedder, query, "person", "team/Storage review 2026-03-04.md",
+                              "team/Index storage options.md")
+    assert "by or about Ines Marlow, whom the query names" in about.reason
+    assert "whom the query names" not in mentions.reason, "by Tomas, naming Ines"
     assert _digest(root) == before, "recall never writes a note"
 
 
 def test_a_when_question_ranks_the_dated_memory_first(fixture_vault, embedder) -> None:  # type: ignore[no-untyped-def]
     root = fixture_vault("cues")
     query = "When did the gateway switch to write-ahead logging?"
-    dated, reasons = "team/Gateway changelog.md", "team/Why write-ahead logging.md"
-    alone = _order(_recall(root, embedder, query, when=0))
-    hits = _recall(root, embedder, query)
-    assert alone.index(reasons) < alone.index(dated)
-    assert _order(hits)[0] == dated
-    assert "holds a time, as the query asks when" in hits[0].reason
-    assert "holds a time" not in hits[_order(hits).index(reasons)].reason
+    dated, reasons = _passes(root, embedder, query, "when", "team/Gateway changelog.md",
+                             "team/Why write-ahead logging.md")
+    assert "holds a time, as the query asks when" in dated.reason
+    assert "holds a time" not in reasons.reason
     plain = _recall(root, embedder, "Why does the gateway use write-ahead logging?")
     assert all("holds a time" not in h.reason for h in plain), "only a question asking when"
 
@@ -63,13 +68,10 @@ def test_a_memory_is_lifted_by_the_best_memory_of_its_session(fixture_vault, emb
     root = fixture_vault("cues")
     before = _digest(root)
     query = "How do I fix the soil probe drift?"
-    answer, other = "sessions/Calibration chat 2.md", "sessions/Clock chat 1.md"
-    alone = _order(_recall(root, embedder, query, session=0))
-    hits = _recall(root, embedder, query)
-    assert alone.index(other) < alone.index(answer), "alone the answer says nothing of probes or drift"
-    assert _order(hits).index(answer) < _order(hits).index(other)
-    assert "lifted by [[Calibration chat 1]] of the same session" in hits[_order(hits).index(answer)].reason
-    assert "same session" not in hits[_order(hits).index(other)].reason, "alone in its session"
+    answer, other = _passes(root, embedder, query, "session", "sessions/Calibration chat 2.md",
+                            "sessions/Clock chat 1.md")  # alone the answer says nothing of probes or drift
+    assert "lifted by [[Calibration chat 1]] of the same session" in answer.reason
+    assert "same session" not in other.reason, "alone in its session"
     assert _digest(root) == before, "recall never writes a note"
 
 
