@@ -62,3 +62,16 @@ def test_each_candidate_is_lifted_by_the_best_other_candidate_of_its_session() -
     assert "d.md" not in found, "alone in its session"
     assert "e.md" not in found, "in no session"
     assert "of the same session (0.70)" in found["a.md"].phrase()
+
+
+@given(st.dictionaries(st.text("abcdef", min_size=1, max_size=3),
+                       st.tuples(st.sampled_from(["", "s1", "s2"]), st.floats(0, 1)), max_size=12))
+def test_the_session_lift_is_the_best_other_member_of_the_session(found: dict[str, tuple[str, float]]) -> None:
+    members = [(path, session, rel) for path, (session, rel) in found.items()]
+    lifts = sessions(members)
+    for path, session, _ in members:
+        others = sorted(((-r, p) for p, s, r in members if s == session and p != path and r > 0))
+        if not session or not others:
+            assert path not in lifts
+        else:
+            assert (lifts[path].path, lifts[path].relevance) == (others[0][1], -others[0][0])

@@ -111,16 +111,21 @@ def sections_beside(best_ord: int, chunks: Sequence[tuple[int, str, float]]) -> 
 def sessions(members: Iterable[tuple[str, str, float]]) -> dict[str, Lift]:
     """Each candidate's best other candidate of the same session (an imported conversation's exchanges share
     their `session` property), from (path, session, relevance); a candidate alone in its session has none."""
-    best: dict[str, list[tuple[float, str]]] = {}
-    members = [(p, s, r) for p, s, r in members if s]
+    members = [m for m in members if m[1]]
+    first: dict[str, tuple[float, str]] = {}  # each session's best member and the runner-up (relevance, path)
+    second: dict[str, tuple[float, str]] = {}
     for path, session, rel in members:
-        top = best.setdefault(session, [])
-        top.append((rel, path))
-        top.sort(key=lambda t: (-t[0], t[1]))
-        del top[2:]  # the best two: the best other member of a session is one of them
+        entry = (rel, path)
+        best = first.get(session)
+        if best is None or (-rel, path) < (-best[0], best[1]):
+            first[session] = entry
+            if best is not None:
+                second[session] = best
+        elif session not in second or (-rel, path) < (-second[session][0], second[session][1]):
+            second[session] = entry
     out: dict[str, Lift] = {}
     for path, session, _ in members:
-        other = next(((rel, p) for rel, p in best[session] if p != path), None)
-        if other is not None and other[0] > 0:
-            out[path] = Lift(relevance=other[0], path=other[1], session=session)
+        rel, other = first[session] if first[session][1] != path else second.get(session, (0.0, ""))
+        if other and rel > 0:
+            out[path] = Lift(relevance=rel, path=other, session=session)
     return out

@@ -37,6 +37,7 @@ class Cues(msgspec.Struct, frozen=True, kw_only=True):
     when: bool = False
 
 
+@lru_cache(maxsize=4096)
 def person_name(value: str) -> str:
     """A person as a property holds them, plain: `[[Ines Marlow|Ines]]` → `Ines Marlow`."""
     value = value.strip()
