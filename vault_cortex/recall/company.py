@@ -107,7 +107,6 @@ def sections_beside(best_ord: int, chunks: Sequence[tuple[int, str, float]]) -> 
     return tuple((heading, rel) for ord_, heading, rel in chunks if abs(ord_ - best_ord) == 1)
 
 
-
 def sessions(members: Iterable[tuple[str, str, float]]) -> dict[str, Lift]:
     """Each candidate's best other candidate of the same session (an imported conversation's exchanges share
     their `session` property), from (path, session, relevance); a candidate alone in its session has none."""

@@ -28,11 +28,11 @@ from vault_cortex.recall.company import (
     sections_beside,
     sessions,
 )
-from vault_cortex.recall.cues import PEOPLE_PROPERTIES, Match, cue_signals, cues, match, people_in, phrases, raised
 from vault_cortex.recall.gate import Cue, Verdict, judge
 from vault_cortex.recall.graph import Graph
 from vault_cortex.recall.pack import Candidate, Packed, Piece
 from vault_cortex.recall.proximity import relative_to_prior
+from vault_cortex.recall.question import PEOPLE_PROPERTIES, Match, asked, cue_signals, match, people_in, phrases, raised
 from vault_cortex.recall.rank import (
     Fused,
     NoteFacts,
@@ -161,7 +161,7 @@ def rank(
     company = _company(best, fused, chunks, notes, graph) if rs.company > 0 else {}
     people, session = _people_and_sessions(db, [chunks[f.chunk_id].note_id for f in best], rs.person > 0,
                                            rs.session > 0)
-    asked = cues(query, {p for ps in people.values() for p in ps})
+    question = asked(query, {p for ps in people.values() for p in ps})
     together = sessions((notes[i].path, session[i], f.relevance) for f in best
                         if (i := chunks[f.chunk_id].note_id) in session)
     top_paths = [notes[chunks[f.chunk_id].note_id].path for f in best[:COACTIVATION_TOP]]
@@ -192,8 +192,8 @@ def rank(
         factor = layer_factor(note.layer)
         if factor != 1.0:
             signals["raw"] = factor
-        met = (match(asked, people.get(note.id, ()), f"{note.title}\n{chunk.heading}\n{chunk.text}")
-               if asked.people or asked.when else Match())
+        met = (match(question, people.get(note.id, ()), f"{note.title}\n{chunk.heading}\n{chunk.text}")
+               if question.people or question.when else Match())
         mate = together.get(note.path)
         cued = {"session": round(rs.session * mate.relevance, 4)} if mate is not None else {}
         cued.update(cue_signals(met, rs.person, rs.when))

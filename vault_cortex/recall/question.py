@@ -1,9 +1,9 @@
-"""What a question asks for, pure: the people it names and the kind of answer it wants, matched against a
-candidate memory's people (its `speaker`, `author` and `people` properties) and text.
+"""What a question asks for, pure: the people it names and the kind of answer it wants (its cues), matched
+against a candidate memory's people (its `speaker`, `author` and `people` properties) and text.
 
 A question naming a person favours the memories by or about that person over the ones that merely mention
-or address them; a "when" question favours the memories holding a time expression. Each cue multiplies the
-candidate's score by a factor the why-line names (ranking, never filtering).
+or address them; a "when" question favours the memories holding a time expression. Each cue a candidate meets
+closes a share of what its score lacks of 1, and the why-line names it (ranking, never filtering).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ _WORDS = re.compile(r"[a-z]+")
 _NUMBER = re.compile(r"\d+(?:/\d+)?")
 
 
-class Cues(msgspec.Struct, frozen=True, kw_only=True):
+class Asked(msgspec.Struct, frozen=True, kw_only=True):
     """What a query asks for: the people it names (lower-cased, as the memories' properties spell them) and
     whether it asks when."""
 
@@ -56,11 +56,11 @@ def people_in(values: Iterable[Any]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
-def cues(query: str, people: Iterable[str]) -> Cues:
+def asked(query: str, people: Iterable[str]) -> Asked:
     """The cues of a query, given the people the candidates are by or about: a person counts as named when
     the query holds their whole name or their first name, as whole words, in any case."""
     named = frozenset(p.lower() for p in people if _named_in(p).search(query))
-    return Cues(people=named, when=bool(_WHEN.search(query)))
+    return Asked(people=named, when=bool(_WHEN.search(query)))
 
 
 @lru_cache(maxsize=1024)
@@ -92,7 +92,7 @@ class Match(msgspec.Struct, frozen=True, kw_only=True):
     time: bool = False
 
 
-def match(asked: Cues, people: Iterable[str], text: str) -> Match:
+def match(asked: Asked, people: Iterable[str], text: str) -> Match:
     """How a candidate (by or about `people`, saying `text`) meets what the query asks for."""
     person = next((p for p in people if p.lower() in asked.people), "") if asked.people else ""
     return Match(person=person, time=asked.when and holds_time(text))

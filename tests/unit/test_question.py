@@ -1,5 +1,5 @@
 """What a question asks for, on pure inputs: the people it names, whether it asks when, the time expressions a
-memory holds, and how a cue met raises a score (`vault_cortex/recall/cues.py`); the same-session lift
+memory holds, and how a cue met raises a score (`vault_cortex/recall/question.py`); the same-session lift
 (`company.sessions`)."""
 
 from __future__ import annotations
@@ -8,7 +8,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from vault_cortex.recall.company import Lift, sessions
-from vault_cortex.recall.cues import Cues, Match, cue_signals, cues, holds_time, match, people_in, person_name, raised
+from vault_cortex.recall.question import (
+    Asked,
+    Match,
+    asked,
+    cue_signals,
+    holds_time,
+    match,
+    people_in,
+    person_name,
+    raised,
+)
 
 
 def test_people_come_from_names_links_and_lists() -> None:
@@ -19,16 +29,16 @@ def test_people_come_from_names_links_and_lists() -> None:
 
 def test_a_person_is_named_by_whole_name_or_first_name_as_whole_words() -> None:
     people = ["Ines Marlow", "Caroline", "Odile Brask"]
-    assert cues("What did ines suggest to read?", people).people == {"ines marlow"}
-    assert cues("What does Caroline's necklace mean?", people).people == {"caroline"}
-    assert cues("Did Carol call?", people).people == frozenset(), "part of a name is not the name"
-    assert cues("What do Caroline and Odile Brask share?", people).people == {"caroline", "odile brask"}
+    assert asked("What did ines suggest to read?", people).people == {"ines marlow"}
+    assert asked("What does Caroline's necklace mean?", people).people == {"caroline"}
+    assert asked("Did Carol call?", people).people == frozenset(), "part of a name is not the name"
+    assert asked("What do Caroline and Odile Brask share?", people).people == {"caroline", "odile brask"}
 
 
 def test_when_questions_and_time_expressions() -> None:
-    assert cues("When did Melanie go camping?", []).when
-    assert cues("what year did we move to WAL mode", []).when
-    assert not cues("What does Melanie do to destress?", []).when
+    assert asked("When did Melanie go camping?", []).when
+    assert asked("what year did we move to WAL mode", []).when
+    assert not asked("What does Melanie do to destress?", []).when
     for text in ("I went there yesterday", "last week was busy", "two days ago", "on 8 May, 2023",
                  "released 2026-11-28", "every Friday", "in 2022"):
         assert holds_time(text), text
@@ -37,7 +47,7 @@ def test_when_questions_and_time_expressions() -> None:
 
 
 def test_a_candidate_meets_the_cues_the_query_asks() -> None:
-    asked = Cues(people=frozenset({"caroline"}), when=True)
+    asked = Asked(people=frozenset({"caroline"}), when=True)
     assert match(asked, ("Caroline",), "I went yesterday") == Match(person="Caroline", time=True)
     assert match(asked, ("Melanie",), "Caroline, how are you?") == Match(person="", time=False)
     assert cue_signals(Match(person="Caroline", time=True), 0.3, 0.2) == {"person": 0.3, "time": 0.2}
