@@ -4,7 +4,7 @@ memory holds, and how a cue met raises a score (`vault_cortex/recall/question.py
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vault_cortex.recall.company import Lift, sessions
@@ -54,6 +54,7 @@ def test_a_candidate_meets_the_cues_the_query_asks() -> None:
     assert cue_signals(Match(person="Caroline", time=True), 0.0, 0.0) == {}
 
 
+@settings(deadline=None)  # pure and fast; a loaded CI machine must not fail it on time
 @given(st.floats(0, 1), st.floats(0, 1), st.floats(0, 1))
 def test_a_raised_score_stays_in_0_1_and_never_falls(score: float, a: float, b: float) -> None:
     up = raised(score, {"person": a, "time": b})
@@ -74,6 +75,7 @@ def test_each_candidate_is_lifted_by_the_best_other_candidate_of_its_session() -
     assert "of the same session (0.70)" in found["a.md"].phrase()
 
 
+@settings(deadline=None)
 @given(st.dictionaries(st.text("abcdef", min_size=1, max_size=3),
                        st.tuples(st.sampled_from(["", "s1", "s2"]), st.floats(0, 1)), max_size=12))
 def test_the_session_lift_is_the_best_other_member_of_the_session(found: dict[str, tuple[str, float]]) -> None:
