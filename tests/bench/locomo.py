@@ -200,9 +200,13 @@ def category_table(res: Scores, counts: dict[int, int]) -> list[str]:
 
 MECHANISMS: dict[str, dict[str, Any]] = {
     "company (neighbours lift)": {"company": 0.0},
+    "session (same-session lift)": {"session": 0.0},
+    "person (who is asked about)": {"person": 0.0},
+    "when (holds a time)": {"when": 0.0},
 }
 OFF = {k: v for change in MECHANISMS.values() for k, v in change.items()}  # every mechanism switched off
 COMPANY_GRID = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4)
+CUE_GRID = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5)  # recall.person and recall.when
 
 
 def cross_validated(setups: Setups, setting: str, grid: Iterable[float]) -> Scores:
@@ -229,7 +233,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", type=Path, default=Path("/tmp/vault-cortex-locomo"))
     ap.add_argument("--sweep", action="store_true", help="also print a grid of fusion weights")
     ap.add_argument("--cv", action="store_true",
-                    help="also cross-validate recall.company by conversation (fit on two, score the third)")
+                    help="also cross-validate recall.company, recall.session, recall.person and recall.when by "
+                         "conversation (fit on two, score the third)")
     ap.add_argument("--budget", action="store_true",
                     help="also run with recall.lexical_budget at the share of the chunks it is at 100k notes")
     args = ap.parse_args(argv)
@@ -261,6 +266,9 @@ def main(argv: list[str] | None = None) -> int:
         print(row(f"  - {name}", run_all([(with_recall(cx, **change), q) for cx, q in base])))
     if args.cv:
         print(row("  company, cross-validated", cross_validated(base, "company", COMPANY_GRID)))
+        print(row("  session, cross-validated", cross_validated(base, "session", CUE_GRID)))
+        print(row("  person, cross-validated", cross_validated(base, "person", CUE_GRID)))
+        print(row("  when, cross-validated", cross_validated(base, "when", CUE_GRID)))
     counts: dict[int, int] = {}
     for _, questions in setups:
         for _, _, c in questions:

@@ -368,6 +368,13 @@ class IndexDB:
         row = self._r().execute("SELECT frontmatter FROM notes WHERE path = ?", (path,)).fetchone()
         return None if row is None else dict(json.loads(row[0]))
 
+    def properties_of(self, note_ids: Iterable[int], keys: Sequence[str]) -> dict[int, list[Any]]:
+        """The values of some properties of each note, in the order of `keys` (None where unset), in one read."""
+        values = ", ".join("json_extract(frontmatter, ?)" for _ in keys)
+        sql = f"SELECT id, json_array({values}) FROM notes WHERE id IN (SELECT value FROM json_each(?))"
+        args = [f"$.{json.dumps(k)}" for k in keys] + [json.dumps(sorted(set(note_ids)))]
+        return {i: json.loads(raw) for i, raw in self._r().execute(sql, args)}
+
     def aliases_of(self, prefix: str) -> list[tuple[str, str, str]]:
         """(path, title, alias-or-title) for notes under a folder, for matching concept names in text."""
         end = prefix[:-1] + chr(ord(prefix[-1]) + 1) if prefix else "\U0010ffff"  # a range scan of the path index

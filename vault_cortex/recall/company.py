@@ -24,9 +24,12 @@ class Lift(msgspec.Struct, frozen=True, kw_only=True):
     share: float = 1.0  # the part of it that counts: SPREAD / the candidate's links, for a well-linked candidate
     path: str = ""  # the linked note, when the neighbour is one
     heading: str = ""  # the section beside the candidate's best one, when the neighbour is one
+    session: str = ""  # the session the neighbour shares with the candidate, when it is a memory of that session
 
     def phrase(self) -> str:
         """The why-line's words for this lift."""
+        if self.session:
+            return f"lifted by [[{note_name(self.path)}]] of the same session ({self.relevance:.2f})"
         if self.path:
             return f"lifted by its neighbour [[{note_name(self.path)}]] ({self.relevance:.2f})"
         section = f' "{self.heading}"' if self.heading else ""
@@ -103,3 +106,25 @@ def sections_beside(best_ord: int, chunks: Sequence[tuple[int, str, float]]) -> 
     note's candidate chunks given as (ord, heading, relevance)."""
     return tuple((heading, rel) for ord_, heading, rel in chunks if abs(ord_ - best_ord) == 1)
 
+
+def sessions(members: Iterable[tuple[str, str, float]]) -> dict[str, Lift]:
+    """Each candidate's best other candidate of the same session (an imported conversation's exchanges share
+    their `session` property), from (path, session, relevance); a candidate alone in its session has none."""
+    members = [m for m in members if m[1]]
+    first: dict[str, tuple[float, str]] = {}  # each session's best member and the runner-up (relevance, path)
+    second: dict[str, tuple[float, str]] = {}
+    for path, session, rel in members:
+        entry = (rel, path)
+        best = first.get(session)
+        if best is None or (-rel, path) < (-best[0], best[1]):
+            first[session] = entry
+            if best is not None:
+                second[session] = best
+        elif session not in second or (-rel, path) < (-second[session][0], second[session][1]):
+            second[session] = entry
+    out: dict[str, Lift] = {}
+    for path, session, _ in members:
+        rel, other = first[session] if first[session][1] != path else second.get(session, (0.0, ""))
+        if other and rel > 0:
+            out[path] = Lift(relevance=rel, path=other, session=session)
+    return out

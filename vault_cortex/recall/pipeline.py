@@ -18,11 +18,21 @@ from vault_cortex.index.db import IndexDB
 from vault_cortex.index.rows import ChunkRow, NoteRow
 from vault_cortex.index.sync import Indexing
 from vault_cortex.index.vectors import Vector, Vectors
-from vault_cortex.recall.company import NAMED, Lift, Member, lifted, lifts, linked_among, sections_beside
+from vault_cortex.recall.company import (
+    NAMED,
+    Lift,
+    Member,
+    lifted,
+    lifts,
+    linked_among,
+    sections_beside,
+    sessions,
+)
 from vault_cortex.recall.gate import Cue, Verdict, judge
 from vault_cortex.recall.graph import Graph
 from vault_cortex.recall.pack import Candidate, Packed, Piece
 from vault_cortex.recall.proximity import relative_to_prior
+from vault_cortex.recall.question import PEOPLE_PROPERTIES, Match, asked, cue_signals, match, people_in, phrases, raised
 from vault_cortex.recall.rank import (
     Fused,
     NoteFacts,
@@ -149,6 +159,11 @@ def rank(
                     if _wanted(notes[chunks[f.chunk_id].note_id], regions, exclude, allowed)]
 
     company = _company(best, fused, chunks, notes, graph) if rs.company > 0 else {}
+    people, session = _people_and_sessions(db, [chunks[f.chunk_id].note_id for f in best], rs.person > 0,
+                                           rs.session > 0)
+    question = asked(query, {p for ps in people.values() for p in ps})
+    together = sessions((notes[i].path, session[i], f.relevance) for f in best
+                        if (i := chunks[f.chunk_id].note_id) in session)
     top_paths = [notes[chunks[f.chunk_id].note_id].path for f in best[:COACTIVATION_TOP]]
     use_resonance = weights.get("resonance", 0.0) > 0 and bool(concepts)
     out = []
@@ -177,10 +192,21 @@ def rank(
         factor = layer_factor(note.layer)
         if factor != 1.0:
             signals["raw"] = factor
-        score = round(weighted(signals, weights) * factor, 4)
+        met = (match(question, people.get(note.id, ()), f"{note.title}\n{chunk.heading}\n{chunk.text}")
+               if question.people or question.when else Match())
+        mate = together.get(note.path)
+        cued = {"session": round(rs.session * mate.relevance, 4)} if mate is not None else {}
+        cued.update(cue_signals(met, rs.person, rs.when))
+        signals.update(cued)
+        weighed = weighted(signals, weights)
+        plain = weighed * factor
+        score = round(raised(weighed, cued) * factor, 4)  # a raw capture stays ×0.85 of its raised score
         why = reason(signals, weights, dense=f.dense, lexical=f.lexical)
         if lift is not None and relevance - f.relevance >= NAMED and weights.get("relevance", 0.0) > 0:
             why = lift.phrase() if why == "weak match" else f"{why}; {lift.phrase()}"
+        if score - plain >= NAMED:
+            words = [mate.phrase()] if mate is not None else []
+            why = "; ".join([why, *words, *phrases(met, cued)]) + f" (score +{score - plain:.2f})"
         out.append(Scored(note=note, chunk=chunk, fused=f, score=score, signals=signals, reason=why))
     out.sort(key=lambda s: (-s.score, s.note.path))
     return out
@@ -204,6 +230,19 @@ def _company(best: Sequence[Fused], fused: Sequence[Fused], chunks: Mapping[int,
         members.append(Member(path=path, relevance=f.relevance, linked=around, links=links,
                               beside=sections_beside(chunk.ord, by_note.get(chunk.note_id, ()))))
     return lifts(members)
+
+
+def _people_and_sessions(db: IndexDB, note_ids: Sequence[int], people_too: bool,
+                         sessions_too: bool) -> tuple[dict[int, tuple[str, ...]], dict[int, str]]:
+    """The people each note is by or about (its `speaker`, `author` and `people` properties) and the session
+    it belongs to (`session`), for the notes that name any, in one read."""
+    if not (people_too or sessions_too):
+        return {}, {}
+    found = db.properties_of(note_ids, (*PEOPLE_PROPERTIES, "session"))
+    people = {i: ps for i, (*values, _) in found.items() if people_too and (ps := people_in(values))}
+    session = {i: str(values[-1]) for i, values in found.items()
+               if sessions_too and values[-1] is not None and not isinstance(values[-1], (list, dict))}
+    return people, session
 
 
 def _wanted(note: NoteRow, regions: Sequence[str] | None, exclude: frozenset[str],

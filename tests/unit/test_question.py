@@ -1,0 +1,89 @@
+"""What a question asks for, on pure inputs: the people it names, whether it asks when, the time expressions a
+memory holds, and how a cue met raises a score (`vault_cortex/recall/question.py`); the same-session lift
+(`company.sessions`)."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from vault_cortex.recall.company import Lift, sessions
+from vault_cortex.recall.question import (
+    Asked,
+    Match,
+    asked,
+    cue_signals,
+    holds_time,
+    match,
+    people_in,
+    person_name,
+    raised,
+)
+
+
+def test_people_come_from_names_links_and_lists() -> None:
+    assert person_name(" [[Ines Marlow|Ines]] ") == "Ines Marlow"
+    assert person_name("Caroline") == "Caroline"
+    assert people_in(["Caroline", None, ["[[Ines Marlow]]", "Caroline", 3]]) == ("Caroline", "Ines Marlow")
+
+
+def test_a_person_is_named_by_whole_name_or_first_name_as_whole_words() -> None:
+    people = ["Ines Marlow", "Caroline", "Odile Brask"]
+    assert asked("What did ines suggest to read?", people).people == {"ines marlow"}
+    assert asked("What does Caroline's necklace mean?", people).people == {"caroline"}
+    assert asked("Did Carol call?", people).people == frozenset(), "part of a name is not the name"
+    assert asked("What do Caroline and Odile Brask share?", people).people == {"caroline", "odile brask"}
+
+
+def test_when_questions_and_time_expressions() -> None:
+    assert asked("When did Melanie go camping?", []).when
+    assert asked("what year did we move to WAL mode", []).when
+    assert not asked("What does Melanie do to destress?", []).when
+    for text in ("I went there yesterday", "last week was busy", "two days ago", "on 8 May, 2023",
+                 "released 2026-11-28", "every Friday", "in 2022"):
+        assert holds_time(text), text
+    for text in ("You may find it useful", "I love painting", "Pottery is like therapy"):
+        assert not holds_time(text), text
+
+
+def test_a_candidate_meets_the_cues_the_query_asks() -> None:
+    asked = Asked(people=frozenset({"caroline"}), when=True)
+    assert match(asked, ("Caroline",), "I went yesterday") == Match(person="Caroline", time=True)
+    assert match(asked, ("Melanie",), "Caroline, how are you?") == Match(person="", time=False)
+    assert cue_signals(Match(person="Caroline", time=True), 0.3, 0.2) == {"person": 0.3, "time": 0.2}
+    assert cue_signals(Match(person="Caroline", time=True), 0.0, 0.0) == {}
+
+
+@settings(deadline=None)  # pure and fast; a loaded CI machine must not fail it on time
+@given(st.floats(0, 1), st.floats(0, 1), st.floats(0, 1))
+def test_a_raised_score_stays_in_0_1_and_never_falls(score: float, a: float, b: float) -> None:
+    up = raised(score, {"person": a, "time": b})
+    assert score - 1e-12 <= up <= 1.0
+
+
+def test_a_weak_match_gains_more_than_a_strong_one() -> None:
+    assert raised(0.4, {"person": 0.3}) - 0.4 > raised(0.8, {"person": 0.3}) - 0.8
+
+
+def test_each_candidate_is_lifted_by_the_best_other_candidate_of_its_session() -> None:
+    found = sessions([("a.md", "1", 0.9), ("b.md", "1", 0.5), ("c.md", "1", 0.7), ("d.md", "2", 0.8),
+                      ("e.md", "", 0.9)])
+    assert found["a.md"] == Lift(relevance=0.7, path="c.md", session="1")
+    assert found["b.md"] == Lift(relevance=0.9, path="a.md", session="1")
+    assert "d.md" not in found, "alone in its session"
+    assert "e.md" not in found, "in no session"
+    assert "of the same session (0.70)" in found["a.md"].phrase()
+
+
+@settings(deadline=None)
+@given(st.dictionaries(st.text("abcdef", min_size=1, max_size=3),
+                       st.tuples(st.sampled_from(["", "s1", "s2"]), st.floats(0, 1)), max_size=12))
+def test_the_session_lift_is_the_best_other_member_of_the_session(found: dict[str, tuple[str, float]]) -> None:
+    members = [(path, session, rel) for path, (session, rel) in found.items()]
+    lifts = sessions(members)
+    for path, session, _ in members:
+        others = sorted(((-r, p) for p, s, r in members if s == session and p != path and r > 0))
+        if not session or not others:
+            assert path not in lifts
+        else:
+            assert (lifts[path].path, lifts[path].relevance) == (others[0][1], -others[0][0])
