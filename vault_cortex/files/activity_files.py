@@ -97,10 +97,13 @@ def _remember(path: Path, conflicted: bool) -> None:
 
 def _write_all(path: Path, data: bytes) -> None:
     """One O_APPEND write of whole lines, so concurrent writers never interleave them; a line a crash cut short
-    stays alone on its line instead of swallowing the first one written after it."""
+    stays alone on its line instead of swallowing the first one written after it. The file is locked while its
+    last byte is checked: a reader sees another process's write land page by page, and a line half landed is
+    not a torn one (reading it as torn added a blank line)."""
     flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0)
     fd = os.open(path, flags, 0o644)
     try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # released by close, or by the kernel when a writer dies
         size = os.fstat(fd).st_size
         if size and os.pread(fd, 1, size - 1) != b"\n":
             data = b"\n" + data
