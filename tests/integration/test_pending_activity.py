@@ -80,6 +80,36 @@ def test_an_append_waits_for_a_line_another_process_is_still_writing(tmp_path: P
     assert path.read_bytes() == line + line + encode(second)
 
 
+def test_two_flushes_at_once_move_each_line_once(tmp_path: Path) -> None:
+    """The vault's write lock kept flushes apart only among processes sharing an index folder (`--index-dir`,
+    $VAULT_CORTEX_INDEX_DIR): a second flush that met a file the first had noted but not yet appended appended it
+    too. Here the first flush is stopped at that point, holding the pending folder as a flush does."""
+    events = [OpenEvent(ts=T0, client="cli", path=f"{i}.md") for i in range(3)]
+    for e in events:
+        append(tmp_path, e)
+    pending = tmp_path / PENDING_DIR / "2026-11.jsonl"
+    target = tmp_path / ACTIVITY_DIR / "2026-11.jsonl"
+    target.parent.mkdir(parents=True)
+    taken = pending.with_name(pending.name + ".flush")
+    fd = os.open(tmp_path / PENDING_DIR / ".lock", os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        pending.rename(taken)
+        taken.with_name(taken.name + ".at").write_text(json.dumps({"file": target.name, "at": 0}))
+        data = taken.read_bytes()
+        second = threading.Thread(target=flush, args=(tmp_path,))
+        second.start()
+        second.join(0.3)  # on main it did not wait: it appended the lines, then the first flush did
+        with target.open("ab") as fh:
+            fh.write(data)
+        taken.with_name(taken.name + ".at").unlink(missing_ok=True)
+        taken.unlink(missing_ok=True)
+    finally:
+        os.close(fd)
+    second.join()
+    assert versioned(tmp_path) == Counter(encode(e).rstrip(b"\n") for e in events)
+
+
 @pytest.mark.parametrize("killed_after", ["taking the file away", "noting where it goes", "appending"])
 def test_a_flush_killed_at_any_step_is_finished_once(tmp_path: Path, killed_after: str) -> None:
     append(tmp_path, OpenEvent(ts=T0, client="cli", path="old.md"))
