@@ -61,18 +61,43 @@ def recorded_url(root: Path, index_dir: Path | None = None, env: Mapping[str, st
     """The URL the vault's running `serve` recorded (a wildcard address read as loopback); None when no serve
     recorded one or its process is gone."""
     for path in lock_paths(root, index_dir, os.environ if env is None else env):
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue
-        match = _RECORD.match(text.strip())
-        if match is None or not _alive(int(match.group(1))):
-            continue
-        url = match.group(2).rstrip("/")
-        for wildcard in ("//0.0.0.0:", "//[::]:"):
-            url = url.replace(wildcard, "//127.0.0.1:")
-        return url
+        record = read_record(path)
+        if record is not None and _alive(record[0]):
+            return record[1]
     return None
+
+
+def read_record(path: Path) -> tuple[int, str] | None:
+    """The pid and URL a serve wrote in its lock file, a wildcard address read as loopback; None when the file is
+    missing or holds no record (whether that process still runs is the caller's question)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    match = _RECORD.match(text.strip())
+    if match is None:
+        return None
+    url = match.group(2).rstrip("/")
+    for wildcard in ("//0.0.0.0:", "//[::]:"):
+        url = url.replace(wildcard, "//127.0.0.1:")
+    return int(match.group(1)), url
+
+
+def held(path: Path) -> bool:
+    """Whether a serve holds this lock file now: the OS lock it takes, released however that process ended."""
+    import fcntl
+
+    try:
+        fh = open(path, encoding="utf-8")  # noqa: SIM115 - held across the lock test below
+    except OSError:
+        return False
+    with fh:
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+    return False
 
 
 def _alive(pid: int) -> bool:

@@ -9,10 +9,8 @@ it writes its pid and URL.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
-import re
 import urllib.error
 import urllib.request
 from collections.abc import Mapping
@@ -23,10 +21,10 @@ import msgspec
 
 from server import install, obsidian
 from server.bearer import read_token
+from server.serve_lock import held, lock_path, read_record
 from vault_cortex import __version__
 from vault_cortex.index.location import index_location
 
-LOCK = re.compile(r"pid (\d+) at (\S+)")
 TIMEOUT = 2.0
 
 
@@ -57,18 +55,10 @@ class VaultStatus(msgspec.Struct, frozen=True, kw_only=True):
 
 def serving(lock: Path) -> Server:
     """Whether a `serve` holds the lock file, with the pid and URL it wrote there."""
-    try:
-        fh = open(lock, encoding="utf-8")  # noqa: SIM115 - held across the lock test below
-    except OSError:
+    if not held(lock):
         return Server(running=False)
-    with fh:
-        try:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            found = LOCK.search(fh.read())
-            return Server(running=True, pid=int(found[1]) if found else None, url=found[2] if found else None)
-        fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
-    return Server(running=False)
+    record = read_record(lock)
+    return Server(running=True, pid=record[0] if record else None, url=record[1] if record else None)
 
 
 def ask(server: Server, token: str | None) -> Server:
@@ -142,7 +132,7 @@ def gather(vault: Path, env: Mapping[str, str] | None = None, *, index_dir: Path
 
     env = os.environ if env is None else env
     where = index_location(vault.resolve(), index_dir, env)
-    server = serving(where.path / "serve.lock")
+    server = serving(lock_path(vault, where.path))
     if server.running:
         token = read_token(vault, env)
         if token is None and (where.path / "token").is_file():  # a read-only vault's server keeps it there

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from doc_examples import settle
 from harness import TEST_HOSTS, TOKEN, LiveServer, checked_client
 from litestar import Litestar
 from litestar.testing import TestClient
@@ -23,6 +24,7 @@ def synced_template(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder
     """The starter vault, synced once per session; modules copy it (index included) so nothing re-embeds."""
     root = tmp_path_factory.mktemp("template") / "vault"
     init_vault(root)
+    settle(root)
     with Cortex.open(root, embedder=embedder) as cx:
         cx.sync()
     return root

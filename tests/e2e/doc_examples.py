@@ -5,7 +5,8 @@ How a page's examples are checked (follow this when you write docs):
 - A ```` ```console ```` block is a shell session: a line starting `$ ` is a command (a line ending in `\\`
   continues it) and the lines up to the next command are what it prints, stdout and stderr together. The
   commands of one page run in page order in one bash (so `TOKEN=…` carries over), with `HOME` and the working
-  folder a fresh folder holding `my-vault` — the starter vault, synced — and the import examples' files
+  folder a fresh folder holding `my-vault` — the starter vault, its files made ten minutes old (`settle`: recency
+  counts from them, and must not move with the checkout's age), synced — and the import examples' files
   (`wal.jsonl`, `conversations.json`, `memory.json`). A page whose first command is `vault-cortex init` starts
   from an empty folder instead. A page whose commands talk to `http://127.0.0.1:8765` gets a real
   `vault-cortex serve` on `~/my-vault` first (on a free port; the address in the commands is changed to it).
@@ -45,6 +46,7 @@ FILES = {"wal.jsonl": "transcripts/2026-10-14 wal investigation.jsonl",
 SHOWN_ADDRESS = "127.0.0.1:8765"
 SKIP = "<!-- doc-test: skip -->"
 _MARK = "@@doc-example {}@@"
+TEMPLATE_AGE = 600.0  # seconds: how old `settle` makes the starter vault's files
 _DECIMAL = re.compile(r"\d+\.\d+")
 _PROGRESS = re.compile(r"^\w[\w ]*(?: \[[^\]]*\]|:) \d+/\d+ \w+")
 _VARYING = [
@@ -148,6 +150,17 @@ def mismatch(expected: tuple[str, ...], actual: list[str]) -> str | None:
             j += 1
         i += 1
     return None if j >= len(actual) else f"the page stops, the output goes on: {actual[j]!r}"
+
+
+def settle(root: Path) -> None:
+    """Give the starter vault's files one age, ten minutes, whenever the checkout was made: `init` keeps the
+    template's mtimes, and recency and decay count from them, so shown outputs moved with the checkout's age (in
+    its first three minutes recency rounds to 1 and ties graph proximity in the why-line; after a week the close
+    hits swap)."""
+    when = time.time() - TEMPLATE_AGE
+    for path in root.rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            os.utime(path, (when, when))
 
 
 def prepare(home: Path, synced_vault: Path, *, empty: bool) -> None:
@@ -270,6 +283,7 @@ def _main(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         synced = Path(tmp) / "template" / "my-vault"
         init_vault(synced)
+        settle(synced)
         with Cortex.open(synced) as cx:
             cx.sync()
         for n, page in enumerate(p for p in pages if console_steps(p)):

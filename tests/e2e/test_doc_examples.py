@@ -13,12 +13,7 @@ from doc_examples import PAGES, ROOT, blocks, check_console, check_snippet, cons
 CONSOLE_PAGES = [p for p in PAGES if console_steps(p)]
 
 
-# recall.md's focus-mode example: its 3rd/4th hits swapped once in CI (close scores); an open flake, in the stop's note
-FLAKY = pytest.mark.xfail(strict=False, reason="close scores in recall.md's focus example swap order at times")
-
-
-@pytest.mark.parametrize("page", [pytest.param(p, marks=FLAKY) if p.name == "recall.md" else p for p in CONSOLE_PAGES],
-                         ids=[p.name for p in CONSOLE_PAGES])
+@pytest.mark.parametrize("page", CONSOLE_PAGES, ids=[p.name for p in CONSOLE_PAGES])
 def test_the_console_examples_print_what_the_page_shows(page: Path, synced_template: Path, tmp_path: Path) -> None:
     home = tmp_path / "home"
     prepare(home, synced_template, empty=console_steps(page)[0].command.startswith("vault-cortex init"))

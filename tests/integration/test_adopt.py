@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from versioned import committed, git
 
 from server.cli import main, prepare_vault
 from vault_cortex.cortex import Cortex
@@ -25,19 +26,6 @@ MACHINE_LOCAL = [".cortex/index/index.db", ".cortex/index/serve.lock", ".cortex/
                  ".cortex/sleep/plan-20261130T033000Z.json", ".cortex/sleep/journal.jsonl",
                  ".obsidian/plugins/vault-cortex/data.json"]
 VERSIONED = [".cortex/config.toml", ".cortex/activity/2026-11.jsonl", ".cortex/sleep/state.json"]
-
-
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout
-
-
-def committed(root: Path) -> Path:
-    git(root, "init", "-q")
-    git(root, "config", "user.name", "Test")
-    git(root, "config", "user.email", "test@example.com")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "my notes")
-    return root
 
 
 def files(root: Path) -> dict[str, bytes]:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from versioned import committed, git
 
 from server.bearer import load_or_create_token
 from server.cli import main
@@ -16,19 +17,6 @@ from server.obsidian import FOLDER, plugin_files
 from vault_cortex.files.vault import init_vault
 
 PLUGIN_ROOT = Path(__file__).resolve().parents[2] / "plugin_bridge"
-
-
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout
-
-
-def versioned(root: Path) -> Path:
-    git(root, "init", "-q")
-    git(root, "config", "user.name", "Test")
-    git(root, "config", "user.email", "test@example.com")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "my notes")
-    return root
 
 
 def tree(root: Path) -> dict[str, bytes]:
@@ -46,7 +34,7 @@ def vault(request: pytest.FixtureRequest, tmp_path: Path, fixture_vault: Callabl
     else:
         root = fixture_vault("obsidian_sample")
         assert main(["init", str(root)]) == 0
-    return versioned(root)
+    return committed(root)
 
 
 def test_install_then_git_add_commits_no_token(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -14,11 +14,13 @@ from pathlib import Path
 
 import httpx
 import pytest
-from serving import serve
+from serving import free_port, serve
 
 from vault_cortex.files.vault import init_vault
 from vault_cortex.index.embed import Embedder
 from vault_cortex.index.location import cached_index
+
+TRANSCRIPTS = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
 
 
 def _mount(*args: str) -> subprocess.CompletedProcess[str]:
@@ -155,6 +157,54 @@ def test_hooks_on_a_read_only_vault_keep_their_session_state_beside_the_index(
         state = cx.index.index_dir / "hooks" / "s1.json"
         assert state.is_file() and json.loads(state.read_text())["injected"]
     assert _files(src) == before
+
+
+@pytest.mark.parametrize("event", ["session-end", "pre-compact"])
+def test_a_capture_hook_on_a_read_only_vault_refuses_in_one_line_and_exits_0(
+        tmp_path: Path, backup: tuple[Path, Path], event: str) -> None:
+    """Capturing a session writes raw/ notes: on a read-only vault the hook says it cannot, and still exits 0 with
+    nothing on stdout and no traceback (a hook must never break the agent)."""
+    src, ro = backup
+    before = _files(src)
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("VAULT_CORTEX_")},
+           "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    transcript = TRANSCRIPTS / "2026-10-05 collector refactor.jsonl"
+    payload = {"session_id": "s1", "transcript_path": str(transcript), "cwd": str(tmp_path),
+               "hook_event_name": "SessionEnd" if event == "session-end" else "PreCompact"}
+    done = subprocess.run([sys.executable, "-m", "server.cli", "hook", event, "--vault", str(ro)],
+                          input=json.dumps(payload), capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert done.returncode == 0 and done.stdout == "", done
+    assert "Traceback" not in done.stderr
+    refusal = [line for line in done.stderr.splitlines() if line.startswith(f"vault-cortex hook {event}:")]
+    assert len(refusal) == 1 and "read-only" in refusal[0] and str(ro) in refusal[0], done.stderr
+    assert _files(src) == before
+
+
+@pytest.mark.parametrize("command", ["init", "serve"])
+def test_init_and_serve_on_an_empty_read_only_folder_say_it_cannot_be_written(tmp_path: Path, command: str) -> None:
+    """Before, both ended in a traceback of shutil.Error listing every template file the mount refused."""
+    (tmp_path / "empty").mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VAULT_CORTEX_")}
+    with read_only_mount(tmp_path / "empty", tmp_path / "ro") as ro:
+        args = [str(ro)] if command == "init" else ["--vault", str(ro), "--port", str(free_port())]
+        done = _cli(command, *args, env=env)
+        assert done.returncode == 1 and done.stdout == ""
+        assert done.stderr.splitlines() == [f"error: {ro} cannot be written (a read-only folder or mount): a vault "
+                                            "needs a folder vault-cortex can write to"], done.stderr
+    assert list((tmp_path / "empty").iterdir()) == []
+
+
+def test_adopting_a_read_only_folder_of_notes_says_it_cannot_be_written(tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "Fan bearing.md").write_text("# Fan bearing\n\nGrease it in spring.\n", encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VAULT_CORTEX_")}
+    with read_only_mount(notes, tmp_path / "ro") as ro:
+        done = _cli("init", str(ro), env=env)
+        assert done.returncode == 1 and "Traceback" not in done.stderr
+        assert done.stderr.splitlines() == [f"error: {ro} cannot be written (a read-only folder or mount): a vault "
+                                            "needs a folder vault-cortex can write to"], done.stderr
+    assert sorted(p.name for p in notes.iterdir()) == ["Fan bearing.md"]
 
 
 def test_the_index_folder_can_be_named_in_the_environment(tmp_path: Path) -> None:

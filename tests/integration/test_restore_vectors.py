@@ -120,7 +120,8 @@ def test_a_changed_model_re_embeds_every_chunk_while_writes_go_on(tmp_path: Path
         still_embedding = worker.is_alive()
         worker.join(120)
         assert "error" not in result, result
-        assert took < 1.0 and still_embedding, (took, still_embedding)  # not behind the whole re-embedding
+        # not behind the whole re-embedding: answered while it goes on (about 0.1 s idle; generous under load)
+        assert still_embedding and took < 10, (took, still_embedding)
         report = result["report"]
         assert report.chunks_embedded >= chunks  # type: ignore[attr-defined]
         assert cx.db.get_meta("model") == "renamed-for-the-test"

@@ -11,7 +11,6 @@ import difflib
 import json
 import os
 import shutil
-import subprocess
 import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -19,6 +18,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from versioned import committed, git
 
 from server.cli import main
 from vault_cortex.cortex import Cortex
@@ -109,10 +109,6 @@ The allotment gate code changed to 4711; park by the water tap, never in front o
 }
 
 
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout
-
-
 def build_vault(root: Path) -> Path:
     """The starter vault, the extra notes and four recalls in the activity log, committed to git."""
     init_vault(root)
@@ -125,12 +121,7 @@ def build_vault(root: Path) -> Path:
     queries = ["wal", "checkpoint starvation", "node 2 wake current", "boring technology for the collector"]
     lines = [json.dumps({**recall, "query": q, "ts": f"2026-11-28T0{i}:00:00Z"}) + "\n" for i, q in enumerate(queries)]
     (root / ".cortex/activity/2026-11.jsonl").write_text("".join(lines), encoding="utf-8")
-    git(root, "init", "-q")
-    git(root, "config", "user.name", "Test")
-    git(root, "config", "user.email", "test@example.com")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "start")
-    return root
+    return committed(root, "start")
 
 
 def snapshot(root: Path) -> dict[str, bytes]:

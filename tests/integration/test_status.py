@@ -12,7 +12,8 @@ from pathlib import Path
 
 from serving import serve
 
-from server import install
+from server import install, status
+from server.serve_lock import lock_path, sole_server
 from vault_cortex.files.vault import init_vault
 
 REPO = Path(__file__).resolve().parents[2]
@@ -57,6 +58,19 @@ def test_status_shows_the_index_the_server_and_the_installs(tmp_path: Path) -> N
 
     after = run(home, "status", "--vault", str(vault))
     assert "not running" in after.stdout and "23 notes" in after.stdout  # read from the index itself
+
+
+def test_status_reads_the_serve_lock_as_the_hooks_do(tmp_path: Path) -> None:
+    """One reader of serve.lock (server/serve_lock.py): a serve bound to every address is asked on loopback, and
+    a record no process holds is not a running server."""
+    index = tmp_path / "index"
+    index.mkdir()
+    with sole_server(index, "http://0.0.0.0:18703") as other:
+        assert other is None
+        assert status.serving(lock_path(tmp_path, index)) == status.Server(running=True, pid=os.getpid(),
+                                                                             url="http://127.0.0.1:18703")
+    (index / "serve.lock").write_text(f"pid {os.getpid()} at http://127.0.0.1:18703\n")  # left by a killed serve
+    assert status.serving(lock_path(tmp_path, index)) == status.Server(running=False)
 
 
 def test_version() -> None:

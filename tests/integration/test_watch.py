@@ -202,7 +202,7 @@ def test_status_reports_lag_while_changes_wait(cx: Cortex) -> None:
         await until(lambda: w.status().pending or w.status().syncs > n)
         started = time.monotonic()
         await synced_after(w, n)
-        assert time.monotonic() - started < 5
+        assert time.monotonic() - started < 30  # a debounce and one small sync: well under a second idle
         assert w.status().last_report is not None and w.status().last_error is None
 
     watching(cx, scenario)

@@ -97,10 +97,13 @@ def _remember(path: Path, conflicted: bool) -> None:
 
 def _write_all(path: Path, data: bytes) -> None:
     """One O_APPEND write of whole lines, so concurrent writers never interleave them; a line a crash cut short
-    stays alone on its line instead of swallowing the first one written after it."""
+    stays alone on its line instead of swallowing the first one written after it. The file is locked while its
+    last byte is checked: a reader sees another process's write land page by page, and a line half landed is
+    not a torn one (reading it as torn added a blank line)."""
     flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0)
     fd = os.open(path, flags, 0o644)
     try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # released by close, or by the kernel when a writer dies
         size = os.fstat(fd).st_size
         if size and os.pread(fd, 1, size - 1) != b"\n":
             data = b"\n" + data
@@ -113,7 +116,7 @@ def _write_all(path: Path, data: bytes) -> None:
 
 @contextmanager
 def _pending_lock(root: Path, kind: int) -> Iterator[None]:
-    """Appenders hold it shared, a flush exclusively while it takes the pending files away."""
+    """Appenders hold it shared, a flush exclusively (appends wait for a flush, which takes milliseconds)."""
     folder = root / PENDING_DIR
     if not (folder / ".gitignore").exists():
         folder.mkdir(parents=True, exist_ok=True)
@@ -145,24 +148,27 @@ def pending_lines(root: Path) -> int:
 
 def flush(root: Path) -> list[str]:
     """Move every pending line into the versioned file of its month, exactly once, and return the versioned
-    files written (vault-relative). The caller holds the vault's write lock: one flush at a time; a flush
-    interrupted at any point is finished by the next one (or by the next replay)."""
+    files written (vault-relative). One flush at a time, whichever process and index folder it runs from (the
+    pending lock is held throughout: two flushes moving one file wrote its lines twice); a flush interrupted at
+    any point is finished by the next one (or by the next replay)."""
     folder = root / PENDING_DIR
     if not folder.is_dir():
         return []
-    written = {_move(root, f) for f in sorted(folder.glob(f"*.jsonl{FLUSHING}"))}  # an interrupted flush first
-    with _pending_lock(root, fcntl.LOCK_EX):  # no append is half done in a file taken away here
+    with _pending_lock(root, fcntl.LOCK_EX):  # and no append is half done in a file taken away here
+        written = {_move(root, f) for f in sorted(folder.glob(f"*.jsonl{FLUSHING}"))}  # an interrupted one first
         for f in sorted(folder.glob("*.jsonl")):
             f.rename(f.with_name(f.name + FLUSHING))
-    written |= {_move(root, f) for f in sorted(folder.glob(f"*.jsonl{FLUSHING}"))}
+        written |= {_move(root, f) for f in sorted(folder.glob(f"*.jsonl{FLUSHING}"))}
     return sorted(written - {""})
 
 
 def finish_flush(root: Path) -> None:
     """Finish a flush that was interrupted, so its lines are never counted twice (in both places)."""
     folder = root / PENDING_DIR
-    for f in sorted(folder.glob(f"*.jsonl{FLUSHING}")) if folder.is_dir() else []:
-        _move(root, f)
+    if folder.is_dir() and any(folder.glob(f"*.jsonl{FLUSHING}")):
+        with _pending_lock(root, fcntl.LOCK_EX):
+            for f in sorted(folder.glob(f"*.jsonl{FLUSHING}")):
+                _move(root, f)
 
 
 def _move(root: Path, f: Path) -> str:

@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 
 from vault_cortex.errors import VaultExists, VaultNotFound
-from vault_cortex.files.vault import is_vault, template_dir
+from vault_cortex.files.vault import is_vault, require_writable, template_dir
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +65,7 @@ def adopt_vault(root: Path) -> list[str]:
     if not holds_notes(root) and not (root / ".obsidian").is_dir():  # a new Obsidian vault may hold no note yet
         raise VaultNotFound(f"{root} holds no markdown notes (.md): give the folder of your notes, or an empty "
                             "folder for a new vault")
+    require_writable(root)
     cortex = root / ".cortex"
     staging = root / ".cortex.adopting"  # made whole beside it, then renamed: never a half-made .cortex/
     shutil.rmtree(staging, ignore_errors=True)

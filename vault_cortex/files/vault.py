@@ -20,7 +20,7 @@ from pathlib import Path
 import msgspec
 
 from vault_cortex.config import IndexSettings
-from vault_cortex.errors import InvalidRequest, UnsafePath, VaultExists, WriteConflict
+from vault_cortex.errors import InvalidRequest, UnsafePath, VaultExists, VaultReadOnly, WriteConflict
 
 log = logging.getLogger(__name__)
 
@@ -334,11 +334,31 @@ def is_vault(path: Path) -> bool:
     return (path / ".cortex").is_dir()
 
 
+def writable(folder: Path) -> bool:
+    """Whether files can be created in `folder`: not on a read-only mount and writable by this user (a root
+    process passes the permission check, never the read-only mount's)."""
+    try:
+        if os.statvfs(folder).f_flag & os.ST_RDONLY:
+            return False
+    except OSError:
+        return False
+    return os.access(folder, os.W_OK)
+
+
+def require_writable(dest: Path) -> None:
+    """Refuse, in one line, to make a vault in a folder that cannot be written (or under one, when it is missing)."""
+    existing = next(p for p in (dest, *dest.absolute().parents) if p.exists())
+    if not writable(existing):
+        raise VaultReadOnly(f"{dest} cannot be written (a read-only folder or mount): a vault needs a folder "
+                            "vault-cortex can write to")
+
+
 def init_vault(dest: Path) -> None:
     """Copy the starter vault to dest; refuse if dest already holds anything."""
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         what = "a vault" if is_vault(dest) else "files"
         raise VaultExists(f"{dest} already holds {what}; init never overwrites (choose an empty folder)")
+    require_writable(dest)
     src = template_dir()
     shutil.copytree(
         src,

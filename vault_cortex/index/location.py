@@ -5,13 +5,13 @@ to it: the index goes to the user's cache folder, one per vault."""
 from __future__ import annotations
 
 import hashlib
-import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 
 import msgspec
 
+from vault_cortex.files.vault import writable
 from vault_cortex.index.upkeep import INDEX_DIR
 
 INDEX_DIR_ENV = "VAULT_CORTEX_INDEX_DIR"
@@ -24,17 +24,6 @@ class IndexLocation(msgspec.Struct, frozen=True, kw_only=True):
     path: Path
     read_only: bool
     notice: str | None
-
-
-def writable(folder: Path) -> bool:
-    """Whether files can be created in `folder`: not on a read-only mount and writable by this user (a root
-    process passes the permission check, never the read-only mount's)."""
-    try:
-        if os.statvfs(folder).f_flag & os.ST_RDONLY:
-            return False
-    except OSError:
-        return False
-    return os.access(folder, os.W_OK)
 
 
 def user_cache(env: Mapping[str, str]) -> Path:
