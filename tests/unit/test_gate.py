@@ -62,8 +62,8 @@ def test_a_memory_holding_the_prompts_rare_words_and_names_scores_them() -> None
             cue(0.6, "Melanie: the greenhouse needs a new door"), cue(0.5, "a greenhouse tour")]
     seen = ["greenhouse tomatoes", "the greenhouse again", "greenhouse heating"]
     xs = features(query, cues, seen)
-    assert xs[0]["name_match"] == 1.0 and xs[1]["name_match"] == 0.0
+    assert xs[0]["names_missed"] == 0.0 and xs[1]["names_missed"] == 1.0
     # "repaint" is held by one passage, "greenhouse" by all six: the rarer word weighs more
     assert xs[0]["rare_words"] > xs[1]["rare_words"] > xs[2]["rare_words"] > 0
     assert xs[0]["lead"] == xs[2]["lead"] == pytest.approx(0.3)
-    assert features("when did she go", [cue(0.9, "went")])[0]["name_match"] == 0.0
+    assert features("when did she go", [cue(0.9, "went")])[0]["names_missed"] == 0.0  # no name to miss

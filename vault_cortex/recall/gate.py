@@ -56,7 +56,7 @@ def content_words(text: str) -> set[str]:
 def coverage(query_words: set[str], text: str) -> float:
     """Share of the query's content words (stemmed) found in the text, out of at least MIN_WORDS: the one word
     of "tell me more" found in a chat turn is not full coverage."""
-    return len(query_words & content_words(text)) / max(len(query_words), MIN_WORDS)
+    return len(found(query_words, text)) / max(len(query_words), MIN_WORDS)
 
 
 def names(text: str) -> set[str]:
@@ -116,12 +116,12 @@ def features(query: str, cues: Sequence[Cue], seen: Sequence[str] = ()) -> list[
         shared = words & has
         out.append({
             "relevance": c.relevance, "dense": c.dense, "lexical": c.lexical, "cosine": c.cosine,
-            "coverage": len(shared) / max(len(words), MIN_WORDS), "rank": math.log1p(i), "margin": margin,
+            "coverage": coverage(words, c.text), "rank": math.log1p(i), "margin": margin,
             "gap": top - c.score, "matched": min(len(shared), MATCHED) / MATCHED,
             "region": c.region, "recency": c.recency, "known": known, "names": named,
             "words": min(len(words), SPECIFIC_WORDS) / SPECIFIC_WORDS,
             "rare_words": sum(rarity[w] for w in shared) / rare_total,
-            "name_match": len(proper & has) / len(proper) if proper else 0.0, "lead": lead,
+            "names_missed": len(proper - has) / len(proper) if proper else 0.0, "lead": lead,
         })
     return out
 
@@ -139,7 +139,7 @@ _PHRASES = {
     "rank": "near the top", "gap": "close to the best result", "region": "from a weighted region",
     "recency": "recent", "known": "the vault knows {v:.0%} of the words", "names": "names it knows",
     "words": "a specific prompt", "matched": "shares several of its words",
-    "rare_words": "holds its rarer words", "name_match": "names whom it names", "lead": "a clear best match",
+    "rare_words": "holds its rarer words", "names_missed": "{v:.0%} of the names missing", "lead": "a clear best match",
 }
 
 
