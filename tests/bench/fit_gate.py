@@ -372,7 +372,8 @@ def write_defaults(constants: dict[str, float], weights: dict[str, float], confi
     end = source.index("\n\n\n", start)
     body = source[start:end]
     for key, value in constants.items():
-        body = re.sub(rf"^(    {key}: float = )-?\d+(?:\.\d+)?", rf"\g<1>{number(key, value)}", body, count=1, flags=re.M)
+        body = re.sub(rf"^(    {key}: float = )-?\d+(?:\.\d+)?", rf"\g<1>{number(key, value)}", body, count=1,
+                      flags=re.M)
     source = source[:start] + body + source[end:]
     items = [f'"{k}": {number(k, v)}' for k, v in weights.items()]
     lines, line = [], "    return {"

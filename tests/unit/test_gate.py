@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from vault_cortex.config import GATE_FEATURES, PushSettings
+from vault_cortex.recall import gate
 from vault_cortex.recall.gate import Cue, content_words, coverage, features, found, judge, logistic, names
 
 
@@ -67,3 +68,10 @@ def test_a_memory_holding_the_prompts_rare_words_and_names_scores_them() -> None
     assert xs[0]["rare_words"] > xs[1]["rare_words"] > xs[2]["rare_words"] > 0
     assert xs[0]["lead"] == xs[2]["lead"] == pytest.approx(0.3)
     assert features("when did she go", [cue(0.9, "went")])[0]["names_missed"] == 0.0  # no name to miss
+
+
+def test_found_in_each_text_of_many_is_found_in_each_alone() -> None:
+    texts = ["İstanbul sqlite", "", "SQLite checkpoints", "the checkpoint", "İİİ checkpoint sqlite"]
+    stems = {"sqlite", "checkp", "the"}
+    assert gate.found_in_each(stems, texts) == [found(stems, t) for t in texts] == [
+        {"sqlite"}, set(), {"sqlite", "checkp"}, {"checkp"}, {"checkp", "sqlite"}]

@@ -9,6 +9,8 @@ evidence for the question asked. It is an estimate, not a guarantee.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -19,7 +21,7 @@ import msgspec
 from vault_cortex.config import GATE_FEATURES as FEATURES
 from vault_cortex.index.fts import _STOPWORDS, WORD
 
-__all__ = ["FEATURES", "Cue", "Verdict", "coverage", "features", "found", "judge", "logistic", "why"]
+__all__ = ["FEATURES", "Cue", "Verdict", "coverage", "features", "found", "found_in_each", "judge", "logistic", "why"]
 SPECIFIC_WORDS = 6  # a prompt with this many content words counts as fully specific ("tell me more" has 1)
 MIN_WORDS = 3  # coverage is out of at least this many query words
 MATCHED = 4  # query words a memory shares, counted up to this many (one shared word proves little)
@@ -70,16 +72,23 @@ def names(text: str) -> set[str]:
 
 
 def found(stems: set[str], text: str) -> set[str]:
-    """The given stems among the text's content words: `stems & content_words(text)`, without stemming every word
-    of the text (a query's few words against the hundred passages the ranking gathered)."""
-    low = text.lower()
-    if not any(s in low for s in stems):
-        return set()
-    out = set()
+    """The given stems among the text's content words: `stems & content_words(text)`."""
+    return found_in_each(stems, [text])[0]
+
+
+def found_in_each(stems: set[str], texts: Sequence[str]) -> list[set[str]]:
+    """`found` for each text, in one pass over them all, without stemming every word (a query's few words
+    against the hundred passages the ranking gathered)."""
+    out: list[set[str]] = [set() for _ in texts]
+    lows = [t.lower() for t in texts]  # lower-cased before joining: a few letters lower-case to two
+    low = "\n".join(lows)
+    if not stems or not any(s in low for s in stems):
+        return out
+    starts = list(itertools.accumulate((len(t) + 1 for t in lows[:-1]), initial=0))
     for m in _stem_pattern(frozenset(stems)).finditer(low):
         w = m.group(0)
         if len(w) > 2 and w not in _STOPWORDS and w[:6] in stems:
-            out.add(w[:6])
+            out[bisect.bisect_right(starts, m.start()) - 1].add(w[:6])
     return out
 
 
@@ -100,8 +109,8 @@ def features(query: str, cues: Sequence[Cue], seen: Sequence[str] = ()) -> list[
     words = content_words(query)
     proper = names(query)
     stems = words | proper
-    held = [found(stems, c.text) for c in cues]
-    gathered = held + [found(stems, text) for text in seen]
+    gathered = found_in_each(stems, [*(c.text for c in cues), *seen])
+    held = gathered[: len(cues)]
     vocab = set().union(*gathered)
     known = len(words & vocab) / len(words) if words else 0.0
     named = len(proper & vocab) / len(proper) if proper else 1.0
