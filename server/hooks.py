@@ -52,6 +52,7 @@ HEALTH_TIMEOUT = 0.3
 ROUTE_TIMEOUT = {"session-start": 30.0, "prompt": 10.0, "tool": 5.0, "tool-result": 5.0, "tool-failure": 5.0,
                  "stop": 5.0, "session-end": 30.0, "pre-compact": 30.0}
 STATE_TTL_SECONDS = 7 * 86400
+SWEEP_EVERY_SECONDS = 3600  # old session files are looked for at most this often (a glob of every file costs)
 
 OpenCortex = Callable[[], "Cortex"]
 
@@ -302,7 +303,17 @@ class SessionState:
         self._forget_old()
 
     def _forget_old(self) -> None:
-        cutoff = time.time() - STATE_TTL_SECONDS
+        """Remove the files of sessions not updated for STATE_TTL_SECONDS, at most once in SWEEP_EVERY_SECONDS (the
+        time of the last sweep is the mtime of `.swept`)."""
+        now = time.time()
+        stamp = self.dir / ".swept"
+        try:
+            if stamp.stat().st_mtime > now - SWEEP_EVERY_SECONDS:
+                return
+        except OSError:
+            pass
+        stamp.touch()
+        cutoff = now - STATE_TTL_SECONDS
         for old in self.dir.glob("*.json"):
             try:
                 if old.stat().st_mtime < cutoff:

@@ -98,24 +98,24 @@ class RecallSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
 
 # The push gate's features (recall/gate.py computes them), in the order the config lists them.
 GATE_FEATURES = ("relevance", "dense", "lexical", "cosine", "coverage", "rank", "margin", "gap", "region",
-                 "recency", "known", "names", "words", "matched")
+                 "recency", "known", "names", "words", "matched", "rare_words", "names_missed", "lead")
 
 
 def _default_gate() -> dict[str, float]:
     # fitted by tests/bench/fit_gate.py on the LoCoMo dev set and off-topic prompts; see docs/push.md
-    return {"relevance": 0.007, "dense": -0.219, "lexical": 0.232, "cosine": 2.364, "coverage": 2.537,
-            "rank": -0.749, "margin": 0.781, "gap": 0.012, "region": 0.0, "recency": 0.0, "known": 0.607,
-            "names": 0.69, "words": 0.36, "matched": 1.189}
+    return {"relevance": 0.036, "dense": -0.319, "lexical": 0.391, "cosine": 2.33, "coverage": 2.523, "rank": -0.697,
+            "margin": 0.701, "gap": -0.428, "region": 0.0, "recency": 0.002, "known": 0.769, "names": 0.295,
+            "words": 0.341, "matched": 1.17, "rare_words": -0.204, "names_missed": -0.421, "lead": 1.69}
 
 
 class PushSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """The push gate: a logistic regression over ranking features (recall/gate.py) and its threshold."""
 
-    threshold: float = 0.37  # push only when the best candidate's probability reaches this
+    threshold: float = 0.36  # push only when the best candidate's probability reaches this
     floor: float = 0.14  # once pushing, every candidate whose own probability reaches this goes along (rank order)
-    second_look: float = 0.14  # the Stop hook's second look: a memory whose own probability reaches this
+    second_look: float = 0.16  # the Stop hook's second look: a memory whose own probability reaches this
     candidates: int = 10  # the best-ranked candidates the gate looks at
-    intercept: float = -5.944
+    intercept: float = -5.707
     weights: dict[str, float] = msgspec.field(default_factory=_default_gate)
 
 

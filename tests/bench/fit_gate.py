@@ -11,13 +11,17 @@ reported. The setting chosen has the best coverage among those meeting the targe
 pushed memories that are evidence, memories per injection, off-topic). The final fit uses all three and is
 printed as the `[push]` table of `.cortex/config.toml`.
 
-Run: `python tests/bench/fit_gate.py [--data DIR] [--work DIR]`.
+The second look's threshold (`push.second_look`) is chosen for the same fit (tests/bench/second_look.py). One
+command prints every figure and the constants to ship, and with `--write` writes them where the defaults live.
+
+Run: `python tests/bench/fit_gate.py [--data DIR] [--work DIR] [--write]`.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import sys
 from collections.abc import Callable, Sequence
@@ -308,27 +312,96 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--work", type=Path, default=Path("/tmp/vault-cortex-locomo"))
+    ap.add_argument("--write", action="store_true",
+                    help="write the constants where the defaults live (vault_cortex/config.py and the starter config)")
     args = ap.parse_args(argv)
+    from tests.bench import second_look  # it builds on this module's rows
+
     rows = build(args.data, args.work)
     budget = BUDGET_TOKENS - header_tokens()
     figures, thresholds = cross_validate(rows, budget)
+    print("prompt push, cross-validated by conversation (fit and choose on two, measure on the third):")
     for i, (f, (t, floor)) in enumerate(zip(figures, thresholds, strict=True)):
         print(f"fold {i} (held out; threshold {t:.2f}, floor {floor:.2f}): "
               f"{json.dumps({k: round(v, 3) for k, v in msgspec.to_builtins(f).items()})}")
     cv = {k: round(v, 3) for k, v in msgspec.to_builtins(mean(figures)).items()}
     print(f"cross-validated mean: {json.dumps(cv)}")
+    print("targets: coverage >= 0.60, precision >= 0.70, memory_precision >= 0.35, per_injection <= 2.5, "
+          "off_topic <= 0.02\n")
     b, w = fit(rows)
     t, floor = threshold_by_cross_validation(rows, budget)
-    print("\n# fitted on all three conversations, threshold chosen by cross-validation; paste into .cortex/config.toml")
-    print("[push]")
-    print(f"threshold = {t:.2f}")
-    print(f"floor = {floor:.2f}")
-    print(f"candidates = {CANDIDATES}")
-    print(f"intercept = {b:.3f}")
-    print("[push.weights]")
-    for name, value in zip(GATE_FEATURES, w, strict=True):
-        print(f"{name} = {value:.3f}")
+    print("second look (the Stop hook), cross-validated by conversation:")
+    look = second_look.quality(rows, second_look.build(args.data, args.work), budget)
+    constants = {"threshold": t, "floor": floor, "second_look": look, "intercept": b}
+    weights = {name: float(v) for name, v in zip(GATE_FEATURES, w, strict=True)}
+    print("\n# fitted on all three conversations, thresholds chosen by cross-validation; the [push] defaults")
+    print("\n".join(push_table(constants, weights)))
+    if args.write:
+        for path in write_defaults(constants, weights):
+            print(f"written: {path.relative_to(ROOT)}")
+        print("docs/push.md and docs/configuration.md quote these figures and constants: update them")
     return 0
+
+
+# -- shipping the fit -------------------------------------------------------------------------------------
+ROOT = Path(__file__).resolve().parents[2]
+CONFIG_PY = ROOT / "vault_cortex" / "config.py"
+TEMPLATE = ROOT / "vault_template" / ".cortex" / "config.toml"
+DECIMALS = {"threshold": 2, "floor": 2, "second_look": 2}  # the rest (intercept, weights): 3
+
+
+def number(key: str, value: float) -> str:
+    text = f"{value:.{DECIMALS.get(key, 3)}f}".rstrip("0")
+    text = text + "0" if text.endswith(".") else text
+    return "0.0" if text == "-0.0" else text
+
+
+def push_table(constants: dict[str, float], weights: dict[str, float]) -> list[str]:
+    """The fitted `[push]` and `[push.weights]` tables, as .cortex/config.toml holds them."""
+    return ["[push]", *(f"{k} = {number(k, v)}" for k, v in constants.items()), f"candidates = {CANDIDATES}",
+            "[push.weights]", *(f"{k} = {number(k, v)}" for k, v in weights.items())]
+
+
+def write_defaults(constants: dict[str, float], weights: dict[str, float], config_py: Path = CONFIG_PY,
+                   template: Path = TEMPLATE) -> list[Path]:
+    """The fitted constants written where the defaults live: `PushSettings` and `_default_gate` in
+    vault_cortex/config.py, and the [push] tables of the starter config (each value and the 'default X' of
+    the comment above it)."""
+    source = config_py.read_text(encoding="utf-8")
+    start = source.index("class PushSettings(")
+    end = source.index("\n\n\n", start)
+    body = source[start:end]
+    for key, value in constants.items():
+        body = re.sub(rf"^(    {key}: float = )-?\d+(?:\.\d+)?", rf"\g<1>{number(key, value)}", body, count=1,
+                      flags=re.M)
+    source = source[:start] + body + source[end:]
+    items = [f'"{k}": {number(k, v)}' for k, v in weights.items()]
+    lines, line = [], "    return {"
+    for item in items:
+        if len(line) + len(item) + 2 > 118:
+            lines.append(line.rstrip())
+            line = "            "
+        line += item + ", "
+    lines.append(line.rstrip(", ") + "}")
+    source = re.sub(r"^    return \{\"relevance\".*?\}\n", lambda _: "\n".join(lines) + "\n", source, count=1,
+                    flags=re.M | re.S)
+    config_py.write_text(source, encoding="utf-8")
+    values = {**{("push", k): v for k, v in constants.items()}, **{("push.weights", k): v for k, v in weights.items()}}
+    out, table = [], ""
+    for text in template.read_text(encoding="utf-8").split("\n"):
+        header = re.match(r"^\[([\w.]+)\]$", text)
+        table = header.group(1) if header else table
+        key = re.match(r"^(\w+) = ", text)
+        if key and (table, key.group(1)) in values:
+            value = number(key.group(1), values[(table, key.group(1))])
+            text = f"{key.group(1)} = {value}"
+            i = len(out) - 1
+            while i >= 0 and out[i].startswith("#"):  # the comment above states the default
+                out[i] = re.sub(r"(default )-?\d+(?:\.\d+)?", rf"\g<1>{value}", out[i], flags=re.I)
+                i -= 1
+        out.append(text)
+    template.write_text("\n".join(out), encoding="utf-8")
+    return [config_py, template]
 
 
 def coefficients(rows: Sequence[Row]) -> dict[str, Any]:

@@ -224,7 +224,8 @@ def line(name: str, f: Loop) -> str:
             f"{f.off_topic:>11.3f}")
 
 
-def quality(rows: list[Row], looks: list[Look], budget: int) -> None:
+def quality(rows: list[Row], looks: list[Look], budget: int) -> float:
+    """Print the loop's figures, cross-validated; return the threshold to ship (chosen on the held-out figures)."""
     pushes = {(r.conv, r.prompt): r for r in rows if r.kind == "question"}
     push_splits = folds(rows)
     look_splits = split_looks(looks)
@@ -244,9 +245,7 @@ def quality(rows: list[Row], looks: list[Look], budget: int) -> None:
         print(line(f"  p >= {t:.2f}", by_threshold[t] if t in by_threshold else mean(
             [evaluate(pushes, look_splits[i][1], gates[i], settings[i], t, budget) for i in range(len(gates))])))
     print("targets: loop >= 0.70, added >= 0.05, precision >= 0.60, off-topic <= 0.02")
-    shipped = choose(lambda t: by_threshold[t])
-    print("\n# threshold chosen by cross-validation; paste into .cortex/config.toml")
-    print(f"[push]\nsecond_look = {shipped:.2f}")
+    return choose(lambda t: by_threshold[t])
 
 
 TRANSCRIPTS = 20  # ~1 MB each: the hook reads only their tail
@@ -334,8 +333,9 @@ def main(argv: list[str] | None = None) -> int:
     fit_gate.DATA = args.data
     rows = fit_gate.build(args.data, args.work)
     looks = build(args.data, args.work)
-    quality(rows, looks, fit_gate.BUDGET_TOKENS - fit_gate.header_tokens())
-    print(f"shipped: [push] second_look = {PushSettings().second_look:.2f}")
+    chosen = quality(rows, looks, fit_gate.BUDGET_TOKENS - fit_gate.header_tokens())
+    print(f"\nchosen by cross-validation: second_look = {chosen:.2f}; shipped: [push] second_look = "
+          f"{PushSettings().second_look:.2f} (tests/bench/fit_gate.py --write ships the fit and this threshold)")
     if args.server:
         latency(args.notes, args.keep)
     return 0

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +73,26 @@ def test_prompt_injects_each_memory_once_per_session(cx: Cortex) -> None:
     state = json.loads((cx.root / ".cortex/hooks/s-once.json").read_text())
     assert sorted(state["injected"]) == sorted(h.split(" › ")[0].removeprefix("## ") for h in headings)
     assert (cx.root / ".cortex/hooks/.gitignore").read_text().strip().endswith("*")
+
+
+def test_a_session_not_updated_for_a_week_is_forgotten_by_the_next_sweep_and_sweeps_are_hourly(cx: Cortex) -> None:
+    state = cx.root / ".cortex/hooks"
+    state.mkdir(parents=True, exist_ok=True)
+    (state / ".swept").unlink(missing_ok=True)  # no sweep yet (other tests share the vault)
+    week_ago = time.time() - hooks.STATE_TTL_SECONDS - 60
+    stale = state / "s-stale.json"
+    stale.write_text('{"injected": ["x.md"]}')
+    os.utime(stale, (week_ago, week_ago))
+    run("prompt", prompt_input("s-sweep-1"), cx.root)
+    assert not stale.exists() and (state / "s-sweep-1.json").exists()
+    stale.write_text('{"injected": ["x.md"]}')
+    os.utime(stale, (week_ago, week_ago))
+    run("prompt", prompt_input("s-sweep-2"), cx.root)
+    assert stale.exists()  # swept within the hour: no glob of every session's file on each save
+    hour_ago = time.time() - hooks.SWEEP_EVERY_SECONDS - 60
+    os.utime(state / ".swept", (hour_ago, hour_ago))
+    run("prompt", prompt_input("s-sweep-3"), cx.root)
+    assert not stale.exists() and (state / "s-sweep-2.json").exists()
 
 
 def test_prompt_respects_threshold_budget_and_short_prompts(cx: Cortex) -> None:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from vault_cortex.config import GATE_FEATURES, PushSettings
-from vault_cortex.recall.gate import Cue, content_words, coverage, features, judge, logistic, names
+from vault_cortex.recall import gate
+from vault_cortex.recall.gate import Cue, content_words, coverage, features, found, judge, logistic, names
 
 
 def cue(score: float, text: str, cosine: float = 0.5) -> Cue:
@@ -46,3 +49,29 @@ def test_the_probability_rises_with_a_good_match_and_says_why() -> None:
     assert good[0].probability > good[1].probability
     assert "meaning 0.70" in good[0].why or "of the words" in good[0].why
     assert logistic({}, {}, 0.0) == 0.5
+
+
+@given(st.lists(st.sampled_from([*"abcdeSQLite ÄäßÉé_-.,'0123", "running", "Runs", " the "]), max_size=40).map("".join),
+       st.sets(st.sampled_from(["runnin", "runs", "sqlite", "abc", "äßé", "the", "éa", "ab"]), max_size=4))
+def test_found_is_the_stems_among_the_content_words(text: str, stems: set[str]) -> None:
+    assert found(stems, text) == stems & content_words(text)
+
+
+def test_a_memory_holding_the_prompts_rare_words_and_names_scores_them() -> None:
+    query = "When did Caroline repaint the greenhouse door?"
+    cues = [cue(0.9, "Caroline: I repainted the greenhouse door on Sunday"),
+            cue(0.6, "Melanie: the greenhouse needs a new door"), cue(0.5, "a greenhouse tour")]
+    seen = ["greenhouse tomatoes", "the greenhouse again", "greenhouse heating"]
+    xs = features(query, cues, seen)
+    assert xs[0]["names_missed"] == 0.0 and xs[1]["names_missed"] == 1.0
+    # "repaint" is held by one passage, "greenhouse" by all six: the rarer word weighs more
+    assert xs[0]["rare_words"] > xs[1]["rare_words"] > xs[2]["rare_words"] > 0
+    assert xs[0]["lead"] == xs[2]["lead"] == pytest.approx(0.3)
+    assert features("when did she go", [cue(0.9, "went")])[0]["names_missed"] == 0.0  # no name to miss
+
+
+def test_found_in_each_text_of_many_is_found_in_each_alone() -> None:
+    texts = ["İstanbul sqlite", "", "SQLite checkpoints", "the checkpoint", "İİİ checkpoint sqlite"]
+    stems = {"sqlite", "checkp", "the"}
+    assert gate.found_in_each(stems, texts) == [found(stems, t) for t in texts] == [
+        {"sqlite"}, set(), {"sqlite", "checkp"}, {"checkp"}, {"checkp", "sqlite"}]

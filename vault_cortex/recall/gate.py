@@ -9,16 +9,19 @@ evidence for the question asked. It is an estimate, not a guarantee.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 import re
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 
 import msgspec
 
 from vault_cortex.config import GATE_FEATURES as FEATURES
 from vault_cortex.index.fts import _STOPWORDS, WORD
 
-__all__ = ["FEATURES", "Cue", "Verdict", "coverage", "features", "judge", "logistic", "why"]
+__all__ = ["FEATURES", "Cue", "Verdict", "coverage", "features", "found", "found_in_each", "judge", "logistic", "why"]
 SPECIFIC_WORDS = 6  # a prompt with this many content words counts as fully specific ("tell me more" has 1)
 MIN_WORDS = 3  # coverage is out of at least this many query words
 MATCHED = 4  # query words a memory shares, counted up to this many (one shared word proves little)
@@ -55,7 +58,7 @@ def content_words(text: str) -> set[str]:
 def coverage(query_words: set[str], text: str) -> float:
     """Share of the query's content words (stemmed) found in the text, out of at least MIN_WORDS: the one word
     of "tell me more" found in a chat turn is not full coverage."""
-    return len(query_words & content_words(text)) / max(len(query_words), MIN_WORDS)
+    return len(found(query_words, text)) / max(len(query_words), MIN_WORDS)
 
 
 def names(text: str) -> set[str]:
@@ -68,28 +71,66 @@ def names(text: str) -> set[str]:
     return out
 
 
+def found(stems: set[str], text: str) -> set[str]:
+    """The given stems among the text's content words: `stems & content_words(text)`."""
+    return found_in_each(stems, [text])[0]
+
+
+def found_in_each(stems: set[str], texts: Sequence[str]) -> list[set[str]]:
+    """`found` for each text, in one pass over them all, without stemming every word (a query's few words
+    against the hundred passages the ranking gathered)."""
+    out: list[set[str]] = [set() for _ in texts]
+    lows = [t.lower() for t in texts]  # lower-cased before joining: a few letters lower-case to two
+    low = "\n".join(lows)
+    if not stems or not any(s in low for s in stems):
+        return out
+    starts = list(itertools.accumulate((len(t) + 1 for t in lows[:-1]), initial=0))
+    for m in _stem_pattern(frozenset(stems)).finditer(low):
+        w = m.group(0)
+        if len(w) > 2 and w not in _STOPWORDS and w[:6] in stems:
+            out[bisect.bisect_right(starts, m.start()) - 1].add(w[:6])
+    return out
+
+
+@lru_cache(maxsize=64)
+def _stem_pattern(stems: frozenset[str]) -> re.Pattern[str]:
+    """Whole (lower-cased) words that start with one of the stems (the caller checks the word's stem)."""
+    alternatives = "|".join(re.escape(s) for s in sorted(stems, key=len, reverse=True))
+    return re.compile(rf"\b(?:{alternatives})\w*")
+
+
 def features(query: str, cues: Sequence[Cue], seen: Sequence[str] = ()) -> list[dict[str, float]]:
     """The gate's features of every candidate, in the candidates' (ranked) order.
 
     `seen` is the text of every candidate the ranking gathered (more than the cues): a query word or name
-    found in none of them is likely not in the vault at all, the mark of a prompt about something else.
+    found in none of them is likely not in the vault at all, the mark of a prompt about something else; a
+    word found in few of them is a rare one, and a memory holding the prompt's rare words is likelier its answer.
     """
     words = content_words(query)
-    vocab = content_words(" ".join([*seen, *(c.text for c in cues)]))
-    known = len(words & vocab) / len(words) if words else 0.0
     proper = names(query)
+    stems = words | proper
+    gathered = found_in_each(stems, [*(c.text for c in cues), *seen])
+    held = gathered[: len(cues)]
+    vocab = set().union(*gathered)
+    known = len(words & vocab) / len(words) if words else 0.0
     named = len(proper & vocab) / len(proper) if proper else 1.0
+    rarity = {w: math.log((len(gathered) + 1) / (sum(w in g for g in gathered) + 0.5)) for w in words}
+    rare_total = sum(rarity.values()) or 1.0
     top = cues[0].score if cues else 0.0
+    lead = top - cues[1].score if len(cues) > 1 else top
     out = []
-    for i, c in enumerate(cues):
+    for i, (c, has) in enumerate(zip(cues, held, strict=True)):
         below = [n.score for n in cues[i + 1:i + 1 + MARGIN_NEXT]]
         margin = c.score - (sum(below) / len(below) if below else 0.0)
+        shared = words & has
         out.append({
             "relevance": c.relevance, "dense": c.dense, "lexical": c.lexical, "cosine": c.cosine,
-            "coverage": coverage(words, c.text), "rank": math.log1p(i), "margin": margin, "gap": top - c.score,
-            "matched": min(len(words & content_words(c.text)), MATCHED) / MATCHED,
+            "coverage": coverage(words, c.text), "rank": math.log1p(i), "margin": margin,
+            "gap": top - c.score, "matched": min(len(shared), MATCHED) / MATCHED,
             "region": c.region, "recency": c.recency, "known": known, "names": named,
             "words": min(len(words), SPECIFIC_WORDS) / SPECIFIC_WORDS,
+            "rare_words": sum(rarity[w] for w in shared) / rare_total,
+            "names_missed": len(proper - has) / len(proper) if proper else 0.0, "lead": lead,
         })
     return out
 
@@ -107,6 +148,7 @@ _PHRASES = {
     "rank": "near the top", "gap": "close to the best result", "region": "from a weighted region",
     "recency": "recent", "known": "the vault knows {v:.0%} of the words", "names": "names it knows",
     "words": "a specific prompt", "matched": "shares several of its words",
+    "rare_words": "holds its rarer words", "names_missed": "{v:.0%} of the names missing", "lead": "a clear best match",
 }
 
 
