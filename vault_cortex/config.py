@@ -103,19 +103,20 @@ GATE_FEATURES = ("relevance", "dense", "lexical", "cosine", "coverage", "rank", 
 
 def _default_gate() -> dict[str, float]:
     # fitted by tests/bench/fit_gate.py on the LoCoMo dev set and off-topic prompts; see docs/push.md
-    return {"relevance": 0.036, "dense": -0.319, "lexical": 0.391, "cosine": 2.33, "coverage": 2.523, "rank": -0.697,
-            "margin": 0.701, "gap": -0.428, "region": 0.0, "recency": 0.002, "known": 0.769, "names": 0.295,
-            "words": 0.341, "matched": 1.17, "rare_words": -0.204, "names_missed": -0.421, "lead": 1.69}
+    return {"relevance": -0.452, "dense": -0.866, "lexical": -0.038, "cosine": 2.503, "coverage": 2.547,
+            "rank": -1.104, "margin": 0.974, "gap": -2.272, "region": 0.0, "recency": 0.0, "known": 0.915,
+            "names": 0.662, "words": 0.379, "matched": 0.99, "rare_words": -0.425, "names_missed": -0.157,
+            "lead": 1.172}
 
 
 class PushSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """The push gate: a logistic regression over ranking features (recall/gate.py) and its threshold."""
 
-    threshold: float = 0.36  # push only when the best candidate's probability reaches this
+    threshold: float = 0.4  # push only when the best candidate's probability reaches this
     floor: float = 0.14  # once pushing, every candidate whose own probability reaches this goes along (rank order)
-    second_look: float = 0.16  # the Stop hook's second look: a memory whose own probability reaches this
+    second_look: float = 0.19  # the Stop hook's second look: a memory whose own probability reaches this
     candidates: int = 10  # the best-ranked candidates the gate looks at
-    intercept: float = -5.707
+    intercept: float = -4.476
     weights: dict[str, float] = msgspec.field(default_factory=_default_gate)
 
 
