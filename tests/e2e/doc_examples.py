@@ -12,7 +12,8 @@ How a page's examples are checked (follow this when you write docs):
   `vault-cortex serve` on `~/my-vault` first (on a free port; the address in the commands is changed to it).
 - What varies from run to run is normalised before comparing: durations (`264 ms`, `1.11s`), rates (`21/s`),
   `took_ms`, the day and time of day lines of `recent`, the month of an activity file; a decimal may differ by
-  0.05 (scores move with the clock); progress lines (a terminal's `index [███] 77/77 chunks`, a pipe's
+  0.05 (scores move with the clock); `recent`'s lines may come in any order (what happened within one second,
+  the log's grain, is listed by path); progress lines (a terminal's `index [███] 77/77 chunks`, a pipe's
   `index: 24/77 chunks`) are left out on both sides. A line that is only `…` stands for any number of lines.
   Everything else must match.
 - ```` ```python ```` blocks run in a folder holding `my-vault`; ```` ```toml ```` blocks must be valid vault
@@ -130,10 +131,14 @@ def _line_matches(expected: str, actual: str) -> bool:
     return all(abs(float(x) - float(y)) <= 0.05 for x, y in zip(_DECIMAL.findall(e), _DECIMAL.findall(a), strict=True))
 
 
-def mismatch(expected: tuple[str, ...], actual: list[str]) -> str | None:
-    """None when the output is what the page shows, else the first line that differs."""
+def mismatch(expected: tuple[str, ...], actual: list[str], *, unordered: bool = False) -> str | None:
+    """None when the output is what the page shows, else the first line that differs; `unordered` (the output of
+    `recent`, whose log keeps whole seconds: what happened within one second is listed by path, so a page's
+    examples order by how the seconds fell) matches each shown line to a printed one in any order."""
     expected = tuple(line for line in expected if not _PROGRESS.match(line))
     actual = [line for line in actual if not _PROGRESS.match(line)]
+    if unordered:
+        return _unordered_mismatch(expected, actual)
     i = j = 0
     while i < len(expected):
         if expected[i].strip() == "…":
@@ -150,6 +155,20 @@ def mismatch(expected: tuple[str, ...], actual: list[str]) -> str | None:
             j += 1
         i += 1
     return None if j >= len(actual) else f"the page stops, the output goes on: {actual[j]!r}"
+
+
+def _unordered_mismatch(expected: tuple[str, ...], actual: list[str]) -> str | None:
+    left = list(actual)
+    for line in expected:
+        if line.strip() == "…":
+            continue
+        k = next((k for k, printed in enumerate(left) if _line_matches(line, printed)), -1)
+        if k < 0:
+            return f"page: {line!r}\nis not printed (in any order)"
+        del left[k]
+    if left and not any(line.strip() == "…" for line in expected):
+        return f"the page stops, the output goes on: {left[0]!r}"
+    return None
 
 
 def settle(root: Path) -> None:
@@ -239,11 +258,15 @@ def run_console(page: Path, home: Path) -> list[tuple[Step, list[str]]]:
             for step, out in zip(todo, outputs, strict=True)]
 
 
+def _is_recent(command: str) -> bool:
+    return command.split()[:2] == ["vault-cortex", "recent"]
+
+
 def check_console(page: Path, home: Path) -> list[str]:
     """What differs between a page's console examples and what they print, one message a command."""
     failures = []
     for step, actual in run_console(page, home):
-        why = mismatch(step.expected, actual)
+        why = mismatch(step.expected, actual, unordered=_is_recent(step.command))
         if why:
             shown = "\n".join(actual[:40])
             failures.append(f"{page.relative_to(ROOT)}:{step.first}: $ {step.command}\n{why}\n--- it printed:\n{shown}")
@@ -264,7 +287,7 @@ def check_snippet(block: Block) -> None:
 def update(page: Path, home: Path) -> int:
     """Write what the commands print now where the page shows something else; the number of steps changed."""
     lines = page.read_text(encoding="utf-8").split("\n")
-    changed = [(s, a) for s, a in run_console(page, home) if mismatch(s.expected, a)]
+    changed = [(s, a) for s, a in run_console(page, home) if mismatch(s.expected, a, unordered=_is_recent(s.command))]
     for step, actual in reversed(changed):
         lines[step.first:step.end] = actual
     page.write_text("\n".join(lines), encoding="utf-8")

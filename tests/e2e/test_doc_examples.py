@@ -54,3 +54,9 @@ def test_the_doc_checker_compares_what_matters() -> None:
     assert mismatch(shown, ["synced 23 notes in 1s", " 1. 0.856  a.md", "(3 results, mode balanced, 1 ms)"])
     assert mismatch(shown, ["synced 23 notes in 1s", " 1. 0.756  b.md", "(3 results, mode balanced, 1 ms)"])
     assert mismatch(("a",), ["a", "b"])
+    shown_recent = ("2026-12-01", "  22:53  changed  b.md  (move)", "  22:53  changed  a.md  (append)", "…")
+    assert mismatch(shown_recent, ["2026-12-02", "  03:37  changed  a.md  (append)", "  03:37  changed  b.md  (move)",
+                                   "  03:27  changed  c.md"], unordered=True) is None
+    assert mismatch(shown_recent, ["2026-12-02", "  03:37  changed  a.md  (append)"], unordered=True)
+    assert mismatch(shown_recent[:3], ["2026-12-02", "  03:37  changed  a.md  (append)",
+                                       "  03:37  changed  b.md  (move)", "  03:27  changed  c.md"], unordered=True)

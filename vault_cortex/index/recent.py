@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta, tzinfo
 import msgspec
 
 from vault_cortex.errors import InvalidRequest
-from vault_cortex.files.activity import EditEvent, Event, OpenEvent, RecallEvent
+from vault_cortex.files.activity import EditEvent, Event, OpenEvent, RecallEvent, stamp
 from vault_cortex.files.properties import parse_datetime
 from vault_cortex.index.rows import NoteRow
 
@@ -59,7 +59,8 @@ def check(days: int, kinds: Sequence[str] | None) -> tuple[int, list[str]]:
 
 def recent(notes: Iterable[NoteRow], events: Iterable[Event], *, now: datetime, days: int,
            kinds: Sequence[str] | None = None, tz: tzinfo | None = None) -> Recent:
-    """What happened to which notes since `days` days before now, grouped by day in `tz` (default: local)."""
+    """What happened to which notes since `days` days before now, grouped by day in `tz` (default: local), newest
+    first; the log keeps whole seconds, so what happened within one second is listed by path."""
     days, chosen = check(days, kinds)
     since = now - timedelta(days=days)
     acc: dict[tuple[str, str, str], tuple[int, datetime, str]] = {}
@@ -80,7 +81,7 @@ def recent(notes: Iterable[NoteRow], events: Iterable[Event], *, now: datetime, 
         created = _utc(parse_datetime(n.created, naive=None))  # as typed: local time, like `remember` writes it
         if created is not None:
             add("created", n.path, created)
-        modified = datetime.fromtimestamp(n.mtime_ns / 1e9, UTC)
+        modified = stamp(datetime.fromtimestamp(n.mtime_ns / 1e9, UTC))  # whole seconds, as the log keeps its edits
         if created is None or modified - created > timedelta(minutes=1):
             add("changed", n.path, modified, counts=False)
     for e in events:
