@@ -4,9 +4,11 @@ server's group, `serve`, `mcp` (stdio), `hook`, `install` and `uninstall`."""
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
 import os
 import signal
+import socket
 import sys
 import threading
 from collections.abc import Iterator, Sequence
@@ -87,9 +89,39 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 print(f"error: another `vault-cortex serve` already serves {cx.root} ({other}); two servers on one "
                       "vault race on its index. Stop it first, or point clients at it.", file=sys.stderr)
                 return 1
-            _serve(cx, args, host, port, settings.debounce_ms, allowed_hosts)
+            try:
+                sock = bind(host, port)
+            except OSError as exc:
+                print(f"error: cannot listen on {where}:{port}: {_bind_problem(exc)}; stop what holds it, or pass "
+                      "--port N (or set port in [server] of .cortex/config.toml)", file=sys.stderr)
+                return 1
+            with sock:
+                _serve(cx, args, sock, settings.debounce_ms, allowed_hosts)
     print(f"stopped serving {root}", file=sys.stderr)
     return 0
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """The server's listening socket, bound before anything says "serving" (as uvicorn binds it)."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(True)
+    return sock
+
+
+def _bind_problem(exc: OSError) -> str:
+    if exc.errno == errno.EADDRINUSE:
+        return "the port is already in use (another program, or a serve of another vault)"
+    if exc.errno == errno.EADDRNOTAVAIL:
+        return "this machine has no such address"
+    if exc.errno == errno.EACCES:
+        return "permission denied (ports below 1024 need privileges)"
+    return exc.strerror or str(exc)
 
 
 @contextmanager
@@ -118,7 +150,7 @@ def sole_server(index_dir: Path, url: str) -> Iterator[str | None]:
             fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
-def _serve(cx: Cortex, args: argparse.Namespace, host: str, port: int, debounce_ms: int,
+def _serve(cx: Cortex, args: argparse.Namespace, sock: socket.socket, debounce_ms: int,
            allowed_hosts: Sequence[str] | None) -> None:
     """Serve the vault's API and MCP with its watcher and nightly sleep until Ctrl-C or SIGTERM."""
     import uvicorn
@@ -134,6 +166,7 @@ def _serve(cx: Cortex, args: argparse.Namespace, host: str, port: int, debounce_
     watcher = Watcher(cx, debounce_ms=debounce_ms, progress=ProgressBar(),
                       announce=_announce)
     app = create_app(cx, token=token, watcher=watcher, nightly=Nightly(cx), allowed_hosts=allowed_hosts)
+    host, port = sock.getsockname()[:2]
     where = f"[{host}]" if ":" in host else host
     print(f"serving {cx.root} at http://{where}:{port}/v1 and /mcp; token in {cx.root / TOKEN_FILE}",
           file=sys.stderr)
@@ -144,10 +177,10 @@ def _serve(cx: Cortex, args: argparse.Namespace, host: str, port: int, debounce_
     _serve_until_stopped(uvicorn.Config(app, host=host, port=port, ws="none", lifespan="on",
                                         timeout_graceful_shutdown=1, http=guarded(limit),
                                         backlog=min(2048, max(16, limit // 4)),  # accepted in one go, at most
-                                        log_level="info" if args.verbose else "warning"))
+                                        log_level="info" if args.verbose else "warning"), sock)
 
 
-def _serve_until_stopped(config: uvicorn.Config) -> None:
+def _serve_until_stopped(config: uvicorn.Config, sock: socket.socket) -> None:
     """uvicorn's server, except that SIGINT/SIGTERM end it quietly: uvicorn re-raises the signal after its own
     graceful shutdown, which turned every Ctrl-C into a KeyboardInterrupt and a logged lifespan traceback; and
     a second Ctrl-C while stopping does not force-exit (which cancelled the lifespan mid-shutdown and logged a
@@ -174,7 +207,7 @@ def _serve_until_stopped(config: uvicorn.Config) -> None:
                 for sig, handler in original.items():
                     signal.signal(sig, handler)
 
-    Server(config).run()
+    Server(config).run(sockets=[sock])
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,8 +16,12 @@ from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
-import onnxruntime as ort
-import tokenizers
+
+# onnxruntime reports usage by default (a device id and a queued ProcessInfo event under ~/.cache/Microsoft, uploaded
+# when it can); only this variable, set before its first import, stops it. This module is the one that imports it.
+os.environ["ORT_DISABLE_TELEMETRY"] = "1"
+import onnxruntime as ort  # noqa: E402
+import tokenizers  # noqa: E402
 
 from vault_cortex.config import EmbeddingSettings
 from vault_cortex.errors import ModelUnavailable

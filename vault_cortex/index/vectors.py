@@ -14,8 +14,11 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-import onnxruntime  # noqa: F401  # must be loaded before usearch: the other order segfaults (clashing native libs)
-from usearch.index import Index  # noqa: I001
+
+import vault_cortex.index.embed  # noqa: F401  # onnxruntime (telemetry off) loads before usearch: the other order segfaults
+
+# isort: split
+from usearch.index import Index
 
 from vault_cortex.errors import IndexCorrupt, IndexUnavailable
 from vault_cortex.index.dbfile import quick_check
