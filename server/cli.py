@@ -62,6 +62,12 @@ def _announce(report: SyncReport) -> None:
           f"{report.deleted} deleted, {report.skipped} skipped); watching for changes", file=sys.stderr)
 
 
+def _filled(seconds: float) -> None:
+    """Say once that the vectors a words-first start left out are all in (recall matches by meaning everywhere)."""
+    print(f"every chunk has its vector ({seconds:.0f}s after start): recall now matches by meaning everywhere",
+          file=sys.stderr)
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from server.app import LOOPBACK_HOSTS
     from server.auth import is_loopback
@@ -163,8 +169,7 @@ def _serve(cx: Cortex, args: argparse.Namespace, sock: socket.socket, debounce_m
     from vault_cortex.cli.main import ProgressBar
 
     token = load_or_create_token(cx.root, os.environ)
-    watcher = Watcher(cx, debounce_ms=debounce_ms, progress=ProgressBar(),
-                      announce=_announce)
+    watcher = Watcher(cx, debounce_ms=debounce_ms, progress=ProgressBar(), announce=_announce, filled=_filled)
     app = create_app(cx, token=token, watcher=watcher, nightly=Nightly(cx), allowed_hosts=allowed_hosts)
     host, port = sock.getsockname()[:2]
     where = f"[{host}]" if ":" in host else host

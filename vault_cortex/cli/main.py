@@ -27,14 +27,14 @@ from vault_cortex.errors import VaultCortexError
 from vault_cortex.files.vault import init_vault
 from vault_cortex.index.dbfile import is_corruption
 from vault_cortex.index.doctor import Doctor
-from vault_cortex.index.sync import SyncReport
+from vault_cortex.index.sync import WORDS, SyncReport
 from vault_cortex.recall.pipeline import Recall
 
 log = logging.getLogger("vault_cortex")
 
 
 class ProgressBar:
-    """A one-line progress bar on stderr when it is a terminal; a line per quarter otherwise."""
+    """A one-line progress bar per phase on stderr when it is a terminal; a line per quarter otherwise."""
 
     def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stderr
@@ -42,10 +42,16 @@ class ProgressBar:
         self.started = time.perf_counter()
         self.last_quarter = -1
         self.drawn = False
+        self.phase = ""
 
     def __call__(self, phase: str, done: int, total: int) -> None:
         if total <= 0:
             return
+        if phase != self.phase:  # a new phase: its own line, rate and quarters
+            if self.tty and self.drawn and self.phase:
+                self._write("\n")
+            self.phase, self.started, self.last_quarter, self.drawn = phase, time.perf_counter(), -1, False
+        unit = "notes" if phase == WORDS else "chunks"
         frac = done / total
         elapsed = time.perf_counter() - self.started
         rate = done / elapsed if elapsed > 0 else 0.0
@@ -54,15 +60,15 @@ class ProgressBar:
             filled = int(frac * width)
             bar = "█" * filled + "·" * (width - filled)
             eta = f", {int((total - done) / rate)}s left" if rate and done < total else ""
-            self._write(f"\r{phase} [{bar}] {done}/{total} chunks ({rate:.0f}/s{eta})")
-            self.drawn = True
+            self._write(f"\r{phase} [{bar}] {done}/{total} {unit} ({rate:.0f}/s{eta})")
+            self.drawn = done < total
             if done >= total:
                 self._write("\n")
         else:
             quarter = int(frac * 4)
             if quarter != self.last_quarter:
                 self.last_quarter = quarter
-                self._write(f"{phase}: {done}/{total} chunks\n")
+                self._write(f"{phase}: {done}/{total} {unit}\n")
 
     def _write(self, text: str) -> None:
         self.stream.write(text)
