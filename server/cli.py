@@ -166,7 +166,7 @@ def _serve(cx: Cortex, args: argparse.Namespace, sock: socket.socket, debounce_m
     from server.guard import OncePerWhile, guarded, max_connections, raise_fd_limit
     from server.nightly import Nightly
     from server.watch import Watcher
-    from vault_cortex.cli.main import ProgressBar
+    from vault_cortex.cli.progress import ProgressBar
 
     token = load_or_create_token(cx.root, os.environ)
     watcher = Watcher(cx, debounce_ms=debounce_ms, progress=ProgressBar(), announce=_announce, filled=_filled)

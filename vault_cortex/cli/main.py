@@ -12,67 +12,25 @@ import argparse
 import logging
 import os
 import sys
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Protocol, TextIO
+from typing import Protocol
 
 import msgspec
 
 from vault_cortex.cli.identity import add_identity_commands
 from vault_cortex.cli.notes import add_note_commands, filter_args, filters_from
+from vault_cortex.cli.progress import indexing_progress
 from vault_cortex.cli.sleep import add_sleep_commands
 from vault_cortex.cortex import Cortex
 from vault_cortex.errors import VaultCortexError
 from vault_cortex.files.vault import init_vault
 from vault_cortex.index.dbfile import is_corruption
 from vault_cortex.index.doctor import Doctor
-from vault_cortex.index.sync import WORDS, SyncReport
+from vault_cortex.index.sync import SyncReport
 from vault_cortex.recall.pipeline import Recall
 
 log = logging.getLogger("vault_cortex")
-
-
-class ProgressBar:
-    """A one-line progress bar per phase on stderr when it is a terminal; a line per quarter otherwise."""
-
-    def __init__(self, stream: TextIO | None = None) -> None:
-        self.stream = stream or sys.stderr
-        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
-        self.started = time.perf_counter()
-        self.last_quarter = -1
-        self.drawn = False
-        self.phase = ""
-
-    def __call__(self, phase: str, done: int, total: int) -> None:
-        if total <= 0:
-            return
-        if phase != self.phase:  # a new phase: its own line, rate and quarters
-            if self.tty and self.drawn and self.phase:
-                self._write("\n")
-            self.phase, self.started, self.last_quarter, self.drawn = phase, time.perf_counter(), -1, False
-        unit = "notes" if phase == WORDS else "chunks"
-        frac = done / total
-        elapsed = time.perf_counter() - self.started
-        rate = done / elapsed if elapsed > 0 else 0.0
-        if self.tty:
-            width = 30
-            filled = int(frac * width)
-            bar = "█" * filled + "·" * (width - filled)
-            eta = f", {int((total - done) / rate)}s left" if rate and done < total else ""
-            self._write(f"\r{phase} [{bar}] {done}/{total} {unit} ({rate:.0f}/s{eta})")
-            self.drawn = done < total
-            if done >= total:
-                self._write("\n")
-        else:
-            quarter = int(frac * 4)
-            if quarter != self.last_quarter:
-                self.last_quarter = quarter
-                self._write(f"{phase}: {done}/{total} {unit}\n")
-
-    def _write(self, text: str) -> None:
-        self.stream.write(text)
-        self.stream.flush()
 
 
 def vault_arg(p: argparse.ArgumentParser) -> None:
@@ -104,6 +62,9 @@ def _print_recall(result: Recall) -> None:
         print(f"    why: {hit.reason}")
         print(f"    {hit.snippet}")
     print(f"({len(result.hits)} results, mode {result.mode}, {result.took_ms:.0f} ms)")
+    if result.indexing is not None:
+        print(f"(still indexing, phase {result.indexing.phase}: {result.indexing.done} of {result.indexing.total}; "
+              "the answer comes from what is indexed so far)")
 
 
 def _print_doctor(d: Doctor) -> None:
@@ -135,7 +96,7 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 def cmd_sync(args: argparse.Namespace) -> int:
     with Cortex.open(args.vault) as cx:
-        report = cx.sync(progress=None if args.quiet else ProgressBar(), contents=args.full)
+        report = cx.sync(progress=indexing_progress(quiet=args.quiet), contents=args.full)
     if args.json:
         print(msgspec.json.encode(report).decode())
     else:
@@ -146,7 +107,7 @@ def cmd_sync(args: argparse.Namespace) -> int:
 def cmd_recall(args: argparse.Namespace) -> int:
     with Cortex.open(args.vault) as cx:
         if not args.no_sync:
-            cx.sync()
+            cx.sync(indexing_progress(quiet=args.quiet))
         result = cx.recall(args.query, k=args.k, mode=args.mode, budget_tokens=args.budget,
                            include_archive=args.include_archive, client="cli", filters=filters_from(args))
     if args.json:
@@ -190,7 +151,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 def cmd_context(args: argparse.Namespace) -> int:
     with Cortex.open(args.vault) as cx:
         if not args.no_sync:
-            cx.sync()
+            cx.sync(indexing_progress(quiet=args.quiet))
         ctx = cx.context(task=args.task, project=args.project, active_note=args.note, recent=args.recent or None,
                          budget_tokens=args.budget, mode=args.mode, client="cli", filters=filters_from(args))
     if args.format == "json":
@@ -270,6 +231,7 @@ def build_parser(*groups: CommandGroup) -> argparse.ArgumentParser:
                    help="print the token-budgeted context block (markdown) instead of the list")
     p.add_argument("--include-archive", action="store_true", help="also search notes in archive/")
     p.add_argument("--no-sync", action="store_true", help="skip the incremental sync before recalling")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress while the sync before it indexes")
     filter_args(p)
 
     p = add("context", cmd_context, "session-start context for a task: pinned, habits, questions, handoff, recall")
@@ -282,6 +244,7 @@ def build_parser(*groups: CommandGroup) -> argparse.ArgumentParser:
     p.add_argument("--mode", default=None)
     p.add_argument("--format", choices=("md", "json"), default="md")
     p.add_argument("--no-sync", action="store_true")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress while the sync before it indexes")
     filter_args(p, project=False)
 
     p = add("remember", cmd_remember, "write a new memory note (never overwrites) and index it")
