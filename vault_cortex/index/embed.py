@@ -163,6 +163,14 @@ class OnnxEmbedder:
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.inter_op_num_threads = 1
         options.log_severity_level = 3  # keep onnxruntime's optimiser chatter out of the logs
+        # The bundled model keeps its weights as int8, cast to float at each run. Constant folding does that
+        # once at load instead: 90 MB of float weights held for the life of the process (RSS +124 MB) for no
+        # measurable speed; the vectors are the same (cosine 1.00000 on every test text).
+        options.add_session_config_entry("optimization.disable_specified_optimizers", "ConstantFolding")
+        # A run's buffers (a batch of 8 x 256 tokens takes ~250 MB) go back after each run, not held in the
+        # arena until the process ends: serve idles at its start-up size, not at the peak of its first index.
+        self._run_options = ort.RunOptions()
+        self._run_options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
         try:
             self._session = ort.InferenceSession(
                 str(model_path), options, providers=["CPUExecutionProvider"]
@@ -221,7 +229,7 @@ class OnnxEmbedder:
             mask[row, :n] = 1
         given = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
         feed = {name: given[name].astype(dtype, copy=False) for name, dtype in self._inputs.items()}
-        hidden: Vectors = np.asarray(self._session.run(None, feed)[0], dtype=np.float32)
+        hidden: Vectors = np.asarray(self._session.run(None, feed, self._run_options)[0], dtype=np.float32)
         pooled = hidden
         if not self._pooled:
             weights = mask[:, :, None].astype(np.float32)
