@@ -232,6 +232,7 @@ export interface Hit {
   signals: Record<string, number>;
   snippet: string;
   title: string;
+  vector?: boolean;
 }
 
 export interface Hub {
@@ -241,6 +242,7 @@ export interface Hub {
 
 export interface Indexing {
   done: number;
+  phase?: string;
   total: number;
 }
 

@@ -46,8 +46,9 @@ const INDEX_LABELS: Record<string, string> = {
 function show(value: unknown): string {
   if (value === null || value === undefined) return "—";
   if (typeof value === "object" && "done" in value && "total" in value) {
-    const { done, total } = value as { done: unknown; total: unknown };
-    return `${String(done)} of ${String(total)} chunks`; // `indexing` while a sync runs
+    const { done, total, phase } = value as { done: unknown; total: unknown; phase?: unknown };
+    const unit = phase === "words" ? "notes" : "chunks";
+    return `${String(done)} of ${String(total)} ${unit}${typeof phase === "string" ? ` (${phase})` : ""}`; // while a sync runs
   }
   if (typeof value === "string") return value;
   if (typeof value === "number" || typeof value === "boolean") return String(value);
