@@ -10,6 +10,7 @@ import hashlib
 import logging
 import os
 import re
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
@@ -38,6 +39,7 @@ _BUNDLED_TOKENIZER = Path(__file__).parent / "data" / "tokenizer.json"
 _MEMO_WORDS = 100_000  # distinct words whose token count is remembered
 _NOT_SPLIT_BY_TOKENIZER = re.compile(r"[\x0b\x0c\x1c-\x1f\x85]")
 _MODEL_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+IDLE_RELEASE_S = 2.0  # the model's run buffers go back to the system after this long without an embedding
 
 Vectors = npt.NDArray[np.float32]
 
@@ -167,10 +169,13 @@ class OnnxEmbedder:
         # once at load instead: 90 MB of float weights held for the life of the process (RSS +124 MB) for no
         # measurable speed; the vectors are the same (cosine 1.00000 on every test text).
         options.add_session_config_entry("optimization.disable_specified_optimizers", "ConstantFolding")
-        # A run's buffers (a batch of 8 x 256 tokens takes ~250 MB) go back after each run, not held in the
-        # arena until the process ends: serve idles at its start-up size, not at the peak of its first index.
-        self._run_options = ort.RunOptions()
-        self._run_options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
+        # The arena keeps the largest run's buffers (a batch of 8 x 256 tokens takes ~250 MB) for the life of the
+        # process; a run with this option gives back what it does not hold. Shrinking at every run costs ~25% more
+        # CPU (the pages are mapped and zeroed again), so it is a tiny run once the model is idle (`_release`).
+        self._shrink = ort.RunOptions()
+        self._shrink.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
+        self._idle_timer: threading.Timer | None = None
+        self._timer_lock = threading.Lock()
         try:
             self._session = ort.InferenceSession(
                 str(model_path), options, providers=["CPUExecutionProvider"]
@@ -215,7 +220,24 @@ class OnnxEmbedder:
         for start in range(0, len(order), self.batch_size):
             rows = order[start:start + self.batch_size]
             out[rows] = self._run([encodings[i] for i in rows])
+        self._release_when_idle()
         return out
+
+    def _release_when_idle(self) -> None:
+        """Give the run buffers back once no embedding has come for IDLE_RELEASE_S (a timer, restarted by each
+        call): the server idles at its start-up size, not at the peak of its first index."""
+        with self._timer_lock:
+            if self._idle_timer is not None:
+                self._idle_timer.cancel()
+            self._idle_timer = threading.Timer(IDLE_RELEASE_S, self._release)
+            self._idle_timer.daemon = True
+            self._idle_timer.start()
+
+    def _release(self) -> None:
+        ids = np.array([[0]], dtype=np.int64)
+        given = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
+        self._session.run(None, {name: given[name].astype(dtype, copy=False) for name, dtype in self._inputs.items()},
+                          self._shrink)
 
     def _run(self, batch: Sequence[tokenizers.Encoding]) -> Vectors:
         width = max(len(e.ids) for e in batch)
@@ -229,7 +251,7 @@ class OnnxEmbedder:
             mask[row, :n] = 1
         given = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
         feed = {name: given[name].astype(dtype, copy=False) for name, dtype in self._inputs.items()}
-        hidden: Vectors = np.asarray(self._session.run(None, feed, self._run_options)[0], dtype=np.float32)
+        hidden: Vectors = np.asarray(self._session.run(None, feed)[0], dtype=np.float32)
         pooled = hidden
         if not self._pooled:
             weights = mask[:, :, None].astype(np.float32)
