@@ -98,7 +98,7 @@ GATE_FEATURES = ("relevance", "dense", "lexical", "cosine", "coverage", "rank", 
 
 
 def _default_gate() -> dict[str, float]:
-    # fitted by tests/bench/fit_gate.py on the LoCoMo dev set and off-topic prompts; see README "Push"
+    # fitted by tests/bench/fit_gate.py on the LoCoMo dev set and off-topic prompts; see docs/push.md
     return {"relevance": 0.061, "dense": -0.167, "lexical": 0.289, "cosine": 2.26, "coverage": 2.574,
             "rank": -0.802, "margin": 0.731, "gap": 0.165, "region": 0.0, "recency": 0.0, "known": 0.426,
             "names": 0.775, "words": 0.381, "matched": 1.219}

@@ -200,7 +200,7 @@ def build_parser(*groups: CommandGroup) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="vault-cortex",
         description="Long-term memory kept as a markdown vault: index it, recall from it, consolidate it, serve it.",
-        epilog="Docs: README.md. The vault defaults to $VAULT_CORTEX_VAULT, else the current folder.")
+        epilog="Docs: README.md and docs/cli.md. The vault defaults to $VAULT_CORTEX_VAULT, else the current folder.")
     parser.add_argument("-v", "--verbose", action="store_true", help="log more (never note bodies)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
