@@ -19,6 +19,9 @@ from vault_cortex.index.vectors import EmbeddingCache, Vector, Vectors
 
 log = logging.getLogger(__name__)
 
+# Set while chunks were written without their vector (words first), until fill_vectors has given every chunk one:
+# a vector file saved meanwhile is current (it holds no wrong vector) yet lacks chunks.
+LACKING = "vectors_lacking"
 EMBED_BATCH = 8  # chunks embedded (and cached) between two looks at the stop flag and two progress steps
 FILL_TURN = 32  # chunks embedded per turn of filling in vectors: added to the vector index under the lock at once
 FILL_WINDOW = 2048  # chunk texts read from the index at a time and sorted by length (alike lengths batch together)
@@ -70,7 +73,10 @@ def fill_vectors(db: IndexDB, vectors: Vectors, cache: EmbeddingCache, embedder:
     cached at once (a stopped or killed fill resumes where it was); progress is phase "vectors" in chunks. `stop`
     set: SyncCancelled; `pause()` true: return between turns. Returns how many chunks are left without a vector."""
     with lock():
-        if len(vectors) >= db.chunk_count():  # the usual case: nothing lacks (a full sync's reconcile is exact)
+        if vectors_current(db, vectors) and db.get_meta(LACKING) is None:
+            return 0  # the usual case: the saved file holds every chunk (and it is not even read)
+        if len(vectors) >= db.chunk_count():
+            _filled(db)
             return 0
         hashes = db.chunk_hashes()
         have = vectors.keys()
@@ -119,7 +125,16 @@ def fill_vectors(db: IndexDB, vectors: Vectors, cache: EmbeddingCache, embedder:
                 return total - done
             part = alike[turn:turn + FILL_TURN]
             add(embed_batches(model, cache, {h: texts[h] for h in part}, counts, stop, tick))
+    with lock():
+        if len(vectors) >= db.chunk_count():  # none lacks now (a words-first sync may have written more since)
+            _filled(db)
     return total - done
+
+
+def _filled(db: IndexDB) -> None:
+    if db.get_meta(LACKING) is not None:
+        with db.write():
+            db.delete_meta(LACKING)
 
 
 def save_vectors(db: IndexDB, vectors: Vectors) -> None:

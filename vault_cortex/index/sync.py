@@ -23,6 +23,7 @@ from vault_cortex.index.db import IndexDB
 from vault_cortex.index.embed import Embedder
 from vault_cortex.index.replay import replay_activity
 from vault_cortex.index.restore import (
+    LACKING,
     cached_vectors,
     embed_batches,
     fill_vectors,
@@ -223,6 +224,8 @@ def sync(
                                    if c.hash in vecs]
                     new_ids += [i for i, _ in with_vector]
                     new_vecs += [v for _, v in with_vector]
+                    if len(with_vector) < len(chunk_ids):
+                        db.set_meta(LACKING, "1")
                     counts["noise"] += len(item.chunked.noise)
                     counts["problems"] += len(item.note.problems)
                 db.set_meta("generation", str(int(db.get_meta("generation") or 0) + 1))
