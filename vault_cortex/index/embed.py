@@ -39,7 +39,7 @@ _BUNDLED_TOKENIZER = Path(__file__).parent / "data" / "tokenizer.json"
 _MEMO_WORDS = 100_000  # distinct words whose token count is remembered
 _NOT_SPLIT_BY_TOKENIZER = re.compile(r"[\x0b\x0c\x1c-\x1f\x85]")
 _MODEL_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
-IDLE_RELEASE_S = 2.0  # the model's run buffers go back to the system after this long without an embedding
+IDLE_RELEASE_S = 10.0  # the model's run buffers go back to the system after this long without an embedding
 
 Vectors = npt.NDArray[np.float32]
 
@@ -176,6 +176,7 @@ class OnnxEmbedder:
         self._shrink.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
         self._idle_timer: threading.Timer | None = None
         self._timer_lock = threading.Lock()
+        self._running = 0  # embed calls under way (the release waits for none)
         try:
             self._session = ort.InferenceSession(
                 str(model_path), options, providers=["CPUExecutionProvider"]
@@ -217,10 +218,16 @@ class OnnxEmbedder:
         order = list(range(len(texts)))
         if sort_by_length:
             order.sort(key=lambda i: len(encodings[i].ids))
-        for start in range(0, len(order), self.batch_size):
-            rows = order[start:start + self.batch_size]
-            out[rows] = self._run([encodings[i] for i in rows])
-        self._release_when_idle()
+        with self._timer_lock:
+            self._running += 1
+        try:
+            for start in range(0, len(order), self.batch_size):
+                rows = order[start:start + self.batch_size]
+                out[rows] = self._run([encodings[i] for i in rows])
+        finally:
+            with self._timer_lock:
+                self._running -= 1
+            self._release_when_idle()
         return out
 
     def _release_when_idle(self) -> None:
@@ -234,6 +241,9 @@ class OnnxEmbedder:
             self._idle_timer.start()
 
     def _release(self) -> None:
+        with self._timer_lock:
+            if self._running:  # busy again: the call that ends it starts the timer anew
+                return
         ids = np.array([[0]], dtype=np.int64)
         given = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
         self._session.run(None, {name: given[name].astype(dtype, copy=False) for name, dtype in self._inputs.items()},
