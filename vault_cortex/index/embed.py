@@ -6,11 +6,13 @@ its sha256 before use; nothing is ever downloaded at run time.
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import logging
 import os
 import re
 import threading
+import weakref
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
@@ -45,6 +47,15 @@ Vectors = npt.NDArray[np.float32]
 
 # sha256 of files already checked in this process, keyed by (resolved path, size, mtime_ns).
 _checked: dict[tuple[str, int, int], str] = {}
+_embedders: weakref.WeakSet[OnnxEmbedder] = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_releasing() -> None:
+    """A release that fired while the interpreter shuts down would run a model under its feet (onnxruntime
+    aborts: "terminate called without an active exception"): every idle timer is stopped first."""
+    for embedder in list(_embedders):
+        embedder.stop_releasing()
 
 
 class Embedder(Protocol):
@@ -177,6 +188,8 @@ class OnnxEmbedder:
         self._idle_timer: threading.Timer | None = None
         self._timer_lock = threading.Lock()
         self._running = 0  # embed calls under way (the release waits for none)
+        self._closing = False
+        _embedders.add(self)
         try:
             self._session = ort.InferenceSession(
                 str(model_path), options, providers=["CPUExecutionProvider"]
@@ -234,15 +247,26 @@ class OnnxEmbedder:
         """Give the run buffers back once no embedding has come for IDLE_RELEASE_S (a timer, restarted by each
         call): the server idles at its start-up size, not at the peak of its first index."""
         with self._timer_lock:
+            if self._closing:
+                return
             if self._idle_timer is not None:
                 self._idle_timer.cancel()
             self._idle_timer = threading.Timer(IDLE_RELEASE_S, self._release)
             self._idle_timer.daemon = True
             self._idle_timer.start()
 
+    def stop_releasing(self) -> None:
+        """Cancel the idle release for good (the process is ending)."""
+        with self._timer_lock:
+            self._closing = True
+            timer, self._idle_timer = self._idle_timer, None
+        if timer is not None:
+            timer.cancel()
+            timer.join()
+
     def _release(self) -> None:
         with self._timer_lock:
-            if self._running:  # busy again: the call that ends it starts the timer anew
+            if self._running or self._closing:  # busy again: the call that ends it starts the timer anew
                 return
         ids = np.array([[0]], dtype=np.int64)
         given = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
