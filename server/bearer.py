@@ -16,11 +16,12 @@ TOKEN_FILE = ".cortex/token"
 TOKEN_ENV = "VAULT_CORTEX_TOKEN"
 
 
-def load_or_create_token(root: Path, env: Mapping[str, str]) -> str:
-    """The API token: `$VAULT_CORTEX_TOKEN`, else `.cortex/token`, created (mode 0600) on first use."""
+def load_or_create_token(root: Path, env: Mapping[str, str], *, path: Path | None = None) -> str:
+    """The API token: `$VAULT_CORTEX_TOKEN`, else `.cortex/token` (or `path`: a read-only vault's is kept beside
+    its index), created (mode 0600) on first use."""
     if env.get(TOKEN_ENV, "").strip():
         return env[TOKEN_ENV].strip()
-    path = root / TOKEN_FILE
+    path = path or root / TOKEN_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

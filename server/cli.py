@@ -76,7 +76,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     root = Path(args.vault).expanduser()
     if prepare_vault(root):
         print(f"created a vault at {root} from the template", file=sys.stderr)
-    with Cortex.open(root) as cx:
+    with Cortex.open(root, index_dir=args.index_dir) as cx:
         cx.index.check_index()  # once, before serving: a damaged index is set aside and rebuilt by the first sync
         settings = cx.settings.server
         host = args.host or settings.host
@@ -162,19 +162,25 @@ def _serve(cx: Cortex, args: argparse.Namespace, sock: socket.socket, debounce_m
     import uvicorn
 
     from server.app import create_app
-    from server.bearer import TOKEN_FILE, load_or_create_token
+    from server.bearer import TOKEN_ENV, TOKEN_FILE, load_or_create_token
     from server.guard import OncePerWhile, guarded, max_connections, raise_fd_limit
     from server.nightly import Nightly
     from server.watch import Watcher
     from vault_cortex.cli.progress import ProgressBar
 
-    token = load_or_create_token(cx.root, os.environ)
+    # A read-only vault keeps its token beside its index, and sleeps no nightly sleep (it would write notes).
+    token_file = cx.index.index_dir / "token" if cx.read_only else cx.root / TOKEN_FILE
+    token = load_or_create_token(cx.root, os.environ, path=token_file)
     watcher = Watcher(cx, debounce_ms=debounce_ms, progress=ProgressBar(), announce=_announce, filled=_filled)
-    app = create_app(cx, token=token, watcher=watcher, nightly=Nightly(cx), allowed_hosts=allowed_hosts)
+    nightly = Nightly(cx, schedule=lambda _s, _now: None) if cx.read_only else Nightly(cx)
+    app = create_app(cx, token=token, watcher=watcher, nightly=nightly, allowed_hosts=allowed_hosts)
     host, port = sock.getsockname()[:2]
     where = f"[{host}]" if ":" in host else host
-    print(f"serving {cx.root} at http://{where}:{port}/v1 and /mcp; token in {cx.root / TOKEN_FILE}",
-          file=sys.stderr)
+    token_at = "$" + TOKEN_ENV if os.environ.get(TOKEN_ENV, "").strip() else str(token_file)
+    print(f"serving {cx.root} at http://{where}:{port}/v1 and /mcp; token in {token_at}", file=sys.stderr)
+    if cx.read_only:
+        print("read-only vault: recall, read and status work; writes answer 403 VaultReadOnly, no nightly sleep",
+              file=sys.stderr)
     limit = max_connections(raise_fd_limit())
     for name in ("asyncio", "uvicorn.error"):  # a flood repeats one line: say it once per while, with a count
         logging.getLogger(name).addFilter(OncePerWhile())
@@ -232,7 +238,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     if hooks.server_answers(url):
         log.warning("a server already serves this vault at %s: this process indexes beside it (each takes in "
                     "what the other wrote); pointing the MCP client at %s/mcp shares one index instead", url, url)
-    with Cortex.open(root) as cx:
+    with Cortex.open(root, index_dir=args.index_dir) as cx:
         cx.index.check_index()
         watcher = Watcher(cx, debounce_ms=cx.settings.server.debounce_ms)
         mcp = build_mcp(cx, watcher=watcher)
@@ -290,11 +296,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def add_server_commands(add: AddCommand) -> None:
     """serve, mcp (stdio), hook, install and uninstall."""
+    from vault_cortex.cli.main import index_dir_arg
+
     p = add("serve", cmd_serve, "serve the vault over HTTP and MCP, re-indexing on every save",
             description="Create the vault if the folder is missing or empty, sync, then serve the HTTP API (/v1) "
                         "and MCP (/mcp) while watching the files; with [sleep] nightly = true, also run a light "
                         "sleep every night at nightly_at.")
     _vault_arg(p)
+    index_dir_arg(p)
     p.add_argument("--host", default=None, help="address to bind (default: [server] host in .cortex/config.toml)")
     p.add_argument("--port", type=int, default=None, help="port (default: [server] port in .cortex/config.toml)")
     p.add_argument("--allow-remote", action="store_true",
@@ -303,6 +312,7 @@ def add_server_commands(add: AddCommand) -> None:
     p = add("mcp", cmd_mcp, "serve MCP over stdio (for agents that launch their tools)",
             description="Serve the MCP tools over stdin/stdout, syncing and watching the vault.")
     _vault_arg(p)
+    index_dir_arg(p)
 
     p = add("hook", cmd_hook, f"Claude Code hook: {', '.join(hooks.HOOK_EVENTS)} (JSON on stdin/stdout)",
             description="Run a Claude Code hook: read its JSON input on stdin, print its output. Always exits 0, "

@@ -189,11 +189,19 @@ def clip(text: str, limit: int = MAX_CONTEXT_CHARS) -> str:
     return text[: cut if cut > 0 else limit - len(marker)] + marker
 
 
+def _state_dir(root: Path) -> Path:
+    """`.cortex/hooks/`, or for a read-only vault a folder beside its index (nothing is written to the vault)."""
+    from vault_cortex.index.location import index_location
+
+    where = index_location(root.resolve(), None, os.environ)
+    return where.path / "hooks" if where.read_only else root / STATE_DIR
+
+
 class SessionState:
     """The memory paths already injected into one agent session, in `.cortex/hooks/<session>.json`."""
 
     def __init__(self, root: Path, session_id: str) -> None:
-        self.dir = root / STATE_DIR
+        self.dir = _state_dir(root)
         name = session_id if re.fullmatch(r"[A-Za-z0-9_-]{1,128}", session_id) else (
             hashlib.sha256(session_id.encode()).hexdigest()[:32])
         self.path = self.dir / f"{name}.json"

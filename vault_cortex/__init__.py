@@ -12,6 +12,7 @@ from vault_cortex.errors import (
     VaultCortexError,
     VaultExists,
     VaultNotFound,
+    VaultReadOnly,
     WriteConflict,
 )
 from vault_cortex.files.sections import EditOp
@@ -47,6 +48,7 @@ __all__ = [
     "VaultCortexError",
     "VaultExists",
     "VaultNotFound",
+    "VaultReadOnly",
     "Verify",
     "WriteConflict",
     "__version__",

@@ -196,7 +196,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
 # Environment variables that override a setting: VAULT_CORTEX_<SECTION>_<KEY>, e.g. VAULT_CORTEX_EMBEDDING_THREADS.
 _ENV_PREFIX = "VAULT_CORTEX_"
 _ENV_SECTIONS = ("index", "embedding", "recall", "push", "server", "hooks", "sleep", "habits", "resonance", "curiosity")
-_ENV_IGNORED = ("TOKEN", "VAULT", "SLEEP_KILL_AFTER")  # read by the adapters (the last: a test hook of `sleep`)
+# read by the adapters (INDEX_DIR: where the index lives, index/location.py; the last: a test hook of `sleep`)
+_ENV_IGNORED = ("TOKEN", "VAULT", "INDEX_DIR", "SLEEP_KILL_AFTER")
 
 def _table(raw: Any, where: str) -> dict[str, Any]:
     if raw is None:

@@ -18,6 +18,7 @@ from vault_cortex.errors import (
     VaultNotFound,
 )
 from vault_cortex.files.activity import Event, OpenEvent, read_since
+from vault_cortex.files.activity_files import pending_lines
 from vault_cortex.files.sections import EditOp
 from vault_cortex.files.vault import NoteDoc
 from vault_cortex.identity import curiosity, habits, resonance
@@ -28,6 +29,7 @@ from vault_cortex.index import recent as recent_activity
 from vault_cortex.index.db import IndexDB
 from vault_cortex.index.doctor import Doctor, Verify
 from vault_cortex.index.embed import Embedder
+from vault_cortex.index.location import index_location
 from vault_cortex.index.sync import Indexing, Progress, SyncReport
 from vault_cortex.index.upkeep import Index
 from vault_cortex.index.vectors import EmbeddingCache, Vector, Vectors
@@ -51,16 +53,18 @@ class Cortex:
     the features below, each given what it uses."""
 
     def __init__(self, root: Path, settings: Settings, embedder: Embedder | None = None,
-                 index_dir: Path | None = None, cache: EmbeddingCache | None = None) -> None:
+                 index_dir: Path | None = None, cache: EmbeddingCache | None = None, *,
+                 read_only: bool = False) -> None:
         self.root = root
         self.settings = settings
+        self.read_only = read_only  # a read-only vault: searched, never written (writes raise VaultReadOnly)
         self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
         # made before the index is opened, which may already replace a damaged one (`_index_replaced`); it reads
         # the index, the settings and the clock at each use, as they may be replaced
         self.recaller = Recaller(self, lambda: self.settings, clock=lambda: self.clock(), root=root, log=self.log,
                                  concept_folder=resonance.RESONANCE_DIR)
         self.index = Index(root, settings, embedder, index_dir, cache, on_replaced=self._index_replaced)
-        self.vault = Vault(root, settings, self.index, lambda: self.clock())
+        self.vault = Vault(root, settings, self.index, lambda: self.clock(), read_only=read_only)
 
     # -- the index, as adapters use it ----------------------------------------------------------------
     @property
@@ -104,8 +108,10 @@ class Cortex:
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, env: Mapping[str, str] | None = None,
-             embedder: Embedder | None = None) -> Cortex:
-        """Open a vault (a folder holding `.cortex/`; its config.toml is optional) and its index."""
+             embedder: Embedder | None = None, index_dir: Path | None = None) -> Cortex:
+        """Open a vault (a folder holding `.cortex/`; its config.toml is optional) and its index: in the vault,
+        or in `index_dir` / $VAULT_CORTEX_INDEX_DIR, or for a read-only vault in the user cache (said in one
+        warning line)."""
         root = Path(path).expanduser()
         if not root.is_dir():
             raise VaultNotFound(f"no vault at {root}: run `vault-cortex init {root}` to create one")
@@ -113,7 +119,11 @@ class Cortex:
             raise VaultNotFound(
                 f"{root} is not a vault (it has no .cortex/ folder): run `vault-cortex init DIR` for a new vault, "
                 f"or `mkdir {root / '.cortex'}` to index an existing Obsidian vault there")
-        return cls(root.resolve(), load_settings(root, env), embedder)
+        env = os.environ if env is None else env
+        where = index_location(root.resolve(), index_dir, env)
+        if where.notice:  # a read-only vault is said on every command; an index kept elsewhere by choice, quietly
+            log.log(logging.WARNING if where.read_only else logging.INFO, "%s", where.notice)
+        return cls(root.resolve(), load_settings(root, env), embedder, where.path, read_only=where.read_only)
 
     def __enter__(self) -> Cortex:
         return self
@@ -206,6 +216,14 @@ class Cortex:
     def log(self, event: Event) -> None:
         """Append to the activity log; a failure to log never fails the caller's request."""
         self.vault.log(event)
+
+    def flush_activity(self) -> list[str]:
+        """Move what reads logged (pending, machine-local) into the versioned activity log; the files written."""
+        return self.vault.flush_activity()
+
+    def pending_activity(self) -> int:
+        """How many logged events wait to be flushed into the versioned activity log."""
+        return pending_lines(self.root)
 
     # -- notes ---------------------------------------------------------------------------------------
     def read_note(self, path: str) -> NoteDoc:
@@ -308,9 +326,10 @@ class Cortex:
         return curiosity.explore(self.vault, self.resolve(path), self.resolve(answer_path), client)
 
     # -- sleep (issue 5) --
-    def sleep_plan(self, mode: str = "full") -> sleep.Plan:
-        """Plan a sleep (full, light or save) for review, saved under .cortex/sleep/; no note changes."""
-        return sleep.plan(self, mode)
+    def sleep_plan(self, mode: str = "full", *, save: bool = True) -> sleep.Plan:
+        """Plan a sleep (full, light or save) for review; no note changes. `save` keeps it under .cortex/sleep/
+        to apply by id (a preview does not)."""
+        return sleep.plan(self, mode, save=save)
 
     def sleep_apply(self, plan: sleep.Plan, commit: bool = False) -> sleep.ApplyReport:
         """Apply exactly a plan, journalled; files changed since planning are skipped and reported."""

@@ -4,6 +4,7 @@
     ├── ConfigError          the vault's config.toml or an environment setting is invalid
     ├── VaultExists          `init` refused to overwrite an existing vault
     ├── VaultNotFound        the folder is not a vault (no .cortex/) or does not exist
+    ├── VaultReadOnly        the vault is read-only (a backup, a read-only share): it is searched, never written
     ├── ModelUnavailable     the ONNX model or tokenizer is missing, corrupt or the wrong file
     ├── IndexUnavailable     the derived index cannot be opened or is being rebuilt
     │   └── IndexCorrupt     the index file is damaged (it is moved aside and rebuilt from the files)
@@ -12,6 +13,7 @@
     ├── NoteParseError       a note could not be parsed where parsing is required (e.g. for a write)
     ├── UnsafePath           a path escapes the vault, is absolute, not .md, or inside a dot-folder
     ├── WriteConflict        the file changed on disk since it was read; the write was refused
+    ├── DiskFull             no space left on the vault's disk: the write stopped, nothing half-written
     └── InvalidRequest       a caller passed a bad argument (empty query, k out of range, unknown mode)
 
 Expected outcomes are values, not exceptions: an unresolved link is `Dangling`, a skipped file `Skipped`.
@@ -36,6 +38,10 @@ class VaultExists(VaultCortexError):
 
 class VaultNotFound(VaultCortexError):
     status = 404
+
+
+class VaultReadOnly(VaultCortexError):
+    status = 403
 
 
 class ModelUnavailable(VaultCortexError):
@@ -68,6 +74,10 @@ class UnsafePath(VaultCortexError):
 
 class WriteConflict(VaultCortexError):
     status = 409
+
+
+class DiskFull(VaultCortexError):
+    status = 507
 
 
 class InvalidRequest(VaultCortexError):

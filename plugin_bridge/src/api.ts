@@ -8,7 +8,7 @@ export const API_VERSION = "0.1.0";
 export interface ApplyBody {
   commit?: boolean;
   plan?: Plan | null;
-  /** The id of a plan GET /v1/sleep/plan returned (and saved), e.g. 20261130T033000Z. */
+  /** The id of a plan POST /v1/sleep/plan saved, e.g. 20261130T033000Z. */
   plan_id?: string | null;
 }
 
@@ -353,6 +353,11 @@ export interface Plan {
   mode: string;
   ops: Op[];
   state?: State | null;
+}
+
+export interface PlanBody {
+  /** full (every phase), light (promote and link) or save (the handoff only). */
+  mode?: "full" | "light" | "save";
 }
 
 export interface Recall {
@@ -795,6 +800,13 @@ export interface Routes {
     body: never;
     response: SleepPlanView;
   };
+  "POST /v1/sleep/plan": {
+    query: never;
+    path: never;
+    headers: never;
+    body: PlanBody;
+    response: SleepPlanView;
+  };
   "GET /v1/status": {
     query: never;
     path: never;
@@ -833,6 +845,7 @@ export const ROUTES = {
   "POST /v1/resonance/touch": { method: "POST", path: "/v1/resonance/touch", status: 200, response: "WeightChange" },
   "POST /v1/sleep/apply": { method: "POST", path: "/v1/sleep/apply", status: 200, response: "ApplyReport" },
   "GET /v1/sleep/plan": { method: "GET", path: "/v1/sleep/plan", status: 200, response: "SleepPlanView" },
+  "POST /v1/sleep/plan": { method: "POST", path: "/v1/sleep/plan", status: 200, response: "SleepPlanView" },
   "GET /v1/status": { method: "GET", path: "/v1/status", status: 200, response: "Status" },
 } as const satisfies Record<RouteId, { method: string; path: string; status: number; response: string | null }>;
 
@@ -878,6 +891,7 @@ export const REQUIRED_FIELDS: Record<string, readonly string[]> = {
   PackedItem: ["heading", "line", "obsidian_uri", "path", "reason", "region", "score", "section", "signals", "text", "title", "tokens", "widened", "wikilink"],
   Pattern: ["recent", "related"],
   Plan: ["created", "findings", "id", "mode", "ops"],
+  PlanBody: [],
   Recall: ["hits", "mode", "query", "took_ms"],
   RecallBody: ["query"],
   Recent: ["days", "groups", "kinds", "since", "total"],

@@ -142,8 +142,9 @@ export class CortexClient {
   }
 
   /**
-   * The consolidation plan, as a dry run. Not in the server's schema yet, so the reply is untyped; a server
-   * without the route answers 404 (`no-route`).
+   * A preview of the consolidation plan: `GET /v1/sleep/plan` writes nothing on the server (not even the plan;
+   * `POST /v1/sleep/plan` is what saves one to apply by id, which the plugin never does). The reply stays
+   * untyped so older servers' shapes still render; a server without the route answers 404 (`no-route`).
    */
   async sleepPlan(mode: string = "full"): Promise<unknown> {
     return this.request("GET", "/v1/sleep/plan", { query: { mode } }, null);

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { CortexApiError, CortexClient, baseUrl, kindOf, obsidianTransport, queryString } from "../src/client";
 import type { ClientConfig, Transport } from "../src/client";
+import { ROUTES } from "../src/api";
 import { RELATED, STATUS, errorBody, json, scripted, silentLog } from "./helpers";
 
 const TOKEN = "tok-1234567890abcdef";
@@ -68,10 +69,13 @@ describe("requests", () => {
     expect(t.requests[0]?.url).toBe("http://localhost:9000/v1/status");
   });
 
-  it("asks for the sleep plan at /v1/sleep/plan", async () => {
+  it("previews the sleep plan with a GET of /v1/sleep/plan (the route that writes nothing)", async () => {
     const t = scripted(() => json(200, { operations: [] }));
     expect(await client(t).sleepPlan()).toEqual({ operations: [] });
     expect(t.requests[0]?.url).toBe("http://127.0.0.1:8765/v1/sleep/plan?mode=full");
+    expect(t.requests[0]?.method).toBe("GET");
+    expect(ROUTES["GET /v1/sleep/plan"].method).toBe("GET");
+    expect(ROUTES["POST /v1/sleep/plan"].method).toBe("POST"); // saving a plan is a POST the plugin never sends
   });
 });
 

@@ -1,12 +1,16 @@
-"""Chaos: SIGKILL `vault-cortex sync` and `vault-cortex serve` at random moments; the next sync must heal the index.
+"""Chaos: SIGKILL `vault-cortex sync` and `vault-cortex serve` at random moments while a second process writes;
+the next sync must heal the index, and no write of the second process may be lost.
 
 Each trial edits some notes of a synthetic vault (tests/bench/gen.py) and may add, rename and delete one, starts a
-`sync` or a `serve` subprocess, SIGKILLs it after a random delay (while it loads, embeds, writes or idles), then
-runs one more sync in this process and `verify` (rows and vector content against a rebuild). A trial fails
-when verify finds a difference or any note's bytes differ from what the trial wrote. Uses the real ONNX model
-throughout (the subprocesses cannot take a fake one).
+`sync` or a `serve` subprocess and, beside it, a second writer process (`Cortex.remember` through the one write
+path, a few notes with random pauses, the index written as it goes: the two contend for the write lock and the
+vector file), SIGKILLs the victim after a random delay (while it loads, embeds, writes or idles), lets the
+writer finish, then runs one more sync in this process and `verify` (rows and vector content against a
+rebuild). A trial fails when verify finds a difference, any note's bytes differ from what the trial wrote, or a
+note the writer reported saved is missing or different. Uses the real ONNX model throughout (the subprocesses
+cannot take a fake one).
 
-Run: `python tests/bench/chaos.py [--notes 300] [--kills 32] [--seed 11] [--keep DIR]`.
+Run: `python tests/bench/chaos.py [--notes 300] [--kills 32] [--seed 11] [--no-writer] [--keep DIR]`.
 Prints one line per trial, then the trials, failures and time to recover (the sync after the kill).
 """
 
@@ -92,6 +96,30 @@ def start(victim: str, root: Path) -> subprocess.Popen[bytes]:
                             cwd=Path(__file__).resolve().parents[2])
 
 
+# The second writer: remembers each text given, pausing a random moment before each, and prints each one's path.
+WRITER = """
+import random, sys, time
+from vault_cortex import Cortex
+root, trial, seed, texts = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4:]
+rng = random.Random(seed)
+with Cortex.open(root) as cx:
+    for i, text in enumerate(texts):
+        time.sleep(rng.uniform(0.0, 1.5))
+        doc = cx.remember(text, title=f"Writer {trial}-{i}", client="cli")
+        print(doc.path, flush=True)
+"""
+
+
+def start_writer(root: Path, rng: random.Random, trial: int) -> tuple[subprocess.Popen[str], list[str]]:
+    """The second writer process for a trial; returns it and the texts it writes."""
+    texts = [sentence(rng) for _ in range(rng.randint(2, 5))]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VAULT_CORTEX_")}
+    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(root), str(trial), str(rng.randrange(1 << 30)),
+                             *texts], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            cwd=Path(__file__).resolve().parents[2])
+    return proc, texts
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--notes", type=int, default=300)
@@ -99,6 +127,7 @@ def main(argv: list[str] | None = None) -> int:
                                                            "are counted apart)")
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--keep", type=Path, default=None, help="build the vault here and keep it")
+    ap.add_argument("--no-writer", action="store_true", help="no second writer process beside the victim")
     args = ap.parse_args(argv)
     rng = random.Random(args.seed)
     base = args.keep or Path(tempfile.mkdtemp(prefix="vault-cortex-chaos-"))
@@ -109,12 +138,13 @@ def main(argv: list[str] | None = None) -> int:
     with Cortex.open(root, embedder=embedder) as cx:
         first = cx.sync()
     print(f"chaos: {first.notes} notes, real model; first sync {time.perf_counter() - t0:.1f} s; "
-          f"target {args.kills} SIGKILLs of sync/serve", flush=True)
+          f"target {args.kills} SIGKILLs of sync/serve"
+          f"{'' if args.no_writer else ', a second process writing beside each'}", flush=True)
     print(f"{'trial':>5} {'victim':>6} {'kill at':>8} {'killed':>6} {'recover':>8} {'verify':>7} {'ok':>3}  changes",
           flush=True)
 
     estimate = {"sync": 4.0, "serve": 8.0}  # seconds a victim runs besides embedding, learnt as trials end
-    kills = trials = failures = 0
+    kills = trials = failures = written = 0
     recover_s: list[float] = []
     verify_s: list[float] = []
     try:
@@ -127,6 +157,7 @@ def main(argv: list[str] | None = None) -> int:
             # Any moment of the victim's run: start-up (~2-3 s), then about 0.1 s per edited note to embed.
             delay = rng.uniform(0.05, 1.0) * (estimate[victim] + 0.12 * edited)
             proc = start(victim, root)
+            writer = None if args.no_writer else start_writer(root, rng, trials)
             started = time.monotonic()
             try:
                 proc.wait(timeout=delay)
@@ -138,6 +169,15 @@ def main(argv: list[str] | None = None) -> int:
                 proc.wait()
                 killed = True
                 kills += 1
+            saved: dict[str, str] = {}
+            writer_error = ""
+            if writer is not None:
+                out, err = writer[0].communicate(timeout=600)
+                saved = dict(zip(out.splitlines(), writer[1], strict=False))
+                if writer[0].returncode != 0 or len(saved) != len(writer[1]):
+                    writer_error = err.strip().splitlines()[-1] if err.strip() else "the writer stopped short"
+                written += len(saved)
+                changes += f", {len(saved)} written beside it"
             t = time.perf_counter()
             with Cortex.open(root, embedder=embedder) as cx:
                 cx.sync()
@@ -146,8 +186,10 @@ def main(argv: list[str] | None = None) -> int:
                 result = cx.verify()
                 verified = time.perf_counter() - t
                 dangling_ok = result.ok
-            same = snapshot(root) == expected
-            ok = dangling_ok and same
+            now = snapshot(root)
+            kept = all(p in now and text in now[p].decode() for p, text in saved.items())
+            same = {p: b for p, b in now.items() if p not in saved} == expected
+            ok = dangling_ok and same and kept and not writer_error
             failures += not ok
             recover_s.append(recovered)
             verify_s.append(verified)
@@ -158,10 +200,15 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"        {line}", flush=True)
                 if not same:
                     print("        a note's bytes changed", flush=True)
+                if not kept:
+                    print("        a note the second writer saved is missing or changed", flush=True)
+                if writer_error:
+                    print(f"        the second writer failed: {writer_error}", flush=True)
     finally:
         if args.keep is None:
             shutil.rmtree(base, ignore_errors=True)
-    print(f"trials: {trials}, SIGKILLs landed: {kills}, failures: {failures}")
+    print(f"trials: {trials}, SIGKILLs landed: {kills}, notes the second writer saved: {written}, "
+          f"failures: {failures}")
     print(f"time to recover (one sync after the kill): median {statistics.median(recover_s):.2f} s, "
           f"max {max(recover_s):.2f} s; verify: median {statistics.median(verify_s):.1f} s")
     return 1 if failures else 0

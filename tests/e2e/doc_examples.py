@@ -10,9 +10,10 @@ How a page's examples are checked (follow this when you write docs):
   from an empty folder instead. A page whose commands talk to `http://127.0.0.1:8765` gets a real
   `vault-cortex serve` on `~/my-vault` first (on a free port; the address in the commands is changed to it).
 - What varies from run to run is normalised before comparing: durations (`264 ms`, `1.11s`), rates (`21/s`),
-  `took_ms`, the day and time of day lines of `recent`; a decimal may differ by 0.05 (scores move with the
-  clock); progress lines (a terminal's `index [███] 77/77 chunks`, a pipe's `index: 24/77 chunks`) are left
-  out on both sides. A line that is only `…` stands for any number of lines. Everything else must match.
+  `took_ms`, the day and time of day lines of `recent`, the month of an activity file; a decimal may differ by
+  0.05 (scores move with the clock); progress lines (a terminal's `index [███] 77/77 chunks`, a pipe's
+  `index: 24/77 chunks`) are left out on both sides. A line that is only `…` stands for any number of lines.
+  Everything else must match.
 - ```` ```python ```` blocks run in a folder holding `my-vault`; ```` ```toml ```` blocks must be valid vault
   settings (a piece of `.cortex/config.toml`); ```` ```json ```` blocks must parse.
 - `<!-- doc-test: skip -->` on the line before a block leaves it out; say in the text why it cannot run.
@@ -52,6 +53,7 @@ _VARYING = [
     (re.compile(r"\(\d+(?:\.\d+)?/s\)"), "(<rate>)"),
     (re.compile(r"^\d{4}-\d{2}-\d{2}$"), "<day>"),
     (re.compile(r"^(\s+)\d{2}:\d{2}(?=\s)"), r"\1<hh:mm>"),
+    (re.compile(r"\b\d{4}-\d{2}(?=\.jsonl\b)"), "<month>"),
 ]
 
 

@@ -19,18 +19,34 @@ def notes(root: Path) -> dict[str, bytes]:
             if not p.relative_to(root).as_posix().startswith(".")}
 
 
+def _files(root: Path) -> dict[str, bytes]:
+    """Every file of the vault, its own under .cortex/ included, but the derived index."""
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*")
+            if p.is_file() and not p.relative_to(root).as_posix().startswith(".cortex/index/")}
+
+
 def test_plan_is_a_dry_run_with_markdown(client: TestClient[Litestar], cx: Cortex) -> None:
-    before = notes(cx.root)
+    """Issue 21 F11: a GET must not write; it wrote the plan file. GET previews (writes nothing at all), POST
+    plans and saves the plan to apply by id."""
+    before = _files(cx.root)
     response = client.get("/v1/sleep/plan", params={"mode": "light"})
     assert response.status_code == 200, response.text
     body = response.json()
     assert set(body) == {"plan", "markdown", "saved"}
     plan = body["plan"]
-    assert plan["mode"] == "light" and plan["ops"] and body["saved"] is True
+    assert plan["mode"] == "light" and plan["ops"] and body["saved"] is False
     assert body["markdown"].startswith(f"# Sleep plan {plan['id']} (light)") and "## Operations" in body["markdown"]
     assert all(op["action"] and op["path"] and op["reason"] for op in plan["ops"])
-    assert notes(cx.root) == before  # nothing changed
-    assert (cx.root / ".cortex" / "sleep" / f"plan-{plan['id']}.json").is_file()
+    assert _files(cx.root) == before  # nothing written, not even the plan
+    assert client.post("/v1/sleep/apply", json={"plan_id": plan["id"]}).json()["error"] == "InvalidRequest"
+
+    saved = client.post("/v1/sleep/plan", json={"mode": "light"})
+    assert saved.status_code == 200, saved.text
+    body = saved.json()
+    assert body["saved"] is True and body["plan"]["ops"]
+    assert notes(cx.root) == {k: v for k, v in before.items() if k.endswith(".md") and not k.startswith(".")}
+    assert (cx.root / ".cortex" / "sleep" / f"plan-{body['plan']['id']}.json").is_file()
+    assert client.post("/v1/sleep/plan", json={"mode": "deep"}).json()["error"] == "ValidationError"
 
 
 def test_plan_modes(client: TestClient[Litestar]) -> None:
@@ -62,7 +78,7 @@ def test_apply_refuses_what_it_cannot_apply(client: TestClient[Litestar], cx: Co
 
 
 def test_apply_a_saved_plan_by_id(client: TestClient[Litestar], cx: Cortex) -> None:
-    plan = client.get("/v1/sleep/plan", params={"mode": "light"}).json()["plan"]
+    plan = client.post("/v1/sleep/plan", json={"mode": "light"}).json()["plan"]
     response = client.post("/v1/sleep/apply", json={"plan_id": plan["id"]})
     assert response.status_code == 200, response.text
     report = response.json()

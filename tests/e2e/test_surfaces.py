@@ -28,7 +28,7 @@ SURFACES: dict[str, tuple[str, str]] = {
     "wonder": ("POST /v1/curiosities", "wonder"),
     "list_curiosities": ("GET /v1/curiosities", "curiosities"),
     "explore": ("POST /v1/curiosities/explore", "explore"),
-    "sleep_plan": ("GET /v1/sleep/plan", "sleep"),  # `sleep --dry-run`
+    "sleep_plan": ("POST /v1/sleep/plan", "sleep"),  # `sleep --dry-run`; both save the plan (GET previews)
     "sleep_apply": ("POST /v1/sleep/apply", "sleep"),  # `sleep --apply PLAN`
     "read_note": ("GET /v1/notes", "read"),
     "edit_note": ("POST /v1/notes/edit", "edit"),

@@ -25,14 +25,15 @@ def free_port() -> int:
 class Server:
     """A running `serve`: its vault, its URL and its process."""
 
-    def __init__(self, vault: Path, port: int, proc: subprocess.Popen[str]) -> None:
+    def __init__(self, vault: Path, port: int, proc: subprocess.Popen[str], token_file: Path | None = None) -> None:
         self.vault = vault
         self.url = f"http://127.0.0.1:{port}"
         self.proc = proc
+        self.token_file = token_file or vault / ".cortex/token"
 
     @property
     def auth(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {(self.vault / '.cortex/token').read_text().strip()}"}
+        return {"Authorization": f"Bearer {self.token_file.read_text().strip()}"}
 
     def get(self, path: str, **params: Any) -> httpx.Response:
         return httpx.get(f"{self.url}{path}", params=params, headers=self.auth, timeout=30)
@@ -67,15 +68,17 @@ def wait(predicate: Callable[[], object], timeout: float, what: str) -> None:
 
 
 @contextmanager
-def serve(vault: Path, log_file: Path | None = None) -> Iterator[Server]:
+def serve(vault: Path, log_file: Path | None = None, *, env: dict[str, str] | None = None,
+          token_file: Path | None = None) -> Iterator[Server]:
     """`vault-cortex serve --vault VAULT` until the block ends, its output in log_file (default: beside the vault);
-    yields once it answers and its start-up sync is done."""
+    yields once it answers and its start-up sync is done. `env` adds variables; `token_file`: where serve keeps
+    its token, when not in the vault."""
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("VAULT_CORTEX_")}
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("VAULT_CORTEX_")}, **(env or {})}
     log = (log_file or vault.parent / "server.log").open("w")
     proc = subprocess.Popen([sys.executable, "-m", "server.cli", "serve", "--vault", str(vault), "--port", str(port)],
                             stdout=log, stderr=subprocess.STDOUT, text=True, env=env)
-    server = Server(vault, port, proc)
+    server = Server(vault, port, proc, token_file)
     try:
         wait(lambda: httpx.get(f"{server.url}/v1/health", timeout=1).status_code == 200, 60, "the server")
         wait(lambda: server.status()["watch"]["syncs"] >= 1, 120, "the start-up sync")

@@ -1,4 +1,5 @@
-"""Activity log on disk: month files, concurrent appends, and a git union merge of two clones."""
+"""Activity log on disk: month files, reads kept pending until flushed, concurrent appends, and a git union merge of
+two clones."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from vault_cortex.files.activity import (
     read_events,
     replay,
 )
+from vault_cortex.files.activity_files import PENDING_DIR, flush
 
 T0 = datetime(2026, 11, 30, 1, 2, 3, tzinfo=UTC)
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
@@ -39,11 +41,14 @@ def test_events_go_to_their_month_file_and_read_back_in_order(tmp_path: Path) ->
     ]
     for event in events:
         append(tmp_path, event)
-    folder = tmp_path / ACTIVITY_DIR
-    assert sorted(p.name for p in folder.iterdir()) == ["2026-11.jsonl", "2026-12.jsonl"]
+    assert sorted(p.name for p in (tmp_path / ACTIVITY_DIR).iterdir()) == ["2026-11.jsonl"]  # the touch
+    assert sorted(p.name for p in (tmp_path / PENDING_DIR).glob("*.jsonl")) == ["2026-11.jsonl", "2026-12.jsonl"]
     read, bad = read_events(tmp_path)
-    assert read == [events[1], events[2], events[0]]  # file name, then line order
+    assert read == [events[2], events[1], events[0]]  # month, then versioned before pending, then line order
     assert bad == 0
+    assert flush(tmp_path) == [".cortex/activity/2026-11.jsonl", ".cortex/activity/2026-12.jsonl"]
+    assert sorted(p.name for p in (tmp_path / ACTIVITY_DIR).iterdir()) == ["2026-11.jsonl", "2026-12.jsonl"]
+    assert read_events(tmp_path) == ([events[2], events[1], events[0]], 0)
 
 
 def test_missing_folder_is_an_empty_log(tmp_path: Path) -> None:
@@ -52,7 +57,7 @@ def test_missing_folder_is_an_empty_log(tmp_path: Path) -> None:
 
 def test_a_damaged_line_costs_only_itself(tmp_path: Path) -> None:
     append(tmp_path, OpenEvent(ts=T0, client="cli", path="a.md"))
-    with (tmp_path / ACTIVITY_DIR / "2026-11.jsonl").open("ab") as f:
+    with (tmp_path / PENDING_DIR / "2026-11.jsonl").open("ab") as f:
         f.write(b'{"event":"open","ts":"2026-\n')  # a torn write, then newline from a later writer
     append(tmp_path, OpenEvent(ts=T0, client="cli", path="b.md"))
     events, bad = read_events(tmp_path)
@@ -71,7 +76,7 @@ def test_concurrent_appends_never_interleave(tmp_path: Path) -> None:
         t.start()
     for t in threads:
         t.join()
-    lines = (tmp_path / ACTIVITY_DIR / "2026-11.jsonl").read_bytes().splitlines()
+    lines = (tmp_path / PENDING_DIR / "2026-11.jsonl").read_bytes().splitlines()
     assert len(lines) == 800
     events, bad = read_events(tmp_path)
     assert (len(events), bad) == (800, 0)
@@ -101,6 +106,7 @@ def test_two_clones_merge_with_union_and_replay_to_the_sum(tmp_path: Path) -> No
     base = _batch("cli", 0, ["a.md", "b.md", "c.md"])
     for event in base:
         append(origin, event)
+    flush(origin)  # what reads logged reaches the versioned log when the user chooses
     git(origin, "add", "-A")
     git(origin, "commit", "-q", "-m", "base")
 
@@ -116,6 +122,7 @@ def test_two_clones_merge_with_union_and_replay_to_the_sum(tmp_path: Path) -> No
     for clone, events in zip(clones, (left, right), strict=True):
         for event in events:
             append(clone, event)
+        flush(clone)
         git(clone, "commit", "-q", "-am", f"activity from {clone.name}")
 
     git(clones[0], "pull", "-q", "--no-rebase", "--no-edit", str(clones[1]), "main")

@@ -1,9 +1,13 @@
 """The activity log replayed incrementally (issue 13): appends read only the new tail, a union merge applies
-only the unseen lines, and every way ends with the numbers a full replay and a rebuild give."""
+only the unseen lines, reads logged to the pending files and flushed into the versioned ones (issue 22) count
+once, even through a flush interrupted at any point, and every way ends with the numbers a full replay and a
+rebuild give."""
 
 from __future__ import annotations
 
+import json
 import random
+import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -12,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vault_cortex.files.activity import ACTIVITY_DIR, Event, OpenEvent, RecallEvent, TouchEvent, encode
+from vault_cortex.files.activity_files import PENDING_DIR, flush
 from vault_cortex.index.db import IndexDB
 from vault_cortex.index.replay import replay_activity
 
@@ -49,9 +54,30 @@ def lines_of(rnd: random.Random, n: int, month: int) -> list[bytes]:
     return [encode(event(rnd, month)) for _ in range(n)]
 
 
-@settings(max_examples=25, deadline=None)
-@given(st.randoms(use_true_random=False), st.lists(st.sampled_from(["append", "merge", "new", "drop", "torn"]),
-                                                    min_size=1, max_size=8))
+def interrupted_flush(root: Path, rnd: random.Random) -> None:
+    """The state a flush killed at a random step leaves: taken away, where-to written, appended, not cleaned up."""
+    pending = sorted((root / PENDING_DIR).glob("*.jsonl"))
+    if not pending:
+        return
+    f = rnd.choice(pending)
+    taken = f.with_name(f.name + ".flush")
+    f.rename(taken)
+    step = rnd.randrange(3)
+    if step == 0:
+        return  # killed right after taking the file away
+    target = root / ACTIVITY_DIR / f.name
+    at = target.stat().st_size if target.exists() else 0
+    taken.with_name(taken.name + ".at").write_text(json.dumps({"file": f.name, "at": at}))
+    if step == 2:  # killed after appending, before removing what it moved
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with target.open("ab") as fh:
+            fh.write(taken.read_bytes())
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.randoms(use_true_random=False),
+       st.lists(st.sampled_from(["append", "merge", "new", "drop", "torn", "read", "flush", "killed flush"]),
+                min_size=1, max_size=10))
 def test_incremental_replay_equals_full_replay_and_rebuild(tmp_path_factory: Any, rnd: random.Random,
                                                            ops: list[str]) -> None:
     tmp = tmp_path_factory.mktemp("replay")
@@ -82,12 +108,24 @@ def test_incremental_replay_equals_full_replay_and_rebuild(tmp_path_factory: Any
             if lines:
                 del lines[rnd.randrange(len(lines))]
             f.write_bytes(b"".join(lines))
+        elif op == "read":  # what a read logs goes to the machine-local pending file of its month
+            month = rnd.choice([11, 12])
+            (root / PENDING_DIR).mkdir(exist_ok=True)
+            with (root / PENDING_DIR / f"2026-{month}.jsonl").open("ab") as fh:
+                fh.write(b"".join(lines_of(rnd, rnd.randrange(1, 4), month)))
+        elif op == "flush":
+            flush(root)
+        elif op == "killed flush":
+            interrupted_flush(root, rnd)
         else:  # a line being written: not read until it is whole
             with f.open("ab") as fh:
                 fh.write(encode(event(rnd, int(f.stem[-2:])))[:-5])
         with db.write():
             replay_activity(root, db)
-        assert numbers(db) == full_replay(root, tmp)
+        oracle = tmp / f"oracle-{random.random()}"  # every line once: a copy whose flush is finished apart
+        shutil.copytree(root / ".cortex", oracle / ".cortex")
+        flush(oracle)
+        assert numbers(db) == full_replay(root, tmp) == full_replay(oracle, tmp)
     db.close()
 
 

@@ -337,6 +337,7 @@ def test_a_same_size_rewrite_with_its_old_mtime_is_found_by_sync_full(tmp_path: 
     init_vault(root)
     note = root / "long_term" / "Pump.md"
     note.write_text("The pump runs at dawn.\n", encoding="utf-8")
+    os.utime(note, ns=(note.stat().st_atime_ns, note.stat().st_mtime_ns - 3600 * 10**9))  # an hour-old copy
     with Cortex.open(root, embedder=embedder) as cx:
         cx.sync()
     st = note.stat()
@@ -349,6 +350,44 @@ def test_a_same_size_rewrite_with_its_old_mtime_is_found_by_sync_full(tmp_path: 
     with Cortex.open(root, embedder=embedder) as cx:
         assert cx.recall("when does the fan run", k=1, log_activity=False).hits[0].path == "long_term/Pump.md"
         assert "dusk" in cx.db.chunks_of(cx.db.note_ids(["long_term/Pump.md"]).values()).popitem()[1][0].text
+
+
+def test_a_same_size_rewrite_in_the_timestamp_tick_of_the_last_scan_is_found_by_the_next_sync(
+        tmp_path: Path, embedder, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """Issue 21 F9 (git's "racily clean" files): a note saved, indexed, then saved again with the same size
+    within the same timestamp tick (FAT's 2 s, or ext4's jiffy) looks untouched to a stat. A file modified
+    that close to a scan is marked and hashed again by the next sync; files well older are not read at all.
+    `doctor` and `verify` see no drift from the marker."""
+    root = tmp_path / "vault"
+    init_vault(root)
+    (root / "long_term" / "Old.md").write_text("An old note about the greenhouse.\n", encoding="utf-8")
+    for old in root.rglob("*.md"):  # the template's notes and Old.md: an hour old
+        os.utime(old, ns=(old.stat().st_atime_ns, old.stat().st_mtime_ns - 3600 * 10**9))
+    note = root / "long_term" / "Pump.md"
+    note.write_text("The pump runs at dawn.\n", encoding="utf-8")
+    with Cortex.open(root, embedder=embedder) as cx:
+        cx.sync()
+        assert cx.doctor().drift == []
+        st = note.stat()
+        note.write_text("The fan runs at dusk!.\n", encoding="utf-8")  # same size, same tick
+        os.utime(note, ns=(st.st_atime_ns, st.st_mtime_ns))
+        read: list[str] = []
+        original = Path.read_bytes
+
+        def reading(self: Path) -> bytes:
+            if self.suffix == ".md":
+                read.append(self.relative_to(root).as_posix())
+            return original(self)
+
+        monkeypatch.setattr(Path, "read_bytes", reading)
+        report = cx.sync()
+        monkeypatch.undo()
+        assert report.updated == 1
+        assert "dusk" in cx.db.chunks_of(cx.db.note_ids(["long_term/Pump.md"]).values()).popitem()[1][0].text
+        assert read == ["long_term/Pump.md"]  # only the note saved near the scan was read, no hour-old one
+        assert cx.sync_paths(["long_term/Pump.md"]).updated == 0  # still racy: hashed, found unchanged
+        assert cx.doctor().drift == []
+        assert cx.verify().ok
 
 
 def _region(cx: Cortex, path: str) -> str:

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 
 def cmd_habits(args: argparse.Namespace) -> int:
-    with Cortex.open(args.vault) as cx:
+    with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
         cx.sync(indexing_progress())
         result = cx.habits_for_context(args.context, tool=args.tool)
     if args.json:
@@ -37,7 +37,7 @@ def _print_weight(change: WeightChange) -> None:
 
 
 def cmd_resonance(args: argparse.Namespace) -> int:
-    with Cortex.open(args.vault) as cx:
+    with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
         cx.sync(indexing_progress())
         if args.action == "touch":
             if not args.concept:
@@ -67,7 +67,7 @@ def cmd_resonance(args: argparse.Namespace) -> int:
 
 
 def cmd_wonder(args: argparse.Namespace) -> int:
-    with Cortex.open(args.vault) as cx:
+    with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
         cx.sync(indexing_progress())
         q = cx.wonder(args.question, context=args.context)
     print(f"{q.status} question: {q.path}" + (f" (answered by {q.answered_by})" if q.answered_by else ""))
@@ -75,7 +75,7 @@ def cmd_wonder(args: argparse.Namespace) -> int:
 
 
 def cmd_curiosities(args: argparse.Namespace) -> int:
-    with Cortex.open(args.vault) as cx:
+    with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
         cx.sync(indexing_progress())
         result = cx.list_curiosities(args.match)
     if args.json:
@@ -90,7 +90,7 @@ def cmd_curiosities(args: argparse.Namespace) -> int:
 
 
 def cmd_explore(args: argparse.Namespace) -> int:
-    with Cortex.open(args.vault) as cx:
+    with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
         cx.sync(indexing_progress())
         done = cx.explore(args.question, args.answer)
     print(f"explored {done.question.path}: answered_by {done.question.answered_by}; "

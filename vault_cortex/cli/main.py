@@ -27,6 +27,7 @@ from vault_cortex.errors import VaultCortexError
 from vault_cortex.files.vault import init_vault
 from vault_cortex.index.dbfile import is_corruption
 from vault_cortex.index.doctor import Doctor
+from vault_cortex.index.location import INDEX_DIR_ENV
 from vault_cortex.index.sync import SyncReport
 from vault_cortex.recall.pipeline import Recall
 
@@ -36,6 +37,13 @@ log = logging.getLogger("vault_cortex")
 def vault_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--vault", default=os.environ.get("VAULT_CORTEX_VAULT", "."),
                    help="the vault folder (default: $VAULT_CORTEX_VAULT or the current folder)")
+    index_dir_arg(p)
+
+
+def index_dir_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--index-dir", type=Path, default=None, metavar="DIR",
+                   help=f"keep the index in DIR, not in the vault's .cortex/index (default: ${INDEX_DIR_ENV}; a "
+                        "read-only vault's index goes to the user cache folder)")
 
 
 def _print_sync(report: SyncReport) -> None:
@@ -84,6 +92,8 @@ def _print_doctor(d: Doctor) -> None:
     section("index/file drift", d.drift)
     if d.drift:
         print("run `vault-cortex sync` to bring the index up to date")
+    if d.activity_conflicts:
+        section("activity log conflicts", d.activity_conflicts)
 
 
 def cmd_init(args: argparse.Namespace) -> int:
@@ -95,7 +105,7 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def cmd_sync(args: argparse.Namespace) -> int:
-    with Cortex.open(args.vault) as cx:
+    with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
         report = cx.sync(progress=indexing_progress(quiet=args.quiet), contents=args.full)
     if args.json:
         print(msgspec.json.encode(report).decode())
@@ -105,7 +115,7 @@ def cmd_sync(args: argparse.Namespace) -> int:
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
-    with Cortex.open(args.vault) as cx:
+    with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
         if not args.no_sync:
             cx.sync(indexing_progress(quiet=args.quiet))
         result = cx.recall(args.query, k=args.k, mode=args.mode, budget_tokens=args.budget,
@@ -120,7 +130,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    with Cortex.open(args.vault) as cx:
+    with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
         report = cx.doctor()
         graph = cx.graph_health() if args.graph else None
     if args.json:
@@ -149,7 +159,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def cmd_context(args: argparse.Namespace) -> int:
-    with Cortex.open(args.vault) as cx:
+    with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
         if not args.no_sync:
             cx.sync(indexing_progress(quiet=args.quiet))
         ctx = cx.context(task=args.task, project=args.project, active_note=args.note, recent=args.recent or None,
@@ -163,7 +173,7 @@ def cmd_context(args: argparse.Namespace) -> int:
 
 def cmd_remember(args: argparse.Namespace) -> int:
     text = args.text if args.text != "-" else sys.stdin.read()
-    with Cortex.open(args.vault) as cx:
+    with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
         doc = cx.remember(text, title=args.title, region=args.region, tags=args.tag or None,
                           importance=args.importance, project=args.project, client="cli")
     print(f"remembered as {doc.path}")
@@ -171,7 +181,7 @@ def cmd_remember(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    with Cortex.open(args.vault) as cx:
+    with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
         result = cx.verify()
     if args.json:
         print(msgspec.json.encode(result).decode())
@@ -282,7 +292,7 @@ def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None) -> i
             if not is_corruption(exc) or not getattr(args, "vault", None):
                 raise
             # The index is derived data: set the damaged one aside, rebuild it, and run the command again.
-            with Cortex.open(args.vault) as cx:
+            with Cortex.open(args.vault, index_dir=getattr(args, "index_dir", None)) as cx:
                 if cx.index.recovered is None:
                     cx.index.recover(f"{type(exc).__name__}: {exc}")
                 cx.sync()

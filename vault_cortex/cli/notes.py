@@ -50,7 +50,7 @@ def _text(value: str) -> str:
 
 
 def cmd_read(args: argparse.Namespace) -> int:
-    with Cortex.open(args.vault) as cx:
+    with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
         cx.sync(indexing_progress())
         doc = cx.open_note(args.note, client="cli")
     if args.json:
@@ -87,7 +87,7 @@ def cmd_edit(args: argparse.Namespace) -> int:
     edit = EditOp(op=op, content=_text(args.content) if args.content is not None else None, heading=args.heading,
                   find=args.find, replace=args.replace, count=args.count, key=args.key,
                   value=None if op == "remove_property" else _value(args.value))
-    with Cortex.open(args.vault) as cx:
+    with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
         cx.sync(indexing_progress())
         result = cx.edit_note(args.note, edit, etag=args.etag, client="cli")
     if args.json:
@@ -109,7 +109,7 @@ def _print_moved(m: Moved, args: argparse.Namespace) -> None:
 
 
 def cmd_move(args: argparse.Namespace) -> int:
-    with Cortex.open(args.vault) as cx:
+    with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
         cx.sync(indexing_progress())
         moved = cx.move_note(args.note, args.dest, etag=args.etag, client="cli")
     _print_moved(moved, args)
@@ -117,7 +117,7 @@ def cmd_move(args: argparse.Namespace) -> int:
 
 
 def cmd_archive(args: argparse.Namespace) -> int:
-    with Cortex.open(args.vault) as cx:
+    with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
         cx.sync(indexing_progress())
         moved = cx.archive_note(args.note, etag=args.etag, client="cli")
     _print_moved(moved, args)
@@ -137,7 +137,7 @@ def _print_recent(r: Recent) -> None:
 
 
 def cmd_recent(args: argparse.Namespace) -> int:
-    with Cortex.open(args.vault) as cx:
+    with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
         cx.sync(indexing_progress())
         result = cx.recent(days=args.days, kinds=args.kind)
     if args.json:
@@ -150,7 +150,7 @@ def cmd_recent(args: argparse.Namespace) -> int:
 def cmd_related(args: argparse.Namespace) -> int:
     from vault_cortex.cli.main import _print_recall
 
-    with Cortex.open(args.vault) as cx:
+    with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
         cx.sync(indexing_progress())
         result = cx.related(cx.resolve(args.note), k=args.k, mode=args.mode, client="cli")
     if args.json:
@@ -161,7 +161,7 @@ def cmd_related(args: argparse.Namespace) -> int:
 
 
 def cmd_link(args: argparse.Namespace) -> int:
-    with Cortex.open(args.vault) as cx:
+    with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
         cx.sync(indexing_progress())
         doc = cx.link(cx.resolve(args.src), args.rel, args.dst)
     print(f"{doc.path}: {args.rel} → [[{args.dst.removeprefix('[[').removesuffix(']]')}]]")
@@ -171,7 +171,7 @@ def cmd_link(args: argparse.Namespace) -> int:
 def cmd_reinforce(args: argparse.Namespace) -> int:
     from vault_cortex.cli.identity import _print_weight
 
-    with Cortex.open(args.vault) as cx:
+    with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
         cx.sync(indexing_progress())
         change = cx.reinforce(cx.resolve(args.habit), context=args.context, client="cli")
     if args.json:

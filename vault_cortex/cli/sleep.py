@@ -1,4 +1,4 @@
-"""The `vault-cortex` commands for sleep (consolidation) and imports."""
+"""The `vault-cortex` commands for sleep (consolidation), imports, and flushing the activity log."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def _print_apply(report: sleep.ApplyReport) -> None:
 
 def cmd_sleep(args: argparse.Namespace) -> int:
     hook = _kill_after()
-    with Cortex.open(args.vault) as cx:
+    with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
         if args.rollback:
             report = sleep.rollback(cx.vault, checkpoint=hook)
         elif args.resume:
@@ -77,7 +77,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         files = files[1:]  # the old form, `vault-cortex import transcript FILE`
     if args.session and len(files) > 1:
         raise InvalidRequest("--session names one transcript: import one file at a time with it")
-    with Cortex.open(args.vault) as cx:
+    with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
         for file in files:
             _print_import(file, cx.import_file(file, args.format, args.session))
     return 0
@@ -102,6 +102,21 @@ def _print_import(file: str, done: Imported) -> None:
 SHOW = 20  # notes listed per outcome; the counts above are complete
 
 
+def cmd_activity(args: argparse.Namespace) -> int:
+    with Cortex.open(args.vault) as cx:
+        waiting = cx.pending_activity()
+        written = cx.flush_activity() if args.action == "flush" else []
+    if args.json:
+        print(msgspec.json.encode({"pending": 0 if written else waiting, "flushed": waiting if written else 0,
+                                   "files": written}).decode())
+    elif args.action == "flush":
+        print(f"flushed {waiting} events into {', '.join(written)}" if written else "nothing to flush")
+    else:
+        print(f"{waiting} events wait in .cortex/pending-activity/ (machine-local, git-ignored); "
+              "`vault-cortex activity flush` or the next sleep apply moves them into .cortex/activity/")
+    return 0
+
+
 def add_sleep_commands(add: AddCommand) -> None:
     """Register this module's commands on the main parser."""
     from vault_cortex.cli.main import vault_arg
@@ -115,6 +130,15 @@ def add_sleep_commands(add: AddCommand) -> None:
     p.add_argument("--resume", action="store_true", help="finish an interrupted sleep from its journal")
     p.add_argument("--rollback", action="store_true", help="undo the last sleep from its journal and backups")
     p.add_argument("--commit", action="store_true", help="git-commit the files the sleep changed")
+    p.add_argument("--json", action="store_true")
+
+    p = add("activity", cmd_activity, "what reads logged and is not in the versioned activity log yet; flush it",
+            description="Recalls and reads log to .cortex/pending-activity/ (machine-local, git-ignored), so reading "
+                        "leaves `git status` clean; ranking uses those events at once. `flush` moves them into the "
+                        "versioned log, .cortex/activity/ (a sleep apply does it too).")
+    vault_arg(p)
+    p.add_argument("action", nargs="?", choices=("status", "flush"), default="status",
+                   help="status: count the pending events (default); flush: move them into the versioned log")
     p.add_argument("--json", action="store_true")
 
     p = add("import", cmd_import, "import chats (Claude Code, ChatGPT) as raw notes, or an MCP memory graph as notes")

@@ -2,14 +2,14 @@
 
 One self-contained JSON line per event. Git merges the files with `merge=union`, so two clones that both
 appended keep every line of both; replay is a commutative fold (counts and maxima), so the order of lines,
-and therefore of a union merge, never changes the numbers.
+and therefore of a union merge, never changes the numbers. What a read logs (recall, open) waits in the
+machine-local pending files until it is flushed into the versioned ones (files/activity_files.py).
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
-import os
 from collections import Counter
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -18,9 +18,10 @@ from typing import Annotated
 
 import msgspec
 
-log = logging.getLogger(__name__)
+from vault_cortex.files.activity_files import ACTIVITY_DIR as ACTIVITY_DIR  # where the versioned log lives
+from vault_cortex.files.activity_files import append_line, log_files, month_key
 
-ACTIVITY_DIR = ".cortex/activity"
+log = logging.getLogger(__name__)
 CO_RETRIEVAL_TOP = 5  # pairs are counted among each recall's first results only: at most 10 pairs a recall
 
 # Timestamps must carry a zone: naive ones cannot be compared with the rest, so such a line is malformed.
@@ -136,7 +137,7 @@ def stamp(now: datetime) -> datetime:
 
 
 def month_file(vault_root: Path, ts: datetime) -> Path:
-    """The log file an event with this timestamp belongs to."""
+    """The versioned log file an event with this timestamp belongs to."""
     return vault_root / ACTIVITY_DIR / f"{stamp(ts):%Y-%m}.jsonl"
 
 
@@ -151,18 +152,11 @@ def encode(event: Event) -> bytes:
 
 
 def append(vault_root: Path, event: Event) -> None:
-    """Append one event as a single O_APPEND write, so concurrent writers never interleave lines."""
-    path = month_file(vault_root, event.ts)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    data = encode(event)
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0)
-    fd = os.open(path, flags, 0o644)
-    try:
-        written = os.write(fd, data)
-    finally:
-        os.close(fd)
-    if written != len(data):
-        raise OSError(f"short write to {path}: {written} of {len(data)} bytes")
+    """Append one event as a single O_APPEND write, so concurrent writers never interleave lines. What a read
+    logs (a recall, an open) goes to the machine-local pending file until it is flushed; the rest, logged by
+    writes that change a note anyway, to the versioned log."""
+    append_line(vault_root, f"{stamp(event.ts):%Y-%m}", encode(event),
+                pending=isinstance(event, RecallEvent | OpenEvent))
 
 
 def decode_lines(data: bytes) -> tuple[list[Event], int]:
@@ -186,13 +180,11 @@ def decode_lines(data: bytes) -> tuple[list[Event], int]:
 
 
 def read_events(vault_root: Path) -> tuple[list[Event], int]:
-    """All events, in file-name then line order, and how many malformed lines were skipped."""
-    folder = vault_root / ACTIVITY_DIR
-    if not folder.is_dir():
-        return [], 0
+    """All events, versioned and pending, by month then file and line, and how many malformed lines were
+    skipped."""
     events: list[Event] = []
     bad = 0
-    for path in sorted(folder.glob("*.jsonl")):
+    for path in log_files(vault_root):
         got, skipped = decode_lines(path.read_bytes())
         if skipped:
             log.warning("skipped %d malformed activity line(s) in %s", skipped, path.name)
@@ -203,14 +195,11 @@ def read_events(vault_root: Path) -> tuple[list[Event], int]:
 
 def read_since(vault_root: Path, since: datetime) -> list[Event]:
     """Events at or after `since`, reading only the month files that can hold them."""
-    folder = vault_root / ACTIVITY_DIR
-    if not folder.is_dir():
-        return []
     first = f"{stamp(since):%Y-%m}.jsonl"
     cutoff = stamp(since)
     events: list[Event] = []
-    for path in sorted(folder.glob("*.jsonl")):
-        if path.name >= first:
+    for path in log_files(vault_root):
+        if month_key(path) >= first:
             events += [e for e in decode_lines(path.read_bytes())[0] if e.ts >= cutoff]
     return events
 

@@ -11,12 +11,13 @@ from typing import Protocol
 import msgspec
 import numpy as np
 
+from vault_cortex.files.activity_files import conflicted
 from vault_cortex.files.vault import Skipped, walk
 from vault_cortex.index.db import IndexDB
 from vault_cortex.index.host import Searchable
 from vault_cortex.index.restore import VECTOR_TOLERANCE, vector_problems
 from vault_cortex.index.rows import LinkRow
-from vault_cortex.index.sync import Progress, sync
+from vault_cortex.index.sync import RACILY_CLEAN, Progress, sync
 from vault_cortex.index.vectors import EmbeddingCache, Vectors
 
 
@@ -35,10 +36,13 @@ class Doctor(msgspec.Struct, frozen=True, kw_only=True):
     dangling: list[LinkRow]
     ambiguous: list[LinkRow]
     drift: list[str]  # files whose index entry is out of date, as "path: why"
+    # versioned activity files holding git conflict markers, each with how to resolve it
+    activity_conflicts: list[str] = msgspec.field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        return not (self.problems or self.skipped or self.dangling or self.ambiguous or self.drift)
+        return not (self.problems or self.skipped or self.dangling or self.ambiguous or self.drift
+                    or self.activity_conflicts)
 
 
 class Verify(msgspec.Struct, frozen=True, kw_only=True):
@@ -60,7 +64,7 @@ def doctor(cx: Checked) -> Doctor:
         st = states.get(path)
         if st is None and path not in skipped_now:
             drift.append(f"{path}: on disk, not in the index")
-        elif st is not None and (st.size != f.size or st.mtime_ns != f.mtime_ns):
+        elif st is not None and (st.size not in (f.size, RACILY_CLEAN) or st.mtime_ns != f.mtime_ns):
             drift.append(f"{path}: changed on disk since the last sync")
     drift += [f"{p}: in the index, gone from disk" for p in sorted(set(states) - set(on_disk))]
     chunks, held = set(cx.db.chunk_hashes()), cx.vectors.keys()
@@ -75,6 +79,11 @@ def doctor(cx: Checked) -> Doctor:
         dangling=[ln for ln in links if ln.dst is None],
         ambiguous=[ln for ln in links if ln.ambiguous],
         drift=sorted(drift),
+        activity_conflicts=[
+            f"{path}: git conflict markers (a merge without the union driver); new events go to a sibling file "
+            "meanwhile. Resolve it by keeping the lines of both sides and deleting the marker lines (<<<<<<<, "
+            "=======, >>>>>>>), then commit; `.cortex/activity/*.jsonl merge=union` in .gitattributes merges "
+            "these files without conflicts" for path in conflicted(cx.root)],
     )
 
 

@@ -1,11 +1,13 @@
-"""The activity log folded into the index incrementally: appended lines, and after a git union merge only the
-lines this index has not seen, never the whole log again unless lines were taken out.
+"""The activity log folded into the index incrementally: appended lines, and after a git union merge or a flush
+only the lines this index has not seen, never the whole log again unless lines were taken out.
 
-Per file the index keeps where it stopped reading (offset, inode, digests of the first and last 4 KiB before
-that offset) and a count of every line digest it applied. An append is read from the offset on, after checking
-those two windows; any other change (a merge rewrote the file, lines were inserted in the middle) compares the
-file's line digests with the seen ones and applies the surplus. Lines removed, or a file gone, replay the log
-from the start. Replay is a commutative fold, so each way gives the same numbers as a full replay.
+Per file (versioned, pending, being flushed) the index keeps where it stopped reading (offset, inode, digests of
+the first and last 4 KiB before that offset), and per month a count of every line digest it applied. When every
+file of a month only grew, the appended lines are read from the offsets on, after checking those two windows;
+any other change (a merge rewrote a file, a flush moved pending lines into the versioned file) compares the
+month's line digests with the seen ones and applies the surplus, so lines moved between a month's files count
+once. Lines removed, or a month gone, replay the log from the start. Replay is a commutative fold, so each way
+gives the same numbers as a full replay.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from vault_cortex.files.activity import ACTIVITY_DIR, Event, decode_lines, replay
+from vault_cortex.files.activity import Event, decode_lines, replay
+from vault_cortex.files.activity_files import file_key, finish_flush, log_files, month_key
 from vault_cortex.index.db import IndexDB
 
 log = logging.getLogger(__name__)
@@ -42,33 +45,43 @@ def _mark(data: bytes, end: int, ino: int) -> dict[str, Any]:
 
 def replay_activity(root: Path, db: IndexDB) -> None:
     """Fold the activity log into the index, reading and applying only what it has not seen. Call inside a
-    write transaction."""
-    folder = root / ACTIVITY_DIR
-    files = sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
+    write transaction (under the vault's write lock, which a flush holds too)."""
+    try:
+        finish_flush(root)  # an interrupted flush's lines are in two places: finish it before counting
+    except OSError as exc:
+        log.warning("could not finish an interrupted activity flush: %s", exc)
+    files = log_files(root)
     state: dict[str, Any] = json.loads(db.get_meta("activity_state") or "{}")
-    if any(not isinstance(v, dict) for v in state.values()) or set(state) - {f.name for f in files}:
-        _full(files, db)  # an older index's state, or a file gone: its lines must come out of the numbers
+    months: dict[str, list[Path]] = {}
+    for f in files:
+        months.setdefault(month_key(f), []).append(f)
+    if (any(not isinstance(v, dict) or "/" not in k for k, v in state.items())
+            or {month_key(Path(k)) for k in state} - set(months)):
+        _full(root, files, db)  # an older index's state, or a month gone: its lines must come out of the numbers
         return
     new_state: dict[str, Any] = {}
     fresh: list[bytes] = []
-    for f in files:
-        seen = state.get(f.name)
-        got = _appended(f, seen) if seen else None
+    for month, group in months.items():
+        keys = [file_key(root, f) for f in group]
+        gone = any(month_key(Path(k)) == month and k not in keys for k in state)
+        got = None if gone else _appended_all(group, keys, state)
         if got is not None:
-            lines, new_state[f.name] = got
+            lines, marks = got
         else:
-            data = f.read_bytes()
-            end = data.rfind(b"\n") + 1  # whole lines only; a line being written is read next time
-            lines = _lines(data[:end])
-            if seen:  # rewritten: only lines beyond those already seen count
-                have = db.seen_lines(f.name)
-                counts = Counter(_digest(line) for line in lines)
-                if any(counts[d] < n for d, n in have.items()):
-                    _full(files, db)  # lines were removed: numbers cannot be taken back, replay all
-                    return
-                lines = _surplus(lines, have)
-            new_state[f.name] = _mark(data, end, os.stat(f).st_ino)
-        db.add_seen_lines(f.name, Counter(_digest(line) for line in lines))
+            lines, marks = [], {}
+            for f, key in zip(group, keys, strict=True):
+                data = f.read_bytes()
+                end = data.rfind(b"\n") + 1  # whole lines only; a line being written is read next time
+                lines += _lines(data[:end])
+                marks[key] = _mark(data, end, os.stat(f).st_ino)
+            have = db.seen_lines(month)
+            counts = Counter(_digest(line) for line in lines)
+            if any(counts[d] < n for d, n in have.items()):
+                _full(root, files, db)  # lines were removed: numbers cannot be taken back, replay all
+                return
+            lines = _surplus(lines, have)  # only lines beyond those already seen, wherever they now are
+        new_state.update(marks)
+        db.add_seen_lines(month, Counter(_digest(line) for line in lines))
         fresh += lines
     events, bad = decode_lines(b"\n".join(fresh))
     if events:
@@ -76,6 +89,22 @@ def replay_activity(root: Path, db: IndexDB) -> None:
     db.set_meta("activity_state", json.dumps(new_state, sort_keys=True))
     if bad:
         log.warning("the activity log has %d malformed lines (skipped)", bad)
+
+
+def _appended_all(group: list[Path], keys: list[str],
+                  state: dict[str, Any]) -> tuple[list[bytes], dict[str, Any]] | None:
+    """The lines appended to every file of a month, or None when one is new or changed other than by
+    appending."""
+    lines: list[bytes] = []
+    marks: dict[str, Any] = {}
+    for f, key in zip(group, keys, strict=True):
+        seen = state.get(key)
+        got = _appended(f, seen) if seen else None
+        if got is None:
+            return None
+        lines += got[0]
+        marks[key] = got[1]
+    return lines, marks
 
 
 def _appended(f: Path, seen: dict[str, Any]) -> tuple[list[bytes], dict[str, Any]] | None:
@@ -111,7 +140,7 @@ def _surplus(lines: list[bytes], have: dict[str, int]) -> list[bytes]:
     return out
 
 
-def _full(files: list[Path], db: IndexDB) -> None:
+def _full(root: Path, files: list[Path], db: IndexDB) -> None:
     """Replay the whole log from the start, replacing the numbers and the seen lines."""
     db.clear_seen_lines()
     events: list[Event] = []
@@ -124,8 +153,8 @@ def _full(files: list[Path], db: IndexDB) -> None:
         got, n = decode_lines(data[:end])
         events += got
         bad += n
-        db.add_seen_lines(f.name, Counter(_digest(line) for line in lines))
-        state[f.name] = _mark(data, end, os.stat(f).st_ino)
+        db.add_seen_lines(month_key(f), Counter(_digest(line) for line in lines))
+        state[file_key(root, f)] = _mark(data, end, os.stat(f).st_ino)
     db.set_activity(replay(events))
     db.set_meta("activity_state", json.dumps(state, sort_keys=True))
     if bad:

@@ -14,7 +14,7 @@ import numpy as np
 
 from vault_cortex.config import Settings
 from vault_cortex.errors import SyncCancelled
-from vault_cortex.files.activity import ACTIVITY_DIR
+from vault_cortex.files.activity_files import file_key, log_files
 from vault_cortex.files.chunk import Chunked, chunk_note
 from vault_cortex.files.links import Resolver, target_names
 from vault_cortex.files.note import RELATION_TYPES, Note, decode, is_binary, parse_note
@@ -41,6 +41,11 @@ GROUP_CHUNKS = 64  # and about this many chunks: the writer lock is held for one
 CHUNK_CAP_PROBLEM = "too many chunks"
 BINARY_NOTE = "binary file named .md"
 VECTOR_SAVE_SECONDS = 60.0  # a targeted sync saves the vector file at most this often (a full sync always)
+# A file modified this close to a scan may be rewritten within the same timestamp tick, keeping its size and
+# mtime (FAT's 2 s is the coarsest common tick; SMB shares and ext4's jiffy clock are finer): it is recorded
+# "racily clean" (git's term) and the next sync hashes it again. Files older than that are trusted by stat.
+RACY_WINDOW_NS = 2_000_000_000
+RACILY_CLEAN = -1  # the size recorded for such a file: it never matches a stat, so the next sync re-hashes
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
@@ -64,14 +69,12 @@ class SyncReport(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def activity_signature(root: Path) -> str:
-    """Names, sizes and mtimes of the activity log's files: a change means the log must be replayed."""
-    folder = root / ACTIVITY_DIR
-    if not folder.is_dir():
-        return ""
+    """Names, sizes and mtimes of the activity log's files (versioned and pending): a change means the log must
+    be replayed."""
     parts = []
-    for f in sorted(folder.glob("*.jsonl")):
+    for f in log_files(root):
         st = f.stat()
-        parts.append(f"{f.name}:{st.st_size}:{st.st_mtime_ns}")
+        parts.append(f"{file_key(root, f)}:{st.st_size}:{st.st_mtime_ns}")
     return "|".join(parts)
 
 
@@ -117,6 +120,13 @@ class _Changed(msgspec.Struct, kw_only=True):
     note: Note
     region: str
     chunked: Chunked
+
+
+def file_state(f: VaultFile, digest: str, scanned_ns: int) -> FileState:
+    """What the index records of a file it hashed during a scan that started at `scanned_ns` (wall clock):
+    a file modified within RACY_WINDOW_NS of that is marked racily clean, to be hashed again next time."""
+    racy = f.mtime_ns >= scanned_ns - RACY_WINDOW_NS
+    return FileState(fs_path=f.fs_path, size=RACILY_CLEAN if racy else f.size, mtime_ns=f.mtime_ns, hash=digest)
 
 
 def _groups(items: Iterable[_Changed]) -> Iterator[list[_Changed]]:
@@ -169,7 +179,8 @@ def sync(
         rederive = only is None and db.get_meta("derivation") != derived
         if rederive and db.get_meta("derivation") is not None:
             log.info("the index settings changed since the last sync: every note is parsed and chunked again")
-        scan = _scan(root, db, settings, only, contents, rederive)
+        scanned_ns = time.time_ns()
+        scan = _scan(root, db, settings, only, scanned_ns, contents, rederive)
         walked, states, skipped, unchanged, todo, gone = scan
         removed_ids: list[int] = []
         # A sync that does not finish leaves links unresolved (and new paths unknown to older links): the
@@ -194,7 +205,8 @@ def sync(
     relation_types = RELATION_TYPES | frozenset(settings.relations)
     changed = False
 
-    items = (_prepare(f, data, digest, settings, relation_types, embedder) for f, data, digest in todo)
+    items = (_prepare(f, data, file_state(f, digest, scanned_ns), settings, relation_types, embedder)
+             for f, data, digest in todo)
     done = 0
     if progress and todo:
         progress(WORDS, 0, len(todo))
@@ -329,9 +341,10 @@ _Scan = tuple[Walk, dict[str, FileState], list[Skipped], list[tuple[str, FileSta
               list[tuple[VaultFile, bytes, str]], list[str]]
 
 
-def _scan(root: Path, db: IndexDB, settings: Settings, only: Sequence[str] | None, contents: bool = False,
-          rederive: bool = False) -> _Scan:
-    """Walk the vault: which notes are unchanged (size/mtime, else hash), changed (with their bytes) or gone."""
+def _scan(root: Path, db: IndexDB, settings: Settings, only: Sequence[str] | None, scanned_ns: int,
+          contents: bool = False, rederive: bool = False) -> _Scan:
+    """Walk the vault: which notes are unchanged (size/mtime, else hash), changed (with their bytes) or gone.
+    A note recorded racily clean has no size to match, so it is hashed again."""
     wanted = None if only is None else set(only)
     if wanted is None:
         states = db.file_states()
@@ -361,7 +374,7 @@ def _scan(root: Path, db: IndexDB, settings: Settings, only: Sequence[str] | Non
             continue
         digest = content_hash(data)
         if old and old.hash == digest and not rederive:
-            unchanged.append((f.path, FileState(fs_path=f.fs_path, size=f.size, mtime_ns=f.mtime_ns, hash=digest)))
+            unchanged.append((f.path, file_state(f, digest, scanned_ns)))
             continue
         todo.append((f, data, digest))
     kept = {p for p, _ in unchanged} | {f.path for f, _, _ in todo}
@@ -379,7 +392,7 @@ def _link_targets(root: Path, settings: Settings) -> list[str]:
 def _prepare(
     f: VaultFile,
     data: bytes,
-    digest: str,
+    state: FileState,
     settings: Settings,
     relation_types: frozenset[str],
     embedder: Callable[[], Embedder],
@@ -396,7 +409,6 @@ def _prepare(
         chunked = msgspec.structs.replace(chunked, chunks=chunked.chunks[:cap])
     if extra:
         note = msgspec.structs.replace(note, problems=tuple(note.problems) + extra)
-    state = FileState(fs_path=f.fs_path, size=f.size, mtime_ns=f.mtime_ns, hash=digest)
     return _Changed(file=f, state=state, note=note, region=region, chunked=chunked)
 
 

@@ -184,12 +184,13 @@ def load_state(root: Path) -> tuple[State, str | None]:
 
 # -- plans ---------------------------------------------------------------------------------------------------
 
-def plan(cx: Sleeping, mode: str = "full") -> Plan:
-    """Plan a sleep and save it as `.cortex/sleep/plan-<id>.json`; the vault does not change."""
+def plan(cx: Sleeping, mode: str = "full", *, save: bool = True) -> Plan:
+    """Plan a sleep; with `save`, keep it as `.cortex/sleep/plan-<id>.json` to apply by id (a preview, such as
+    an HTTP GET, writes nothing). No note changes either way."""
     world, vectors = gather(cx, cx.clock())
     p = make_plan(world, vectors, settings=cx.settings, mode=mode, embed=cx.embedder.embed,
                   count_tokens=cx.embedder.count_tokens)
-    if p.ops:
+    if p.ops and save:
         save_plan(cx.vault, p)
     return p
 

@@ -8,19 +8,20 @@ half-written: a move writes its destination atomically before removing the sourc
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
 import re
 import subprocess
-from collections.abc import Callable, Sequence
-from contextlib import suppress
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from vault_cortex.errors import InvalidRequest, WriteConflict
+from vault_cortex.errors import DiskFull, InvalidRequest, WriteConflict
 from vault_cortex.files.edit import edit_bytes
 from vault_cortex.files.vault import content_hash
 from vault_cortex.sleep.dream import dream_addendum, handoff_text
@@ -112,7 +113,10 @@ class _Journal:
             size = os.fstat(fd).st_size
             torn = size > 0 and os.pread(fd, 1, size - 1) != b"\n"  # a line cut short by a crash stays alone
             # ASCII: a handoff that is not UTF-8 is carried as \udcXX escapes, restored byte for byte on resume
-            os.write(fd, b"\n" * torn + json.dumps(record).encode() + b"\n")
+            line = b"\n" * torn + json.dumps(record).encode() + b"\n"
+            if os.write(fd, line) != len(line):  # a full disk takes part of a line: not journalled at all
+                os.ftruncate(fd, size)
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self.path))
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -289,10 +293,20 @@ def _open_run(tx: Change, checkpoint: Checkpoint | None) -> tuple[_Run, list[dic
     return _Run(tx, load_plan(root / start["plan"]), journal, records), records
 
 
+@contextmanager
+def _disk_full_says_what_next() -> Iterator[None]:
+    """A sleep stopped by a full disk: its steps so far are journalled (each file whole, old or new)."""
+    try:
+        yield
+    except DiskFull as exc:
+        raise DiskFull(f"{exc}. The sleep stopped there; once there is space, resume it (`vault-cortex sleep "
+                       "--resume`) or roll it back (`vault-cortex sleep --rollback`)") from exc
+
+
 def apply(vault: Vault, p: Plan, *, commit: bool = False, checkpoint: Checkpoint | None = None) -> ApplyReport:
     """Do exactly the plan, journalled; files changed since planning are skipped and reported."""
     root = vault.root
-    with vault.change("sleep") as tx:
+    with _disk_full_says_what_next(), vault.change("sleep") as tx:
         journal = _Journal(root, checkpoint)
         records = journal.records()
         if records and not any(r.get("t") in ("end", "rolled_back") for r in records):
@@ -309,7 +323,7 @@ def apply(vault: Vault, p: Plan, *, commit: bool = False, checkpoint: Checkpoint
 
 def resume(vault: Vault, *, commit: bool = False, checkpoint: Checkpoint | None = None) -> ApplyReport:
     """Finish an interrupted sleep from its journal."""
-    with vault.change("sleep") as tx:
+    with _disk_full_says_what_next(), vault.change("sleep") as tx:
         run, records = _open_run(tx, checkpoint)
         if any(r.get("t") in ("end", "rolled_back") for r in records):
             raise InvalidRequest(f"the last sleep ({run.plan.id}) finished or was rolled back: nothing to resume")
@@ -340,7 +354,7 @@ def recover(vault: Vault, *, commit: bool = False) -> ApplyReport | None:
 
 def rollback(vault: Vault, *, checkpoint: Checkpoint | None = None) -> ApplyReport:
     """Undo the last sleep, finished or interrupted, step by step in reverse; hand-edited files are kept."""
-    with vault.change("sleep") as tx:
+    with _disk_full_says_what_next(), vault.change("sleep") as tx:
         run, records = _open_run(tx, checkpoint)
         if any(r.get("t") == "rolled_back" for r in records):
             raise InvalidRequest(f"the last sleep ({run.plan.id}) was already rolled back")
@@ -361,12 +375,18 @@ def _finish(tx: Change, run: _Run, commit: bool) -> ApplyReport:
     run.cleanup()
     run.run()
     tx.index_touched()
-    sha = commit_vault(run.root, run.plan, sorted(run.done)) if commit else None
+    try:  # what recall learned since reaches the versioned log at sleep
+        flushed = tx.vault.flush_activity()
+    except OSError as exc:  # the lines stay pending (a half-done flush is finished next time): nothing is lost
+        log.warning("could not move the pending activity into the versioned log: %s", exc)
+        flushed = []
+    sha = commit_vault(run.root, run.plan, sorted(run.done), also=flushed) if commit else None
     return run.report(commit=sha)
 
 
-def commit_vault(root: Path, p: Plan, steps: Sequence[int]) -> str | None:
-    """Commit exactly the files the applied steps touched (moves show as renames); None outside a repository."""
+def commit_vault(root: Path, p: Plan, steps: Sequence[int], also: Sequence[str] = ()) -> str | None:
+    """Commit exactly the files the applied steps touched (moves show as renames), and `also` (the activity
+    files the sleep's flush appended to); None outside a repository."""
     def git(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=False)
 
@@ -374,7 +394,8 @@ def commit_vault(root: Path, p: Plan, steps: Sequence[int]) -> str | None:
         log.info("the vault is not a git repository; nothing committed")
         return None
     ops = [op for op in p.ops if op.step in set(steps)]
-    wanted = sorted({x for op in ops for x in (op.path, op.dest) if x})  # .cortex/sleep/.gitignore ignores itself
+    # .cortex/sleep/.gitignore ignores itself
+    wanted = sorted({x for op in ops for x in (op.path, op.dest) if x} | set(also))
     tracked = set(git("ls-files", "-z", "--", *wanted).stdout.split("\0")) if wanted else set()
     paths = [x for x in wanted if (root / x).exists() or x in tracked]
     if not paths or git("add", "-A", "--", *paths).returncode:

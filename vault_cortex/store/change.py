@@ -18,6 +18,7 @@ The rule: once a file is saved, the call succeeds. When indexing it fails, the c
 
 from __future__ import annotations
 
+import errno
 import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -25,9 +26,10 @@ from datetime import datetime
 from pathlib import Path
 
 from vault_cortex.config import Settings
-from vault_cortex.errors import InvalidRequest, NoteNotFound, UnsafePath, WriteConflict
+from vault_cortex.errors import DiskFull, InvalidRequest, NoteNotFound, UnsafePath, VaultReadOnly, WriteConflict
 from vault_cortex.files.activity import EditEvent, Event
 from vault_cortex.files.activity import append as append_event
+from vault_cortex.files.activity_files import flush as flush_pending
 from vault_cortex.files.edit import edit_bytes
 from vault_cortex.files.vault import (
     NoteDoc,
@@ -48,8 +50,10 @@ OWN_FILES = ".cortex/"  # vault-cortex's own files (sleep plans, journals' backu
 class Vault:
     """A vault's files and the index derived from them, read and changed through one door."""
 
-    def __init__(self, root: Path, settings: Settings, index: Index, clock: Callable[[], datetime]) -> None:
+    def __init__(self, root: Path, settings: Settings, index: Index, clock: Callable[[], datetime], *,
+                 read_only: bool = False) -> None:
         self.root, self.settings, self.index, self.clock = root, settings, index, clock
+        self.read_only = read_only  # a read-only vault (a backup, a share): every change is refused, nothing logged
 
     def read_bytes(self, path: str) -> bytes:
         """A note's bytes as they are on disk (for edits that must keep every byte they do not change)."""
@@ -80,11 +84,20 @@ class Vault:
                        warnings=tx.warnings)
 
     def log(self, event: Event) -> None:
-        """Append to the activity log; a failure to log never fails the caller's request."""
+        """Append to the activity log; a failure to log never fails the caller's request. A read-only vault
+        keeps no activity log (recall then learns nothing from use)."""
+        if self.read_only:
+            return
         try:
             append_event(self.root, event)
         except OSError as exc:
             log.warning("could not append to the activity log: %s", exc)
+
+    def flush_activity(self) -> list[str]:
+        """Move what reads logged (machine-local, pending) into the versioned activity log, each line once;
+        under the write lock, so no replay counts a line half moved. Returns the versioned files written."""
+        with self.index.writing():
+            return flush_pending(self.root)
 
     @contextmanager
     def change(self, client: str = "api", *, index: bool = True) -> Iterator[Change]:
@@ -92,11 +105,21 @@ class Vault:
 
         `index=False` leaves the indexing to the running server's watcher (capture does, from a hook process
         beside `serve`). The notes are indexed even when the body fails after saving some: they are saved.
+        A read-only vault refuses every change (VaultReadOnly) before anything is read or locked; a full disk
+        is DiskFull (every write is atomic: what did not fit was not written at all).
         """
+        if self.read_only:
+            raise VaultReadOnly(f"the vault at {self.root} is read-only (a read-only mount or folder): vault-cortex "
+                                "searches it but cannot write notes, plans or weights there")
         with self.index.writing():
             tx = Change(self, client)
             try:
                 yield tx
+            except OSError as exc:
+                if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                    raise
+                raise DiskFull(f"no space left on the disk holding {self.root} ({exc.strerror}): the write stopped "
+                               "and nothing was half-written; free some space and try again") from exc
             finally:
                 if index:
                     tx.index_touched()
