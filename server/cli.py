@@ -240,6 +240,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
                     "what the other wrote); pointing the MCP client at %s/mcp shares one index instead", url, url)
     with Cortex.open(root, index_dir=args.index_dir) as cx:
         cx.index.check_index()
+        cx.index.expect_sync()  # every tool says how far indexing is, from the first call until the index is whole
         watcher = Watcher(cx, debounce_ms=cx.settings.server.debounce_ms)
         mcp = build_mcp(cx, watcher=watcher)
 

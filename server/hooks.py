@@ -67,7 +67,8 @@ def _session_start(open_cx: OpenCortex, payload: Mapping[str, Any]) -> str | Non
     if payload.get("source") != "resume":  # a new, cleared or compacted conversation has none of them any more
         state.reset()
     project = Path(str(payload.get("cwd") or "")).name or None  # the project folder the agent works in
-    ctx = cx.context(project=project, budget_tokens=cx.settings.hooks.session_budget_tokens, client="hook")
+    ctx = cx.context(project=project, budget_tokens=cx.settings.hooks.session_budget_tokens, client="hook",
+                     exclude=frozenset(state.captured))  # after a compaction, not its own words back
     state.add(item.path for item in ctx.context.items)
     return ctx.markdown.strip() or None
 
@@ -91,7 +92,8 @@ def push(cx: Cortex, query: str, payload: Mapping[str, Any], header: str) -> str
     from vault_cortex.recall.pack import fit_in_order
 
     state = SessionState(cx.root, str(payload.get("session_id") or ""))
-    hits = [h for h in cx.recall(query, client="hook", gate=True).hits if h.path not in state]
+    hits = [h for h in cx.recall(query, client="hook", gate=True, exclude=frozenset(state.captured)).hits
+            if h.path not in state]
     blocks = fit_in_order(((h.path, render_memory(h)) for h in hits),
                           cx.settings.hooks.prompt_budget_tokens - cx.embedder.count_tokens(header),
                           cx.embedder.count_tokens)
@@ -142,8 +144,11 @@ def capture(cx: Cortex, payload: Mapping[str, Any]) -> str | None:
     project = Path(str(payload.get("cwd") or "")).name or None
     with cx.vault.change("capture", index=False) as tx:  # the running server's watcher indexes them
         done = capture_transcript(tx, file, default_session=session_name(file, project))
+    state = SessionState(cx.root, str(payload.get("session_id") or ""))
+    state.captured_too(done.created + done.updated + done.unchanged + done.kept)  # never pushed back to it
+    left = "".join(f", {v} {k}" for k, v in done.counts.items() if k != "exchanges")
     print(f"vault-cortex: session {done.session!r} captured: {len(done.created)} new, {len(done.updated)} updated, "
-          f"{len(done.unchanged)} unchanged, {len(done.kept)} kept raw notes", file=sys.stderr)
+          f"{len(done.unchanged)} unchanged, {len(done.kept)} kept raw notes{left}", file=sys.stderr)
     return None
 
 
@@ -198,7 +203,8 @@ def _state_dir(root: Path) -> Path:
 
 
 class SessionState:
-    """The memory paths already injected into one agent session, in `.cortex/hooks/<session>.json`."""
+    """One agent session's memory of itself, in `.cortex/hooks/<session>.json`: the memory paths already injected
+    into it, and the raw notes captured from it (never pushed back to it, even after a compaction)."""
 
     def __init__(self, root: Path, session_id: str) -> None:
         self.dir = _state_dir(root)
@@ -207,32 +213,47 @@ class SessionState:
         self.path = self.dir / f"{name}.json"
         self.enabled = bool(session_id)
         self.paths: set[str] = set()
+        self.captured: set[str] = set()
         if self.enabled:
             try:
                 data = json.loads(self.path.read_text(encoding="utf-8"))
                 self.paths = {p for p in data.get("injected", []) if isinstance(p, str)}
+                self.captured = {p for p in data.get("captured", []) if isinstance(p, str)}
             except (OSError, ValueError, AttributeError):
                 pass
 
     def __contains__(self, path: object) -> bool:
-        return path in self.paths
+        return path in self.paths or path in self.captured
 
     def reset(self) -> None:
+        """A new, cleared or compacted conversation: nothing was injected into it yet (its captures stay its own)."""
         self.paths = set()
-        if self.enabled:
+        if self.enabled and self.captured:
+            self._save()
+        elif self.enabled:
             self.path.unlink(missing_ok=True)
 
     def add(self, paths: Iterable[str]) -> None:
         new = set(paths) - self.paths
-        if not self.enabled or not new:
-            return
-        self.paths |= new
+        if self.enabled and new:
+            self.paths |= new
+            self._save()
+
+    def captured_too(self, paths: Iterable[str]) -> None:
+        """Raw notes captured from this session."""
+        new = set(paths) - self.captured
+        if self.enabled and new:
+            self.captured |= new
+            self._save()
+
+    def _save(self) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
         ignore = self.dir / ".gitignore"
         if not ignore.exists():
             ignore.write_text("# per-session hook state: never versioned\n*\n", encoding="utf-8")
         tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"injected": sorted(self.paths), "updated": time.time()}), encoding="utf-8")
+        tmp.write_text(json.dumps({"injected": sorted(self.paths), "captured": sorted(self.captured),
+                                   "updated": time.time()}), encoding="utf-8")
         os.replace(tmp, self.path)
         self._forget_old()
 

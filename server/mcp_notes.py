@@ -7,7 +7,6 @@ from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 import msgspec
-from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
@@ -27,14 +26,15 @@ Etag = Annotated[str | None, Field(description="The `etag` read_note returned: t
                                    max_length=64)]
 
 
-def note_tools(mcp: MCPServer, cx: Cortex, client: str, call: Callable[[Callable[[], Any]], Any]) -> None:
-    """Register read_note, edit_note, move_note, archive_note and recent on `mcp`."""
+def note_tools(tool: Callable[[ToolAnnotations], Callable[[Any], Any]], cx: Cortex, client: str,
+               call: Callable[[Callable[[], Any]], Any]) -> None:
+    """Register read_note, edit_note, move_note, archive_note and recent with `tool` (build_mcp's registrar)."""
 
     def out(value: Callable[[], Any]) -> dict[str, Any]:
         built = msgspec.to_builtins(call(value))
         return built if isinstance(built, dict) else {"result": built}
 
-    @mcp.tool(annotations=READ_ONLY)
+    @tool(READ_ONLY)
     def read_note(note: Note) -> dict[str, Any]:
         """Read a whole note: its text and `etag`. Call this when a recalled snippet is not enough (you need
         the full note), BEFORE editing a note (pass its `etag` to edit_note), or when the user names a note.
@@ -42,7 +42,7 @@ def note_tools(mcp: MCPServer, cx: Cortex, client: str, call: Callable[[Callable
         open is logged and feeds ranking."""
         return out(lambda: cx.open_note(note, client=client))
 
-    @mcp.tool(annotations=EDITS)
+    @tool(EDITS)
     def edit_note(
         note: Note,
         operation: Annotated[Operation,
@@ -75,7 +75,7 @@ def note_tools(mcp: MCPServer, cx: Cortex, client: str, call: Callable[[Callable
                     key=key, value=value)
         return out(lambda: cx.edit_note(note, op, etag=etag, client=client))
 
-    @mcp.tool(annotations=MOVES)
+    @tool(MOVES)
     def move_note(
         note: Note,
         dest: Annotated[str, Field(description="The new vault path, e.g. 'scientific/ESP32 brown-out.md'.",
@@ -87,14 +87,14 @@ def note_tools(mcp: MCPServer, cx: Cortex, client: str, call: Callable[[Callable
         `relinked`); the destination must not exist."""
         return out(lambda: cx.move_note(note, dest, etag=etag, client=client))
 
-    @mcp.tool(annotations=MOVES)
+    @tool(MOVES)
     def archive_note(note: Note, etag: Etag = None) -> dict[str, Any]:
         """Retire a note that is obsolete, wrong or superseded: moves it to archive/ (nothing is deleted; its
         links keep working and recall finds it with include_archive). Call this instead of deleting a file,
         and only when the user agrees or the note is clearly superseded."""
         return out(lambda: cx.archive_note(note, etag=etag, client=client))
 
-    @mcp.tool(annotations=READ_ONLY)
+    @tool(READ_ONLY)
     def recent(
         days: Annotated[int, Field(description="How many days back (default 7).", ge=1, le=3660)] = 7,
         kinds: Annotated[list[Literal["created", "changed", "recalled", "opened"]] | None,

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import partial
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol, TypeVar
+from functools import partial, wraps
+from typing import TYPE_CHECKING, Annotated, Any, Literal, ParamSpec, Protocol, TypeVar
 
 import anyio.from_thread
 import msgspec
@@ -19,6 +19,7 @@ from server.plans import check_plan, saved_plan
 from vault_cortex import __version__
 from vault_cortex.cortex import Cortex
 from vault_cortex.errors import VaultCortexError
+from vault_cortex.index.sync import Indexing
 from vault_cortex.limits import MAX_BUDGET_TOKENS, MAX_K, MAX_PATH_CHARS, MAX_QUERY_CHARS, MIN_BUDGET_TOKENS, MIN_K
 from vault_cortex.recall.filters import Filters
 from vault_cortex.sleep.operations import plan_markdown
@@ -27,6 +28,9 @@ if TYPE_CHECKING:
     from server.watch import Watcher
 
 T = TypeVar("T")
+P = ParamSpec("P")
+F = TypeVar("F", bound=Callable[..., Any])
+Register = Callable[[ToolAnnotations], Callable[[F], F]]
 
 
 class Call(Protocol):
@@ -101,16 +105,47 @@ def _call(fn: Callable[[], T], cx: Cortex, watcher: Watcher | None) -> T:
         raise
 
 
+def indexing_line(now: Indexing) -> str:
+    """What `context` says first while the index is being built."""
+    how = f"{now.done} of {now.total} chunks" if now.total else "scanning the files"
+    return (f"_vault-cortex is still indexing the vault ({how}): what follows comes from what is indexed so far, "
+            "and may lack notes; ask again in a moment for the whole picture._\n\n")
+
+
+def reporting(fn: Callable[P, T], progress: Callable[[], Indexing | None]) -> Callable[P, T]:
+    """The tool `fn`, whose answer carries `indexing: {done, total}` while the index is being built (a text
+    answer says so in its first line), so that an agent never takes a half-built index for an empty memory."""
+    @wraps(fn)
+    def answer(*args: P.args, **kwargs: P.kwargs) -> T:
+        result = fn(*args, **kwargs)
+        now = progress()
+        if now is None:
+            return result
+        if isinstance(result, dict):
+            return {**result, "indexing": {"done": now.done, "total": now.total}}  # type: ignore[return-value]
+        if isinstance(result, str):
+            return indexing_line(now) + result  # type: ignore[return-value]
+        return result
+    return answer
+
+
 def build_mcp(cx: Cortex, *, client: str = "mcp", watcher: Watcher | None = None) -> MCPServer:
     """An MCP server whose tools call `cx` in-process (one per app: its session manager runs once); `watcher`
-    is asked to sync when a tool finds the index damaged or gone."""
+    is asked to sync when a tool finds the index damaged or gone. Every tool's answer says how far indexing is
+    while the index is being built (`reporting`)."""
     mcp: MCPServer = MCPServer(name="vault-cortex", version=__version__, instructions=INSTRUCTIONS,
                                log_level="WARNING")
 
     def call(fn: Callable[[], T]) -> T:
         return _call(fn, cx, watcher)
 
-    @mcp.tool(annotations=READ_ONLY)
+    def tool(annotations: ToolAnnotations) -> Callable[[F], F]:
+        def register(fn: F) -> F:
+            mcp.tool(annotations=annotations)(reporting(fn, lambda: cx.indexing))
+            return fn
+        return register
+
+    @tool(READ_ONLY)
     def recall(query: Query, k: K = None, mode: Mode = None, budget_tokens: Budget = None,
                regions: Regions = None,
                include_archive: Annotated[bool, Field(description="Also search archived notes.")] = False,
@@ -133,7 +168,7 @@ def build_mcp(cx: Cortex, *, client: str = "mcp", watcher: Watcher | None = None
                                                 regions=regions, include_archive=include_archive,
                                                 client=client, filters=filters)))
 
-    @mcp.tool(annotations=READ_ONLY)
+    @tool(READ_ONLY)
     def context(task: Annotated[str | None, Field(description="The task you are starting, in a sentence.")] = None,
                 project: Annotated[str | None, Field(description="The project's name, if any.")] = None,
                 active_note: Annotated[str | None, Field(description="Path of the note being worked on.")] = None,
@@ -154,13 +189,13 @@ def build_mcp(cx: Cortex, *, client: str = "mcp", watcher: Watcher | None = None
                                          budget_tokens=budget_tokens, mode=mode, client=client, filters=filters))
         return result.markdown
 
-    @mcp.tool(annotations=READ_ONLY)
+    @tool(READ_ONLY)
     def related(path: NotePath, k: K = None, mode: Mode = None) -> dict[str, Any]:
         """Memories related to one note, found from its content; the note itself and the notes it already
         links are left out. Call this when working on a note to find what it should connect to."""
         return _builtins(call(lambda: cx.related(path, k=k, mode=mode, client=client)))
 
-    @mcp.tool(annotations=ADDITIVE)
+    @tool(ADDITIVE)
     def remember(
         text: Annotated[str, Field(description="The memory in your own words: what, why, and the evidence.",
                                    min_length=1, max_length=200_000)],
@@ -182,7 +217,7 @@ def build_mcp(cx: Cortex, *, client: str = "mcp", watcher: Watcher | None = None
                                        project=project, relations=relations, client=client))
         return {"path": doc.path, "etag": doc.etag}
 
-    @mcp.tool(annotations=ADDITIVE)
+    @tool(ADDITIVE)
     def link(src: NotePath,
              rel: Annotated[str, Field(description="Relation type: supports, contradicts, leads_to, reminds_of, "
                                                    "derived_from, example_of, related_to, evokes, depends_on, or "
@@ -193,22 +228,22 @@ def build_mcp(cx: Cortex, *, client: str = "mcp", watcher: Watcher | None = None
         doc = call(lambda: cx.link(src, rel, dst))
         return {"path": doc.path, "etag": doc.etag, "warnings": doc.warnings}
 
-    @mcp.tool(annotations=READ_ONLY)
+    @tool(READ_ONLY)
     def graph_health() -> dict[str, Any]:
         """How well the memory graph is wired: hubs, islands (unlinked notes), bridges and dangling links.
         Call this when asked to tidy or review the vault, or before suggesting links to add."""
         return _builtins(call(cx.graph_health))
 
-    _memory_tools(mcp, cx, client, call)
-    note_tools(mcp, cx, client, call)
-    _sleep_tools(mcp, cx, call)
+    _memory_tools(tool, cx, client, call)
+    note_tools(tool, cx, client, call)
+    _sleep_tools(tool, cx, call)
     return mcp
 
 
-def _memory_tools(mcp: MCPServer, cx: Cortex, client: str, call: Call) -> None:
+def _memory_tools(tool: Register[Any], cx: Cortex, client: str, call: Call) -> None:
     """Habits, resonance and curiosity."""
 
-    @mcp.tool(annotations=READ_ONLY)
+    @tool(READ_ONLY)
     def habits_for_context(
         text: Text = None,
         tool: Annotated[str | None, Field(description="A tool call you are about to make, e.g. 'Bash(pytest -q)', "
@@ -220,7 +255,7 @@ def _memory_tools(mcp: MCPServer, cx: Cortex, client: str, call: Call) -> None:
         tool or both; `markdown` is the habits ready to read."""
         return _builtins(call(lambda: cx.habits_for_context(text or "", tool=tool)))
 
-    @mcp.tool(annotations=ADDITIVE)
+    @tool(ADDITIVE)
     def reinforce_habit(
         path: Annotated[str, Field(description="The habit: its path as `habits_for_context` returned it, e.g. "
                                                "'habits/Write the test first.md', or its name.",
@@ -232,7 +267,7 @@ def _memory_tools(mcp: MCPServer, cx: Cortex, client: str, call: Call) -> None:
         decay back toward their baseline). Call it once per habit per task, after acting on it."""
         return _builtins(call(lambda: cx.reinforce(path, context=context, client=client)))
 
-    @mcp.tool(annotations=ADDITIVE)
+    @tool(ADDITIVE)
     def resonate(
         concept: Annotated[str, Field(description="The concept's name or alias, e.g. 'craftsmanship', or its "
                                                   "path in resonance/.", min_length=1, max_length=300)],
@@ -244,7 +279,7 @@ def _memory_tools(mcp: MCPServer, cx: Cortex, client: str, call: Call) -> None:
         conversation genuinely engages one of these concepts, not to flatter."""
         return _builtins(call(lambda: cx.touch(concept, by=by, client=client)))
 
-    @mcp.tool(annotations=READ_ONLY)
+    @tool(READ_ONLY)
     def resonance_report(
         days: Annotated[int | None, Field(description="The window in days (default: the vault's "
                                                       "resonance.report_days).", ge=1, le=36500)] = None,
@@ -254,7 +289,7 @@ def _memory_tools(mcp: MCPServer, cx: Cortex, client: str, call: Call) -> None:
         they have been focused on."""
         return _builtins(call(lambda: cx.resonance_report(days=days)))
 
-    @mcp.tool(annotations=IDEMPOTENT)
+    @tool(IDEMPOTENT)
     def wonder(
         question: Annotated[str, Field(description="The open question, as a question.", min_length=1,
                                        max_length=300)],
@@ -266,7 +301,7 @@ def _memory_tools(mcp: MCPServer, cx: Cortex, client: str, call: Call) -> None:
         questions come back at session start when they match the task."""
         return _builtins(call(lambda: cx.wonder(question, context=context)))
 
-    @mcp.tool(annotations=READ_ONLY)
+    @tool(READ_ONLY)
     def list_curiosities(
         text: Annotated[str | None, Field(description="Only questions relevant to this text, best first.",
                                           max_length=MAX_QUERY_CHARS)] = None,
@@ -275,7 +310,7 @@ def _memory_tools(mcp: MCPServer, cx: Cortex, client: str, call: Call) -> None:
         starting on a topic (what is still unanswered about it?) or when looking for something to explore."""
         return _builtins(call(lambda: cx.list_curiosities(text)))
 
-    @mcp.tool(annotations=ADDITIVE)
+    @tool(ADDITIVE)
     def explore(
         path: Annotated[str, Field(description="The question: its path, e.g. 'curiosities/Why does X happen.md', "
                                                "or its name.",
@@ -287,10 +322,10 @@ def _memory_tools(mcp: MCPServer, cx: Cortex, client: str, call: Call) -> None:
         return _builtins(call(lambda: cx.explore(path, answer_path)))
 
 
-def _sleep_tools(mcp: MCPServer, cx: Cortex, call: Call) -> None:
+def _sleep_tools(tool: Register[Any], cx: Cortex, call: Call) -> None:
     """Consolidation: a plan to review, then exactly that plan applied."""
 
-    @mcp.tool(annotations=READ_ONLY)
+    @tool(READ_ONLY)
     def sleep_plan(
         mode: Annotated[Literal["full", "light", "save"],
                         Field(description="light: promote short-term notes and add links (safe often); full: "
@@ -305,7 +340,7 @@ def _sleep_tools(mcp: MCPServer, cx: Cortex, call: Call) -> None:
         return {"id": plan.id, "mode": plan.mode, "operations": len(plan.ops), "saved": bool(plan.ops),
                 "markdown": plan_markdown(plan)}
 
-    @mcp.tool(annotations=REWRITES)
+    @tool(REWRITES)
     def sleep_apply(
         plan_id: Annotated[str, Field(description="The `id` that `sleep_plan` returned.", pattern=r"^\d{8}T\d{6}Z$")],
         commit: Annotated[bool, Field(description="Commit the changes when the vault is a git repository.")] = False,

@@ -139,17 +139,18 @@ class Cortex:
     def recall(self, query: str, *, k: int | None = None, mode: str | None = None,
                budget_tokens: int | None = None, regions: list[str] | None = None,
                include_archive: bool = False, client: str = "api", log_activity: bool = True,
-               filters: Filters | None = None, gate: bool = False) -> Recall:
+               filters: Filters | None = None, gate: bool = False, exclude: frozenset[str] = frozenset()) -> Recall:
         """Notes for a query, ranked by the mode's signals; with a budget, also the packed context.
 
         filters (tags, regions, project, dates, path prefix) are applied inside the candidate search, so k
         results come back whenever k notes match. With `gate`, only the hits the push gate passes, each with its
         `push_probability`: none at all unless the best reaches `push.threshold`, and then those at or above
-        `push.floor`. Empty means nothing is close enough to push unasked.
+        `push.floor`. Empty means nothing is close enough to push unasked. `exclude`: paths never returned
+        (a session's own captures, for its hooks).
         """
         return self.recaller.recall(query, k=k, mode=mode, budget_tokens=budget_tokens, regions=regions,
                                     include_archive=include_archive, client=client, log_activity=log_activity,
-                                    filters=filters, gate=gate)
+                                    filters=filters, gate=gate, exclude=exclude)
 
     def ranked(self, query: str, qvec: Vector, weights: dict[str, float], *, regions: list[str] | None = None,
                exclude: frozenset[str] = frozenset(), allowed: frozenset[int] | None = None) -> list[Scored]:
@@ -172,11 +173,11 @@ class Cortex:
 
     def context(self, *, task: str | None = None, project: str | None = None, active_note: str | None = None,
                 recent: list[str] | None = None, budget_tokens: int | None = None, mode: str | None = None,
-                client: str = "api", filters: Filters | None = None) -> Context:
+                client: str = "api", filters: Filters | None = None, exclude: frozenset[str] = frozenset()) -> Context:
         """Session-start context: pinned notes, habits and open questions that match, the handoff, then recall
-        (the recall part narrowed by filters, if any)."""
+        (the recall part narrowed by filters, if any, and never returning the `exclude` paths)."""
         ctx = build_context(self, task=task, project=project, active_note=active_note, recent=recent,
-                            budget_tokens=budget_tokens, mode=mode, client=client, filters=filters)
+                            budget_tokens=budget_tokens, mode=mode, client=client, filters=filters, exclude=exclude)
         return msgspec.structs.replace(ctx, indexing=self.indexing) if self.indexing else ctx
 
     # -- writes ---------------------------------------------------------------------------------------

@@ -147,6 +147,8 @@ def resolve(vault: Vault, name: str) -> str:
     if on_disk(vault.root, as_path).is_file():  # raises UnsafePath for anything outside the vault
         return nfc(as_path)
     found = Resolver(vault.index.db.note_paths()).resolve(target, "")
+    if isinstance(found, Dangling) and vault.index.indexing is not None:  # not indexed yet: ask the files
+        found = Resolver([f.path for f in walk(vault.root, vault.settings.index).notes]).resolve(target, "")
     if isinstance(found, Dangling) or not on_disk(vault.root, found.path).is_file():
         raise NoteNotFound(f"no note {name!r} (by path or by name, as Obsidian resolves a link)")
     return found.path

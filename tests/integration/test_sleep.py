@@ -170,6 +170,28 @@ def cx(vault: Path, embedder: Embedder) -> Iterator[Cortex]:
         yield c
 
 
+def test_a_folder_kept_out_of_git_never_stops_the_sleep_commit(cx: Cortex, vault: Path) -> None:
+    """A user who keeps captures out of git (`raw/` in .gitignore, as docs/claude-code.md says) still gets the
+    sleep's commit of everything else; before, `git add` refused the ignored path and nothing was committed."""
+    from vault_cortex.sleep.journal import commit_vault
+    from vault_cortex.sleep.operations import Op
+
+    with (vault / ".gitignore").open("a", encoding="utf-8") as fh:
+        fh.write("raw/\n")
+    git(vault, "commit", "-q", "-am", "keep captures out of git")
+    captured = vault / "raw" / "2026-11-30 greenhouse 5e2b7a10 01.md"
+    captured.parent.mkdir(exist_ok=True)
+    captured.write_text("---\nlayer: raw\n---\n## Prompt\n\nWhy?\n", encoding="utf-8")
+    plan = cx.sleep_plan("full")
+    report = cx.sleep_apply(plan, commit=False)
+    touch_raw = Op(step=len(plan.ops) + 1, phase="tier", action="set_property", path=str(captured.relative_to(vault)),
+                   reason="a step on a capture", hashes={}, result="")
+    sha = commit_vault(vault, msgspec.structs.replace(plan, ops=[*plan.ops, touch_raw]),
+                       [*report.applied, touch_raw.step])
+    assert sha and git(vault, "status", "--porcelain") == "", git(vault, "status", "--porcelain")
+    assert "raw/" not in git(vault, "show", "--name-only", "--format=", "HEAD")
+
+
 def test_full_sleep_under_git(cx: Cortex, vault: Path) -> None:
     before = snapshot(vault)
     plan = cx.sleep_plan("full")

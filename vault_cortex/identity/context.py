@@ -95,8 +95,9 @@ def pinned(cx: Recalling) -> list[str]:
 
 def build_context(cx: Recalling, *, task: str | None, project: str | None, active_note: str | None,
                   recent: Sequence[str] | None, budget_tokens: int | None, mode: str | None, client: str,
-                  filters: Filters | None = None) -> Context:
-    """Pinned notes, matching habits and open questions, the handoff and recall, packed in one budget."""
+                  filters: Filters | None = None, exclude: frozenset[str] = frozenset()) -> Context:
+    """Pinned notes, matching habits and open questions, the handoff and recall (never the `exclude` paths),
+    packed in one budget."""
     started = time.perf_counter()
     budget = cx.settings.recall.budget_tokens if budget_tokens is None else check_budget(budget_tokens)
     mode_name, weights = cx.mode(mode)
@@ -127,7 +128,7 @@ def build_context(cx: Recalling, *, task: str | None, project: str | None, activ
     nudge_tokens = cx.embedder.count_tokens(nudge) if nudge else 0
     scored: list[Scored] = []
     if qvec is not None:
-        taken = frozenset(c.path for c in extra) | cx.archived()
+        taken = frozenset(c.path for c in extra) | cx.archived() | exclude
         allowed = cx.allowed(filters, exclude=taken)
         scored = cx.ranked(text, qvec, weights, exclude=taken, allowed=allowed)[: cx.settings.recall.max_k]
     packed = cx.pack(scored, max(MIN_BUDGET_TOKENS, budget - nudge_tokens), extra=extra, section_order=SECTIONS)

@@ -19,7 +19,7 @@ from typing import IO, Any
 
 from vault_cortex.errors import InvalidRequest
 from vault_cortex.importers.importlog import ImportLog
-from vault_cortex.importers.transcript import Exchange, Imported, Tally, render_exchange
+from vault_cortex.importers.transcript import Exchange, Imported, Tally, left_out, render_exchange, scrub
 from vault_cortex.store.change import Change
 
 ORIGIN = "chatgpt"
@@ -187,6 +187,7 @@ def import_chatgpt(tx: Change, file: str | Path) -> Imported:
     path = Path(file).expanduser()
     log = ImportLog(tx, ORIGIN)
     tally, conversations, total, tools, foreign, malformed = Tally(), 0, 0, 0, 0, 0
+    private = redacted = 0
     try:
         fh = path.open(encoding="utf-8", errors="replace")
     except OSError as exc:
@@ -210,6 +211,9 @@ def import_chatgpt(tx: Change, file: str | Path) -> Imported:
                 extra: dict[str, object] = {"conversation": str(conv.get("conversation_id") or conv.get("id") or "")}
                 when = _when(conv.get("create_time")) or fallback
                 for n, x in enumerate(xs, 1):
+                    x, spans, secrets = scrub(x)
+                    private += spans
+                    redacted += sum(secrets.values())
                     rel, text = render_exchange(session, n, x, fallback=when, source=path.name, extra=extra)
                     tally.add(log.write(rel, text), rel)
                 total += len(xs)
@@ -222,5 +226,6 @@ def import_chatgpt(tx: Change, file: str | Path) -> Imported:
         raise InvalidRequest(f"{path}: none of its {malformed} conversations could be read (fields of the wrong type)")
     if not conversations:
         raise InvalidRequest(f"no conversation with a prompt and an answer in {path}")
-    counts = {"conversations": conversations, "exchanges": total} | ({"malformed": malformed} if malformed else {})
+    counts = {"conversations": conversations, "exchanges": total} | left_out(0, private, redacted) | (
+        {"malformed": malformed} if malformed else {})
     return tally.result("", "chatgpt", tool_calls=tools, counts=counts)

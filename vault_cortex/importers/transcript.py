@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,6 +27,7 @@ from vault_cortex.errors import InvalidRequest, WriteConflict
 from vault_cortex.files.properties import parse_datetime
 from vault_cortex.files.yamltext import note_filename, render_new_note
 from vault_cortex.importers.importlog import ImportLog
+from vault_cortex.importers.substance import has_substance
 from vault_cortex.store.change import Change, Vault
 
 RAW = "raw"
@@ -39,6 +41,8 @@ _NOISE_TAG = re.compile(r"<(system-reminder|command-name|command-message|command
                         r"local-command-stderr|user-prompt-submit-hook)>.*?</\1>", re.S)
 _NOISE_LINE = re.compile(r"^\[Request interrupted by user[^\]]*\]$", re.M)
 HEAD_BYTES = 1 << 16  # the start of a transcript, hashed to tell a grown transcript from a different one
+TOOL_INPUT_CHARS = 60  # of a tool call's input, on its one line
+OUTPUT_CHARS = 1 << 16  # of an exchange's tool output, kept in memory while it is read
 
 
 class Exchange(msgspec.Struct, frozen=True, kw_only=True):
@@ -48,6 +52,7 @@ class Exchange(msgspec.Struct, frozen=True, kw_only=True):
     answer: str
     tools: tuple[str, ...] = ()  # one line per tool call
     at: datetime | None = None
+    output: str = ""  # what the tools printed (its first OUTPUT_CHARS): read to tell echo from memory, never written
 
 
 class Transcript(msgspec.Struct, frozen=True, kw_only=True):
@@ -88,11 +93,20 @@ class _Open:
         self.prompt, self.at, self.offset = prompt, at, offset
         self.answer: list[str] = []
         self.tools: dict[str, list[str]] = {}  # tool_use id → [name and input, output size]
+        self.output: list[str] = []
+        self.output_chars = 0
+
+    def printed(self, content: Any) -> None:
+        """Keep the start of a tool's output, to see whether the answer only reads it back."""
+        if self.output_chars < OUTPUT_CHARS:
+            text = _text(content)[: OUTPUT_CHARS - self.output_chars]
+            self.output.append(text)
+            self.output_chars += len(text)
 
     def close(self) -> tuple[int, Exchange]:
         tools = tuple(f"*(tool: {name}{' → ' + size if size else ''})*" for name, size in self.tools.values())
         return self.offset, Exchange(prompt=self.prompt.strip(), answer="\n\n".join(self.answer).strip(),
-                                     tools=tools, at=self.at)
+                                     tools=tools, at=self.at, output="\n".join(self.output))
 
 
 def iter_jsonl(lines: Iterable[tuple[int, str | bytes]]) -> Iterator[tuple[int, Exchange]]:
@@ -135,6 +149,7 @@ def iter_jsonl(lines: Iterable[tuple[int, str | bytes]]) -> Iterator[tuple[int, 
                 cur.tools[str(b.get("id") or len(cur.tools))] = [_tool(b), ""]
             elif b.get("type") == "tool_result" and str(b.get("tool_use_id")) in cur.tools:
                 cur.tools[str(b.get("tool_use_id"))][1] = _size(b.get("content"))
+                cur.printed(b.get("content"))
     if cur is not None:
         yield cur.close()
 
@@ -151,14 +166,21 @@ def _tool(block: dict[str, Any]) -> str:
     if value is None:
         return name
     flat = " ".join(str(value).split())
-    return f"{name} `{flat[:60] + '…' if len(flat) > 60 else flat}`".replace("``", "`")
+    if len(flat) > TOOL_INPUT_CHARS:  # cut between words: a token cut short could be a secret no detector knows
+        cut = flat[:TOOL_INPUT_CHARS]
+        flat = (cut[: cut.rfind(" ") + 1] if flat[TOOL_INPUT_CHARS] != " " else cut).rstrip() + "…"
+    return f"{name} `{flat}`".replace("``", "`")
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, list):
+        return "\n".join(str(b.get("text") or "") for b in content if isinstance(b, dict))
+    return str(content or "")
 
 
 def _size(content: Any) -> str:
     """How much output a tool gave, in lines; the output itself is never kept."""
-    if isinstance(content, list):
-        content = "\n".join(str(b.get("text") or "") for b in content if isinstance(b, dict))
-    lines = len(str(content or "").strip().splitlines())
+    lines = len(_text(content).strip().splitlines())
     return f"{lines} line{'s' if lines != 1 else ''} of output" if lines else "no output"
 
 
@@ -286,9 +308,18 @@ def capture_transcript(tx: Change, file: str | Path, session: str | None = None,
         else:
             fh.seek(0)
             exchanges = iter_markdown(line.decode("utf-8", "replace").rstrip("\r\n") for line in fh)
-        tally, tools, n, last = Tally(), 0, first - 1, start
+        tally, tools, n, last, last_n, read = Tally(), 0, first - 1, start, first, 0
+        left = Counter[str]()
         try:
-            for n, (offset, x) in enumerate(exchanges, first):
+            for offset, x in exchanges:
+                read += 1
+                last, last_n = offset, n + 1  # where a later capture resumes, and the number this one takes
+                x, private, secrets = scrub(x)
+                left.update({"private": private, "redacted": sum(secrets.values())})
+                if not has_substance(x.prompt, x.answer, x.output):
+                    left["left_out"] += 1  # an acknowledgement, or the tool output read back: echo, not memory
+                    continue
+                n += 1
                 rel, text = render_exchange(name, n, x, fallback=fallback, source=path.name)
                 outcome = log.write(rel, text)
                 if outcome == "kept" and log.fresh and n == 1:
@@ -296,18 +327,40 @@ def capture_transcript(tx: Change, file: str | Path, session: str | None = None,
                                         "name")
                 tally.add(outcome, rel)
                 tools += len(x.tools)
-                last = offset
-            if n < 1:
+            if read < 1:
                 raise InvalidRequest(f"no prompt and answer found in {path}")
             if fmt == "jsonl":
-                log.resume = {"session": name, "offset": last, "n": n, "size": stat.st_size,
+                log.resume = {"session": name, "offset": last, "n": last_n, "size": stat.st_size,
                               "head": _head(fh, last)}
             else:
                 log.resume = {"session": name}
         finally:  # what was written is recorded even when a later line fails; the resume point only on success
-            if tally.paths["created"] or tally.paths["updated"] or n >= 1:
+            if tally.paths["created"] or tally.paths["updated"] or read >= 1:
                 log.save()
-    return tally.result(name, fmt, tool_calls=tools, counts={"exchanges": n})
+    return tally.result(name, fmt, tool_calls=tools, counts={"exchanges": n} | left_out(
+        left["left_out"], left["private"], left["redacted"]))
+
+
+def left_out(echo: int, private: int, redacted: int) -> dict[str, int]:
+    """What an import did not write, for its counts (only what happened)."""
+    counts = {"left out (nothing to keep)": echo, "private spans left out": private, "secrets redacted": redacted}
+    return {k: v for k, v in counts.items() if v}
+
+
+def scrub(x: Exchange) -> tuple[Exchange, int, dict[str, int]]:
+    """The exchange as it may be written: `<private>` spans left out and secrets redacted, everywhere in it;
+    with how many spans and secrets of each kind went."""
+    from vault_cortex.importers.redact import redact
+
+    parts = [redact(t) for t in (x.prompt, x.answer, *x.tools)]
+    secrets: Counter[str] = Counter()
+    for part in parts:
+        secrets.update(part.secrets)
+    if not secrets and not any(p.private for p in parts):
+        return x, 0, {}
+    prompt, answer, *tools = (p.text for p in parts)
+    return (msgspec.structs.replace(x, prompt=prompt.strip(), answer=answer.strip(), tools=tuple(tools)),
+            sum(p.private for p in parts), dict(secrets))
 
 
 def session_name(file: str | Path, project: str | None) -> str:

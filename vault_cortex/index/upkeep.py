@@ -295,6 +295,11 @@ class Index:
             log.info("took in %d vector changes made by another process", repaired)
         self._vectors_seq = seq
 
+    def expect_sync(self) -> None:
+        """A sync of the whole vault is on its way (a server's start-up sync): until it has run, `indexing`
+        says the index may not be whole, from the first request on."""
+        self.indexing = Indexing(done=0, total=0)
+
     def stop(self) -> None:
         """Ask a running sync to stop at its next embedding batch (the server is shutting down)."""
         self.stopping.set()

@@ -30,6 +30,7 @@ from vault_cortex.recall.rank import (
     coactivation,
     effective_importance,
     fuse,
+    layer_factor,
     reason,
     recency,
     snippet,
@@ -173,7 +174,10 @@ def rank(
             "resonance": round(_resonance(note, chunk, concepts, graph), 4) if use_resonance and region.warm
             else 0.0,
         }
-        score = round(weighted(signals, weights), 4)
+        factor = layer_factor(note.layer)
+        if factor != 1.0:
+            signals["raw"] = factor
+        score = round(weighted(signals, weights) * factor, 4)
         vector = f.chunk_id in dense  # every chunk with a vector has its similarity there
         out.append(Scored(note=note, chunk=chunk, fused=f, score=score, signals=signals, vector=vector,
                           reason=reason(signals, weights, dense=f.dense, lexical=f.lexical, vector=vector)))

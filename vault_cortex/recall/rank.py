@@ -173,6 +173,17 @@ def weighted(signals: Mapping[str, float], weights: Mapping[str, float]) -> floa
     return sum(weights.get(k, 0.0) * v for k, v in signals.items() if weights.get(k, 0.0) > 0) / total
 
 
+RAW_LAYER = "raw"
+RAW_FACTOR = 0.85  # a raw capture's score is multiplied by this until sleep consolidates it into a summary
+
+
+def layer_factor(layer: str | None) -> float:
+    """What a note's layer multiplies its score by: a raw capture (a session's words as they were said, the
+    question as much as the answer) ranks below a curated note of equal relevance; every other note keeps its
+    score. Reported as the `raw` signal, so the why-line says so (ranking, never filtering)."""
+    return RAW_FACTOR if layer == RAW_LAYER else 1.0
+
+
 _PHRASES = {
     "relevance": "matches the query",
     "region": "from a weighted region",
@@ -203,5 +214,7 @@ def reason(signals: Mapping[str, float], weights: Mapping[str, float], *, dense:
             parts.append(f"matches the query by {how} ({value:.2f})")
         else:
             parts.append(f"{_PHRASES[key]} ({value:.2f})")
+    if "raw" in signals:
+        parts.append(f"a raw capture, ranked ×{signals['raw']:.2f} until sleep consolidates it")
     said = "; ".join(parts) if parts else "weak match"
     return said if vector else f"{said}; {NO_VECTOR}"

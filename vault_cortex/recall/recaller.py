@@ -86,7 +86,7 @@ class Recaller:
     def recall(self, query: str, *, k: int | None = None, mode: str | None = None,
                budget_tokens: int | None = None, regions: list[str] | None = None,
                include_archive: bool = False, client: str = "api", log_activity: bool = True,
-               filters: Filters | None = None, gate: bool = False) -> Recall:
+               filters: Filters | None = None, gate: bool = False, exclude: frozenset[str] = frozenset()) -> Recall:
         """Notes for a query, ranked by the mode's signals; with a budget, also the packed context (see
         `Cortex.recall`)."""
         started = time.perf_counter()
@@ -94,7 +94,8 @@ class Recaller:
         k = self.check_k(k)
         mode_name, weights = self.mode(mode)
         self.check_regions(regions)
-        exclude = frozenset() if include_archive or self.settings.index.include_archive else self.archived()
+        if not (include_archive or self.settings.index.include_archive):
+            exclude = exclude | self.archived() if exclude else self.archived()  # no copy of the archive per recall
         allowed = self.allowed(filters, regions, exclude)
         qvec = self.index.embedder.embed([query])[0]
         ranked = self.ranked(query, qvec, weights, regions=regions, exclude=exclude, allowed=allowed)

@@ -387,8 +387,8 @@ def _finish(tx: Change, run: _Run, commit: bool) -> ApplyReport:
 def commit_vault(root: Path, p: Plan, steps: Sequence[int], also: Sequence[str] = ()) -> str | None:
     """Commit exactly the files the applied steps touched (moves show as renames), and `also` (the activity
     files the sleep's flush appended to); None outside a repository."""
-    def git(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=False)
+    def git(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=False, input=stdin)
 
     if git("rev-parse", "--is-inside-work-tree").stdout.strip() != "true":
         log.info("the vault is not a git repository; nothing committed")
@@ -398,6 +398,8 @@ def commit_vault(root: Path, p: Plan, steps: Sequence[int], also: Sequence[str] 
     wanted = sorted({x for op in ops for x in (op.path, op.dest) if x} | set(also))
     tracked = set(git("ls-files", "-z", "--", *wanted).stdout.split("\0")) if wanted else set()
     paths = [x for x in wanted if (root / x).exists() or x in tracked]
+    ignored = set(git("check-ignore", "-z", "--stdin", stdin="\0".join(paths)).stdout.split("\0"))
+    paths = [x for x in paths if x not in ignored]  # a folder kept out of git (raw/, say) stays out, the rest commits
     if not paths or git("add", "-A", "--", *paths).returncode:
         return None
     done = git("commit", "-q", "-m", commit_message(p, ops), "--", *paths)
