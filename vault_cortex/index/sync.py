@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
@@ -107,7 +107,8 @@ WORDS, VECTORS = "words", "vectors"  # the phases of indexing: notes written (se
 
 class Indexing(msgspec.Struct, frozen=True, kw_only=True):
     """How far a running sync is: in phase "words", notes written of the notes to write; in phase "vectors",
-    chunks given their vector of the chunks that lack one (recall finds those by words only meanwhile)."""
+    chunks given their vector of the chunks that lack one (recall finds those by words only meanwhile), or, in a
+    sync of a few changed notes (which embeds before it writes), of the chunks it writes."""
 
     done: int
     total: int
@@ -205,17 +206,27 @@ def sync(
     relation_types = RELATION_TYPES | frozenset(settings.relations)
     changed = False
 
-    items = (_prepare(f, data, file_state(f, digest, scanned_ns), settings, relation_types, embedder)
-             for f, data, digest in todo)
+    items: Iterable[_Changed] = (_prepare(f, data, file_state(f, digest, scanned_ns), settings, relation_types,
+                                          embedder) for f, data, digest in todo)
     done = 0
+    embedded, to_embed = 0, 0  # a targeted sync embeds before it writes: its progress is in chunks embedded
+    if only is not None:
+        items = list(items)  # a few notes: parsed up front, to know how many chunks they hold
+        to_embed = sum(len(item.chunked.chunks) for item in items)
     if progress and todo:
-        progress(WORDS, 0, len(todo))
+        progress(*((VECTORS, 0, to_embed) if only is not None else (WORDS, 0, len(todo))))
+
+    def tick(chunks: int) -> None:
+        nonlocal embedded
+        embedded += chunks
+        if progress:
+            progress(VECTORS, embedded, to_embed)
 
     for group in _groups(items):
         if stop is not None and stop.is_set():
             raise SyncCancelled("the sync was stopped; what it finished is kept")
         t0 = time.perf_counter()
-        vecs = _vectors_for(group, cache, embedder, counts, stop, embed=only is not None)
+        vecs = _vectors_for(group, cache, embedder, counts, stop, tick if only is not None else None)
         embed_seconds += time.perf_counter() - t0
 
         with lock():
@@ -246,7 +257,7 @@ def sync(
                 vectors.add(new_ids, np.stack(new_vecs))
             changed = True
         done += len(group)
-        if progress:
+        if progress and only is None:
             progress(WORDS, done, len(todo))
 
     if only is None and fill:  # the notes' new chunks, a lost vector file, a changed model: without the lock
@@ -414,15 +425,21 @@ def _prepare(
 
 def _vectors_for(
     batch: Sequence[_Changed], cache: EmbeddingCache, embedder: Callable[[], Embedder], counts: dict[str, int],
-    stop: threading.Event | None = None, *, embed: bool,
+    stop: threading.Event | None = None, tick: Callable[[int], None] | None = None,
 ) -> dict[str, Vector]:
-    """Vectors for the chunks of the batch: from the cache, and with `embed` the rest from the model (each
-    EMBED_BATCH embedded is cached at once: a kill loses at most one batch; a set `stop` is obeyed between)."""
+    """Vectors for the chunks of the batch: from the cache, and with `tick` (a targeted sync) the rest from the
+    model, told how many chunks each step gave a vector (each EMBED_BATCH embedded is cached at once: a kill loses
+    at most one batch; a set `stop` is obeyed between)."""
     model = embedder()
     texts = {c.hash: c.embed_text for item in batch for c in item.chunked.chunks}
     found = cached_vectors(cache, model, texts)
     counts["cached"] += len(found)
-    if embed:
+    if tick is not None:
+        def chunks_of(hashes: Collection[str]) -> None:
+            if hashes:
+                tick(sum(1 for item in batch for c in item.chunked.chunks if c.hash in hashes))
+
+        chunks_of(found)
         missing = [h for h in texts if h not in found]
-        found.update(embed_batches(model, cache, {h: texts[h] for h in missing}, counts, stop))
+        found.update(embed_batches(model, cache, {h: texts[h] for h in missing}, counts, stop, chunks_of))
     return found
