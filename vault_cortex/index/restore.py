@@ -14,7 +14,7 @@ import numpy as np
 
 from vault_cortex.errors import SyncCancelled
 from vault_cortex.index.db import IndexDB
-from vault_cortex.index.embed import Embedder
+from vault_cortex.index.embed import Embedder, busy
 from vault_cortex.index.vectors import EmbeddingCache, Vector, Vectors
 
 log = logging.getLogger(__name__)
@@ -110,21 +110,22 @@ def fill_vectors(db: IndexDB, vectors: Vectors, cache: EmbeddingCache, embedder:
         progress("vectors", 0, total)
     log.info("giving %d chunks their vectors", total)
     order = sorted(ids_of)
-    for start in range(0, len(order), FILL_WINDOW):
-        window = order[start:start + FILL_WINDOW]
-        found = cached_vectors(cache, model, window)  # embedded before a stop, a kill, or by another process
-        counts["cached"] += len(found)
-        if found:
-            add(found)
-            tick(found)
-        texts = db.embed_texts([h for h in window if h not in found])  # chunks deleted meanwhile are left out
-        tick([h for h in window if h not in found and h not in texts])
-        alike = sorted(texts, key=lambda h: len(texts[h]))
-        for turn in range(0, len(alike), FILL_TURN):
-            if pause is not None and pause():
-                return total - done
-            part = alike[turn:turn + FILL_TURN]
-            add(embed_batches(model, cache, {h: texts[h] for h in part}, counts, stop, tick))
+    with busy(model):  # the model keeps its run buffers from the first turn to the last
+        for start in range(0, len(order), FILL_WINDOW):
+            window = order[start:start + FILL_WINDOW]
+            found = cached_vectors(cache, model, window)  # embedded before a stop, a kill, or by another process
+            counts["cached"] += len(found)
+            if found:
+                add(found)
+                tick(found)
+            texts = db.embed_texts([h for h in window if h not in found])  # chunks deleted meanwhile are left out
+            tick([h for h in window if h not in found and h not in texts])
+            alike = sorted(texts, key=lambda h: len(texts[h]))
+            for turn in range(0, len(alike), FILL_TURN):
+                if pause is not None and pause():
+                    return total - done
+                part = alike[turn:turn + FILL_TURN]
+                add(embed_batches(model, cache, {h: texts[h] for h in part}, counts, stop, tick))
     with lock():
         if len(vectors) >= db.chunk_count():  # none lacks now (a words-first sync may have written more since)
             _filled(db)
