@@ -30,7 +30,7 @@ from vault_cortex.index.embed import (
     Vectors,
     check_model_file,
 )
-from vault_cortex.index.restore import EMBED_BATCH, FILL_TURN
+from vault_cortex.index.restore import BULK_CHUNKS, EMBED_BATCH, FILL_TURN, VECTOR_TOLERANCE
 from vault_cortex.recall.rank import NO_VECTOR
 
 TOPICS = ("kestrel", "marmalade", "sextant", "tamarind", "quillwort", "zeppelin", "obsidian", "verdigris")
@@ -201,3 +201,24 @@ def wait_for(predicate: Callable[[], bool], timeout: float = 60.0) -> None:
     while not predicate():
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.02)
+
+
+@pytest.mark.slow
+def test_a_big_fill_runs_the_folded_model_while_it_lasts_and_gives_the_same_vectors(tmp_path: Path,
+                                                                                 embedder: OnnxEmbedder) -> None:
+    """A fill of BULK_CHUNKS chunks or more runs a copy of the model whose weights were folded to float at load
+    (faster, ~160 MB more), dropped when it is over; its vectors are those of the model as it always runs."""
+    root = tmp_path / "v"
+    write_vault(root, BULK_CHUNKS // 2 + 4)
+    with Cortex.open(root, embedder=embedder) as cx:
+        cx.sync(fill=False)
+        assert cx.db.chunk_count() >= BULK_CHUNKS
+        folded: list[bool] = []
+        assert cx.fill_vectors(lambda phase, done, total: folded.append(embedder.folded)) == 0
+        assert folded[-1] and not embedder.folded  # folded while it ran, dropped once it was over
+        hashes = cx.db.hashes_of(sorted(cx.db.chunk_hashes())[::16])
+        texts = cx.db.embed_texts(list(hashes.values()))
+        usual = embedder.embed([texts[h] for h in hashes.values()])
+        stored = cx.vectors.get(list(hashes))
+        assert max(float(np.abs(stored[i] - usual[k]).max()) for k, i in enumerate(hashes)) <= VECTOR_TOLERANCE
+        assert cx.verify().ok

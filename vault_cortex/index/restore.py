@@ -24,6 +24,7 @@ log = logging.getLogger(__name__)
 LACKING = "vectors_lacking"
 EMBED_BATCH = 8  # chunks embedded (and cached) between two looks at the stop flag and two progress steps
 FILL_TURN = 32  # chunks embedded per turn of filling in vectors: added to the vector index under the lock at once
+BULK_CHUNKS = 256  # a fill of at least this many chunks runs the model with its weights folded (`busy`)
 FILL_WINDOW = 2048  # chunk texts read from the index at a time and sorted by length (alike lengths batch together)
 # Largest difference per component between a stored vector and its cache entry: the vector index stores int8
 # (x * 127 truncated: off by up to 1/127 = 7.9e-3) and the cache float16 (off by up to 4.9e-4 for |x| <= 1).
@@ -110,7 +111,7 @@ def fill_vectors(db: IndexDB, vectors: Vectors, cache: EmbeddingCache, embedder:
         progress("vectors", 0, total)
     log.info("giving %d chunks their vectors", total)
     order = sorted(ids_of)
-    with busy(model):  # the model keeps its run buffers from the first turn to the last
+    with busy(model, bulk=total >= BULK_CHUNKS):  # the model keeps its run buffers from first turn to last
         for start in range(0, len(order), FILL_WINDOW):
             window = order[start:start + FILL_WINDOW]
             found = cached_vectors(cache, model, window)  # embedded before a stop, a kill, or by another process
