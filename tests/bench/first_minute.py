@@ -14,7 +14,7 @@ alternate (this code, the other, this code…) so that a busy machine weighs on 
   `--idle` seconds of nothing to do;
 - with `--timeout S`, a serve not done by then is stopped and the share of chunks with a vector is printed;
 - RSS after start-up on the starter vault: `serve` on a new vault (it copies the starter vault), `--settle`
-  seconds after its start-up index is done.
+  seconds after its start-up index is done, and its CPU over the next `--idle` seconds (10 at least).
 
 Run: `python tests/bench/first_minute.py [--notes 10000] [--sections 2,3,3,3,4] [--code /tmp/before] [--runs 1]
 [--idle 60] [--timeout S]`
@@ -44,9 +44,11 @@ from tests.bench.gen import SECTIONS, make_vault, queries, sections_arg
 HERE = Path(__file__).resolve().parents[2]
 ROWS = (("first_answer", "first answer", "s"), ("all_words", "all notes searchable by words", "s"),
         ("all_vectors", "all chunks with a vector", "s"), ("chunks_per_s", "chunks given a vector per second", ""),
-        ("vectors_at_timeout", "chunks with a vector when the time allowed was up", "%"),
+        ("notes_at_timeout", "notes indexed when the time allowed was up", "%"),
+        ("vectors_at_timeout", "of their chunks, those with a vector", "%"),
         ("peak_rss", "peak RSS of serve", "MiB"), ("idle_rss", "RSS when idle", "MiB"),
-        ("idle_cpu", "CPU when idle", "%"), ("starter_rss", "RSS after start-up on the starter vault", "MiB"))
+        ("idle_cpu", "CPU when idle", "%"), ("starter_rss", "RSS after start-up on the starter vault", "MiB"),
+        ("starter_idle_cpu", "CPU when idle then (starter vault)", "%"))
 
 
 def log(msg: str) -> None:
@@ -119,7 +121,9 @@ def serve_once(code: Path, source: Path, notes: int, idle: float, timeout: float
                     span = now - (first_vector or 0.0)
                     out["chunks_per_s"] = status["chunks"] / span if span > 0 else 0.0
                     break
-            else:  # the time allowed is up: how far the vectors got
+            else:  # the time allowed is up: how far the notes and the vectors got
+                out["notes_at_timeout"] = 100 * status["notes"] / notes
+                out["chunks"] = status["chunks"]
                 out["vectors_at_timeout"] = 100 * status["vectors"] / max(1, status["chunks"])
                 out["chunks_per_s"] = status["vectors"] / max(1e-9, timeout - (first_vector or 0.0))
             if "all_vectors" in out:  # idle figures only once it is done
@@ -140,9 +144,9 @@ def serve_once(code: Path, source: Path, notes: int, idle: float, timeout: float
     return out
 
 
-def starter_rss(code: Path, settle: float) -> float:
+def starter(code: Path, settle: float, idle: float) -> dict[str, float]:
     """RSS of `serve` on a new starter vault (created by serve itself), `settle` seconds after its start-up
-    sync has finished and every chunk has its vector."""
+    sync has finished and every chunk has its vector; then its CPU over `idle` seconds of nothing to do."""
     work = Path(tempfile.mkdtemp(prefix="first-minute-starter-"))
     vault = work / "vault"
     port = free_port()
@@ -166,7 +170,9 @@ def starter_rss(code: Path, settle: float) -> float:
                         and index["vectors"] >= index["chunks"] > 0):
                     break
             time.sleep(settle)
-            return proc_status(proc.pid, "VmRSS")
+            rss, cpu = proc_status(proc.pid, "VmRSS"), cpu_seconds(proc.pid)
+            time.sleep(idle)
+            return {"starter_rss": rss, "starter_idle_cpu": 100 * (cpu_seconds(proc.pid) - cpu) / idle}
         finally:
             proc.terminate()
             proc.wait(timeout=30)
@@ -214,8 +220,9 @@ def main(argv: list[str] | None = None) -> int:
             results[name].append(got)
     for run in range(args.runs):
         for name, code in codes.items():
-            results[name][run]["starter_rss"] = starter_rss(code, args.settle)
-            log(f"run {run + 1}: {name}: starter vault RSS {results[name][run]['starter_rss']:.0f} MiB")
+            got = starter(code, args.settle, max(args.idle, 10.0))
+            results[name][run].update(got)
+            log(f"run {run + 1}: {name}: starter vault " + ", ".join(f"{k} {v:.1f}" for k, v in got.items()))
     if args.keep is None:
         shutil.rmtree(source, ignore_errors=True)
     print(f"first serve of a generated vault of {args.notes} notes ({results[next(iter(codes))][0].get('chunks', 0)}"
