@@ -63,6 +63,12 @@ def _announce(report: SyncReport) -> None:
           f"{report.deleted} deleted, {report.skipped} skipped); watching for changes", file=sys.stderr)
 
 
+def _filled(seconds: float) -> None:
+    """Say once that the vectors a words-first start left out are all in (recall matches by meaning everywhere)."""
+    print(f"every chunk has its vector ({seconds:.0f}s after start): recall now matches by meaning everywhere",
+          file=sys.stderr)
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from server.app import LOOPBACK_HOSTS
     from server.auth import is_loopback
@@ -135,13 +141,12 @@ def _serve(cx: Cortex, args: argparse.Namespace, sock: socket.socket, debounce_m
     from server.guard import OncePerWhile, guarded, max_connections, raise_fd_limit
     from server.nightly import Nightly
     from server.watch import Watcher
-    from vault_cortex.cli.main import ProgressBar
+    from vault_cortex.cli.progress import ProgressBar
 
     # A read-only vault keeps its token beside its index, and sleeps no nightly sleep (it would write notes).
     token_file = cx.index.index_dir / "token" if cx.read_only else cx.root / TOKEN_FILE
     token = load_or_create_token(cx.root, os.environ, path=token_file)
-    watcher = Watcher(cx, debounce_ms=debounce_ms, progress=ProgressBar(),
-                      announce=_announce)
+    watcher = Watcher(cx, debounce_ms=debounce_ms, progress=ProgressBar(), announce=_announce, filled=_filled)
     nightly = Nightly(cx, schedule=lambda _s, _now: None) if cx.read_only else Nightly(cx)
     app = create_app(cx, token=token, watcher=watcher, nightly=nightly, allowed_hosts=allowed_hosts)
     host, port = sock.getsockname()[:2]

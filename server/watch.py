@@ -8,6 +8,7 @@ import threading
 import time
 import unicodedata
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -39,8 +40,9 @@ FULL_SYNC_S = 900.0  # and a full sync runs at least this often when changes com
 class Syncable(Protocol):
     root: Path
 
-    def sync(self, progress: Any = None) -> SyncReport: ...
+    def sync(self, progress: Any = None, *, fill: bool = True) -> SyncReport: ...
     def sync_paths(self, paths: Sequence[str]) -> SyncReport: ...
+    def fill_vectors(self, progress: Any = None, pause: Callable[[], bool] | None = None) -> int: ...
     def graph(self) -> Any: ...
 
 
@@ -75,10 +77,12 @@ class Watcher:
     """
 
     def __init__(self, cortex: Syncable, *, debounce_ms: int = 300, progress: Progress | None = None,
-                 announce: Callable[[SyncReport], None] | None = None) -> None:
+                 announce: Callable[[SyncReport], None] | None = None,
+                 filled: Callable[[float], None] | None = None) -> None:
         self.cortex = cortex
         self._progress = progress  # shown during the start-up sync only
-        self._announce = announce  # told the start-up sync's report
+        self._announce = announce  # told the start-up sync's report, once its notes are searchable by words
+        self._filled = filled  # told, once, the seconds from the start until every chunk had its vector
         self.debounce_ms = max(debounce_ms, 0)
         self.root = str(cortex.root)
         self._watching = False
@@ -97,6 +101,9 @@ class Watcher:
         self.targeted = 0  # syncs of just the changed paths
         self._retry_s = RETRY_FIRST_S  # wait before retrying a failed sync (doubles while it keeps failing)
         self.full = 0  # syncs of the whole vault (the start-up one included)
+        self._started = time.monotonic()
+        self._announced = False
+        self._filling = False  # chunks were found without a vector, and not all have one yet
 
     def _note(self, changes: set[tuple[Change, str]]) -> None:
         """Remember which notes changed, or that only a full sync will do."""
@@ -108,6 +115,11 @@ class Watcher:
                 self._changed = None  # a folder, an attachment, or too many: walk the vault
                 return
             self._changed.add(unicodedata.normalize("NFC", rel))
+
+    def _fill_step(self, progress: Progress | None, phase: str, done: int, total: int) -> None:
+        self._filling = True
+        if progress is not None:
+            progress(phase, done, total)
 
     def _keep(self, change: Change, path: str) -> bool:
         return not in_dot_folder(self.root, path)
@@ -186,10 +198,12 @@ class Watcher:
             if paths is not None and time.monotonic() - self._full_at > FULL_SYNC_S:
                 paths = None
             try:
+                first = self._syncs == 0
+                progress = self._progress if first else None
                 if paths is None:
-                    progress = self._progress if self._syncs == 0 else None
                     self._full_at = time.monotonic()
-                    report = await anyio.to_thread.run_sync(self.cortex.sync, progress)
+                    # words first: the notes are searchable by words, links and properties when this returns
+                    report = await anyio.to_thread.run_sync(partial(self.cortex.sync, progress, fill=False))
                     self.full += 1
                 else:
                     report = await anyio.to_thread.run_sync(self.cortex.sync_paths, sorted(paths))
@@ -197,6 +211,15 @@ class Watcher:
                 # The graph follows the index here, off the interactive path of the next recall (a full build
                 # at start-up, then in place); a CLI sync never builds it.
                 await anyio.to_thread.run_sync(self.cortex.graph)
+                if not self._announced and self._announce is not None:
+                    self._announced = True
+                    self._announce(report)
+                # then the vectors, filled in behind; a change that comes meanwhile is synced first
+                left = await anyio.to_thread.run_sync(self.cortex.fill_vectors, partial(self._fill_step, progress),
+                                                      self._wake.is_set)
+                if not left and self._filling and self._filled is not None:
+                    self._filled(time.monotonic() - self._started)
+                self._filling = self._filling and bool(left)
             except SyncCancelled:
                 log.info("sync stopped: the server is shutting down")
                 return
@@ -211,8 +234,6 @@ class Watcher:
                 self._last_report = report
                 self._last_error = None
                 self._last_sync_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-                if self._syncs == 1 and self._announce is not None:
-                    self._announce(report)
                 log.info("synced: %d added, %d updated, %d renamed, %d deleted in %.2fs", report.added,
                          report.updated, report.renamed, report.deleted, report.seconds)
             if self._wake.is_set() or self._last_error is not None:  # changes came meanwhile, or a retry is due

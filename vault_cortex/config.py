@@ -78,7 +78,7 @@ class IndexSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
 class EmbeddingSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     model_dir: str = ""  # empty = the bundled int8 all-MiniLM-L6-v2
     threads: int = 2
-    batch_size: int = 8
+    batch_size: int = 4
 
 
 class RecallSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

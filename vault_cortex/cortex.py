@@ -87,9 +87,14 @@ class Cortex:
     def indexing(self) -> Indexing | None:
         return self.index.indexing
 
-    def sync(self, progress: Progress | None = None, *, contents: bool = False) -> SyncReport:
-        """Re-index what changed since the last sync; never writes a note. `contents`: hash every file too."""
-        return self.index.sync(progress, contents=contents)
+    def sync(self, progress: Progress | None = None, *, contents: bool = False, fill: bool = True) -> SyncReport:
+        """Re-index what changed since the last sync; never writes a note. `contents`: hash every file too.
+        `fill` False: notes are written words first and the vectors left to `fill_vectors` (the server)."""
+        return self.index.sync(progress, contents=contents, fill=fill)
+
+    def fill_vectors(self, progress: Progress | None = None, pause: Callable[[], bool] | None = None) -> int:
+        """Give the chunks without a vector theirs (see `Index.fill_vectors`); how many still lack one."""
+        return self.index.fill_vectors(progress, pause)
 
     def sync_paths(self, paths: Sequence[str]) -> SyncReport:
         """Re-index just these vault paths: the cost follows the change."""

@@ -231,6 +231,7 @@ export interface Hit {
   signals: Record<string, number>;
   snippet: string;
   title: string;
+  vector?: boolean;
 }
 
 export interface Hub {
@@ -240,6 +241,7 @@ export interface Hub {
 
 export interface Indexing {
   done: number;
+  phase?: string;
   total: number;
 }
 

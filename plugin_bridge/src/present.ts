@@ -47,7 +47,9 @@ function show(value: unknown): string {
   if (value === null || value === undefined) return "—";
   if (typeof value === "object" && "done" in value && "total" in value) {
     const { done, total } = value;
-    return `${String(done)} of ${String(total)} chunks`; // `indexing` while a sync runs
+    const phase = "phase" in value ? value.phase : undefined;
+    const unit = phase === "words" ? "notes" : "chunks";
+    return `${String(done)} of ${String(total)} ${unit}${typeof phase === "string" ? ` (${phase})` : ""}`; // while a sync runs
   }
   if (typeof value === "string") return value;
   if (typeof value === "number" || typeof value === "boolean") return String(value);

@@ -229,10 +229,17 @@ export function retryDelay(state: PaneState): number | null {
   return null;
 }
 
-/** One line for an answer the server gave while it was still indexing (`indexing` in recall responses). */
+/** One line for an answer the server gave while it was still indexing (`indexing` in recall responses): in phase
+ * "words" notes are still being written; in phase "vectors" every note is found by its words and the chunks are
+ * getting their vectors (a hit without one says so: `vector: false`). */
 export function indexingLine(indexing: Indexing): string {
   const pct = indexing.total > 0 ? Math.floor((100 * indexing.done) / indexing.total) : 0;
-  return `Still indexing (${indexing.done} of ${indexing.total} chunks, ${pct}%): showing what is indexed so far.`;
+  const of = `${indexing.done} of ${indexing.total}`;
+  if (indexing.phase === "vectors") {
+    return `Every note is searchable by words; matching by meaning fills in (${of} chunks, ${pct}%).`;
+  }
+  const unit = indexing.phase === "words" ? "notes" : "chunks";
+  return `Still indexing (${of} ${unit}, ${pct}%): showing what is indexed so far.`;
 }
 
 export interface PaneClient {

@@ -57,6 +57,13 @@ describe("renderPane", () => {
     expect(setup(READY).root.querySelectorAll(".vc-indexing")).toHaveLength(0);
   });
 
+  it("says which phase indexing is in: notes written by words, then vectors filling in", () => {
+    const words = setup({ ...READY, indexing: { done: 300, total: 1200, phase: "words" } }).root;
+    expect(texts(words, ".vc-indexing")).toEqual(["Still indexing (300 of 1200 notes, 25%): showing what is indexed so far."]);
+    const vectors = setup({ ...READY, indexing: { done: 500, total: 1000, phase: "vectors" } }).root;
+    expect(texts(vectors, ".vc-indexing")).toEqual(["Every note is searchable by words; matching by meaning fills in (500 of 1000 chunks, 50%)."]);
+  });
+
   it("opens an item on click, in a new tab with Ctrl or Cmd", () => {
     const { root, opened } = setup(READY);
     const title = root.querySelector<HTMLElement>(".vc-title");

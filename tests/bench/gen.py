@@ -2,8 +2,9 @@
 
 Notes are built from eight topic vocabularies (software, gardening, cooking, travel, research, music, finance,
 health) poured into English sentence templates, spread over the seven cortex folders. Each note has 2–4 `##`
-sections of about 120–200 model tokens, so a vault of N notes has about 3N chunks.
-Run: `python tests/bench/gen.py DIR [--notes 2000] [--seed 7]`.
+sections of about 120–200 model tokens, so a vault of N notes has about 3N chunks (`--sections 5,6,7,8`: about
+6.5N, as in a 6.6k-note community vault of 43k chunks).
+Run: `python tests/bench/gen.py DIR [--notes 2000] [--seed 7] [--sections 2,3,3,3,4]`.
 """
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ import argparse
 import random
 import shutil
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+SECTIONS = (2, 3, 3, 3, 4)  # sections per note, drawn from these: about 3 chunks per note
 REGIONS = ("soul", "personality", "artistic", "linguistic", "scientific", "long_term", "short_term")
 REGION_SHARE = (0.06, 0.08, 0.12, 0.10, 0.20, 0.20, 0.24)
 TEMPLATE_CONFIG = Path(__file__).resolve().parents[2] / "vault_template" / ".cortex" / "config.toml"
@@ -422,14 +425,14 @@ def _title(rng: random.Random, topic: Topic, taken: set[str]) -> str:
     return f"{title} {n}"
 
 
-def _plan(rng: random.Random, n_notes: int) -> list[_Plan]:
+def _plan(rng: random.Random, n_notes: int, sections: Sequence[int]) -> list[_Plan]:
     taken: set[str] = set()
     plans = []
     for _ in range(n_notes):
         region = rng.choices(REGIONS, REGION_SHARE)[0]
         topic = rng.choices(TOPICS, REGION_TOPICS[region])[0]
         title = _title(rng, topic, taken)
-        headings = rng.sample(topic.headings, rng.choice((2, 3, 3, 3, 4)))
+        headings = rng.sample(topic.headings, rng.choice(sections))
         plans.append(_Plan(path=f"{region}/{title}.md", title=title, region=region, topic=topic,
                            headings=headings))
     return plans
@@ -522,8 +525,9 @@ def _note_text(rng: random.Random, plan: _Plan, plans: list[_Plan], by_topic: di
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def make_vault(root: Path, n_notes: int = 2000, seed: int = 7) -> None:
-    """Write a vault of n_notes notes under root (created if missing); the same seed gives the same bytes."""
+def make_vault(root: Path, n_notes: int = 2000, seed: int = 7, sections: Sequence[int] = SECTIONS) -> None:
+    """Write a vault of n_notes notes under root (created if missing); the same seed gives the same bytes. Each
+    note has a number of sections drawn from `sections` (at most 10)."""
     rng = random.Random(seed)
     root.mkdir(parents=True, exist_ok=True)
     (root / ".cortex").mkdir(exist_ok=True)
@@ -531,7 +535,7 @@ def make_vault(root: Path, n_notes: int = 2000, seed: int = 7) -> None:
         shutil.copyfile(TEMPLATE_CONFIG, root / ".cortex" / "config.toml")
     for region in REGIONS:
         (root / region).mkdir(exist_ok=True)
-    plans = _plan(rng, n_notes)
+    plans = _plan(rng, n_notes, sections)
     taken = {p.title.lower() for p in plans}
     dangling = [_title(rng, rng.choice(TOPICS), taken) for _ in range(max(10, n_notes // 40))]
     by_topic: dict[str, list[_Plan]] = {t.name: [] for t in TOPICS}
@@ -552,16 +556,26 @@ def queries(n: int, seed: int = 7) -> list[str]:
     return out
 
 
+def sections_arg(text: str) -> tuple[int, ...]:
+    """`--sections 5,6,7,8`: the numbers of sections a note may have, each from 1 to 10."""
+    counts = tuple(int(n) for n in text.split(","))
+    if not counts or not all(1 <= n <= 10 for n in counts):
+        raise argparse.ArgumentTypeError("sections per note are numbers from 1 to 10, separated by commas")
+    return counts
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("dest", type=Path)
     ap.add_argument("--notes", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--sections", type=sections_arg, default=SECTIONS, metavar="N,N,…",
+                    help="sections per note, drawn from these (5,6,7,8: about 6.5 chunks per note)")
     args = ap.parse_args(argv)
     if args.dest.exists() and any(args.dest.iterdir()):
         print(f"{args.dest} is not empty", file=sys.stderr)
         return 2
-    make_vault(args.dest, args.notes, args.seed)
+    make_vault(args.dest, args.notes, args.seed, args.sections)
     print(f"wrote {args.notes} notes to {args.dest}")
     return 0
 

@@ -101,5 +101,9 @@ def test_bad_filters_are_clear_errors(cx: Cortex, filters: Filters, message: str
 def test_a_loose_filter_searches_the_ann_index_first_and_still_returns_k(cx: Cortex) -> None:
     result = cx.recall("battery voltage drop", k=10, filters=Filters(tags=["common"]), log_activity=False)
     assert len(result.hits) == 10 and not any(h.path.startswith("projects/") for h in result.hits)
-    assert [h.path for h in result.hits] == [h.path for h in cx.recall("battery voltage drop", k=10,
-                                                                        log_activity=False).hits]
+    unfiltered = cx.recall("battery voltage drop", k=10, log_activity=False).hits
+    # the same answer; among notes tied with the last one (same text but their number), the filter's wider
+    # search may find a different one than the unfiltered search's narrower one
+    assert [h.score for h in result.hits] == [h.score for h in unfiltered]
+    last = unfiltered[-1].score
+    assert [h.path for h in result.hits if h.score > last] == [h.path for h in unfiltered if h.score > last]

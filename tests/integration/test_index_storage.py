@@ -14,7 +14,7 @@ from fakes import FakeEmbedder
 from vault_cortex.cortex import Cortex
 from vault_cortex.files.chunk import text_hash
 from vault_cortex.index.fts import fts_match, fts_terms
-from vault_cortex.index.restore import VECTOR_TOLERANCE, vector_problems
+from vault_cortex.index.restore import FILL_TURN, VECTOR_TOLERANCE, vector_problems
 from vault_cortex.index.vectors import Vectors
 
 WORDS = ("harbor glacier zephyr lantern orchard basalt meridian quartz tundra ember falcon cobalt willow "
@@ -167,8 +167,8 @@ def test_vectors_are_int8_and_the_cache_float16_within_the_verify_tolerance(tmp_
 
 
 def test_a_cold_sync_adds_vectors_once_per_group(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 13: a cold sync adds its vectors with one usearch call per write group, not one per note; every
-    vector is there and matches its cache entry afterwards."""
+    """Issue 13: a cold sync adds its vectors with one usearch call per turn of filling them in (FILL_TURN
+    chunks), not one per note; every vector is there and matches its cache entry afterwards."""
     root = _vault(tmp_path)
     rng = random.Random(3)
     for i in range(100):
@@ -186,7 +186,7 @@ def test_a_cold_sync_adds_vectors_once_per_group(tmp_path: Path, monkeypatch: py
         cx.sync()
         chunks = len(cx.db.chunk_hashes())
         assert sum(calls) == chunks == len(cx.vectors)
-        assert len(calls) <= chunks // 48 + 1  # a group of about 64 chunks (or 32 notes) per call
+        assert len(calls) <= -(-chunks // FILL_TURN) + 1  # a turn of FILL_TURN chunks per call
         assert vector_problems(cx.db, cx.vectors, cx.cache, embedder.model_id) == ([], 0)
 
 

@@ -186,7 +186,7 @@ def test_defaults() -> None:
     assert settings.region("soul").identity and settings.region("soul").half_life_days == 0
     assert settings.region("short_term").half_life_days == 14
     assert settings.region("no-such-region") == Region()
-    assert settings.embedding.threads == 2 and settings.embedding.batch_size == 8
+    assert settings.embedding.threads == 2 and settings.embedding.batch_size == 4
     assert settings.index.chunk_tokens == 256 and settings.recall.k == 10
     assert settings.relations == []
 

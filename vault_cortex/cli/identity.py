@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from vault_cortex.cli.progress import indexing_progress
 from vault_cortex.cortex import Cortex
 from vault_cortex.errors import InvalidRequest
 from vault_cortex.identity.resonance import DecayPlan, ResonanceReport, WeightChange
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 
 def cmd_habits(args: argparse.Namespace) -> int:
     with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
-        cx.sync()
+        cx.sync(indexing_progress())
         result = cx.habits_for_context(args.context, tool=args.tool)
     if args.json:
         print(msgspec.json.encode(result).decode())
@@ -37,7 +38,7 @@ def _print_weight(change: WeightChange) -> None:
 
 def cmd_resonance(args: argparse.Namespace) -> int:
     with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
-        cx.sync()
+        cx.sync(indexing_progress())
         if args.action == "touch":
             if not args.concept:
                 raise InvalidRequest("name the concept to touch: vault-cortex resonance touch CONCEPT")
@@ -67,7 +68,7 @@ def cmd_resonance(args: argparse.Namespace) -> int:
 
 def cmd_wonder(args: argparse.Namespace) -> int:
     with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
-        cx.sync()
+        cx.sync(indexing_progress())
         q = cx.wonder(args.question, context=args.context)
     print(f"{q.status} question: {q.path}" + (f" (answered by {q.answered_by})" if q.answered_by else ""))
     return 0
@@ -75,7 +76,7 @@ def cmd_wonder(args: argparse.Namespace) -> int:
 
 def cmd_curiosities(args: argparse.Namespace) -> int:
     with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
-        cx.sync()
+        cx.sync(indexing_progress())
         result = cx.list_curiosities(args.match)
     if args.json:
         print(msgspec.json.encode(result).decode())
@@ -90,7 +91,7 @@ def cmd_curiosities(args: argparse.Namespace) -> int:
 
 def cmd_explore(args: argparse.Namespace) -> int:
     with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
-        cx.sync()
+        cx.sync(indexing_progress())
         done = cx.explore(args.question, args.answer)
     print(f"explored {done.question.path}: answered_by {done.question.answered_by}; "
           f"{done.answer} answers it")

@@ -12,16 +12,16 @@ import argparse
 import logging
 import os
 import sys
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Protocol, TextIO
+from typing import Protocol
 
 import msgspec
 
 from vault_cortex import __version__
 from vault_cortex.cli.identity import add_identity_commands
 from vault_cortex.cli.notes import add_note_commands, filter_args, filters_from
+from vault_cortex.cli.progress import indexing_progress
 from vault_cortex.cli.sleep import add_sleep_commands
 from vault_cortex.cortex import Cortex
 from vault_cortex.errors import VaultCortexError
@@ -34,42 +34,6 @@ from vault_cortex.index.sync import SyncReport
 from vault_cortex.recall.pipeline import Recall
 
 log = logging.getLogger("vault_cortex")
-
-
-class ProgressBar:
-    """A one-line progress bar on stderr when it is a terminal; a line per quarter otherwise."""
-
-    def __init__(self, stream: TextIO | None = None) -> None:
-        self.stream = stream or sys.stderr
-        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
-        self.started = time.perf_counter()
-        self.last_quarter = -1
-        self.drawn = False
-
-    def __call__(self, phase: str, done: int, total: int) -> None:
-        if total <= 0:
-            return
-        frac = done / total
-        elapsed = time.perf_counter() - self.started
-        rate = done / elapsed if elapsed > 0 else 0.0
-        if self.tty:
-            width = 30
-            filled = int(frac * width)
-            bar = "█" * filled + "·" * (width - filled)
-            eta = f", {int((total - done) / rate)}s left" if rate and done < total else ""
-            self._write(f"\r{phase} [{bar}] {done}/{total} chunks ({rate:.0f}/s{eta})")
-            self.drawn = True
-            if done >= total:
-                self._write("\n")
-        else:
-            quarter = int(frac * 4)
-            if quarter != self.last_quarter:
-                self.last_quarter = quarter
-                self._write(f"{phase}: {done}/{total} chunks\n")
-
-    def _write(self, text: str) -> None:
-        self.stream.write(text)
-        self.stream.flush()
 
 
 def vault_arg(p: argparse.ArgumentParser) -> None:
@@ -108,6 +72,9 @@ def _print_recall(result: Recall) -> None:
         print(f"    why: {hit.reason}")
         print(f"    {hit.snippet}")
     print(f"({len(result.hits)} results, mode {result.mode}, {result.took_ms:.0f} ms)")
+    if result.indexing is not None:
+        print(f"(still indexing, phase {result.indexing.phase}: {result.indexing.done} of {result.indexing.total}; "
+              "the answer comes from what is indexed so far)")
 
 
 def _print_doctor(d: Doctor) -> None:
@@ -146,7 +113,7 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 def cmd_sync(args: argparse.Namespace) -> int:
     with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
-        report = cx.sync(progress=None if args.quiet else ProgressBar(), contents=args.full)
+        report = cx.sync(progress=indexing_progress(quiet=args.quiet), contents=args.full)
     if args.json:
         print(msgspec.json.encode(report).decode())
     else:
@@ -157,7 +124,7 @@ def cmd_sync(args: argparse.Namespace) -> int:
 def cmd_recall(args: argparse.Namespace) -> int:
     with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
         if not args.no_sync:
-            cx.sync()
+            cx.sync(indexing_progress(quiet=args.quiet))
         result = cx.recall(args.query, k=args.k, mode=args.mode, budget_tokens=args.budget,
                            include_archive=args.include_archive, client="cli", filters=filters_from(args))
     if args.json:
@@ -201,7 +168,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 def cmd_context(args: argparse.Namespace) -> int:
     with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
         if not args.no_sync:
-            cx.sync()
+            cx.sync(indexing_progress(quiet=args.quiet))
         ctx = cx.context(task=args.task, project=args.project, active_note=args.note, recent=args.recent or None,
                          budget_tokens=args.budget, mode=args.mode, client="cli", filters=filters_from(args))
     if args.format == "json":
@@ -285,6 +252,7 @@ def build_parser(*groups: CommandGroup) -> argparse.ArgumentParser:
                    help="print the token-budgeted context block (markdown) instead of the list")
     p.add_argument("--include-archive", action="store_true", help="also search notes in archive/")
     p.add_argument("--no-sync", action="store_true", help="skip the incremental sync before recalling")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress while the sync before it indexes")
     filter_args(p)
 
     p = add("context", cmd_context, "session-start context for a task: pinned, habits, questions, handoff, recall")
@@ -297,6 +265,7 @@ def build_parser(*groups: CommandGroup) -> argparse.ArgumentParser:
     p.add_argument("--mode", default=None)
     p.add_argument("--format", choices=("md", "json"), default="md")
     p.add_argument("--no-sync", action="store_true")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress while the sync before it indexes")
     filter_args(p, project=False)
 
     p = add("remember", cmd_remember, "write a new memory note (never overwrites) and index it")

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from vault_cortex.cli.progress import indexing_progress
 from vault_cortex.cortex import Cortex
 from vault_cortex.errors import InvalidRequest
 from vault_cortex.files.sections import OPERATIONS, EditOp
@@ -50,7 +51,7 @@ def _text(value: str) -> str:
 
 def cmd_read(args: argparse.Namespace) -> int:
     with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
-        cx.sync()
+        cx.sync(indexing_progress())
         doc = cx.open_note(args.note, client="cli")
     if args.json:
         print(msgspec.json.encode(doc).decode())
@@ -87,7 +88,7 @@ def cmd_edit(args: argparse.Namespace) -> int:
                   find=args.find, replace=args.replace, count=args.count, key=args.key,
                   value=None if op == "remove_property" else _value(args.value))
     with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
-        cx.sync()
+        cx.sync(indexing_progress())
         result = cx.edit_note(args.note, edit, etag=args.etag, client="cli")
     if args.json:
         print(msgspec.json.encode(result).decode())
@@ -109,7 +110,7 @@ def _print_moved(m: Moved, args: argparse.Namespace) -> None:
 
 def cmd_move(args: argparse.Namespace) -> int:
     with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
-        cx.sync()
+        cx.sync(indexing_progress())
         moved = cx.move_note(args.note, args.dest, etag=args.etag, client="cli")
     _print_moved(moved, args)
     return 0
@@ -117,7 +118,7 @@ def cmd_move(args: argparse.Namespace) -> int:
 
 def cmd_archive(args: argparse.Namespace) -> int:
     with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
-        cx.sync()
+        cx.sync(indexing_progress())
         moved = cx.archive_note(args.note, etag=args.etag, client="cli")
     _print_moved(moved, args)
     return 0
@@ -137,7 +138,7 @@ def _print_recent(r: Recent) -> None:
 
 def cmd_recent(args: argparse.Namespace) -> int:
     with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
-        cx.sync()
+        cx.sync(indexing_progress())
         result = cx.recent(days=args.days, kinds=args.kind)
     if args.json:
         print(msgspec.json.encode(result).decode())
@@ -150,7 +151,7 @@ def cmd_related(args: argparse.Namespace) -> int:
     from vault_cortex.cli.main import _print_recall
 
     with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
-        cx.sync()
+        cx.sync(indexing_progress())
         result = cx.related(cx.resolve(args.note), k=args.k, mode=args.mode, client="cli")
     if args.json:
         print(msgspec.json.encode(result).decode())
@@ -161,7 +162,7 @@ def cmd_related(args: argparse.Namespace) -> int:
 
 def cmd_link(args: argparse.Namespace) -> int:
     with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
-        cx.sync()
+        cx.sync(indexing_progress())
         doc = cx.link(cx.resolve(args.src), args.rel, args.dst)
     print(f"{doc.path}: {args.rel} → [[{args.dst.removeprefix('[[').removesuffix(']]')}]]")
     return 0
@@ -171,7 +172,7 @@ def cmd_reinforce(args: argparse.Namespace) -> int:
     from vault_cortex.cli.identity import _print_weight
 
     with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
-        cx.sync()
+        cx.sync(indexing_progress())
         change = cx.reinforce(cx.resolve(args.habit), context=args.context, client="cli")
     if args.json:
         print(msgspec.json.encode(change).decode())

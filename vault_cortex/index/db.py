@@ -274,6 +274,10 @@ class IndexDB:
     def chunk_hashes(self) -> dict[int, str]:
         return dict(self._r().execute("SELECT id, hash FROM chunks").fetchall())
 
+    def hashes_of(self, ids: Sequence[int]) -> dict[int, str]:
+        """The text hash of each of these chunks that exists."""
+        return dict(self._select_in("SELECT id, hash FROM chunks WHERE id IN ({marks})", ids))
+
     def embed_texts(self, hashes: Sequence[str]) -> dict[str, str]:
         """The embedded text of the chunks with these hashes, rebuilt from the note's title, the chunk's heading
         and text (and its head, when stored): the very text that was hashed."""

@@ -8,18 +8,24 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Collection, Mapping
+from contextlib import AbstractContextManager
 
 import numpy as np
 
 from vault_cortex.errors import SyncCancelled
 from vault_cortex.index.db import IndexDB
-from vault_cortex.index.embed import Embedder
+from vault_cortex.index.embed import Embedder, busy
 from vault_cortex.index.vectors import EmbeddingCache, Vector, Vectors
 
 log = logging.getLogger(__name__)
 
+# Set while chunks were written without their vector (words first), until fill_vectors has given every chunk one:
+# a vector file saved meanwhile is current (it holds no wrong vector) yet lacks chunks.
+LACKING = "vectors_lacking"
 EMBED_BATCH = 8  # chunks embedded (and cached) between two looks at the stop flag and two progress steps
-RESTORE_GROUP = 2000  # chunk texts read from the index at a time while restoring vectors
+FILL_TURN = 32  # chunks embedded per turn of filling in vectors: added to the vector index under the lock at once
+BULK_CHUNKS = 256  # a fill of at least this many chunks runs the model with its weights folded (`busy`)
+FILL_WINDOW = 2048  # chunk texts read from the index at a time and sorted by length (alike lengths batch together)
 # Largest difference per component between a stored vector and its cache entry: the vector index stores int8
 # (x * 127 truncated: off by up to 1/127 = 7.9e-3) and the cache float16 (off by up to 4.9e-4 for |x| <= 1).
 VECTOR_TOLERANCE = 1e-2
@@ -57,48 +63,80 @@ def embed_batches(model: Embedder, cache: EmbeddingCache, texts: Mapping[str, st
     return out
 
 
-def embed_missing(db: IndexDB, vectors: Vectors, cache: EmbeddingCache, embedder: Callable[[], Embedder],
-                  counts: dict[str, int], stop: threading.Event | None = None,
-                  progress: Callable[[str, int, int], None] | None = None) -> None:
-    """Put in the embedding cache every chunk the vector index lacks and the cache does not hold (a lost vector
-    file and cache, a changed model), so that `reconcile_vectors` then adds them from the cache. The slow part
-    of restoring vectors, run without the write lock: writes go on meanwhile, progress is shown (phase
-    "vectors"), `stop` is obeyed between batches, and each batch is cached at once, so a stopped or killed
-    restore resumes where it was."""
-    # The usual case is a file only unsaved since writes: then reading every chunk's hash (0.6 s at 100k notes)
-    # is skipped; reconcile_vectors, under the lock, still makes the set exact (and embeds what is missing).
-    if len(vectors) >= db.chunk_count():
-        return
-    hashes = db.chunk_hashes()
-    have = vectors.keys()
-    lacking = sorted({h for i, h in hashes.items() if i not in have})
-    if not lacking:
-        return
+def fill_vectors(db: IndexDB, vectors: Vectors, cache: EmbeddingCache, embedder: Callable[[], Embedder],
+                 counts: dict[str, int], *, lock: Callable[[], AbstractContextManager[object]],
+                 stop: threading.Event | None = None, pause: Callable[[], bool] | None = None,
+                 progress: Callable[[str, int, int], None] | None = None) -> int:
+    """Give every chunk without a vector its vector: the bulk of a first index (notes are written words first),
+    a lost vector file, a changed model. Runs without the write lock but for short turns (`lock`), each adding
+    FILL_TURN chunks' vectors, so recall finds them by meaning as they come and writes go on between. Texts are
+    embedded in length order within windows of FILL_WINDOW (batches of alike lengths: little padding), each turn
+    cached at once (a stopped or killed fill resumes where it was); progress is phase "vectors" in chunks. `stop`
+    set: SyncCancelled; `pause()` true: return between turns. Returns how many chunks are left without a vector."""
+    with lock():
+        if vectors_current(db, vectors) and db.get_meta(LACKING) is None:
+            return 0  # the usual case: the saved file holds every chunk (and it is not even read)
+        if len(vectors) >= db.chunk_count():
+            _filled(db)
+            return 0
+        hashes = db.chunk_hashes()
+        have = vectors.keys()
+    ids_of: dict[str, list[int]] = {}
+    for i, h in hashes.items():
+        if i not in have:
+            ids_of.setdefault(h, []).append(i)
+    del hashes, have
+    if not ids_of:
+        return 0
     model = embedder()
-    need: list[str] = []
-    for start in range(0, len(lacking), RESTORE_GROUP):
-        part = lacking[start:start + RESTORE_GROUP]
-        found = cached_vectors(cache, model, part)
-        need += [h for h in part if h not in found]
-    counts["cached"] += len(lacking) - len(need)  # restored from the cache by reconcile_vectors
-    if not need:
-        return
-    log.info("embedding %d chunks the vector index lacks and the embedding cache does not hold", len(need))
+    total = sum(len(ids) for ids in ids_of.values())
     done = 0
 
-    def tick(batch: set[str]) -> None:
+    def add(found: Mapping[str, Vector]) -> None:
+        """Under the lock: the vectors of the chunks that still hold these texts and have none yet."""
+        ids = [i for h in found for i in ids_of[h]]
+        with lock():
+            now = db.hashes_of(ids)
+            keep = [i for i in vectors.lacking([i for i in ids if i in now]) if now[i] in found]
+            if keep:
+                vectors.add(keep, np.stack([found[now[i]] for i in keep]))
+
+    def tick(hashes: Collection[str]) -> None:
         nonlocal done
-        done += len(batch)
+        done += sum(len(ids_of[h]) for h in hashes)
         if progress is not None:
-            progress("vectors", done, len(need))
+            progress("vectors", done, total)
 
     if progress is not None:
-        progress("vectors", 0, len(need))
-    for start in range(0, len(need), RESTORE_GROUP):
-        texts = db.embed_texts(need[start:start + RESTORE_GROUP])  # chunks deleted meanwhile are left out
-        embed_batches(model, cache, texts, counts, stop, tick)
-    if progress is not None and done < len(need):
-        progress("vectors", len(need), len(need))  # the rest were deleted meanwhile: nothing left to do
+        progress("vectors", 0, total)
+    log.info("giving %d chunks their vectors", total)
+    order = sorted(ids_of)
+    with busy(model, bulk=total >= BULK_CHUNKS):  # the model keeps its run buffers from first turn to last
+        for start in range(0, len(order), FILL_WINDOW):
+            window = order[start:start + FILL_WINDOW]
+            found = cached_vectors(cache, model, window)  # embedded before a stop, a kill, or by another process
+            counts["cached"] += len(found)
+            if found:
+                add(found)
+                tick(found)
+            texts = db.embed_texts([h for h in window if h not in found])  # chunks deleted meanwhile are left out
+            tick([h for h in window if h not in found and h not in texts])
+            alike = sorted(texts, key=lambda h: len(texts[h]))
+            for turn in range(0, len(alike), FILL_TURN):
+                if pause is not None and pause():
+                    return total - done
+                part = alike[turn:turn + FILL_TURN]
+                add(embed_batches(model, cache, {h: texts[h] for h in part}, counts, stop, tick))
+    with lock():
+        if len(vectors) >= db.chunk_count():  # none lacks now (a words-first sync may have written more since)
+            _filled(db)
+    return total - done
+
+
+def _filled(db: IndexDB) -> None:
+    if db.get_meta(LACKING) is not None:
+        with db.write():
+            db.delete_meta(LACKING)
 
 
 def save_vectors(db: IndexDB, vectors: Vectors) -> None:
@@ -148,12 +186,13 @@ def vector_problems(db: IndexDB, vectors: Vectors, cache: EmbeddingCache, model_
 
 
 def reconcile_vectors(
-    db: IndexDB, vectors: Vectors, cache: EmbeddingCache, embedder: Callable[[], Embedder]
+    db: IndexDB, vectors: Vectors, cache: EmbeddingCache, embedder: Callable[[], Embedder], *, embed: bool = True
 ) -> int:
     """Make the vector index hold exactly the chunks in SQLite (after a crash or a lost file), and, when its
     file was not the one this index saved, check every vector's content: any corrupt one means the whole
     vector index (its graph may be corrupt too) is rebuilt from the embedding cache. Runs under the write
-    lock: run `embed_missing` first (without it), so that what this adds comes from the cache."""
+    lock: run `fill_vectors` first (without it), so that what this adds comes from the cache. Without `embed`,
+    chunks the cache does not hold are left without a vector (for `fill_vectors`, words first)."""
     rebuilt = 0
     held = len(vectors)  # reads the file first (a file of another storage type is moved over and unchecked)
     if not vectors.checked and held:
@@ -177,9 +216,11 @@ def reconcile_vectors(
         model = embedder()
         found = cached_vectors(cache, model, {hashes[i] for i in missing})
         need = sorted({hashes[i] for i in missing} - set(found))
-        if need:  # chunks written since `embed_missing` ran (it embeds the bulk without the lock)
+        if need and embed:  # chunks written since `fill_vectors` ran (it embeds the bulk without the lock)
             found.update(embed_batches(model, cache, db.embed_texts(need), {"embedded": 0}))
-        vectors.add(missing, np.stack([found[hashes[i]] for i in missing]))
-        if not rebuilt:
+        missing = [i for i in missing if hashes[i] in found]
+        if missing:
+            vectors.add(missing, np.stack([found[hashes[i]] for i in missing]))
+        if missing and not rebuilt:
             log.info("restored %d vectors missing from the vector index", len(missing))
     return len(extra) + len(missing) + rebuilt

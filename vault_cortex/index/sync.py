@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
@@ -13,6 +13,7 @@ import msgspec
 import numpy as np
 
 from vault_cortex.config import Settings
+from vault_cortex.errors import SyncCancelled
 from vault_cortex.files.activity_files import file_key, log_files
 from vault_cortex.files.chunk import Chunked, chunk_note
 from vault_cortex.files.links import Resolver, target_names
@@ -22,9 +23,10 @@ from vault_cortex.index.db import IndexDB
 from vault_cortex.index.embed import Embedder
 from vault_cortex.index.replay import replay_activity
 from vault_cortex.index.restore import (
+    LACKING,
     cached_vectors,
     embed_batches,
-    embed_missing,
+    fill_vectors,
     reconcile_vectors,
     save_vectors,
     vectors_current,
@@ -99,11 +101,18 @@ def derivation(settings: Settings) -> str:
                                              sorted(settings.relations)]))
 
 
+WORDS, VECTORS = "words", "vectors"  # the phases of indexing: notes written (searchable by words, links and
+# properties), then their chunks' vectors filled in behind (searchable by meaning)
+
+
 class Indexing(msgspec.Struct, frozen=True, kw_only=True):
-    """How far a running sync is: chunks indexed so far of the chunks it has to index."""
+    """How far a running sync is: in phase "words", notes written of the notes to write; in phase "vectors",
+    chunks given their vector of the chunks that lack one (recall finds those by words only meanwhile), or, in a
+    sync of a few changed notes (which embeds before it writes), of the chunks it writes."""
 
     done: int
     total: int
+    phase: str = WORDS
 
 
 class _Changed(msgspec.Struct, kw_only=True):
@@ -121,7 +130,7 @@ def file_state(f: VaultFile, digest: str, scanned_ns: int) -> FileState:
     return FileState(fs_path=f.fs_path, size=RACILY_CLEAN if racy else f.size, mtime_ns=f.mtime_ns, hash=digest)
 
 
-def _groups(items: Sequence[_Changed]) -> Iterator[list[_Changed]]:
+def _groups(items: Iterable[_Changed]) -> Iterator[list[_Changed]]:
     """Notes in write groups of at most BATCH_NOTES notes and about GROUP_CHUNKS chunks (a big note alone)."""
     group: list[_Changed] = []
     chunks = 0
@@ -149,8 +158,13 @@ def sync(
     stop: threading.Event | None = None,
     only: Sequence[str] | None = None,
     contents: bool = False,
+    fill: bool = True,
 ) -> SyncReport:
     """Bring the index in line with the files (or, with `only`, just those vault paths); never writes a note.
+
+    A full sync writes the notes words first (text, links, properties; vectors only from the embedding cache),
+    then fills in the vectors the chunks lack (`fill_vectors`; with `fill` False that is left to the caller, who
+    serves recall meanwhile). A targeted sync embeds what it writes before writing it (the cost follows the change).
 
     `lock` guards the index's writers: it is held while the vault is scanned and while each group of notes is
     written, and released while notes are parsed and embedded, so other writes go between. `stop` set means
@@ -192,22 +206,27 @@ def sync(
     relation_types = RELATION_TYPES | frozenset(settings.relations)
     changed = False
 
-    items = [_prepare(f, data, file_state(f, digest, scanned_ns), settings, relation_types, embedder)
-             for f, data, digest in todo]
-    total = sum(len(item.chunked.chunks) for item in items)
+    items: Iterable[_Changed] = (_prepare(f, data, file_state(f, digest, scanned_ns), settings, relation_types,
+                                          embedder) for f, data, digest in todo)
     done = 0
+    embedded, to_embed = 0, 0  # a targeted sync embeds before it writes: its progress is in chunks embedded
+    if only is not None:
+        items = list(items)  # a few notes: parsed up front, to know how many chunks they hold
+        to_embed = sum(len(item.chunked.chunks) for item in items)
     if progress and todo:
-        progress("index", 0, total)
+        progress(*((VECTORS, 0, to_embed) if only is not None else (WORDS, 0, len(todo))))
 
-    def _tick(n: int) -> None:
-        nonlocal done
-        done += n
+    def tick(chunks: int) -> None:
+        nonlocal embedded
+        embedded += chunks
         if progress:
-            progress("index", done, total)
+            progress(VECTORS, embedded, to_embed)
 
     for group in _groups(items):
+        if stop is not None and stop.is_set():
+            raise SyncCancelled("the sync was stopped; what it finished is kept")
         t0 = time.perf_counter()
-        vecs = _vectors_for(group, cache, embedder, counts, stop, _tick)
+        vecs = _vectors_for(group, cache, embedder, counts, stop, tick if only is not None else None)
         embed_seconds += time.perf_counter() - t0
 
         with lock():
@@ -222,9 +241,14 @@ def sync(
                     if now is not None and now != before and now.hash != item.state.hash:
                         continue  # another writer indexed a newer version meanwhile
                     removed += db.delete_note(item.note.path)
-                    new_ids += db.insert_note(item.note, item.region, item.state, item.chunked.chunks,
-                                              len(item.chunked.noise))
-                    new_vecs += [vecs[c.hash] for c in item.chunked.chunks]
+                    chunk_ids = db.insert_note(item.note, item.region, item.state, item.chunked.chunks,
+                                               len(item.chunked.noise))
+                    with_vector = [(i, vecs[c.hash]) for i, c in zip(chunk_ids, item.chunked.chunks, strict=True)
+                                   if c.hash in vecs]
+                    new_ids += [i for i, _ in with_vector]
+                    new_vecs += [v for _, v in with_vector]
+                    if len(with_vector) < len(chunk_ids):
+                        db.set_meta(LACKING, "1")
                     counts["noise"] += len(item.chunked.noise)
                     counts["problems"] += len(item.note.problems)
                 db.set_meta("generation", str(int(db.get_meta("generation") or 0) + 1))
@@ -232,14 +256,14 @@ def sync(
             if new_ids:
                 vectors.add(new_ids, np.stack(new_vecs))
             changed = True
+        done += len(group)
+        if progress and only is None:
+            progress(WORDS, done, len(todo))
 
-    if only is None:
-        with lock():
-            restore = not vectors_current(db, vectors)
-        if restore:  # a lost vector file or a changed model: the bulk is embedded here, without the lock
-            t0 = time.perf_counter()
-            embed_missing(db, vectors, cache, embedder, counts, stop, progress)
-            embed_seconds += time.perf_counter() - t0
+    if only is None and fill:  # the notes' new chunks, a lost vector file, a changed model: without the lock
+        t0 = time.perf_counter()
+        fill_vectors(db, vectors, cache, embedder, counts, lock=lock, stop=stop, progress=progress)
+        embed_seconds += time.perf_counter() - t0
 
     log_signature = activity_signature(root)
     with lock():
@@ -274,7 +298,7 @@ def sync(
             if only is None:
                 db.set_meta("derivation", derived)
         if only is None and not vectors_current(db, vectors):
-            repaired = reconcile_vectors(db, vectors, cache, embedder)
+            repaired = reconcile_vectors(db, vectors, cache, embedder, embed=fill)
             if vectors.dirty or repaired or db.get_meta("vectors_stamp") != vectors.stamp():
                 save_vectors(db, vectors)
             else:  # the saved file holds exactly the chunks: the next full sync need not look again
@@ -403,18 +427,19 @@ def _vectors_for(
     batch: Sequence[_Changed], cache: EmbeddingCache, embedder: Callable[[], Embedder], counts: dict[str, int],
     stop: threading.Event | None = None, tick: Callable[[int], None] | None = None,
 ) -> dict[str, Vector]:
-    """Vectors for every chunk of the batch, from the cache or the model; each EMBED_BATCH embedded is cached
-    at once (a kill loses at most one batch) and a set `stop` is obeyed between batches."""
+    """Vectors for the chunks of the batch: from the cache, and with `tick` (a targeted sync) the rest from the
+    model, told how many chunks each step gave a vector (each EMBED_BATCH embedded is cached at once: a kill loses
+    at most one batch; a set `stop` is obeyed between)."""
     model = embedder()
     texts = {c.hash: c.embed_text for item in batch for c in item.chunked.chunks}
     found = cached_vectors(cache, model, texts)
     counts["cached"] += len(found)
+    if tick is not None:
+        def chunks_of(hashes: Collection[str]) -> None:
+            if hashes:
+                tick(sum(1 for item in batch for c in item.chunked.chunks if c.hash in hashes))
 
-    def chunks_of(hashes: Collection[str]) -> None:
-        if tick is not None and hashes:
-            tick(sum(1 for item in batch for c in item.chunked.chunks if c.hash in hashes))
-
-    chunks_of(found)
-    missing = [h for h in texts if h not in found]
-    found.update(embed_batches(model, cache, {h: texts[h] for h in missing}, counts, stop, chunks_of))
+        chunks_of(found)
+        missing = [h for h in texts if h not in found]
+        found.update(embed_batches(model, cache, {h: texts[h] for h in missing}, counts, stop, chunks_of))
     return found

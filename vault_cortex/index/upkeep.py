@@ -21,7 +21,7 @@ from vault_cortex.errors import IndexCorrupt, IndexUnavailable
 from vault_cortex.index.db import IndexDB
 from vault_cortex.index.dbfile import is_corruption
 from vault_cortex.index.embed import Embedder, load_embedder
-from vault_cortex.index.restore import reconcile_vectors, save_vectors, vectors_current
+from vault_cortex.index.restore import fill_vectors, reconcile_vectors, save_vectors, vectors_current
 from vault_cortex.index.sync import Indexing, Progress, SyncReport, sync
 from vault_cortex.index.vectors import EmbeddingCache, Vectors
 
@@ -178,8 +178,11 @@ class Index:
         return int(saved) if saved else self.embedder.dim
 
     # -- index ---------------------------------------------------------------------------------------
-    def sync(self, progress: Progress | None = None, *, contents: bool = False) -> SyncReport:
+    def sync(self, progress: Progress | None = None, *, contents: bool = False, fill: bool = True) -> SyncReport:
         """Re-index what changed since the last sync; never writes a note.
+
+        Notes are written words first, then the chunks without a vector get one; with `fill` False that is left
+        to `fill_vectors` (the server: the vault is searchable by words, links and properties meanwhile).
 
         The write lock is taken only while the vault is scanned and while each small group of notes is
         written, so a note saved meanwhile (`write_note`) waits for one short transaction, not for the model.
@@ -187,9 +190,33 @@ class Index:
         file, not only those whose size or modification time changed (`vault-cortex sync --full`).
         """
         if self.holds_write_lock():
-            return self._sync(progress, nullcontext, tracked=True, contents=contents)
+            return self._sync(progress, nullcontext, tracked=True, contents=contents, fill=fill)
         with self._sync_lock, write_lock(self.index_dir / "sync.lock"):
-            return self._sync(progress, self.writing, tracked=True, contents=contents)
+            return self._sync(progress, self.writing, tracked=True, contents=contents, fill=fill)
+
+    def fill_vectors(self, progress: Progress | None = None, pause: Callable[[], bool] | None = None) -> int:
+        """Give the chunks a words-first sync left without a vector their vectors, in short turns under the write
+        lock (recall finds each by meaning as it comes); return between turns when `pause()` says so (changes
+        wait for a sync). Returns how many chunks still lack a vector (0: done; the vector file is saved)."""
+        if self.suspect or self.index_file_lost():
+            return 0  # the next sync recovers the index first
+        with self._sync_lock:
+            def track(phase: str, done: int, total: int) -> None:
+                self.indexing = Indexing(done=done, total=total, phase=phase)
+                if progress is not None:
+                    progress(phase, done, total)
+
+            try:
+                left = fill_vectors(self.db, self.vectors, self.cache, lambda: self.embedder, {"embedded": 0,
+                                    "cached": 0}, lock=partial(self._turn, self.writing), stop=self.stopping,
+                                    pause=pause, progress=track)
+            finally:
+                self.indexing = None
+            if not left and self.vectors.dirty:
+                with self.writing():
+                    self._catch_up()
+                    save_vectors(self.db, self.vectors)
+            return left
 
     def sync_paths(self, paths: Sequence[str]) -> SyncReport:
         """Re-index just these vault paths (a note written, moved or deleted): the cost follows the change.
@@ -206,34 +233,36 @@ class Index:
         return self._write_owner == threading.get_ident()
 
     def _sync(self, progress: Progress | None, lock: Callable[[], AbstractContextManager[object]],
-              only: Sequence[str] | None = None, *, tracked: bool, contents: bool = False) -> SyncReport:
+              only: Sequence[str] | None = None, *, tracked: bool, contents: bool = False,
+              fill: bool = True) -> SyncReport:
         """A sync under `lock`; `tracked`: it reports its progress in `indexing` (a write's own sync does not)."""
         if self.suspect or self.index_file_lost():
             self.recover(self.suspect or "index.db was deleted or replaced while in use")
             only = None  # an empty index: every note, not just the ones written
         try:
-            return self._sync_once(progress, lock, only, tracked or only is None, contents)
+            return self._sync_once(progress, lock, only, tracked or only is None, contents, fill)
         except Exception as exc:
             if not is_corruption(exc):
                 raise
             self.recover(f"{type(exc).__name__}: {exc}")
-            return self._sync_once(progress, lock, None, True, contents)
+            return self._sync_once(progress, lock, None, True, contents, fill)
 
     def _sync_once(self, progress: Progress | None, lock: Callable[[], AbstractContextManager[object]],
-                   only: Sequence[str] | None, tracked: bool, contents: bool = False) -> SyncReport:
+                   only: Sequence[str] | None, tracked: bool, contents: bool = False,
+                   fill: bool = True) -> SyncReport:
         with lock():
             if self._check_model():
                 only = None  # every chunk needs a vector of the new model: a full sync restores them
 
         def track(phase: str, done: int, total: int) -> None:
-            self.indexing = Indexing(done=done, total=total)
+            self.indexing = Indexing(done=done, total=total, phase=phase)
             if progress is not None:
                 progress(phase, done, total)
 
         try:
             return sync(self.root, self.db, self.vectors, self.cache, lambda: self.embedder, self.settings,
                         track if tracked else progress, lock=partial(self._turn, lock), stop=self.stopping,
-                        only=only, contents=contents)
+                        only=only, contents=contents, fill=fill)
         finally:
             if tracked:
                 self.indexing = None
@@ -299,7 +328,7 @@ class Index:
         """Whether the model differs from the one the index was built with: then every vector must be rebuilt.
         The old model's vector file is dropped here (derived data, and wrong for the new model: a sync killed
         before it saves a new one must not trust it); the full sync that follows embeds every chunk without
-        the write lock, with progress, stoppable, resuming from the cache (restore.embed_missing)."""
+        the write lock, with progress, stoppable, resuming from the cache (restore.fill_vectors)."""
         saved = self.db.get_meta("model")
         if self._embedder is None and saved is not None and not self.settings.embedding.model_dir:
             return False  # the bundled model; loading it is deferred until something needs embedding

@@ -282,6 +282,14 @@ class Vectors:
         with self._lock:
             return {int(k) for k in np.asarray(self.index.keys)} - self._dead
 
+    def lacking(self, ids: Sequence[int]) -> list[int]:
+        """Those of these chunk ids that have no vector."""
+        with self._lock:
+            if not ids:
+                return []
+            there = np.atleast_1d(self.index.contains(np.asarray(ids, dtype=np.uint64)))
+            return [int(i) for i, held in zip(ids, there, strict=True) if not held or int(i) in self._dead]
+
     def add(self, ids: Sequence[int], vectors: Vector) -> None:
         with self._lock:
             if len(ids):

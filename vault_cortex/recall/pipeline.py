@@ -69,6 +69,7 @@ class Hit(msgspec.Struct, frozen=True, kw_only=True):
     line: int
     push_probability: float | None = None  # with `gate`: the gate's chance that this memory bears on the query
     push_why: str | None = None  # with `gate`: the features that raised that chance, in words
+    vector: bool = True  # False: the chunk has no vector yet (indexing fills them in), so it matched by words only
 
 
 class Recall(msgspec.Struct, frozen=True, kw_only=True):
@@ -77,7 +78,9 @@ class Recall(msgspec.Struct, frozen=True, kw_only=True):
     hits: list[Hit]
     took_ms: float
     context: Packed | None = None  # set when a token budget was asked for
-    indexing: Indexing | None = None  # set while a sync runs: the answer comes from what is indexed so far
+    # set while indexing runs: the answer comes from what is indexed so far; its phase says how far ("words": the
+    # notes written so far, by words; "vectors": every note by words, by meaning those whose vectors are in)
+    indexing: Indexing | None = None
 
 
 class Concept(msgspec.Struct, frozen=True, kw_only=True):
@@ -95,6 +98,7 @@ class Scored(msgspec.Struct, frozen=True, kw_only=True):
     score: float
     signals: dict[str, float]
     reason: str
+    vector: bool = True  # the chunk had its vector (its meaning counted)
 
 
 def parse_time(value: str | None) -> float | None:
@@ -201,13 +205,14 @@ def rank(
         weighed = weighted(signals, weights)
         plain = weighed * factor
         score = round(raised(weighed, cued) * factor, 4)  # a raw capture stays ×0.85 of its raised score
-        why = reason(signals, weights, dense=f.dense, lexical=f.lexical)
+        vector = f.chunk_id in dense  # every chunk with a vector has its similarity there
+        why = reason(signals, weights, dense=f.dense, lexical=f.lexical, vector=vector)
         if lift is not None and relevance - f.relevance >= NAMED and weights.get("relevance", 0.0) > 0:
             why = lift.phrase() if why == "weak match" else f"{why}; {lift.phrase()}"
         if score - plain >= NAMED:
             words = [mate.phrase()] if mate is not None else []
             why = "; ".join([why, *words, *phrases(met, cued)]) + f" (score +{score - plain:.2f})"
-        out.append(Scored(note=note, chunk=chunk, fused=f, score=score, signals=signals, reason=why))
+        out.append(Scored(note=note, chunk=chunk, fused=f, score=score, signals=signals, vector=vector, reason=why))
     out.sort(key=lambda s: (-s.score, s.note.path))
     return out
 
@@ -319,7 +324,8 @@ def to_hit(s: Scored, query: str, verdict: Verdict | None = None) -> Hit:
     return Hit(path=s.note.path, title=s.note.title, region=s.note.region, score=s.score, signals=s.signals,
                reason=s.reason, dense=round(s.fused.dense, 4), lexical=round(s.fused.lexical, 4),
                heading=s.chunk.heading, snippet=snippet(s.chunk.text, query), line=s.chunk.start_line,
-               push_probability=verdict.probability if verdict else None, push_why=verdict.why if verdict else None)
+               push_probability=verdict.probability if verdict else None, push_why=verdict.why if verdict else None,
+               vector=s.vector)
 
 
 def to_candidate(s: Scored, neighbours: Sequence[ChunkRow], section: str = "") -> Candidate:
