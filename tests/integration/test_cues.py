@@ -88,3 +88,19 @@ def test_the_starter_vault_names_the_dated_notes_a_when_question_favours(tmp_pat
     assert alone.index("scientific/SQLite WAL mode.md") < alone.index("HANDOFF.md")
     assert all(0.0 <= h.score <= 1.0 for h in hits)
     assert _digest(root) == before, "recall never writes a note"
+
+
+def test_a_property_json_cannot_hold_does_not_stop_the_cues(tmp_path: Path, embedder: Embedder) -> None:
+    """YAML's `.nan` and `.inf` are stored as NaN and Infinity, which SQLite's JSON functions refuse: reading the
+    candidates' people and sessions must not fail recall (it did, "malformed JSON", once the cues read them)."""
+    root = tmp_path / "vault"
+    init_vault(root)
+    (root / "short_term/Ines on the greenhouse.md").write_text(
+        "---\nspeaker: Ines Marlow\nsession: 4\nweight: .nan\nlimit: .inf\n---\n"
+        "Ines Marlow: the greenhouse vents stuck open last Tuesday.\n", encoding="utf-8")
+    (root / "short_term/Ines again.md").write_text(
+        "---\nspeaker: Ines Marlow\nsession: 4\nlimit: -.inf\n---\nInes Marlow: I closed the vents by hand.\n",
+        encoding="utf-8")
+    hits = _recall(root, embedder, "When did Ines see the greenhouse vents stuck?")
+    assert _order(hits)[0] == "short_term/Ines on the greenhouse.md"
+    assert "by or about Ines Marlow, whom the query names" in hits[0].reason

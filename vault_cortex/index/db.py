@@ -373,11 +373,17 @@ class IndexDB:
         return None if row is None else dict(json.loads(row[0]))
 
     def properties_of(self, note_ids: Iterable[int], keys: Sequence[str]) -> dict[int, list[Any]]:
-        """The values of some properties of each note, in the order of `keys` (None where unset), in one read."""
-        values = ", ".join("json_extract(frontmatter, ?)" for _ in keys)
-        sql = f"SELECT id, json_array({values}) FROM notes WHERE id IN (SELECT value FROM json_each(?))"
-        args = [f"$.{json.dumps(k)}" for k in keys] + [json.dumps(sorted(set(note_ids)))]
-        return {i: json.loads(raw) for i, raw in self._r().execute(sql, args)}
+        """The values of some properties of each note, in the order of `keys` (None where unset), in one read.
+
+        Read in Python, not with SQLite's json_extract: a property may hold what YAML allows and JSON does not
+        (`.nan`, `.inf`, stored as NaN and Infinity), which SQLite refuses as malformed JSON."""
+        rows = self._r().execute("SELECT id, frontmatter FROM notes WHERE id IN (SELECT value FROM json_each(?))",
+                                 (json.dumps(sorted(set(note_ids))),))
+        out = {}
+        for i, raw in rows:
+            front = json.loads(raw)
+            out[i] = [front.get(k) for k in keys] if isinstance(front, dict) else [None] * len(keys)
+        return out
 
     def aliases_of(self, prefix: str) -> list[tuple[str, str, str]]:
         """(path, title, alias-or-title) for notes under a folder, for matching concept names in text."""
