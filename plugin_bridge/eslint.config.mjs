@@ -5,7 +5,7 @@ import obsidianmd from "eslint-plugin-obsidianmd";
 
 export default tseslint.config(
   // src/api.ts is generated from the server's OpenAPI schema (scripts/gen-api.mjs): wire types only.
-  { ignores: ["main.js", "node_modules/**", "tests/**", "scripts/**", "*.config.*", "artifacts/**", "src/api.ts"] },
+  { ignores: ["main.js", "node_modules/**", "tests/**", "scripts/**", "*.config.*", "artifacts/**", "build/**", "src/api.ts"] },
   ...obsidianmd.configs.recommended,
   {
     files: ["src/**/*.ts"],
