@@ -29,7 +29,7 @@ from vault_cortex.config import load_settings
 from vault_cortex.index.embed import Embedder, load_embedder
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo-dev"
-KS = (1, 5, 10)
+KS = (1, 2, 3, 5, 10)  # R@1–3 also decide what the prompt hook can push (it pushes about two)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-dom", 4: "single-hop"}
 
 
@@ -178,7 +178,7 @@ def latency(setups: Setups) -> tuple[float, float]:
 
 
 def row(name: str, res: Scores) -> str:
-    """Recall@1/5/10 over all questions, then recall@10 within each category."""
+    """Recall@1/2/3/5/10 over all questions, then recall@10 within each category."""
     return (f"{name:<28}" + "".join(f"{res[k]:>8.3f}" for k in KS) + "  |"
             + "".join(f"{res.get((c, 10), 0.0):>11.3f}" for c in CATEGORIES))
 
@@ -189,7 +189,7 @@ def header(title: str) -> str:
 
 
 def category_table(res: Scores, counts: dict[int, int]) -> list[str]:
-    """Recall@1/5/10 within each category, with its number of questions."""
+    """Recall@1/2/3/5/10 within each category, with its number of questions."""
     lines = [f"{'category':<28}" + "".join(f"{'R@' + str(k):>8}" for k in KS) + f"{'questions':>11}"]
     for c, name in CATEGORIES.items():
         lines.append(f"  {name + f' ({c})':<26}" + "".join(f"{res.get((c, k), 0.0):>8.3f}" for k in KS)
