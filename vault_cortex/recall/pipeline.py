@@ -28,6 +28,7 @@ from vault_cortex.recall.company import (
     sections_beside,
     sessions,
 )
+from vault_cortex.recall.echo import POOL, echoes
 from vault_cortex.recall.gate import Cue, Verdict, judge
 from vault_cortex.recall.graph import Graph
 from vault_cortex.recall.pack import Candidate, Packed, Piece
@@ -164,13 +165,13 @@ def rank(
 
     company = _company(best, fused, chunks, notes, graph) if rs.company > 0 else {}
     people, session = _people_and_sessions(db, [chunks[f.chunk_id].note_id for f in best], rs.person > 0,
-                                           rs.session > 0)
+                                           rs.session > 0 or rs.echo > 0)
     question = asked(query, {p for ps in people.values() for p in ps})
     together = sessions((notes[i].path, session[i], f.relevance) for f in best
-                        if (i := chunks[f.chunk_id].note_id) in session)
+                        if (i := chunks[f.chunk_id].note_id) in session) if rs.session > 0 else {}
     top_paths = [notes[chunks[f.chunk_id].note_id].path for f in best[:COACTIVATION_TOP]]
     use_resonance = weights.get("resonance", 0.0) > 0 and bool(concepts)
-    out = []
+    drafts: list[_Draft] = []
     for f in best:
         chunk = chunks[f.chunk_id]
         note = notes[chunk.note_id]
@@ -201,20 +202,57 @@ def rank(
         mate = together.get(note.path)
         cued = {"session": round(rs.session * mate.relevance, 4)} if mate is not None else {}
         cued.update(cue_signals(met, rs.person, rs.when))
-        signals.update(cued)
-        weighed = weighted(signals, weights)
-        plain = weighed * factor
-        score = round(raised(weighed, cued) * factor, 4)  # a raw capture stays ×0.85 of its raised score
         vector = f.chunk_id in dense  # every chunk with a vector has its similarity there
         why = reason(signals, weights, dense=f.dense, lexical=f.lexical, vector=vector)
         if lift is not None and relevance - f.relevance >= NAMED and weights.get("relevance", 0.0) > 0:
             why = lift.phrase() if why == "weak match" else f"{why}; {lift.phrase()}"
-        if score - plain >= NAMED:
-            words = [mate.phrase()] if mate is not None else []
-            why = "; ".join([why, *words, *phrases(met, cued)]) + f" (score +{score - plain:.2f})"
-        out.append(Scored(note=note, chunk=chunk, fused=f, score=score, signals=signals, vector=vector, reason=why))
+        words = ([mate.phrase()] if mate is not None else []) + phrases(met, cued)
+        drafts.append(_Draft(scored=Scored(note=note, chunk=chunk, fused=f, score=0.0, signals=signals,
+                                           vector=vector, reason=why),
+                             weighed=weighted(signals, weights), factor=factor, cued=cued, words=words))
+    drafts.sort(key=lambda d: (-d.score(), d.scored.note.path))
+    if rs.echo > 0:
+        _echo(drafts, query, session, rs.echo)
+    out = [d.final() for d in drafts]
     out.sort(key=lambda s: (-s.score, s.note.path))
     return out
+
+
+class _Draft(msgspec.Struct, kw_only=True):
+    """A candidate between its signals and its final score: the cues it met may still grow (an echo is judged
+    among the best-scored candidates, so only once every candidate has its score)."""
+
+    scored: Scored  # its score not yet set
+    weighed: float  # the mode-weighted signals
+    factor: float  # its layer's factor
+    cued: dict[str, float]  # the cues met, each the share of the gap to 1 it closes
+    words: list[str]  # the why-line's words for them
+
+    def score(self) -> float:
+        """The weighted signals raised by the cues met, a raw capture kept ×0.85 of it."""
+        return round(raised(self.weighed, self.cued) * self.factor, 4)
+
+    def final(self) -> Scored:
+        """The scored candidate, its why-line naming each raise when together they added 0.03 or more."""
+        score, plain = self.score(), self.weighed * self.factor
+        signals = {**self.scored.signals, **self.cued}
+        why = self.scored.reason
+        if score - plain >= NAMED:
+            why = "; ".join([why, *self.words]) + f" (score +{score - plain:.2f})"
+        return msgspec.structs.replace(self.scored, score=score, signals=signals, reason=why)
+
+
+def _echo(drafts: Sequence[_Draft], query: str, session: Mapping[int, str], share: float) -> None:
+    """Raise each of the best-scored drafts (best first) that another session's (or note's) best-scored
+    candidate echoes: it closes `share` × the echo's strength of what its score lacks of 1 (see `echo`)."""
+    members = [(d.scored.note.path, session.get(d.scored.note.id, d.scored.note.path), d.scored.fused.relevance,
+                d.scored.chunk.text) for d in drafts[:POOL]]
+    found = echoes(members, query)
+    for d in drafts[:POOL]:
+        e = found.get(d.scored.note.path)
+        if e is not None and (value := round(share * e.strength, 4)) > 0:
+            d.cued["echo"] = value
+            d.words.append(e.phrase())
 
 
 def _company(best: Sequence[Fused], fused: Sequence[Fused], chunks: Mapping[int, ChunkRow],

@@ -1,0 +1,82 @@
+"""Memories that echo each other, pure: two of the best candidates, from different sessions (or different notes),
+that share words the query does not hold and few other candidates hold. An answer spread over several memories
+is often told more than once (the pottery made with the kids in May, the kids' clay bowls in June): each such
+memory corroborates the other, so the one that matches the question less well rises with the one that matches
+it well, and its why-line names the echo and the words they share.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+
+import msgspec
+
+from vault_cortex.files.paths import note_name
+from vault_cortex.index.fts import _STOPWORDS, WORD
+
+POOL = 30  # the best-scored candidates that may echo one another
+FULL = 6.0  # shared words whose rarity among the pool sums to this count as a full echo
+FLOOR = 0.1  # a candidate matching the query less than this is not raised by an echo: it answers none of it
+MIN_LENGTH = 4  # shorter words are too plain to tie two memories together
+SHOWN = 3  # shared words the why-line names
+# words common in any writing, too plain to tie two memories together (beside the stopwords BM25 drops)
+PLAIN = frozenset("""
+    also always amazing awesome cool could done even feel felt glad going good great hey into just keep know
+    like lot lots love made make much nice really sounds super thank thanks thing things think time times
+    totally want wanted well wow yeah yes
+    """.split())
+
+
+class Echo(msgspec.Struct, frozen=True, kw_only=True):
+    """The candidate of another session (or note) that a candidate shares the most rare words with."""
+
+    path: str  # the echoing candidate
+    relevance: float  # its relevance to the query
+    strength: float  # in [0, 1]: how strongly the two agree (their shared words' rarity, full at FULL) × relevance
+    words: tuple[str, ...] = ()  # the rarest words they share, at most SHOWN
+
+    def phrase(self) -> str:
+        """The why-line's words for this echo."""
+        shared = ", ".join(f'"{w}"' for w in self.words)
+        return f"echoes [[{note_name(self.path)}]] ({shared}; {self.relevance:.2f})"
+
+
+def telling_words(text: str, query: str) -> frozenset[str]:
+    """The words of a text that can tie it to another memory: lower-cased, at least MIN_LENGTH letters, neither
+    stopwords nor plain, and not the query's own (those already count in its relevance)."""
+    asked = {w.lower() for w in WORD.findall(query)}
+    return frozenset(w for w in (x.lower() for x in WORD.findall(text))
+                     if len(w) >= MIN_LENGTH and w not in _STOPWORDS and w not in PLAIN and w not in asked)
+
+
+def echoes(members: Sequence[tuple[str, str, float, str]], query: str) -> dict[str, Echo]:
+    """Each candidate's strongest echo among the others, from (path, group, relevance, text) best-scored first
+    (only the first POOL count): a group is the candidate's session, or its own path when it has none, and two
+    of one group never echo (the session lift judges those), and a candidate whose relevance is below FLOOR is
+    not raised. A shared word counts log(pool / the candidates holding it), so a word most of them hold ties
+    nothing together."""
+    pool = members[:POOL]
+    words = [telling_words(text, query) for *_, text in pool]
+    held = Counter(w for ws in words for w in ws)
+    n = len(pool)
+    out: dict[str, Echo] = {}
+    for i, (path, group, own, _) in enumerate(pool):
+        if own < FLOOR:
+            continue
+        best: Echo | None = None
+        for j, (other, other_group, relevance, _) in enumerate(pool):
+            if j == i or other_group == group or relevance <= 0:
+                continue
+            shared = words[i] & words[j]
+            if not shared:
+                continue
+            rarity = {w: math.log(n / held[w]) for w in shared}
+            strength = min(1.0, sum(rarity.values()) / FULL) * relevance
+            if strength > 0 and (best is None or strength > best.strength):
+                named = sorted(shared, key=lambda w: (-rarity[w], w))[:SHOWN]
+                best = Echo(path=other, relevance=relevance, strength=strength, words=tuple(named))
+        if best is not None:
+            out[path] = best
+    return out
