@@ -204,6 +204,7 @@ MECHANISMS: dict[str, dict[str, Any]] = {
     "person (who is asked about)": {"person": 0.0},
     "when (holds a time)": {"when": 0.0},
     "echo (another session agrees)": {"echo": 0.0},
+    "answer (follows a question)": {"answer": 0.0},
 }
 OFF = {k: v for change in MECHANISMS.values() for k, v in change.items()}  # every mechanism switched off
 COMPANY_GRID = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4)
@@ -234,8 +235,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", type=Path, default=Path("/tmp/vault-cortex-locomo"))
     ap.add_argument("--sweep", action="store_true", help="also print a grid of fusion weights")
     ap.add_argument("--cv", action="store_true",
-                    help="also cross-validate recall.company, recall.session, recall.person, recall.when and "
-                         "recall.echo by conversation (fit on two, score the third)")
+                    help="also cross-validate recall.company, recall.session, recall.person, recall.when, "
+                         "recall.echo and recall.answer by conversation (fit on two, score the third)")
     ap.add_argument("--budget", action="store_true",
                     help="also run with recall.lexical_budget at the share of the chunks it is at 100k notes")
     args = ap.parse_args(argv)
@@ -271,6 +272,7 @@ def main(argv: list[str] | None = None) -> int:
         print(row("  person, cross-validated", cross_validated(base, "person", CUE_GRID)))
         print(row("  when, cross-validated", cross_validated(base, "when", CUE_GRID)))
         print(row("  echo, cross-validated", cross_validated(base, "echo", CUE_GRID)))
+        print(row("  answer, cross-validated", cross_validated(base, "answer", CUE_GRID)))
     counts: dict[int, int] = {}
     for _, questions in setups:
         for _, _, c in questions:

@@ -18,6 +18,7 @@ from vault_cortex.index.db import IndexDB
 from vault_cortex.index.rows import ChunkRow, NoteRow
 from vault_cortex.index.sync import Indexing
 from vault_cortex.index.vectors import Vector, Vectors
+from vault_cortex.recall.answer import Answer, answered
 from vault_cortex.recall.company import (
     NAMED,
     Lift,
@@ -169,6 +170,7 @@ def rank(
     question = asked(query, {p for ps in people.values() for p in ps})
     together = sessions((notes[i].path, session[i], f.relevance) for f in best
                         if (i := chunks[f.chunk_id].note_id) in session) if rs.session > 0 else {}
+    asked_before = _questions(db, best, fused, chunks, notes) if rs.answer > 0 else None
     top_paths = [notes[chunks[f.chunk_id].note_id].path for f in best[:COACTIVATION_TOP]]
     use_resonance = weights.get("resonance", 0.0) > 0 and bool(concepts)
     drafts: list[_Draft] = []
@@ -202,11 +204,15 @@ def rank(
         mate = together.get(note.path)
         cued = {"session": round(rs.session * mate.relevance, 4)} if mate is not None else {}
         cued.update(cue_signals(met, rs.person, rs.when))
+        answer = asked_before(note, chunk) if asked_before is not None else None
+        if answer is not None:
+            cued["answer"] = round(rs.answer * answer.relevance, 4)
         vector = f.chunk_id in dense  # every chunk with a vector has its similarity there
         why = reason(signals, weights, dense=f.dense, lexical=f.lexical, vector=vector)
         if lift is not None and relevance - f.relevance >= NAMED and weights.get("relevance", 0.0) > 0:
             why = lift.phrase() if why == "weak match" else f"{why}; {lift.phrase()}"
         words = ([mate.phrase()] if mate is not None else []) + phrases(met, cued)
+        words += [answer.phrase()] if answer is not None else []
         drafts.append(_Draft(scored=Scored(note=note, chunk=chunk, fused=f, score=0.0, signals=signals,
                                            vector=vector, reason=why),
                              weighed=weighted(signals, weights), factor=factor, cued=cued, words=words))
@@ -273,6 +279,21 @@ def _company(best: Sequence[Fused], fused: Sequence[Fused], chunks: Mapping[int,
         members.append(Member(path=path, relevance=f.relevance, linked=around, links=links,
                               beside=sections_beside(chunk.ord, by_note.get(chunk.note_id, ()))))
     return lifts(members)
+
+
+def _questions(db: IndexDB, best: Sequence[Fused], fused: Sequence[Fused], chunks: Mapping[int, ChunkRow],
+               notes: Mapping[int, NoteRow]) -> Callable[[NoteRow, ChunkRow], Answer | None]:
+    """The question each candidate answers, if any (see `answer`): read the notes the candidates follow once,
+    and the candidate sections of each note by position."""
+    candidates = {notes[chunks[f.chunk_id].note_id].path: (f.relevance, chunks[f.chunk_id].text) for f in best}
+    sections = {(c.note_id, c.ord): (c.heading, f.relevance, c.text) for f in fused
+                if (c := chunks.get(f.chunk_id)) is not None}
+    follows = db.followed(chunks[f.chunk_id].note_id for f in best)
+
+    def question(note: NoteRow, chunk: ChunkRow) -> Answer | None:
+        before = sections.get((chunk.note_id, chunk.ord - 1))
+        return answered(follows.get(note.id, ""), candidates, (before,) if before is not None else ())
+    return question
 
 
 def _people_and_sessions(db: IndexDB, note_ids: Sequence[int], people_too: bool,
