@@ -7,11 +7,12 @@ it well, and its why-line names the echo and the words they share.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Sequence
+from functools import lru_cache
 
 import msgspec
+import numpy as np
 
 from vault_cortex.files.paths import note_name
 from vault_cortex.index.fts import _STOPWORDS, WORD
@@ -43,12 +44,19 @@ class Echo(msgspec.Struct, frozen=True, kw_only=True):
         return f"echoes [[{note_name(self.path)}]] ({shared}; {self.relevance:.2f})"
 
 
-def telling_words(text: str, query: str) -> frozenset[str]:
+def telling_words(text: str, query: str | frozenset[str]) -> frozenset[str]:
     """The words of a text that can tie it to another memory: lower-cased, at least MIN_LENGTH letters, neither
-    stopwords nor plain, and not the query's own (those already count in its relevance)."""
-    asked = {w.lower() for w in WORD.findall(query)}
-    return frozenset(w for w in (x.lower() for x in WORD.findall(text))
-                     if len(w) >= MIN_LENGTH and w not in _STOPWORDS and w not in PLAIN and w not in asked)
+    stopwords nor plain, and not the query's own (those already count in its relevance); `query` is the query or
+    its lower-cased words."""
+    asked = query if isinstance(query, frozenset) else frozenset(w.lower() for w in WORD.findall(query))
+    return _words(text) - asked
+
+
+@lru_cache(maxsize=4096)
+def _words(text: str) -> frozenset[str]:
+    """A text's telling words before the query's are taken out: the same candidates come back query after query."""
+    return frozenset(w for w in WORD.findall(text.lower())
+                     if len(w) >= MIN_LENGTH and w not in _STOPWORDS and w not in PLAIN)
 
 
 def echoes(members: Sequence[tuple[str, str, float, str]], query: str) -> dict[str, Echo]:
@@ -58,25 +66,30 @@ def echoes(members: Sequence[tuple[str, str, float, str]], query: str) -> dict[s
     not raised. A shared word counts log(pool / the candidates holding it), so a word most of them hold ties
     nothing together."""
     pool = members[:POOL]
-    words = [telling_words(text, query) for *_, text in pool]
+    asked = frozenset(w.lower() for w in WORD.findall(query))
+    words = [telling_words(text, asked) for *_, text in pool]
     held = Counter(w for ws in words for w in ws)
     n = len(pool)
+    vocabulary = sorted(w for w, k in held.items() if k > 1)  # a word one candidate holds ties nothing together
+    if not vocabulary:
+        return {}
+    column = {w: c for c, w in enumerate(vocabulary)}
+    rarity = np.log(n / np.array([held[w] for w in vocabulary], dtype=np.float64))
+    holds = np.zeros((n, len(vocabulary)), dtype=np.float64)
+    for i, ws in enumerate(words):
+        holds[i, [column[w] for w in ws if w in column]] = 1.0
+    shared = (holds * rarity) @ holds.T  # the rarity of the words each two candidates share
+    relevance = np.array([m[2] for m in pool], dtype=np.float64)
+    codes: dict[str, int] = {}
+    group = np.array([codes.setdefault(m[1], len(codes)) for m in pool])
+    apart = group[:, None] != group[None, :]  # one group never echoes itself (nor a candidate itself)
+    strength = np.where(apart & (relevance > 0)[None, :], np.minimum(1.0, shared / FULL) * relevance[None, :], 0.0)
     out: dict[str, Echo] = {}
-    for i, (path, group, own, _) in enumerate(pool):
-        if own < FLOOR:
+    for i, (path, _, own, _) in enumerate(pool):
+        j = int(np.argmax(strength[i]))
+        if own < FLOOR or strength[i, j] <= 0:
             continue
-        best: Echo | None = None
-        for j, (other, other_group, relevance, _) in enumerate(pool):
-            if j == i or other_group == group or relevance <= 0:
-                continue
-            shared = words[i] & words[j]
-            if not shared:
-                continue
-            rarity = {w: math.log(n / held[w]) for w in shared}
-            strength = min(1.0, sum(rarity.values()) / FULL) * relevance
-            if strength > 0 and (best is None or strength > best.strength):
-                named = sorted(shared, key=lambda w: (-rarity[w], w))[:SHOWN]
-                best = Echo(path=other, relevance=relevance, strength=strength, words=tuple(named))
-        if best is not None:
-            out[path] = best
+        both = words[i] & words[j]
+        named = sorted((w for w in both if w in column), key=lambda w: (-rarity[column[w]], w))[:SHOWN]
+        out[path] = Echo(path=pool[j][0], relevance=pool[j][2], strength=float(strength[i, j]), words=tuple(named))
     return out

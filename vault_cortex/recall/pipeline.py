@@ -213,10 +213,9 @@ def rank(
             why = lift.phrase() if why == "weak match" else f"{why}; {lift.phrase()}"
         words = ([mate.phrase()] if mate is not None else []) + phrases(met, cued)
         words += [answer.phrase()] if answer is not None else []
-        drafts.append(_Draft(scored=Scored(note=note, chunk=chunk, fused=f, score=0.0, signals=signals,
-                                           vector=vector, reason=why),
+        drafts.append(_Draft(note=note, chunk=chunk, fused=f, signals=signals, vector=vector, reason=why,
                              weighed=weighted(signals, weights), factor=factor, cued=cued, words=words))
-    drafts.sort(key=lambda d: (-d.score(), d.scored.note.path))
+    drafts.sort(key=lambda d: (-d.score(), d.note.path))
     if rs.echo > 0:
         _echo(drafts, query, session, rs.echo)
     out = [d.final() for d in drafts]
@@ -228,7 +227,12 @@ class _Draft(msgspec.Struct, kw_only=True):
     """A candidate between its signals and its final score: the cues it met may still grow (an echo is judged
     among the best-scored candidates, so only once every candidate has its score)."""
 
-    scored: Scored  # its score not yet set
+    note: NoteRow
+    chunk: ChunkRow
+    fused: Fused
+    signals: dict[str, float]
+    vector: bool
+    reason: str  # the why-line of its signals and lift, before the cues
     weighed: float  # the mode-weighted signals
     factor: float  # its layer's factor
     cued: dict[str, float]  # the cues met, each the share of the gap to 1 it closes
@@ -241,21 +245,21 @@ class _Draft(msgspec.Struct, kw_only=True):
     def final(self) -> Scored:
         """The scored candidate, its why-line naming each raise when together they added 0.03 or more."""
         score, plain = self.score(), self.weighed * self.factor
-        signals = {**self.scored.signals, **self.cued}
-        why = self.scored.reason
+        why = self.reason
         if score - plain >= NAMED:
             why = "; ".join([why, *self.words]) + f" (score +{score - plain:.2f})"
-        return msgspec.structs.replace(self.scored, score=score, signals=signals, reason=why)
+        return Scored(note=self.note, chunk=self.chunk, fused=self.fused, score=score,
+                      signals={**self.signals, **self.cued}, reason=why, vector=self.vector)
 
 
 def _echo(drafts: Sequence[_Draft], query: str, session: Mapping[int, str], share: float) -> None:
     """Raise each of the best-scored drafts (best first) that another session's (or note's) best-scored
     candidate echoes: it closes `share` × the echo's strength of what its score lacks of 1 (see `echo`)."""
-    members = [(d.scored.note.path, session.get(d.scored.note.id, d.scored.note.path), d.scored.fused.relevance,
-                d.scored.chunk.text) for d in drafts[:POOL]]
+    members = [(d.note.path, session.get(d.note.id, d.note.path), d.fused.relevance,
+                d.chunk.text) for d in drafts[:POOL]]
     found = echoes(members, query)
     for d in drafts[:POOL]:
-        e = found.get(d.scored.note.path)
+        e = found.get(d.note.path)
         if e is not None and (value := round(share * e.strength, 4)) > 0:
             d.cued["echo"] = value
             d.words.append(e.phrase())
