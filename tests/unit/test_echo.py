@@ -64,3 +64,9 @@ def test_an_echo_is_between_two_groups_and_never_stronger_than_its_source(rows) 
         assert by_path[path][0] != by_path[e.path][0]
         assert by_path[path][1] >= FLOOR
         assert 0 < e.strength <= e.relevance <= 1
+
+
+def test_two_linked_notes_never_echo_each_other() -> None:
+    pair = [("a.md", "a.md", 0.9, "clay bowls glazed kiln"), ("b.md", "b.md", 0.4, "clay bowls glazed kiln")]
+    assert set(echoes([*pair, *FILLER], QUERY)) == {"a.md", "b.md"}
+    assert echoes([*pair, *FILLER], QUERY, {"b.md": {"a.md"}}) == {}, "the company lift judges linked notes"

@@ -8,7 +8,7 @@ it well, and its why-line names the echo and the words they share.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from functools import lru_cache
 
 import msgspec
@@ -59,10 +59,12 @@ def _words(text: str) -> frozenset[str]:
                      if len(w) >= MIN_LENGTH and w not in _STOPWORDS and w not in PLAIN)
 
 
-def echoes(members: Sequence[tuple[str, str, float, str]], query: str) -> dict[str, Echo]:
+def echoes(members: Sequence[tuple[str, str, float, str]], query: str,
+           linked: Mapping[str, Collection[str]] | None = None) -> dict[str, Echo]:
     """Each candidate's strongest echo among the others, from (path, group, relevance, text) best-scored first
     (only the first POOL count): a group is the candidate's session, or its own path when it has none, and two
-    of one group never echo (the session lift judges those), and a candidate whose relevance is below FLOOR is
+    of one group never echo (the session lift judges those), nor two that `linked` says link with each other (the
+    company lift judges those), and a candidate whose relevance is below FLOOR is
     not raised. A shared word counts log(pool / the candidates holding it), so a word most of them hold ties
     nothing together."""
     pool = members[:POOL]
@@ -83,6 +85,10 @@ def echoes(members: Sequence[tuple[str, str, float, str]], query: str) -> dict[s
     codes: dict[str, int] = {}
     group = np.array([codes.setdefault(m[1], len(codes)) for m in pool])
     apart = group[:, None] != group[None, :]  # one group never echoes itself (nor a candidate itself)
+    at = {m[0]: i for i, m in enumerate(pool)}
+    for i, (path, *_) in enumerate(pool):
+        for j in (at[o] for o in (linked or {}).get(path, ()) if o in at):
+            apart[i, j] = apart[j, i] = False
     strength = np.where(apart & (relevance > 0)[None, :], np.minimum(1.0, shared / FULL) * relevance[None, :], 0.0)
     out: dict[str, Echo] = {}
     for i, (path, _, own, _) in enumerate(pool):

@@ -164,7 +164,9 @@ def rank(
             best = [f for f in best_per_note(fused, {i: c.note_id for i, c in chunks.items()})
                     if _wanted(notes[chunks[f.chunk_id].note_id], regions, exclude, allowed)]
 
-    company = _company(best, fused, chunks, notes, graph) if rs.company > 0 else {}
+    linked = (linked_among(graph, [notes[chunks[f.chunk_id].note_id].path for f in best])
+              if rs.company > 0 or rs.echo > 0 else {})
+    company = _company(best, fused, chunks, notes, linked) if rs.company > 0 else {}
     people, session = _people_and_sessions(db, [chunks[f.chunk_id].note_id for f in best], rs.person > 0,
                                            rs.session > 0 or rs.echo > 0)
     question = asked(query, {p for ps in people.values() for p in ps})
@@ -217,7 +219,7 @@ def rank(
                              weighed=weighted(signals, weights), factor=factor, cued=cued, words=words))
     drafts.sort(key=lambda d: (-d.score(), d.note.path))
     if rs.echo > 0:
-        _echo(drafts, query, session, rs.echo)
+        _echo(drafts, query, session, linked, rs.echo)
     out = [d.final() for d in drafts]
     out.sort(key=lambda s: (-s.score, s.note.path))
     return out
@@ -252,12 +254,14 @@ class _Draft(msgspec.Struct, kw_only=True):
                       signals={**self.signals, **self.cued}, reason=why, vector=self.vector)
 
 
-def _echo(drafts: Sequence[_Draft], query: str, session: Mapping[int, str], share: float) -> None:
+def _echo(drafts: Sequence[_Draft], query: str, session: Mapping[int, str],
+          linked: Mapping[str, tuple[tuple[str, ...], int]], share: float) -> None:
     """Raise each of the best-scored drafts (best first) that another session's (or note's) best-scored
-    candidate echoes: it closes `share` × the echo's strength of what its score lacks of 1 (see `echo`)."""
+    candidate it does not link with echoes: it closes `share` × the echo's strength of what its score lacks of 1
+    (see `echo`; the company lift judges linked notes)."""
     members = [(d.note.path, session.get(d.note.id, d.note.path), d.fused.relevance,
                 d.chunk.text) for d in drafts[:POOL]]
-    found = echoes(members, query)
+    found = echoes(members, query, {p: set(around) for p, (around, _) in linked.items()})
     for d in drafts[:POOL]:
         e = found.get(d.note.path)
         if e is not None and (value := round(share * e.strength, 4)) > 0:
@@ -266,7 +270,7 @@ def _echo(drafts: Sequence[_Draft], query: str, session: Mapping[int, str], shar
 
 
 def _company(best: Sequence[Fused], fused: Sequence[Fused], chunks: Mapping[int, ChunkRow],
-             notes: Mapping[int, NoteRow], graph: Graph) -> dict[str, Lift]:
+             notes: Mapping[int, NoteRow], linked: Mapping[str, tuple[tuple[str, ...], int]]) -> dict[str, Lift]:
     """Each candidate note's best neighbour among the candidates: a note it links with, or a section beside
     its best chunk (see `company`)."""
     by_note: dict[int, list[tuple[int, str, float]]] = {}
@@ -275,7 +279,6 @@ def _company(best: Sequence[Fused], fused: Sequence[Fused], chunks: Mapping[int,
         if c is not None:
             by_note.setdefault(c.note_id, []).append((c.ord, c.heading, f.relevance))
     paths = [notes[chunks[f.chunk_id].note_id].path for f in best]
-    linked = linked_among(graph, paths)
     members = []
     for f, path in zip(best, paths, strict=True):
         chunk = chunks[f.chunk_id]
