@@ -91,6 +91,8 @@ class RecallSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     session: Annotated[float, msgspec.Meta(ge=0, le=1)] = 0.2  # see docs/configuration.md
     person: Annotated[float, msgspec.Meta(ge=0, le=1)] = 0.4  # see docs/configuration.md
     when: Annotated[float, msgspec.Meta(ge=0, le=1)] = 0.2  # see docs/configuration.md
+    echo: Annotated[float, msgspec.Meta(ge=0, le=1)] = 0.2  # see docs/configuration.md
+    answer: Annotated[float, msgspec.Meta(ge=0, le=1)] = 0.2  # see docs/configuration.md
     budget_tokens: int = 1000
     max_k: int = 100
     max_query_chars: int = 2000

@@ -29,7 +29,7 @@ from vault_cortex.config import load_settings
 from vault_cortex.index.embed import Embedder, load_embedder
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo-dev"
-KS = (1, 5, 10)
+KS = (1, 2, 3, 5, 10)  # R@1–3 also decide what the prompt hook can push (it pushes about two)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-dom", 4: "single-hop"}
 
 
@@ -178,7 +178,7 @@ def latency(setups: Setups) -> tuple[float, float]:
 
 
 def row(name: str, res: Scores) -> str:
-    """Recall@1/5/10 over all questions, then recall@10 within each category."""
+    """Recall@1/2/3/5/10 over all questions, then recall@10 within each category."""
     return (f"{name:<28}" + "".join(f"{res[k]:>8.3f}" for k in KS) + "  |"
             + "".join(f"{res.get((c, 10), 0.0):>11.3f}" for c in CATEGORIES))
 
@@ -189,7 +189,7 @@ def header(title: str) -> str:
 
 
 def category_table(res: Scores, counts: dict[int, int]) -> list[str]:
-    """Recall@1/5/10 within each category, with its number of questions."""
+    """Recall@1/2/3/5/10 within each category, with its number of questions."""
     lines = [f"{'category':<28}" + "".join(f"{'R@' + str(k):>8}" for k in KS) + f"{'questions':>11}"]
     for c, name in CATEGORIES.items():
         lines.append(f"  {name + f' ({c})':<26}" + "".join(f"{res.get((c, k), 0.0):>8.3f}" for k in KS)
@@ -203,6 +203,8 @@ MECHANISMS: dict[str, dict[str, Any]] = {
     "session (same-session lift)": {"session": 0.0},
     "person (who is asked about)": {"person": 0.0},
     "when (holds a time)": {"when": 0.0},
+    "echo (another session agrees)": {"echo": 0.0},
+    "answer (follows a question)": {"answer": 0.0},
 }
 OFF = {k: v for change in MECHANISMS.values() for k, v in change.items()}  # every mechanism switched off
 COMPANY_GRID = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4)
@@ -233,8 +235,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", type=Path, default=Path("/tmp/vault-cortex-locomo"))
     ap.add_argument("--sweep", action="store_true", help="also print a grid of fusion weights")
     ap.add_argument("--cv", action="store_true",
-                    help="also cross-validate recall.company, recall.session, recall.person and recall.when by "
-                         "conversation (fit on two, score the third)")
+                    help="also cross-validate recall.company, recall.session, recall.person, recall.when, "
+                         "recall.echo and recall.answer by conversation (fit on two, score the third)")
     ap.add_argument("--budget", action="store_true",
                     help="also run with recall.lexical_budget at the share of the chunks it is at 100k notes")
     args = ap.parse_args(argv)
@@ -269,6 +271,8 @@ def main(argv: list[str] | None = None) -> int:
         print(row("  session, cross-validated", cross_validated(base, "session", CUE_GRID)))
         print(row("  person, cross-validated", cross_validated(base, "person", CUE_GRID)))
         print(row("  when, cross-validated", cross_validated(base, "when", CUE_GRID)))
+        print(row("  echo, cross-validated", cross_validated(base, "echo", CUE_GRID)))
+        print(row("  answer, cross-validated", cross_validated(base, "answer", CUE_GRID)))
     counts: dict[int, int] = {}
     for _, questions in setups:
         for _, _, c in questions:

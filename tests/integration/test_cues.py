@@ -80,8 +80,8 @@ def test_the_starter_vault_names_the_dated_notes_a_when_question_favours(tmp_pat
     init_vault(root)
     before = _digest(root)
     query = "When did the dashboard freeze?"
-    alone = _order(_recall(root, embedder, query, when=0))
-    hits = _recall(root, embedder, query)
+    alone = _order(_recall(root, embedder, query, when=0, echo=0))
+    hits = _recall(root, embedder, query, echo=0)  # the echo held off: it lifts the WAL note here too
     assert _order(hits)[0] == alone[0] == "short_term/2026-11-28 dashboard froze.md"
     assert "holds a time, as the query asks when" in hits[0].reason, "its title holds the date"
     assert _order(hits).index("HANDOFF.md") < _order(hits).index("scientific/SQLite WAL mode.md")

@@ -385,6 +385,15 @@ class IndexDB:
             out[i] = [front.get(k) for k in keys] if isinstance(front, dict) else [None] * len(keys)
         return out
 
+    def followed(self, note_ids: Iterable[int]) -> dict[int, str]:
+        """The note each of these notes `follows` (its `follows::` relation, resolved), for those that have one."""
+        rows = self._select_in("SELECT note_id, dst_path FROM links WHERE rel = 'follows' AND dst_path IS NOT NULL "
+                               "AND note_id IN ({marks}) ORDER BY note_id, line", sorted(set(note_ids)))
+        out: dict[int, str] = {}
+        for note_id, dst in rows:
+            out.setdefault(note_id, dst)
+        return out
+
     def aliases_of(self, prefix: str) -> list[tuple[str, str, str]]:
         """(path, title, alias-or-title) for notes under a folder, for matching concept names in text."""
         end = prefix[:-1] + chr(ord(prefix[-1]) + 1) if prefix else "\U0010ffff"  # a range scan of the path index

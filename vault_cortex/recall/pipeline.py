@@ -18,6 +18,7 @@ from vault_cortex.index.db import IndexDB
 from vault_cortex.index.rows import ChunkRow, NoteRow
 from vault_cortex.index.sync import Indexing
 from vault_cortex.index.vectors import Vector, Vectors
+from vault_cortex.recall.answer import Answer, answered
 from vault_cortex.recall.company import (
     NAMED,
     Lift,
@@ -28,6 +29,7 @@ from vault_cortex.recall.company import (
     sections_beside,
     sessions,
 )
+from vault_cortex.recall.echo import POOL, echoes
 from vault_cortex.recall.gate import Cue, Verdict, judge
 from vault_cortex.recall.graph import Graph
 from vault_cortex.recall.pack import Candidate, Packed, Piece
@@ -162,15 +164,18 @@ def rank(
             best = [f for f in best_per_note(fused, {i: c.note_id for i, c in chunks.items()})
                     if _wanted(notes[chunks[f.chunk_id].note_id], regions, exclude, allowed)]
 
-    company = _company(best, fused, chunks, notes, graph) if rs.company > 0 else {}
+    linked = (linked_among(graph, [notes[chunks[f.chunk_id].note_id].path for f in best])
+              if rs.company > 0 or rs.echo > 0 else {})
+    company = _company(best, fused, chunks, notes, linked) if rs.company > 0 else {}
     people, session = _people_and_sessions(db, [chunks[f.chunk_id].note_id for f in best], rs.person > 0,
-                                           rs.session > 0)
+                                           rs.session > 0 or rs.echo > 0)
     question = asked(query, {p for ps in people.values() for p in ps})
     together = sessions((notes[i].path, session[i], f.relevance) for f in best
-                        if (i := chunks[f.chunk_id].note_id) in session)
+                        if (i := chunks[f.chunk_id].note_id) in session) if rs.session > 0 else {}
+    asked_before = _questions(db, best, fused, chunks, notes) if rs.answer > 0 else None
     top_paths = [notes[chunks[f.chunk_id].note_id].path for f in best[:COACTIVATION_TOP]]
     use_resonance = weights.get("resonance", 0.0) > 0 and bool(concepts)
-    out = []
+    drafts: list[_Draft] = []
     for f in best:
         chunk = chunks[f.chunk_id]
         note = notes[chunk.note_id]
@@ -201,24 +206,71 @@ def rank(
         mate = together.get(note.path)
         cued = {"session": round(rs.session * mate.relevance, 4)} if mate is not None else {}
         cued.update(cue_signals(met, rs.person, rs.when))
-        signals.update(cued)
-        weighed = weighted(signals, weights)
-        plain = weighed * factor
-        score = round(raised(weighed, cued) * factor, 4)  # a raw capture stays ×0.85 of its raised score
+        answer = asked_before(note, chunk) if asked_before is not None else None
+        if answer is not None:
+            cued["answer"] = round(rs.answer * answer.relevance, 4)
         vector = f.chunk_id in dense  # every chunk with a vector has its similarity there
         why = reason(signals, weights, dense=f.dense, lexical=f.lexical, vector=vector)
         if lift is not None and relevance - f.relevance >= NAMED and weights.get("relevance", 0.0) > 0:
             why = lift.phrase() if why == "weak match" else f"{why}; {lift.phrase()}"
-        if score - plain >= NAMED:
-            words = [mate.phrase()] if mate is not None else []
-            why = "; ".join([why, *words, *phrases(met, cued)]) + f" (score +{score - plain:.2f})"
-        out.append(Scored(note=note, chunk=chunk, fused=f, score=score, signals=signals, vector=vector, reason=why))
+        words = ([mate.phrase()] if mate is not None else []) + phrases(met, cued)
+        words += [answer.phrase()] if answer is not None else []
+        drafts.append(_Draft(note=note, chunk=chunk, fused=f, signals=signals, vector=vector, reason=why,
+                             weighed=weighted(signals, weights), factor=factor, cued=cued, words=words))
+    drafts.sort(key=lambda d: (-d.score(), d.note.path))
+    if rs.echo > 0:
+        _echo(drafts, query, session, linked, rs.echo)
+    out = [d.final() for d in drafts]
     out.sort(key=lambda s: (-s.score, s.note.path))
     return out
 
 
+class _Draft(msgspec.Struct, kw_only=True):
+    """A candidate between its signals and its final score: the cues it met may still grow (an echo is judged
+    among the best-scored candidates, so only once every candidate has its score)."""
+
+    note: NoteRow
+    chunk: ChunkRow
+    fused: Fused
+    signals: dict[str, float]
+    vector: bool
+    reason: str  # the why-line of its signals and lift, before the cues
+    weighed: float  # the mode-weighted signals
+    factor: float  # its layer's factor
+    cued: dict[str, float]  # the cues met, each the share of the gap to 1 it closes
+    words: list[str]  # the why-line's words for them
+
+    def score(self) -> float:
+        """The weighted signals raised by the cues met, a raw capture kept ×0.85 of it."""
+        return round(raised(self.weighed, self.cued) * self.factor, 4)
+
+    def final(self) -> Scored:
+        """The scored candidate, its why-line naming each raise when together they added 0.03 or more."""
+        score, plain = self.score(), self.weighed * self.factor
+        why = self.reason
+        if score - plain >= NAMED:
+            why = "; ".join([why, *self.words]) + f" (score +{score - plain:.2f})"
+        return Scored(note=self.note, chunk=self.chunk, fused=self.fused, score=score,
+                      signals={**self.signals, **self.cued}, reason=why, vector=self.vector)
+
+
+def _echo(drafts: Sequence[_Draft], query: str, session: Mapping[int, str],
+          linked: Mapping[str, tuple[tuple[str, ...], int]], share: float) -> None:
+    """Raise each of the best-scored drafts (best first) that another session's (or note's) best-scored
+    candidate it does not link with echoes: it closes `share` × the echo's strength of what its score lacks of 1
+    (see `echo`; the company lift judges linked notes)."""
+    members = [(d.note.path, session.get(d.note.id, d.note.path), d.fused.relevance,
+                d.chunk.text) for d in drafts[:POOL]]
+    found = echoes(members, query, {p: set(around) for p, (around, _) in linked.items()})
+    for d in drafts[:POOL]:
+        e = found.get(d.note.path)
+        if e is not None and (value := round(share * e.strength, 4)) > 0:
+            d.cued["echo"] = value
+            d.words.append(e.phrase())
+
+
 def _company(best: Sequence[Fused], fused: Sequence[Fused], chunks: Mapping[int, ChunkRow],
-             notes: Mapping[int, NoteRow], graph: Graph) -> dict[str, Lift]:
+             notes: Mapping[int, NoteRow], linked: Mapping[str, tuple[tuple[str, ...], int]]) -> dict[str, Lift]:
     """Each candidate note's best neighbour among the candidates: a note it links with, or a section beside
     its best chunk (see `company`)."""
     by_note: dict[int, list[tuple[int, str, float]]] = {}
@@ -227,7 +279,6 @@ def _company(best: Sequence[Fused], fused: Sequence[Fused], chunks: Mapping[int,
         if c is not None:
             by_note.setdefault(c.note_id, []).append((c.ord, c.heading, f.relevance))
     paths = [notes[chunks[f.chunk_id].note_id].path for f in best]
-    linked = linked_among(graph, paths)
     members = []
     for f, path in zip(best, paths, strict=True):
         chunk = chunks[f.chunk_id]
@@ -235,6 +286,21 @@ def _company(best: Sequence[Fused], fused: Sequence[Fused], chunks: Mapping[int,
         members.append(Member(path=path, relevance=f.relevance, linked=around, links=links,
                               beside=sections_beside(chunk.ord, by_note.get(chunk.note_id, ()))))
     return lifts(members)
+
+
+def _questions(db: IndexDB, best: Sequence[Fused], fused: Sequence[Fused], chunks: Mapping[int, ChunkRow],
+               notes: Mapping[int, NoteRow]) -> Callable[[NoteRow, ChunkRow], Answer | None]:
+    """The question each candidate answers, if any (see `answer`): read the notes the candidates follow once,
+    and the candidate sections of each note by position."""
+    candidates = {notes[chunks[f.chunk_id].note_id].path: (f.relevance, chunks[f.chunk_id].text) for f in best}
+    sections = {(c.note_id, c.ord): (c.heading, f.relevance, c.text) for f in fused
+                if (c := chunks.get(f.chunk_id)) is not None}
+    follows = db.followed(chunks[f.chunk_id].note_id for f in best)
+
+    def question(note: NoteRow, chunk: ChunkRow) -> Answer | None:
+        before = sections.get((chunk.note_id, chunk.ord - 1))
+        return answered(follows.get(note.id, ""), candidates, (before,) if before is not None else ())
+    return question
 
 
 def _people_and_sessions(db: IndexDB, note_ids: Sequence[int], people_too: bool,

@@ -1,0 +1,68 @@
+"""The answer after a question, on real files with the real model: a small vault of team chat exchanges (each
+`follows::` the one before) and documentation notes, ranked with `recall.answer` at 0 as the control; recall never
+writes a note. The company lift is held off in both runs: the answer links with its question, so that lift alone
+raises it too."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from vault_cortex import Cortex
+from vault_cortex.index.embed import Embedder
+from vault_cortex.recall.pipeline import Hit
+
+NOTES = {
+    "chat/Probe chat 1.md": "---\nspeaker: Tomas\n---\nTomas: The new firmware is on the bed-3 probe now. How do I "
+    "reset the soil probe so it reads again?\n",
+    "chat/Probe chat 2.md": "---\nspeaker: Ines\n---\nInes: Hold the side button for ten seconds until the LED blinks "
+    "twice, then leave it in dry sand for a minute.\nfollows:: [[Probe chat 1]]\n",
+    "chat/Probe chat 3.md": "---\nspeaker: Tomas\n---\nTomas: Done, bed 3 reads 31% again. Thanks!\n"
+    "follows:: [[Probe chat 2]]\n",
+    "docs/Soil probe firmware.md": "# Soil probe firmware\n\nSoil probe firmware updates ship monthly; after an "
+    "update the probe restarts by itself and reads again\nwithin the hour.\n",
+    "docs/Probe placement.md": "# Probe placement\n\nPlace each soil probe a hand's width from the stem, at root "
+    "depth, away from the drip line.\n",
+    "docs/Sensor FAQ.md": "# Sensor FAQ\n\n## Why does a probe read zero?\n\nA probe reads zero when it sits in "
+    "air or its cable is loose. Can it be fixed without opening the case?\n\n## Fix\n\nPush the cable home until "
+    "it clicks and press the probe back into moist soil.\n",
+}
+
+
+def _vault(root: Path) -> Path:
+    (root / ".cortex").mkdir(parents=True)
+    for name, text in NOTES.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    return root
+
+
+def _recall(root: Path, embedder: Embedder, query: str, **changed: float) -> list[Hit]:
+    env = {f"VAULT_CORTEX_RECALL_{k.upper()}": str(v) for k, v in changed.items()}
+    with Cortex.open(root, env=env, embedder=embedder) as cx:
+        cx.sync()
+        return cx.recall(query, k=6, mode="focus", log_activity=False).hits
+
+
+def _digest(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*.md"))}
+
+
+def test_the_exchange_after_a_question_rises_with_the_question_it_answers(tmp_path: Path, embedder: Embedder) -> None:
+    root = _vault(tmp_path / "vault")
+    before = _digest(root)
+    query = "How do I reset the soil probe?"
+    alone = [h.path for h in _recall(root, embedder, query, answer=0, company=0)]
+    hits = _recall(root, embedder, query, company=0)
+    order = [h.path for h in hits]
+    assert order[0] == alone[0] == "chat/Probe chat 1.md", "the question matches best"
+    assert alone.index("docs/Sensor FAQ.md") < alone.index("chat/Probe chat 2.md"), "alone it says nothing of probes"
+    assert order[1] == "chat/Probe chat 2.md", "as the answer to the best match, second"
+    answer = hits[1]
+    assert "answers the question of [[Probe chat 1]] (1.00)" in answer.reason
+    assert answer.signals["answer"] > 0
+    thanks = hits[order.index("chat/Probe chat 3.md")]
+    assert "answers" not in thanks.reason, "it follows an answer, not a question"
+    assert all(0.0 <= h.score <= 1.0 for h in hits)
+    assert _digest(root) == before, "recall never writes a note"
