@@ -46,6 +46,7 @@ from vault_cortex import Cortex  # noqa: E402
 from vault_cortex.config import PushSettings, load_settings  # noqa: E402
 from vault_cortex.index.embed import load_embedder  # noqa: E402
 from vault_cortex.recall import second_look  # noqa: E402
+from vault_cortex.recall.gate import choose as gate_choose  # noqa: E402
 
 # The targets, met on the training folds with a little room: loop coverage, blocks that bring evidence.
 TARGET_LOOP = 0.72  # target 0.70
@@ -120,7 +121,9 @@ def build(data: Path, work: Path) -> list[Look]:
     """Every composed answer ranked in every conversation's vault (cached in work/look-rows.json)."""
     cache = work / "look-rows.json"
     if cache.exists():
-        return msgspec.json.decode(cache.read_bytes(), type=list[Look])
+        cached = msgspec.json.decode(cache.read_bytes(), type=list[Look])
+        if all(len(x) == len(fit_gate.GATE_FEATURES) for lk in cached for x in lk.row.x):  # else other features
+            return cached
     if len(PLAIN) != len(fit_gate.CODING):
         raise SystemExit("PLAIN must answer every CODING prompt")
     embedder = load_embedder(load_settings(work, env={}).embedding)
@@ -156,10 +159,10 @@ class Loop(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def blocked(look: Row, scores: Sequence[float], shown: set[str], threshold: float) -> list[int]:
-    """The candidates a second look brings, as the hook does: not shown, own probability at the threshold, in
-    rank order, at most LIMIT."""
-    return [i for i, (p, s) in enumerate(zip(look.paths, scores, strict=True))
-            if p not in shown and s >= threshold][: second_look.LIMIT]
+    """The candidates a second look brings, as the hook does: not shown, own probability at the threshold, the
+    likeliest first, at most LIMIT (`gate.choose`)."""
+    fresh = [i for i, p in enumerate(look.paths) if p not in shown]
+    return [fresh[i] for i in gate_choose([scores[i] for i in fresh], threshold, threshold, second_look.LIMIT)]
 
 
 Gate = tuple[float, np.ndarray]
