@@ -21,8 +21,8 @@ import msgspec
 from vault_cortex.config import GATE_FEATURES as FEATURES
 from vault_cortex.index.fts import _STOPWORDS, WORD
 
-__all__ = ["FEATURES", "Cue", "Verdict", "choose", "coverage", "features", "found", "found_in_each", "judge", "logistic",
-           "why"]
+__all__ = ["FEATURES", "Cue", "Verdict", "choose", "coverage", "features", "found", "found_in_each", "judge",
+           "logistic", "places", "why"]
 SPECIFIC_WORDS = 6  # a prompt with this many content words counts as fully specific ("tell me more" has 1)
 MIN_WORDS = 3  # coverage is out of at least this many query words
 MATCHED = 4  # query words a memory shares, counted up to this many (one shared word proves little)
