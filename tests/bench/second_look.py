@@ -252,6 +252,17 @@ def quality(rows: list[Row], looks: list[Look], budget: int) -> float:
 
 
 TRANSCRIPTS = 20  # ~1 MB each: the hook reads only their tail
+# The rest of a composed answer, as long as a usual one (~1,100 characters with the restated question): the
+# hook embeds and searches with the answer's start, so a one-line answer would time a cheaper query than agents send.
+EXPLAINED = (
+    "I checked the code paths involved and the notes from the last time this came up. The change happened in two "
+    "steps: the scheduler picked up the new setting at its next run, and the worker that reads it only reloads its "
+    "configuration when it restarts, so for a while the two disagreed. That is why the logs show the old value "
+    "until the restart on Thursday and the new one after it. Nothing else in the history touches this; the "
+    "migration from last month only renamed the table. If you want it to take effect at once, restart the worker "
+    "after changing the setting, or make it watch the file. I would also add a line to the runbook, since the "
+    "same thing will happen with the other settings the worker reads at start-up. Let me know if you want me to "
+    "write the watcher or the runbook entry.")
 
 
 def stop_payload(i: int, answer: str, transcript: Path) -> dict[str, object]:
@@ -285,7 +296,7 @@ def latency(notes: int, keep: Path | None, n: int = 200) -> None:
         with Cortex.open(vault) as cx:
             report = cx.sync()
         asks = queries(n, seed=13)
-        answers = [f"From what I found: {q}. That is the answer, checked against the code." for q in asks]
+        answers = [f"From what I found: {q}. {EXPLAINED}" for q in asks]
         transcripts = [work / f"t-{i}.jsonl" for i in range(TRANSCRIPTS)]
         for path, q, answer in zip(transcripts, asks, answers, strict=False):
             write_transcript(path, q, answer)

@@ -8,8 +8,18 @@ from hypothesis import strategies as st
 
 from vault_cortex.config import GATE_FEATURES, PushSettings
 from vault_cortex.recall import gate
-from vault_cortex.recall.gate import (Cue, choose, content_words, coverage, features, found, judge, logistic, names,
-                                      places)
+from vault_cortex.recall.gate import (
+    Cue,
+    choose,
+    content_words,
+    coverage,
+    features,
+    found,
+    judge,
+    logistic,
+    names,
+    places,
+)
 
 
 def cue(score: float, text: str, cosine: float = 0.5) -> Cue:
