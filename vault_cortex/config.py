@@ -100,25 +100,27 @@ class RecallSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
 
 # The push gate's features (recall/gate.py computes them), in the order the config lists them.
 GATE_FEATURES = ("relevance", "dense", "lexical", "cosine", "coverage", "rank", "margin", "gap", "region",
-                 "recency", "known", "names", "words", "matched", "rare_words", "names_missed", "lead")
+                 "recency", "known", "names", "words", "matched", "rare_words", "names_missed", "lead", "cosine_rank",
+                 "rare_rank")
 
 
 def _default_gate() -> dict[str, float]:
     # fitted by tests/bench/fit_gate.py on the LoCoMo dev set and off-topic prompts; see docs/push.md
-    return {"relevance": -0.452, "dense": -0.866, "lexical": -0.038, "cosine": 2.503, "coverage": 2.547,
-            "rank": -1.104, "margin": 0.974, "gap": -2.272, "region": 0.0, "recency": 0.0, "known": 0.915,
-            "names": 0.662, "words": 0.379, "matched": 0.99, "rare_words": -0.425, "names_missed": -0.157,
-            "lead": 1.172}
+    return {"relevance": -0.331, "dense": -0.466, "lexical": -0.195, "cosine": 2.728, "coverage": 2.452,
+            "rank": -1.006, "margin": 0.999, "gap": -2.296, "region": 0.0, "recency": 0.002, "known": 1.058,
+            "names": 0.66, "words": 0.428, "matched": 0.817, "rare_words": -0.567, "names_missed": -0.17,
+            "lead": 1.102, "cosine_rank": 0.16, "rare_rank": -0.265}
 
 
 class PushSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """The push gate: a logistic regression over ranking features (recall/gate.py) and its threshold."""
 
-    threshold: float = 0.4  # push only when the best candidate's probability reaches this
-    floor: float = 0.14  # once pushing, every candidate whose own probability reaches this goes along (rank order)
-    second_look: float = 0.19  # the Stop hook's second look: a memory whose own probability reaches this
+    threshold: float = 0.39  # push only when the best candidate's probability reaches this
+    floor: float = 0.13  # once pushing, every candidate whose own probability reaches this goes along (up to most)
+    second_look: float = 0.21  # the Stop hook's second look: a memory whose own probability reaches this
     candidates: int = 10  # the best-ranked candidates the gate looks at
-    intercept: float = -4.476
+    most: int = 3  # memories in one push at most, the likeliest first (one when only one is likely)
+    intercept: float = -4.866
     weights: dict[str, float] = msgspec.field(default_factory=_default_gate)
 
 
@@ -314,6 +316,8 @@ def _check(settings: Settings) -> None:
         raise ConfigError("push.floor and push.threshold must be between 0 and 1, the floor not above the threshold")
     if not 0 <= push.second_look <= 1:
         raise ConfigError("push.second_look must be between 0 and 1")
+    if push.most < 1:
+        raise ConfigError("push.most must be at least 1")
     if not 1 <= push.candidates <= rec.candidates:
         raise ConfigError("push.candidates must be between 1 and recall.candidates")
     unknown = sorted(set(push.weights) - set(GATE_FEATURES))

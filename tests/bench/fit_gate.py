@@ -37,12 +37,13 @@ from tests.bench import locomo  # noqa: E402
 from vault_cortex import Cortex  # noqa: E402
 from vault_cortex.config import GATE_FEATURES, PushSettings, load_settings  # noqa: E402
 from vault_cortex.index.embed import load_embedder  # noqa: E402
-from vault_cortex.recall.gate import Cue, features  # noqa: E402
+from vault_cortex.recall.gate import Cue, choose, features  # noqa: E402
 from vault_cortex.recall.pipeline import gate, to_hit  # noqa: E402
 
 DATA = locomo.DATA if locomo.DATA.is_dir() else Path("/work/shared/data/locomo-dev")  # worktrees sit a level deeper
 BUDGET_TOKENS = 400  # the prompt hook's default budget
 CANDIDATES = PushSettings().candidates
+MOST = PushSettings().most
 # The targets (README "Push"), met on the training folds with a little room: injections holding evidence, pushed
 # memories that are evidence, memories per injection, off-topic prompts that get an injection.
 TARGET_PRECISION = 0.72  # target 0.70
@@ -127,7 +128,8 @@ def build(data: Path, work: Path) -> list[Row]:
     cache = work / "gate-rows.json"
     if cache.exists():
         cached = msgspec.json.decode(cache.read_bytes(), type=list[Row])
-        if all(r.paths or not r.y for r in cached):  # an older cache lacks the paths: built again
+        # an older cache lacks the paths, or holds other features: built again
+        if all((r.paths or not r.y) and all(len(x) == len(GATE_FEATURES) for x in r.x) for r in cached):
             return cached
     embedder = load_embedder(load_settings(work, env={}).embedding)
     setups = locomo.prepare(data, work, embedder)
@@ -193,16 +195,13 @@ def probabilities(r: Row, intercept: float, weights: np.ndarray) -> list[float]:
 
 
 def inject(scores: Sequence[float], costs: Sequence[int], threshold: float, budget: int,
-           floor: float | None = None) -> list[int]:
-    """Indices pushed, as the prompt hook does: nothing unless the best score reaches the threshold, then in
-    rank order those at or above the floor (the threshold when None), within the budget."""
-    if not scores or max(scores) < threshold:
-        return []
-    floor = threshold if floor is None else floor
+           floor: float | None = None, most: int = MOST) -> list[int]:
+    """Indices pushed, as the prompt hook does: `gate.choose` (nothing unless the best score reaches the
+    threshold, then the likeliest at or above the floor, at most `most`), then within the budget in that order."""
     out = []
-    for i, (s, c) in enumerate(zip(scores, costs, strict=True)):
-        if s >= floor and c <= budget:
-            budget -= c
+    for i in choose(scores, threshold, threshold if floor is None else floor, most):
+        if costs[i] <= budget:
+            budget -= costs[i]
             out.append(i)
     return out
 
@@ -298,6 +297,15 @@ def threshold_by_cross_validation(rows: Sequence[Row], budget: int) -> tuple[flo
     return best_setting(lambda t, floor: mean([evaluate(held, p, t, budget, floor) for held, p in scored]))
 
 
+CURVE = (0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7)
+
+
+def curve(rows: Sequence[Row], budget: int, floor: float) -> list[tuple[float, Figures]]:
+    """The held-out figures (mean of the folds) at each threshold of CURVE: what coverage costs in precision."""
+    scored = [(held, [probabilities(r, *fit(train)) for r in held]) for train, held in folds(rows)]
+    return [(t, mean([evaluate(held, p, t, budget, min(floor, t)) for held, p in scored])) for t in CURVE]
+
+
 def mean(figures: Sequence[Figures]) -> Figures:
     fields = Figures.__struct_fields__
     return Figures(**{k: statistics.fmean(getattr(f, k) for f in figures) for k in fields})
@@ -330,6 +338,11 @@ def main(argv: list[str] | None = None) -> int:
           "off_topic <= 0.02\n")
     b, w = fit(rows)
     t, floor = threshold_by_cross_validation(rows, budget)
+    print(f"coverage against precision per injection (held out, floor {floor:.2f}, the threshold swept):")
+    for threshold, f in curve(rows, budget, floor):
+        print(f"  threshold {threshold:.2f}: coverage {f.coverage:.3f}, precision {f.precision:.3f}, memory precision "
+              f"{f.memory_precision:.3f}, {f.per_injection:.2f} per injection, off-topic {f.off_topic:.3f}")
+    print()
     print("second look (the Stop hook), cross-validated by conversation:")
     look = second_look.quality(rows, second_look.build(args.data, args.work), budget)
     constants = {"threshold": t, "floor": floor, "second_look": look, "intercept": b}

@@ -46,9 +46,10 @@ from vault_cortex import Cortex  # noqa: E402
 from vault_cortex.config import PushSettings, load_settings  # noqa: E402
 from vault_cortex.index.embed import load_embedder  # noqa: E402
 from vault_cortex.recall import second_look  # noqa: E402
+from vault_cortex.recall.gate import choose as gate_choose  # noqa: E402
 
 # The targets, met on the training folds with a little room: loop coverage, blocks that bring evidence.
-TARGET_LOOP = 0.72  # target 0.70
+TARGET_LOOP = 0.74  # target 0.70 (at 0.72 the choice held out sat 0.004 above its target: no room for other data)
 TARGET_PRECISION = 0.62  # target 0.60
 MAX_OFF_TOPIC = 0.02
 THRESHOLDS = tuple(i / 100 for i in range(2, 96))
@@ -120,7 +121,9 @@ def build(data: Path, work: Path) -> list[Look]:
     """Every composed answer ranked in every conversation's vault (cached in work/look-rows.json)."""
     cache = work / "look-rows.json"
     if cache.exists():
-        return msgspec.json.decode(cache.read_bytes(), type=list[Look])
+        cached = msgspec.json.decode(cache.read_bytes(), type=list[Look])
+        if all(len(x) == len(fit_gate.GATE_FEATURES) for lk in cached for x in lk.row.x):  # else other features
+            return cached
     if len(PLAIN) != len(fit_gate.CODING):
         raise SystemExit("PLAIN must answer every CODING prompt")
     embedder = load_embedder(load_settings(work, env={}).embedding)
@@ -156,10 +159,10 @@ class Loop(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def blocked(look: Row, scores: Sequence[float], shown: set[str], threshold: float) -> list[int]:
-    """The candidates a second look brings, as the hook does: not shown, own probability at the threshold, in
-    rank order, at most LIMIT."""
-    return [i for i, (p, s) in enumerate(zip(look.paths, scores, strict=True))
-            if p not in shown and s >= threshold][: second_look.LIMIT]
+    """The candidates a second look brings, as the hook does: not shown, own probability at the threshold, the
+    likeliest first, at most LIMIT (`gate.choose`)."""
+    fresh = [i for i, p in enumerate(look.paths) if p not in shown]
+    return [fresh[i] for i in gate_choose([scores[i] for i in fresh], threshold, threshold, second_look.LIMIT)]
 
 
 Gate = tuple[float, np.ndarray]
@@ -249,6 +252,17 @@ def quality(rows: list[Row], looks: list[Look], budget: int) -> float:
 
 
 TRANSCRIPTS = 20  # ~1 MB each: the hook reads only their tail
+# The rest of a composed answer, as long as a usual one (~1,100 characters with the restated question): the
+# hook embeds and searches with the answer's start, so a one-line answer would time a cheaper query than agents send.
+EXPLAINED = (
+    "I checked the code paths involved and the notes from the last time this came up. The change happened in two "
+    "steps: the scheduler picked up the new setting at its next run, and the worker that reads it only reloads its "
+    "configuration when it restarts, so for a while the two disagreed. That is why the logs show the old value "
+    "until the restart on Thursday and the new one after it. Nothing else in the history touches this; the "
+    "migration from last month only renamed the table. If you want it to take effect at once, restart the worker "
+    "after changing the setting, or make it watch the file. I would also add a line to the runbook, since the "
+    "same thing will happen with the other settings the worker reads at start-up. Let me know if you want me to "
+    "write the watcher or the runbook entry.")
 
 
 def stop_payload(i: int, answer: str, transcript: Path) -> dict[str, object]:
@@ -282,7 +296,7 @@ def latency(notes: int, keep: Path | None, n: int = 200) -> None:
         with Cortex.open(vault) as cx:
             report = cx.sync()
         asks = queries(n, seed=13)
-        answers = [f"From what I found: {q}. That is the answer, checked against the code." for q in asks]
+        answers = [f"From what I found: {q}. {EXPLAINED}" for q in asks]
         transcripts = [work / f"t-{i}.jsonl" for i in range(TRANSCRIPTS)]
         for path, q, answer in zip(transcripts, asks, answers, strict=False):
             write_transcript(path, q, answer)

@@ -8,7 +8,18 @@ from hypothesis import strategies as st
 
 from vault_cortex.config import GATE_FEATURES, PushSettings
 from vault_cortex.recall import gate
-from vault_cortex.recall.gate import Cue, content_words, coverage, features, found, judge, logistic, names
+from vault_cortex.recall.gate import (
+    Cue,
+    choose,
+    content_words,
+    coverage,
+    features,
+    found,
+    judge,
+    logistic,
+    names,
+    places,
+)
 
 
 def cue(score: float, text: str, cosine: float = 0.5) -> Cue:
@@ -75,3 +86,16 @@ def test_found_in_each_text_of_many_is_found_in_each_alone() -> None:
     stems = {"sqlite", "checkp", "the"}
     assert gate.found_in_each(stems, texts) == [found(stems, t) for t in texts] == [
         {"sqlite"}, set(), {"sqlite", "checkp"}, {"checkp"}, {"checkp", "sqlite"}]
+
+
+def test_places_rank_the_candidates_by_one_feature() -> None:
+    assert places([0.3, 0.5, 0.5, 0.1]) == [2, 0, 1, 3]
+    assert places([]) == []
+
+
+def test_a_push_is_the_likeliest_few_each_on_its_own_probability() -> None:
+    assert choose([0.1, 0.5, 0.2, 0.15], threshold=0.4, floor=0.14, most=3) == [1, 2, 3]
+    assert choose([0.1, 0.5, 0.2, 0.15], threshold=0.4, floor=0.14, most=2) == [1, 2]
+    assert choose([0.9, 0.05, 0.1], threshold=0.4, floor=0.14, most=3) == [0]  # one when only one is likely
+    assert choose([0.1, 0.3], threshold=0.4, floor=0.1, most=3) == []  # none reaches the threshold
+    assert choose([], threshold=0.4, floor=0.1, most=3) == []

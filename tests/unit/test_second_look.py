@@ -18,9 +18,12 @@ def hit(path: str, p: float | None, snippet: str, why: str = "meaning 0.61; 80% 
                lexical=0.5, heading="", snippet=snippet, line=1, push_probability=p, push_why=why)
 
 
-def test_the_query_is_the_prompt_then_the_start_of_the_answer() -> None:
+def test_the_query_is_the_prompt_then_the_start_of_what_the_answer_adds() -> None:
     assert second_look.query("The WAL grows  because\na reader holds it.", "Why does the WAL grow?", 2000) == (
-        "Why does the WAL grow?\nThe WAL grows because a reader holds it.")
+        "Why does the WAL grow?\ngrows because a reader holds it.")
+    restated = "When did Caroline go to the LGBTQ support group: 7 May 2023."
+    assert second_look.query(restated, "When did Caroline go to the LGBTQ support group?", 2000) == (
+        "When did Caroline go to the LGBTQ support group?\n7 May 2023.")
     assert second_look.query("An answer without its prompt.", "", 2000) == "An answer without its prompt."
     long_answer = "word " * 1000
     q = second_look.query(long_answer, "p " * 1000, 2000)

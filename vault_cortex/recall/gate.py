@@ -21,7 +21,8 @@ import msgspec
 from vault_cortex.config import GATE_FEATURES as FEATURES
 from vault_cortex.index.fts import _STOPWORDS, WORD
 
-__all__ = ["FEATURES", "Cue", "Verdict", "coverage", "features", "found", "found_in_each", "judge", "logistic", "why"]
+__all__ = ["FEATURES", "Cue", "Verdict", "choose", "coverage", "features", "found", "found_in_each", "judge",
+           "logistic", "places", "why"]
 SPECIFIC_WORDS = 6  # a prompt with this many content words counts as fully specific ("tell me more" has 1)
 MIN_WORDS = 3  # coverage is out of at least this many query words
 MATCHED = 4  # query words a memory shares, counted up to this many (one shared word proves little)
@@ -118,6 +119,8 @@ def features(query: str, cues: Sequence[Cue], seen: Sequence[str] = ()) -> list[
     rare_total = sum(rarity.values()) or 1.0
     top = cues[0].score if cues else 0.0
     lead = top - cues[1].score if len(cues) > 1 else top
+    rare = [sum(rarity[w] for w in words & has) / rare_total for has in held]
+    by_cosine, by_rare = places([c.cosine for c in cues]), places(rare)
     out = []
     for i, (c, has) in enumerate(zip(cues, held, strict=True)):
         below = [n.score for n in cues[i + 1:i + 1 + MARGIN_NEXT]]
@@ -129,10 +132,30 @@ def features(query: str, cues: Sequence[Cue], seen: Sequence[str] = ()) -> list[
             "gap": top - c.score, "matched": min(len(shared), MATCHED) / MATCHED,
             "region": c.region, "recency": c.recency, "known": known, "names": named,
             "words": min(len(words), SPECIFIC_WORDS) / SPECIFIC_WORDS,
-            "rare_words": sum(rarity[w] for w in shared) / rare_total,
-            "names_missed": len(proper - has) / len(proper) if proper else 0.0, "lead": lead,
+            "rare_words": rare[i], "names_missed": len(proper - has) / len(proper) if proper else 0.0, "lead": lead,
+            "cosine_rank": math.log1p(by_cosine[i]), "rare_rank": math.log1p(by_rare[i]),
         })
     return out
+
+
+def places(values: Sequence[float]) -> list[int]:
+    """Each value's place when they are ordered highest first (0 for the highest; ties keep their order): how a
+    candidate compares with the others gathered for the same prompt, which its own value does not say."""
+    out = [0] * len(values)
+    for place, i in enumerate(sorted(range(len(values)), key=lambda j: -values[j])):
+        out[i] = place
+    return out
+
+
+def choose(probabilities: Sequence[float], threshold: float, floor: float, most: int) -> list[int]:
+    """The candidates to push, likeliest first: none unless one reaches `threshold`; then, each on its own
+    probability, those at or above `floor`, at most `most` (so one when only one is likely, up to `most` when
+    several are). With each memory's probability calibrated on its own, the likeliest `most` are the set of that
+    size likeliest to hold what the prompt needs."""
+    if max(probabilities, default=0.0) < threshold:
+        return []
+    order = sorted(range(len(probabilities)), key=lambda i: -probabilities[i])
+    return [i for i in order if probabilities[i] >= floor][:most]
 
 
 def logistic(x: Mapping[str, float], weights: Mapping[str, float], intercept: float) -> float:
@@ -149,6 +172,7 @@ _PHRASES = {
     "recency": "recent", "known": "the vault knows {v:.0%} of the words", "names": "names it knows",
     "words": "a specific prompt", "matched": "shares several of its words",
     "rare_words": "holds its rarer words", "names_missed": "{v:.0%} of the names missing", "lead": "a clear best match",
+    "cosine_rank": "among the closest in meaning", "rare_rank": "among those holding its rarer words",
 }
 
 

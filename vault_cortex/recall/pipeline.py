@@ -30,7 +30,7 @@ from vault_cortex.recall.company import (
     sessions,
 )
 from vault_cortex.recall.echo import POOL, echoes
-from vault_cortex.recall.gate import Cue, Verdict, judge
+from vault_cortex.recall.gate import Cue, Verdict, choose, judge
 from vault_cortex.recall.graph import Graph
 from vault_cortex.recall.pack import Candidate, Packed, Piece
 from vault_cortex.recall.proximity import relative_to_prior
@@ -374,16 +374,15 @@ def gate(scored: Sequence[Scored], query: str, push: PushSettings) -> list[Verdi
 
 def gate_passed(scored: Sequence[Scored], query: str, push: PushSettings, k: int,
                 shown: frozenset[str] = frozenset()) -> list[tuple[Scored, Verdict]]:
-    """The candidates the push gate lets through, best first, at most k, with their verdicts.
+    """The candidates the push gate lets through, likeliest first, at most k (and `push.most`), with their verdicts.
 
     Each memory passes on its own calibrated probability (`push.floor`), never on the best one's: the gate
     fires only when a memory not yet `shown` reaches `push.threshold`, so when the best memories were shown
-    already (the session's start context held them) nothing is pushed rather than leftovers.
+    already (the session's start context held them) nothing is pushed rather than leftovers (`gate.choose`).
     """
     verdicts = [(s, v) for s, v in zip(scored, gate(scored, query, push), strict=False) if s.note.path not in shown]
-    if max((v.probability for _, v in verdicts), default=0.0) < push.threshold:
-        return []
-    return [(s, v) for s, v in verdicts if v.probability >= push.floor][:k]
+    picked = choose([v.probability for _, v in verdicts], push.threshold, push.floor, min(k, push.most))
+    return [verdicts[i] for i in picked]
 
 
 def to_hit(s: Scored, query: str, verdict: Verdict | None = None) -> Hit:

@@ -18,8 +18,8 @@ from vault_cortex.config import PushSettings
 from vault_cortex.recall.pipeline import Hit
 
 LIMIT = 2  # memories in one second look: the agent reads each one, so only the few the gate is surest of
-ANSWER_CHARS = 400  # the start of the answer, where its claims are: a long answer's every word would drown them
-PROMPT_CHARS = 300  # the prompt's start likewise (a pasted log is not what the answer is about)
+ANSWER_CHARS = 120  # the start of what the answer adds, where its first claims are (each token costs embedding time)
+PROMPT_CHARS = 200  # the prompt's start likewise (a pasted log is not what the answer is about)
 GIST_CHARS = 140
 FIGURES = 4  # figures named when a memory's differ from the answer's
 _FIGURE = re.compile(r"\d+(?:[.,:/-]\d+)*")
@@ -30,9 +30,19 @@ WHERE = "The notes are in {root} (or use the vault-cortex MCP tool read_note wit
 
 
 def query(answer: str, prompt: str, max_chars: int) -> str:
-    """The recall query of a second look: the prompt answered, then the start of the answer, within the limit."""
-    text = "\n".join(part for part in (_start(prompt, PROMPT_CHARS), _start(answer, ANSWER_CHARS)) if part)
+    """The recall query of a second look: the prompt answered, then the start of what the answer says beyond it,
+    within the limit. The words of the answer that the prompt already has are left out: an answer that restates
+    its question would cost the query's embedding and its word search as much again and add nothing to find."""
+    asked = _start(prompt, PROMPT_CHARS)
+    said = {_word(w) for w in asked.split()} - {""}
+    new = " ".join(w for w in answer.split() if _word(w) not in said)
+    text = "\n".join(part for part in (asked, _start(new, ANSWER_CHARS)) if part)
     return text[:max_chars]
+
+
+def _word(token: str) -> str:
+    """A whitespace token as compared with the prompt's: lower-cased, without the punctuation around it."""
+    return token.strip(".,;:!?()[]{}\"'`*").lower()
 
 
 def _start(text: str, limit: int) -> str:
