@@ -106,21 +106,21 @@ GATE_FEATURES = ("relevance", "dense", "lexical", "cosine", "coverage", "rank", 
 
 def _default_gate() -> dict[str, float]:
     # fitted by tests/bench/fit_gate.py on the LoCoMo dev set and off-topic prompts; see docs/push.md
-    return {"relevance": -0.331, "dense": -0.466, "lexical": -0.195, "cosine": 2.728, "coverage": 2.452,
-            "rank": -1.006, "margin": 0.999, "gap": -2.296, "region": 0.0, "recency": 0.002, "known": 1.058,
-            "names": 0.66, "words": 0.428, "matched": 0.817, "rare_words": -0.567, "names_missed": -0.17,
-            "lead": 1.102, "cosine_rank": 0.16, "rare_rank": -0.265}
+    return {"relevance": -0.401, "dense": -0.657, "lexical": -0.145, "cosine": 2.812, "coverage": 2.495,
+            "rank": -1.057, "margin": 1.135, "gap": -2.498, "region": 0.0, "recency": 0.003, "known": 1.153,
+            "names": 0.751, "words": 0.507, "matched": 0.758, "rare_words": -0.661, "names_missed": -0.118,
+            "lead": 0.875, "cosine_rank": 0.148, "rare_rank": -0.223}
 
 
 class PushSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """The push gate: a logistic regression over ranking features (recall/gate.py) and its threshold."""
 
-    threshold: float = 0.39  # push only when the best candidate's probability reaches this
-    floor: float = 0.13  # once pushing, every candidate whose own probability reaches this goes along (up to most)
-    second_look: float = 0.21  # the Stop hook's second look: a memory whose own probability reaches this
+    threshold: float = 0.43  # push only when the best candidate's probability reaches this
+    floor: float = 0.14  # once pushing, every candidate whose own probability reaches this goes along (up to most)
+    second_look: float = 0.2  # the Stop hook's second look: a memory whose own probability reaches this
     candidates: int = 10  # the best-ranked candidates the gate looks at
     most: int = 3  # memories in one push at most, the likeliest first (one when only one is likely)
-    intercept: float = -4.866
+    intercept: float = -4.838
     weights: dict[str, float] = msgspec.field(default_factory=_default_gate)
 
 
