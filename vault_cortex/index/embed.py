@@ -252,24 +252,28 @@ class OnnxEmbedder:
         order = list(range(len(texts)))
         if sort_by_length:
             order.sort(key=lambda i: len(encodings[i].ids))
-        batches = [order[start:start + self.batch_size] for start in range(0, len(order), self.batch_size)]
         with self.busy():
-            for rows, unit in zip(batches, self._run_all([[encodings[i] for i in rows] for rows in batches]),
-                                  strict=True):
+            with self._timer_lock:  # the folded copy and its pool, from one bulk run
+                session, pool = (self._bulk, self._pool) if self._bulk is not None else (self._session, None)
+            # Side by side, a batch is run as `threads` parts (a batch of 4: two of 2, one thread each), so the
+            # runs under way hold no more buffers than one batch's (two runs of 4 held ~120 MB more).
+            size = self.batch_size if pool is None else max(1, self.batch_size // self._threads)
+            batches = [order[start:start + size] for start in range(0, len(order), size)]
+            for rows, unit in zip(batches, self._run_all([[encodings[i] for i in rows] for rows in batches],
+                                                         session, pool), strict=True):
                 out[rows] = unit
         return out
 
-    def _run_all(self, batches: list[list[tokenizers.Encoding]]) -> Iterator[Vectors]:
-        """The unit vectors of each batch, in order: side by side on the folded copy's threads while a bulk run
-        holds it, else one after another."""
-        session = self._bulk or self._session
-        pool = self._pool if session is self._bulk else None
-        if pool is None or len(batches) < 2:
-            return (self._run(batch, session) for batch in batches)
-        try:
-            return pool.map(lambda batch: self._run(batch, session), batches)
-        except RuntimeError:  # the bulk run ended meanwhile and shut its pool down: this call goes on alone
-            return (self._run(batch, session) for batch in batches)
+    def _run_all(self, batches: list[list[tokenizers.Encoding]], session: ort.InferenceSession,
+                 pool: ThreadPoolExecutor | None) -> Iterator[Vectors]:
+        """The unit vectors of each batch, in order: side by side on the pool's threads (the folded copy, while
+        a bulk run holds it), else one after another."""
+        if pool is not None and len(batches) > 1:
+            try:
+                return pool.map(lambda batch: self._run(batch, session), batches)
+            except RuntimeError:  # the bulk run ended meanwhile and shut its pool down: this call goes on alone
+                pass
+        return (self._run(batch, session) for batch in batches)
 
     @contextmanager
     def busy(self, *, bulk: bool = False) -> Iterator[None]:
