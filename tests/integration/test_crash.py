@@ -24,6 +24,11 @@ WORDS = ("anemometer barometer calibration drizzle evaporation frost gust humidi
          "xerothermic yardang zephyr").split()
 
 
+# Notes the killed sync has to write: five write groups of BATCH_NOTES. The words phase writes its groups back
+# to back, so with one group left a kill sent on seeing the first could land after the last.
+STATIONS = 160
+
+
 def _snapshot(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*.md"))
             if ".cortex" not in p.parts}
@@ -52,19 +57,19 @@ def _rows_with(db: Path, hashes: set[str]) -> int:
 
 
 def test_a_sync_killed_after_its_first_batch_leaves_no_dangling_links(tmp_path: Path, embedder) -> None:  # type: ignore[no-untyped-def]
-    """Issue 11 D4: 40 notes link one note, all are edited, the sync is SIGKILLed after its first batch; the
-    next sync resolves every link (doctor: no dangling link; verify: clean) and no note is changed."""
+    """Issue 11 D4: STATIONS notes link one note, all are edited, the sync is SIGKILLed after its first batch;
+    the next sync resolves every link (doctor: no dangling link; verify: clean) and no note is changed."""
     root = tmp_path / "v"
     (root / ".cortex").mkdir(parents=True)
     (root / "Hub.md").write_text("# Hub\nWhere the stations report.\n")
-    for i in range(40):
+    for i in range(STATIONS):
         (root / f"stations/Station {i}.md").parent.mkdir(exist_ok=True)
         (root / f"stations/Station {i}.md").write_text(_text(i, 0))
     with Cortex.open(root, embedder=embedder) as cx:
         cx.sync()
         assert cx.doctor().dangling == []
     new: set[str] = set()
-    for i in range(40):
+    for i in range(STATIONS):
         path = root / f"stations/Station {i}.md"
         path.write_text(_text(i, 1))
         _bump(path)
@@ -84,7 +89,7 @@ def test_a_sync_killed_after_its_first_batch_leaves_no_dangling_links(tmp_path: 
         proc.wait()
     assert proc.returncode == -signal.SIGKILL, "the sync finished before it was killed"
     written = _rows_with(root / ".cortex/index/index.db", new)
-    assert 0 < written < 40, written  # killed between batches, as in the report
+    assert 0 < written < STATIONS, written  # killed between batches, as in the report
 
     with Cortex.open(root, embedder=embedder) as cx:
         cx.sync()
