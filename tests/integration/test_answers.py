@@ -66,3 +66,13 @@ def test_the_exchange_after_a_question_rises_with_the_question_it_answers(tmp_pa
     assert "answers" not in thanks.reason, "it follows an answer, not a question"
     assert all(0.0 <= h.score <= 1.0 for h in hits)
     assert _digest(root) == before, "recall never writes a note"
+
+
+def test_a_question_asking_what_may_be_inferred_gets_no_answer_lift(tmp_path: Path, embedder: Embedder) -> None:
+    root = _vault(tmp_path / "vault")
+    asked = {h.path: h for h in _recall(root, embedder, "How do I reset the soil probe?", company=0)}
+    inferred = _recall(root, embedder, "Would Tomas likely reset the soil probe himself?", company=0)
+    assert asked["chat/Probe chat 2.md"].signals.get("answer", 0) > 0, "asked plainly, the answer rises"
+    assert "chat/Probe chat 1.md" in [h.path for h in inferred], "the question still matches"
+    for hit in inferred:
+        assert "answer" not in hit.signals and "answers the question" not in hit.reason, hit.path

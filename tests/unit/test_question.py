@@ -46,6 +46,16 @@ def test_when_questions_and_time_expressions() -> None:
         assert not holds_time(text), text
 
 
+def test_questions_asking_what_may_be_inferred() -> None:
+    for q in ("Would Caroline likely have Dr. Seuss books on her bookshelf?", "Would Melanie go on another roadtrip?",
+              "What personality traits might Melanie say Caroline has?", "Which fields is she likely to pursue?",
+              "Could the outage probably have been caught earlier?"):
+        assert asked(q, []).infers, q
+    for q in ("How do I reset the soil probe?", "How would I reset the soil probe?", "Could you remind me of the "
+              "deploy steps?", "What did Caroline research?", "What could Evan gift Sam?"):
+        assert not asked(q, []).infers, q
+
+
 def test_a_candidate_meets_the_cues_the_query_asks() -> None:
     asked = Asked(people=frozenset({"caroline"}), when=True)
     assert match(asked, ("Caroline",), "I went yesterday") == Match(person="Caroline", time=True)

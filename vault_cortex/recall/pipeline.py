@@ -172,7 +172,8 @@ def rank(
     question = asked(query, {p for ps in people.values() for p in ps})
     together = sessions((notes[i].path, session[i], f.relevance) for f in best
                         if (i := chunks[f.chunk_id].note_id) in session) if rs.session > 0 else {}
-    asked_before = _questions(db, best, fused, chunks, notes) if rs.answer > 0 else None
+    # a question asking what may be inferred is answered by what a person says of themselves, not by an answer
+    asked_before = _questions(db, best, fused, chunks, notes) if rs.answer > 0 and not question.infers else None
     top_paths = [notes[chunks[f.chunk_id].note_id].path for f in best[:COACTIVATION_TOP]]
     use_resonance = weights.get("resonance", 0.0) > 0 and bool(concepts)
     drafts: list[_Draft] = []

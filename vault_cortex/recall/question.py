@@ -17,6 +17,8 @@ import msgspec
 
 PEOPLE_PROPERTIES = ("speaker", "author", "people")  # the properties naming whom a memory is by or about
 
+# a question asking what may be inferred ("Would she…?", "What might…", "…likely…"), not a request ("Could you…")
+_INFERS = re.compile(r"^\W*(?:would|could|might)\b(?! you\b)|\b(?:might|likely|probably|possibly)\b", re.IGNORECASE)
 _WHEN = re.compile(r"\b(?:when|since when|what (?:year|month|day|date|time)|how long ago)\b", re.IGNORECASE)
 _MONTHS = "January February March April May June July August September October November December".split()
 _MONTH = re.compile(r"\b(?:" + "|".join(_MONTHS) + r")\b")  # capitalised: "May", not "may"
@@ -30,11 +32,12 @@ _NUMBER = re.compile(r"\d+(?:/\d+)?")
 
 
 class Asked(msgspec.Struct, frozen=True, kw_only=True):
-    """What a query asks for: the people it names (lower-cased, as the memories' properties spell them) and
-    whether it asks when."""
+    """What a query asks for: the people it names (lower-cased, as the memories' properties spell them),
+    whether it asks when, and whether it asks what may be inferred rather than what was said."""
 
     people: frozenset[str] = frozenset()
     when: bool = False
+    infers: bool = False
 
 
 @lru_cache(maxsize=4096)
@@ -60,7 +63,7 @@ def asked(query: str, people: Iterable[str]) -> Asked:
     """The cues of a query, given the people the candidates are by or about: a person counts as named when
     the query holds their whole name or their first name, as whole words, in any case."""
     named = frozenset(p.lower() for p in people if _named_in(p).search(query))
-    return Asked(people=named, when=bool(_WHEN.search(query)))
+    return Asked(people=named, when=bool(_WHEN.search(query)), infers=bool(_INFERS.search(query)))
 
 
 @lru_cache(maxsize=1024)
