@@ -22,7 +22,7 @@ from vault_cortex.index.db import IndexDB
 from vault_cortex.index.dbfile import is_corruption
 from vault_cortex.index.embed import Embedder, load_embedder
 from vault_cortex.index.restore import fill_vectors, reconcile_vectors, save_vectors, vectors_current
-from vault_cortex.index.sync import Indexing, Progress, SyncReport, sync
+from vault_cortex.index.sync import VECTORS, Indexing, Progress, SyncReport, sync
 from vault_cortex.index.vectors import EmbeddingCache, Vectors
 
 log = logging.getLogger(__name__)
@@ -199,6 +199,7 @@ class Index:
         lock (recall finds each by meaning as it comes); return between turns when `pause()` says so (changes
         wait for a sync). Returns how many chunks still lack a vector (0: done; the vector file is saved)."""
         if self.suspect or self.index_file_lost():
+            self.indexing = None
             return 0  # the next sync recovers the index first
         with self._sync_lock:
             def track(phase: str, done: int, total: int) -> None:
@@ -265,7 +266,9 @@ class Index:
                         only=only, contents=contents, fill=fill)
         finally:
             if tracked:
-                self.indexing = None
+                # words first (`fill` False): the vectors come next (`fill_vectors`), so until they do, recall
+                # must not say the index is whole
+                self.indexing = None if fill else Indexing(done=0, total=0, phase=VECTORS)
 
     @contextmanager
     def _turn(self, lock: Callable[[], AbstractContextManager[object]]) -> Iterator[None]:
