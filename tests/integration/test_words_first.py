@@ -108,6 +108,19 @@ def test_a_first_index_stopped_while_filling_vectors_resumes_and_verifies(tmp_pa
         assert cx.verify().ok
 
 
+def test_between_the_words_and_the_vectors_recall_never_says_the_index_is_whole(tmp_path: Path) -> None:
+    """The server builds the graph between its words-first sync and the fill: in that gap a recall (and every
+    MCP tool) said `indexing: None` though no chunk had its vector yet."""
+    root = tmp_path / "v"
+    write_vault(root, 6)
+    with Cortex.open(root, embedder=FakeEmbedder()) as cx:
+        cx.sync(fill=False)
+        assert cx.indexing is not None and cx.indexing.phase == "vectors"
+        assert cx.recall("kestrel").indexing is not None
+        assert cx.fill_vectors() == 0
+        assert cx.indexing is None and cx.recall("kestrel").indexing is None
+
+
 @pytest.fixture(scope="module")
 def ranked_vault(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Cortex, dict[int, np.ndarray]]]:
     root = tmp_path_factory.mktemp("partial") / "v"
