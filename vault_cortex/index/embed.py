@@ -31,6 +31,7 @@ import tokenizers  # noqa: E402
 
 from vault_cortex.config import EmbeddingSettings
 from vault_cortex.errors import ModelUnavailable
+from vault_cortex.index import onnx_graph
 
 log = logging.getLogger(__name__)
 
@@ -186,11 +187,11 @@ class OnnxEmbedder:
         self._idle_release_s = idle_release_s
         self.releases = 0  # times the run buffers were given back
         self._model_path, self._threads = model_path, threads
-        self._bulk: ort.InferenceSession | None = None  # the folded copy, while a bulk run holds it
+        self._bulk: ort.InferenceSession | None = None  # the one-thread copy, while a bulk run holds it
         self._bulk_holds = 0
-        self._pool: ThreadPoolExecutor | None = None  # runs the folded copy's batches side by side (`_run_all`)
+        self._pool: ThreadPoolExecutor | None = None  # runs the one-thread copy's batches side by side (`_run_all`)
         _embedders.add(self)
-        self._session = self._load(fold=False)
+        self._session = self._load(threads=threads)
         self._inputs = {i.name: (np.int32 if i.type == "tensor(int32)" else np.int64)
                         for i in self._session.get_inputs()}
         unknown = sorted(set(self._inputs) - set(_MODEL_INPUTS))
@@ -208,30 +209,38 @@ class OnnxEmbedder:
         last = output.shape[-1]
         self.dim = last if isinstance(last, int) else int(self._run(tokenizer.encode([""]), self._session).shape[1])
 
-    def _load(self, *, fold: bool) -> ort.InferenceSession:
+    def _load(self, *, threads: int) -> ort.InferenceSession:
         options = ort.SessionOptions()
-        # The folded copy runs one thread per batch and `threads` batches at once (`_run_all`): no thread waits at
-        # each of the model's steps for another (~1.2x the chunks per CPU second, and both cores kept busy on a
+        # A bulk run's copy runs one thread per batch and `threads` batches at once (`_run_all`): no thread waits
+        # at each of the model's steps for another (~1.2x the chunks per CPU second, and both cores kept busy on a
         # loaded machine); a single text (a query) is split across `threads` within the run instead.
-        options.intra_op_num_threads = 1 if fold else self._threads
+        options.intra_op_num_threads = threads
         # Idle worker threads must not spin: the server shares the cores with an editor and an agent.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.inter_op_num_threads = 1
         options.log_severity_level = 3  # keep onnxruntime's optimiser chatter out of the logs
-        if not fold:
-            # The bundled model keeps its weights as int8, cast to float at each run. Constant folding does that
-            # once at load: 90 MB of float weights held for the life of the process (RSS +124 MB), for runs
-            # ~1.1x faster; the vectors are the same (cosine 1.00000 on every test text). Only a bulk run
-            # (`busy(bulk=True)`) loads a folded copy, for as long as it lasts.
-            options.add_session_config_entry("optimization.disable_specified_optimizers", "ConstantFolding")
+        # The bundled model keeps its weights as int8, cast to float at every run; `onnx_graph.rewrite` makes its
+        # tables gather their int8 rows first and its other weights float once (a query 3-4x faster, +40 MB, the
+        # same vectors). Constant folding would hold every weight as float (+124 MB RSS): off, for any model.
+        options.add_session_config_entry("optimization.disable_specified_optimizers", "ConstantFolding")
         try:
-            return ort.InferenceSession(str(self._model_path), options, providers=["CPUExecutionProvider"])
+            model = onnx_graph.rewrite(self._model_path.read_bytes())
+            session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+            # onnxruntime's Python session keeps the bytes it was given for its life (its own TODO says so), only
+            # to retry on other providers: 55 MB of a model already parsed, and never needed on the CPU alone.
+            if getattr(session, "_model_bytes", None) is model:
+                session._model_bytes = None
+            del model
+            _trim_heap()
+            return session
+        except OSError as exc:
+            raise ModelUnavailable(f"cannot read the ONNX model {self._model_path}: {exc}") from exc
         except Exception as exc:  # onnxruntime's pybind errors share no useful base class
             raise ModelUnavailable(f"cannot load the ONNX model {self._model_path}: {exc}") from exc
 
     @property
-    def folded(self) -> bool:
-        """Whether runs go to the folded copy of the model now (a bulk run holds it)."""
+    def bulk(self) -> bool:
+        """Whether runs go to the one-thread copy of the model now, side by side (a bulk run holds it)."""
         return self._bulk is not None
 
     @property
@@ -253,7 +262,7 @@ class OnnxEmbedder:
         if sort_by_length:
             order.sort(key=lambda i: len(encodings[i].ids))
         with self.busy():
-            with self._timer_lock:  # the folded copy and its pool, from one bulk run
+            with self._timer_lock:  # the one-thread copy and its pool, from one bulk run
                 session, pool = (self._bulk, self._pool) if self._bulk is not None else (self._session, None)
             # Side by side, a batch is run as `threads` parts (a batch of 4: two of 2, one thread each), so the
             # runs under way hold no more buffers than one batch's (two runs of 4 held ~120 MB more).
@@ -266,8 +275,8 @@ class OnnxEmbedder:
 
     def _run_all(self, batches: list[list[tokenizers.Encoding]], session: ort.InferenceSession,
                  pool: ThreadPoolExecutor | None) -> Iterator[Vectors]:
-        """The unit vectors of each batch, in order: side by side on the pool's threads (the folded copy, while
-        a bulk run holds it), else one after another."""
+        """The unit vectors of each batch, in order: side by side on the pool's threads (the one-thread copy,
+        while a bulk run holds it), else one after another."""
         if pool is not None and len(batches) > 1:
             try:
                 return pool.map(lambda batch: self._run(batch, session), batches)
@@ -280,17 +289,17 @@ class OnnxEmbedder:
         """Keep the run buffers while this lasts (a long run of embeddings: filling in vectors); the idle
         release is counted from its end. Without it, the release could fire between two embed calls of one
         run when the machine is slow, and the next call would grow the buffers again. `bulk` (many chunks to
-        embed): every run meanwhile goes to a copy of the model with its weights folded to float at load
-        (+~160 MB while it lasts, ~1.2x the chunks per second, the same vectors), dropped at the end."""
-        folded = self._load(fold=True) if bulk and self._bulk is None else None
+        embed): every run meanwhile goes to a copy of the model with one thread each, `threads` batches side by
+        side (+~70 MB while it lasts, ~1.2x the chunks per CPU second, the same vectors), dropped at the end."""
+        copy = self._load(threads=1) if bulk and self._bulk is None else None
         with self._timer_lock:
             self._running += 1
             if bulk:
-                self._bulk = self._bulk or folded
+                self._bulk = self._bulk or copy
                 self._bulk_holds += 1
                 if self._pool is None and self._threads > 1:
                     self._pool = ThreadPoolExecutor(self._threads, thread_name_prefix="embed")
-        del folded
+        del copy
         try:
             yield
         finally:
@@ -305,7 +314,7 @@ class OnnxEmbedder:
             if pool is not None:
                 pool.shutdown()  # an embed that still holds it finishes first (its session is kept alive by it)
             if bulk:
-                _trim_heap()  # the folded weights' pages back to the system
+                _trim_heap()  # the copy's weights' pages back to the system
             if idle:  # the timer counts from the end of the last call (not restarted by each of a long run's)
                 self._release_when_idle()
 

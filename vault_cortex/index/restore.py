@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 LACKING = "vectors_lacking"
 EMBED_BATCH = 8  # chunks embedded (and cached) between two looks at the stop flag and two progress steps
 FILL_TURN = 32  # chunks embedded per turn of filling in vectors: added to the vector index under the lock at once
-BULK_CHUNKS = 256  # a fill of at least this many chunks runs the model with its weights folded (`busy`)
+BULK_CHUNKS = 256  # a fill of at least this many chunks runs the model's batches side by side (`busy`)
 FILL_WINDOW = 2048  # chunk texts read from the index at a time and sorted by length (alike lengths batch together)
 # Largest difference per component between a stored vector and its cache entry: the vector index stores int8
 # (x * 127 truncated: off by up to 1/127 = 7.9e-3) and the cache float16 (off by up to 4.9e-4 for |x| <= 1).
