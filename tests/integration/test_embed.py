@@ -6,6 +6,7 @@ import functools
 import json
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -233,3 +234,19 @@ print(json.dumps({"runs": ran - loaded, "idle": rss() - loaded, "releases": mode
     assert grown["releases"] == 1, grown
     assert grown["runs"] < 160, grown
     assert grown["idle"] < 15, grown
+
+
+def test_a_query_starts_no_thread(monkeypatch: pytest.MonkeyPatch, embedder: OnnxEmbedder) -> None:
+    """The idle release is one thread watching a deadline each call moves; a timer thread started at the end
+    of every embedding cost about a millisecond of each query (more on a busy machine)."""
+    started: list[str] = []
+    start = threading.Thread.start
+
+    def counted(thread: threading.Thread) -> None:
+        started.append(thread.name)
+        start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", counted)
+    for text in TEXTS:
+        embedder.embed([text])
+    assert len(started) <= 1, started  # at most the watch itself, the first time the model goes idle

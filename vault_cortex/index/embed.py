@@ -13,6 +13,7 @@ import logging
 import os
 import re
 import threading
+import time
 import weakref
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -180,8 +181,10 @@ class OnnxEmbedder:
         # CPU (the pages are mapped and zeroed again), so it is a tiny run once the model is idle (`_release`).
         self._shrink = ort.RunOptions()
         self._shrink.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
-        self._idle_timer: threading.Timer | None = None
         self._timer_lock = threading.Lock()
+        self._idle_wake = threading.Condition(self._timer_lock)
+        self._idle_watch: threading.Thread | None = None  # waits for `_release_at`, then gives the buffers back
+        self._release_at: float | None = None
         self._running = 0  # embed calls and long runs (`busy`) under way: the release waits for none
         self._closing = False
         self._idle_release_s = idle_release_s
@@ -322,31 +325,48 @@ class OnnxEmbedder:
                 self._release_when_idle()
 
     def _release_when_idle(self) -> None:
-        """Give the run buffers back once no embedding has come for IDLE_RELEASE_S (a timer, restarted by each
-        call): the server idles at its start-up size, not at the peak of its first index."""
+        """Give the run buffers back once no embedding has come for IDLE_RELEASE_S (the deadline moved by each
+        call): the server idles at its start-up size, not at the peak of its first index. One thread watches the
+        deadline for the life of the model (a timer thread started at every call cost ~1 ms of each query)."""
         with self._timer_lock:
             if self._closing:
                 return
-            if self._idle_timer is not None:
-                self._idle_timer.cancel()
-            self._idle_timer = threading.Timer(self._idle_release_s, self._release)
-            self._idle_timer.daemon = True
-            self._idle_timer.start()
+            self._release_at = time.monotonic() + self._idle_release_s
+            if self._idle_watch is None:
+                self._idle_watch = threading.Thread(target=self._watch_idle, name="embed-idle", daemon=True)
+                self._idle_watch.start()
+            else:
+                self._idle_wake.notify()
+
+    def _watch_idle(self) -> None:
+        with self._timer_lock:
+            while not self._closing:
+                left = None if self._release_at is None else self._release_at - time.monotonic()
+                if left is None or left > 0:
+                    self._idle_wake.wait(left)
+                    continue
+                self._release_at = None
+                if self._running:  # busy again: the call that ends it sets a new deadline
+                    continue
+                self.releases += 1
+                self._timer_lock.release()
+                try:
+                    self._release()
+                except Exception:  # noqa: BLE001 - the watch goes on; the buffers stay until the next idle
+                    log.exception("could not give the model's run buffers back")
+                finally:
+                    self._timer_lock.acquire()
 
     def stop_releasing(self) -> None:
-        """Cancel the idle release for good (the process is ending)."""
+        """Stop the idle release for good (the process is ending); a release under way finishes first."""
         with self._timer_lock:
             self._closing = True
-            timer, self._idle_timer = self._idle_timer, None
-        if timer is not None:
-            timer.cancel()
-            timer.join()
+            self._idle_wake.notify()
+            watch = self._idle_watch
+        if watch is not None and watch is not threading.current_thread():
+            watch.join()
 
     def _release(self) -> None:
-        with self._timer_lock:
-            if self._running or self._closing:  # busy again: the call that ends it starts the timer anew
-                return
-            self.releases += 1
         ids = np.array([[0]], dtype=np.int64)
         given = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
         self._session.run(None, {name: given[name].astype(dtype, copy=False) for name, dtype in self._inputs.items()},

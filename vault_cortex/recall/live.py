@@ -1,14 +1,13 @@
 """The note graph kept in step with the index: updated in place from the index's change log, rebuilt only
 when the log cannot say what changed (another index, a log that went backwards, or most of the vault).
 
-Also the per-note numbers ranking reads beside the graph: co-retrieval strengths, the archived notes, and
-access counts (read per candidate, not per vault).
+Also the per-note numbers ranking reads beside the graph: co-retrieval strengths and the archived notes.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 from vault_cortex.files.vault import ARCHIVE
@@ -20,25 +19,6 @@ from vault_cortex.recall.rank import co_strength
 
 CO_REFRESH_SECONDS = 3600.0  # co-retrieval strengths decay with time: recompute them all at most hourly
 REBUILD_SHARE = 0.25  # a change set naming more than this share of the notes is cheaper to rebuild from
-
-
-class AccessView(Mapping[str, tuple[int, float | None]]):
-    """(access count, last access) by note path, read from the index when asked, a few candidates at a time."""
-
-    def __init__(self, db: IndexDB) -> None:
-        self._db = db
-
-    def __getitem__(self, path: str) -> tuple[int, float | None]:
-        found = self._db.access_of([path])
-        if path not in found:
-            raise KeyError(path)
-        return found[path]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._db.access())
-
-    def __len__(self) -> int:
-        return len(self._db.access())
 
 
 class ReadWriteLock:

@@ -117,7 +117,7 @@ def rank(
     vectors: Vectors,
     graph: Graph,
     concepts: Sequence[Concept],
-    access: Mapping[str, tuple[int, float | None]],
+    access: Callable[[Sequence[str]], Mapping[str, tuple[int, float | None]]],
     pairs: Mapping[tuple[str, str], float],
     settings: Settings,
     weights: dict[str, float],
@@ -176,6 +176,7 @@ def rank(
     asked_before = _questions(db, best, fused, chunks, notes) if rs.answer > 0 and not question.infers else None
     top_paths = [notes[chunks[f.chunk_id].note_id].path for f in best[:COACTIVATION_TOP]]
     use_resonance = weights.get("resonance", 0.0) > 0 and bool(concepts)
+    touched = access([notes[chunks[f.chunk_id].note_id].path for f in best])  # one read for every candidate
     drafts: list[_Draft] = []
     for f in best:
         chunk = chunks[f.chunk_id]
@@ -183,7 +184,7 @@ def rank(
         region_cfg = settings.region(note.region)
         region = RegionFacts(weight=region_cfg.weight, half_life_days=region_cfg.half_life_days,
                              warm=region_cfg.resonance == "warm")
-        count, last = access.get(note.path, (0, None))
+        count, last = touched.get(note.path, (0, None))
         facts = NoteFacts(path=note.path, region=note.region, importance=note.importance,
                           created=parse_time(note.created), mtime=note.mtime_ns / 1e9, last_access=last,
                           access_count=count)

@@ -34,7 +34,7 @@ from vault_cortex.limits import check_budget
 from vault_cortex.recall.filters import Filters, allowed_notes
 from vault_cortex.recall.graph import Graph
 from vault_cortex.recall.health import GraphHealth, health
-from vault_cortex.recall.live import AccessView, LiveGraph
+from vault_cortex.recall.live import LiveGraph
 from vault_cortex.recall.pack import Candidate, Packed, pack
 from vault_cortex.recall.pipeline import Concept, Recall, Scored, gate_passed, rank, to_candidate, to_hit
 
@@ -122,7 +122,7 @@ class Recaller:
         db = self.index.db
         with self.live.lock.reading():  # the graph is updated in place: no update while it is walked
             return rank(query=query, qvec=qvec, db=db, vectors=self.index.vectors, graph=graph,
-                        concepts=concepts, access=AccessView(db), pairs=self.live.pairs,
+                        concepts=concepts, access=db.access_of, pairs=self.live.pairs,
                         settings=self.settings, weights=weights, now=self.clock().timestamp(), regions=regions,
                         exclude=exclude, allowed=allowed)
 
