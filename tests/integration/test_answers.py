@@ -5,12 +5,11 @@ raises it too."""
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
-from vault_cortex import Cortex
+from recalled import digest, recall, write_vault
+
 from vault_cortex.index.embed import Embedder
-from vault_cortex.recall.pipeline import Hit
 
 NOTES = {
     "chat/Probe chat 1.md": "---\nspeaker: Tomas\n---\nTomas: The new firmware is on the bed-3 probe now. How do I "
@@ -29,32 +28,18 @@ NOTES = {
 }
 
 
-def _vault(root: Path) -> Path:
-    (root / ".cortex").mkdir(parents=True)
-    for name, text in NOTES.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text, encoding="utf-8")
-    return root
 
 
-def _recall(root: Path, embedder: Embedder, query: str, **changed: float) -> list[Hit]:
-    env = {f"VAULT_CORTEX_RECALL_{k.upper()}": str(v) for k, v in changed.items()}
-    with Cortex.open(root, env=env, embedder=embedder) as cx:
-        cx.sync()
-        return cx.recall(query, k=6, mode="focus", log_activity=False).hits
 
 
-def _digest(root: Path) -> dict[str, str]:
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*.md"))}
 
 
 def test_the_exchange_after_a_question_rises_with_the_question_it_answers(tmp_path: Path, embedder: Embedder) -> None:
-    root = _vault(tmp_path / "vault")
-    before = _digest(root)
+    root = write_vault(tmp_path / "vault", NOTES)
+    before = digest(root)
     query = "How do I reset the soil probe?"
-    alone = [h.path for h in _recall(root, embedder, query, answer=0, company=0)]
-    hits = _recall(root, embedder, query, company=0)
+    alone = [h.path for h in recall(root, embedder, query, "focus", answer=0, company=0)]
+    hits = recall(root, embedder, query, "focus", company=0)
     order = [h.path for h in hits]
     assert order[0] == alone[0] == "chat/Probe chat 1.md", "the question matches best"
     assert alone.index("docs/Sensor FAQ.md") < alone.index("chat/Probe chat 2.md"), "alone it says nothing of probes"
@@ -65,13 +50,13 @@ def test_the_exchange_after_a_question_rises_with_the_question_it_answers(tmp_pa
     thanks = hits[order.index("chat/Probe chat 3.md")]
     assert "answers" not in thanks.reason, "it follows an answer, not a question"
     assert all(0.0 <= h.score <= 1.0 for h in hits)
-    assert _digest(root) == before, "recall never writes a note"
+    assert digest(root) == before, "recall never writes a note"
 
 
 def test_a_question_asking_what_may_be_inferred_gets_no_answer_lift(tmp_path: Path, embedder: Embedder) -> None:
-    root = _vault(tmp_path / "vault")
-    asked = {h.path: h for h in _recall(root, embedder, "How do I reset the soil probe?", company=0)}
-    inferred = _recall(root, embedder, "Would Tomas likely reset the soil probe himself?", company=0)
+    root = write_vault(tmp_path / "vault", NOTES)
+    asked = {h.path: h for h in recall(root, embedder, "How do I reset the soil probe?", "focus", company=0)}
+    inferred = recall(root, embedder, "Would Tomas likely reset the soil probe himself?", "focus", company=0)
     assert asked["chat/Probe chat 2.md"].signals.get("answer", 0) > 0, "asked plainly, the answer rises"
     assert "chat/Probe chat 1.md" in [h.path for h in inferred], "the question still matches"
     for hit in inferred:

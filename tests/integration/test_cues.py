@@ -4,26 +4,13 @@ with the cue off (its setting 0) as the control; recall never writes a note."""
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
-from vault_cortex import Cortex
+from recalled import digest, recall
+
 from vault_cortex.files.vault import init_vault
 from vault_cortex.index.embed import Embedder
 from vault_cortex.recall.pipeline import Hit
-
-
-def _recall(root: Path, embedder: Embedder, query: str, **off: float) -> list[Hit]:
-    """The hits for a query, with some recall settings set through their variables."""
-    env = {f"VAULT_CORTEX_RECALL_{k.upper()}": str(v) for k, v in off.items()}
-    with Cortex.open(root, env=env, embedder=embedder) as cx:
-        cx.sync()
-        return cx.recall(query, k=6, log_activity=False).hits
-
-
-def _digest(root: Path) -> dict[str, str]:
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*.md"))}
 
 
 def _order(hits: list[Hit]) -> list[str]:
@@ -33,8 +20,8 @@ def _order(hits: list[Hit]) -> list[str]:
 def _passes(root: Path, embedder: Embedder, query: str, setting: str, risen: str, passed: str) -> tuple[Hit, Hit]:
     """The hits of `risen` and `passed`, having checked that `passed` ranks above `risen` with `setting` at 0
     (the control) and below it with the vault's own settings."""
-    alone = _order(_recall(root, embedder, query, **{setting: 0}))
-    hits = _recall(root, embedder, query)
+    alone = _order(recall(root, embedder, query, **{setting: 0}))
+    hits = recall(root, embedder, query)
     order = _order(hits)
     assert alone.index(passed) < alone.index(risen), f"with {setting} = 0, {passed} ranks first"
     assert order.index(risen) < order.index(passed)
@@ -44,13 +31,13 @@ def _passes(root: Path, embedder: Embedder, query: str, setting: str, risen: str
 def test_a_question_naming_a_person_ranks_the_memory_about_them_above_one_that_mentions_them(
         fixture_vault, embedder) -> None:  # type: ignore[no-untyped-def]
     root = fixture_vault("cues")
-    before = _digest(root)
+    before = digest(root)
     query = "What did Ines propose for the index storage?"
     about, mentions = _passes(root, embedder, query, "person", "team/Storage review 2026-03-04.md",
                               "team/Index storage options.md")
     assert "by or about Ines Marlow, whom the query names" in about.reason
     assert "whom the query names" not in mentions.reason, "by Tomas, naming Ines"
-    assert _digest(root) == before, "recall never writes a note"
+    assert digest(root) == before, "recall never writes a note"
 
 
 def test_a_when_question_ranks_the_dated_memory_first(fixture_vault, embedder) -> None:  # type: ignore[no-untyped-def]
@@ -60,34 +47,34 @@ def test_a_when_question_ranks_the_dated_memory_first(fixture_vault, embedder) -
                              "team/Why write-ahead logging.md")
     assert "holds a time, as the query asks when" in dated.reason
     assert "holds a time" not in reasons.reason
-    plain = _recall(root, embedder, "Why does the gateway use write-ahead logging?")
+    plain = recall(root, embedder, "Why does the gateway use write-ahead logging?")
     assert all("holds a time" not in h.reason for h in plain), "only a question asking when"
 
 
 def test_a_memory_is_lifted_by_the_best_memory_of_its_session(fixture_vault, embedder) -> None:  # type: ignore[no-untyped-def]
     root = fixture_vault("cues")
-    before = _digest(root)
+    before = digest(root)
     query = "How do I fix the soil probe drift?"
     answer, other = _passes(root, embedder, query, "session", "sessions/Calibration chat 2.md",
                             "sessions/Clock chat 1.md")  # alone the answer says nothing of probes or drift
     assert "lifted by [[Calibration chat 1]] of the same session" in answer.reason
     assert "same session" not in other.reason, "alone in its session"
-    assert _digest(root) == before, "recall never writes a note"
+    assert digest(root) == before, "recall never writes a note"
 
 
 def test_the_starter_vault_names_the_dated_notes_a_when_question_favours(tmp_path: Path, embedder: Embedder) -> None:
     root = tmp_path / "vault"
     init_vault(root)
-    before = _digest(root)
+    before = digest(root)
     query = "When did the dashboard freeze?"
-    alone = _order(_recall(root, embedder, query, when=0, echo=0))
-    hits = _recall(root, embedder, query, echo=0)  # the echo held off: it lifts the WAL note here too
+    alone = _order(recall(root, embedder, query, when=0, echo=0))
+    hits = recall(root, embedder, query, echo=0)  # the echo held off: it lifts the WAL note here too
     assert _order(hits)[0] == alone[0] == "short_term/2026-11-28 dashboard froze.md"
     assert "holds a time, as the query asks when" in hits[0].reason, "its title holds the date"
     assert _order(hits).index("HANDOFF.md") < _order(hits).index("scientific/SQLite WAL mode.md")
     assert alone.index("scientific/SQLite WAL mode.md") < alone.index("HANDOFF.md")
     assert all(0.0 <= h.score <= 1.0 for h in hits)
-    assert _digest(root) == before, "recall never writes a note"
+    assert digest(root) == before, "recall never writes a note"
 
 
 def test_a_property_json_cannot_hold_does_not_stop_the_cues(tmp_path: Path, embedder: Embedder) -> None:
@@ -101,6 +88,6 @@ def test_a_property_json_cannot_hold_does_not_stop_the_cues(tmp_path: Path, embe
     (root / "short_term/Ines again.md").write_text(
         "---\nspeaker: Ines Marlow\nsession: 4\nlimit: -.inf\n---\nInes Marlow: I closed the vents by hand.\n",
         encoding="utf-8")
-    hits = _recall(root, embedder, "When did Ines see the greenhouse vents stuck?")
+    hits = recall(root, embedder, "When did Ines see the greenhouse vents stuck?")
     assert _order(hits)[0] == "short_term/Ines on the greenhouse.md"
     assert "by or about Ines Marlow, whom the query names" in hits[0].reason

@@ -5,13 +5,12 @@ control; recall never writes a note."""
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
-from vault_cortex import Cortex
+from recalled import digest, recall, write_vault
+
 from vault_cortex.files.vault import init_vault
 from vault_cortex.index.embed import Embedder
-from vault_cortex.recall.pipeline import Hit
 
 NOTES = {
     "garden/Greenhouse planting.md": "# Greenhouse planting\n\n## Tomatoes\n\nInes planted the tomatoes in the "
@@ -29,33 +28,18 @@ NOTES = {
 }
 
 
-def _garden(root: Path) -> Path:
-    (root / ".cortex").mkdir(parents=True)
-    for name, text in NOTES.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text, encoding="utf-8")
-    return root
 
 
-def _recall(root: Path, embedder: Embedder, query: str, **changed: float) -> list[Hit]:
-    """The hits for a query, with some recall settings set through their variables."""
-    env = {f"VAULT_CORTEX_RECALL_{k.upper()}": str(v) for k, v in changed.items()}
-    with Cortex.open(root, env=env, embedder=embedder) as cx:
-        cx.sync()
-        return cx.recall(query, k=6, log_activity=False).hits
 
 
-def _digest(root: Path) -> dict[str, str]:
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*.md"))}
 
 
 def test_a_note_that_barely_matches_rises_with_the_note_it_echoes(tmp_path: Path, embedder: Embedder) -> None:
-    root = _garden(tmp_path / "garden")
-    before = _digest(root)
+    root = write_vault(tmp_path / "garden", NOTES)
+    before = digest(root)
     query = "What did Ines plant in the greenhouse?"
-    alone = [h.path for h in _recall(root, embedder, query, echo=0)]
-    hits = _recall(root, embedder, query)
+    alone = [h.path for h in recall(root, embedder, query, echo=0)]
+    hits = recall(root, embedder, query)
     order = [h.path for h in hits]
     assert order[0] == alone[0] == "garden/Greenhouse planting.md"
     assert alone.index("ops/Greenhouse vents.md") < alone.index("garden/Seed order.md"), "alone it ranks below"
@@ -65,18 +49,18 @@ def test_a_note_that_barely_matches_rises_with_the_note_it_echoes(tmp_path: Path
     assert echoed.signals["echo"] > 0
     assert "echoes" not in hits[order.index("ops/Greenhouse vents.md")].reason, "it shares nothing rare"
     assert all(0.0 <= h.score <= 1.0 for h in hits)
-    assert _digest(root) == before, "recall never writes a note"
+    assert digest(root) == before, "recall never writes a note"
 
 
 def test_the_starter_vault_keeps_its_best_answer_and_names_its_echoes(tmp_path: Path, embedder: Embedder) -> None:
     root = tmp_path / "vault"
     init_vault(root)
-    before = _digest(root)
+    before = digest(root)
     query = "Why is the WAL growing?"
-    alone = _recall(root, embedder, query, echo=0)
-    hits = _recall(root, embedder, query)
+    alone = recall(root, embedder, query, echo=0)
+    hits = recall(root, embedder, query)
     assert hits[0].path == alone[0].path == "curiosities/Why does the WAL file grow during long reads.md"
     assert any("echoes [[Why does the WAL file grow during long reads]]" in h.reason for h in hits[1:])
     assert all("echoes" not in h.reason for h in alone)
     assert all(0.0 <= h.score <= 1.0 for h in hits)
-    assert _digest(root) == before, "recall never writes a note"
+    assert digest(root) == before, "recall never writes a note"

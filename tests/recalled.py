@@ -1,0 +1,36 @@
+"""Recall as a ranking test asks it: a small vault written from a dict, its hits with some recall settings
+changed through their variables, and a digest of its notes to check that recall wrote none (shared by the
+tests of each ranking mechanism)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from vault_cortex import Cortex
+from vault_cortex.index.embed import Embedder
+from vault_cortex.recall.pipeline import Hit
+
+
+def write_vault(root: Path, notes: dict[str, str]) -> Path:
+    """A vault at `root` holding `notes` (path: text) and an empty `.cortex/`; returns `root`."""
+    (root / ".cortex").mkdir(parents=True)
+    for name, text in notes.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    return root
+
+
+def recall(root: Path, embedder: Embedder, query: str, mode: str | None = None, **changed: float) -> list[Hit]:
+    """The top six hits for `query` after a sync, with the recall settings in `changed` set through their
+    variables (`echo=0`: VAULT_CORTEX_RECALL_ECHO=0), in `mode` (the vault's default when None)."""
+    env = {f"VAULT_CORTEX_RECALL_{k.upper()}": str(v) for k, v in changed.items()}
+    with Cortex.open(root, env=env, embedder=embedder) as cx:
+        cx.sync()
+        return cx.recall(query, k=6, mode=mode, log_activity=False).hits
+
+
+def digest(root: Path) -> dict[str, str]:
+    """sha256 of every note under `root`, by path: equal before and after means no note was written."""
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*.md"))}
