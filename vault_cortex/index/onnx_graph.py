@@ -31,7 +31,7 @@ _GRAPH_NODE, _GRAPH_INITIALIZER = 1, 5
 _NODE_INPUT, _NODE_OUTPUT, _NODE_OP, _NODE_ATTRIBUTE, _NODE_DOMAIN = 1, 2, 4, 5, 7
 _ATTR_NAME, _ATTR_INT, _ATTR_GRAPH, _ATTR_GRAPHS, _ATTR_TYPE = 1, 3, 6, 11, 20
 _ATTR_TYPE_INT = 2
-_TENSOR_DIMS, _TENSOR_TYPE, _TENSOR_NAME, _TENSOR_RAW = 1, 2, 8, 9
+_TENSOR_DIMS, _TENSOR_TYPE, _TENSOR_NAME, _TENSOR_RAW, _TENSOR_EXTERNAL, _TENSOR_LOCATION = 1, 2, 8, 9, 13, 14
 _GRAPH_OUTPUT, _VALUE_INFO_NAME = 12, 1
 _FLOAT = 1
 _INTEGER_TYPES = {2: np.uint8, 3: np.int8}  # TensorProto data types a quantized weight is stored as
@@ -274,6 +274,8 @@ def _tensor(buf: memoryview) -> tuple[str, _Tensor]:
                 dims.append(_signed(dim))
         elif number == _TENSOR_RAW and wire == _BYTES:
             data = value
+        elif number == _TENSOR_EXTERNAL or (number == _TENSOR_LOCATION and value):
+            raise _Unsupported("weights kept in an external file: the model is loaded from its path as it is")
     return name, _Tensor(dtype, tuple(dims), data)
 
 
