@@ -13,7 +13,6 @@ import logging
 import os
 import re
 import threading
-import time
 import weakref
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -33,6 +32,7 @@ import tokenizers  # noqa: E402
 from vault_cortex.config import EmbeddingSettings
 from vault_cortex.errors import ModelUnavailable
 from vault_cortex.index import onnx_graph
+from vault_cortex.index.idle import WhenIdle
 
 log = logging.getLogger(__name__)
 
@@ -181,14 +181,10 @@ class OnnxEmbedder:
         # CPU (the pages are mapped and zeroed again), so it is a tiny run once the model is idle (`_release`).
         self._shrink = ort.RunOptions()
         self._shrink.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
-        self._timer_lock = threading.Lock()
-        self._idle_wake = threading.Condition(self._timer_lock)
-        self._idle_watch: threading.Thread | None = None  # waits for `_release_at`, then gives the buffers back
-        self._release_at: float | None = None
-        self._running = 0  # embed calls and long runs (`busy`) under way: the release waits for none
-        self._closing = False
-        self._idle_release_s = idle_release_s
-        self.releases = 0  # times the run buffers were given back
+        self._lock = threading.Lock()  # the one-thread copy and its pool
+        # the run buffers go back to the system once no embedding has come for `idle_release_s`: the server idles
+        # at its start-up size, not at the peak of its first index
+        self._idle = WhenIdle(idle_release_s, self._release, "embed-idle")
         self._model_path, self._threads = model_path, threads
         self._bulk: ort.InferenceSession | None = None  # the one-thread copy, while a bulk run holds it
         self._bulk_holds = 0
@@ -272,7 +268,7 @@ class OnnxEmbedder:
         if sort_by_length:
             order.sort(key=lambda i: len(encodings[i].ids))
         with self.busy():
-            with self._timer_lock:  # the one-thread copy and its pool, from one bulk run
+            with self._lock:  # the one-thread copy and its pool, from one bulk run
                 session, pool = (self._bulk, self._pool) if self._bulk is not None else (self._session, None)
             # Side by side, a batch is run as `threads` parts (a batch of 4: two of 2, one thread each), so the
             # runs under way hold no more buffers than one batch's (two runs of 4 held ~120 MB more).
@@ -302,73 +298,35 @@ class OnnxEmbedder:
         embed): every run meanwhile goes to a copy of the model with one thread each, `threads` batches side by
         side (+~70 MB while it lasts, ~1.2x the chunks per CPU second, the same vectors), dropped at the end."""
         copy = self._load(threads=1) if bulk and self._bulk is None else None
-        with self._timer_lock:
-            self._running += 1
+        with self._idle.using():
             if bulk:
-                self._bulk = self._bulk or copy
-                self._bulk_holds += 1
-                if self._pool is None and self._threads > 1:
-                    self._pool = ThreadPoolExecutor(self._threads, thread_name_prefix="embed")
-        del copy
-        try:
-            yield
-        finally:
-            with self._timer_lock:
-                self._running -= 1
-                idle = not self._running
-                pool = None
+                with self._lock:
+                    self._bulk = self._bulk or copy
+                    self._bulk_holds += 1
+                    if self._pool is None and self._threads > 1:
+                        self._pool = ThreadPoolExecutor(self._threads, thread_name_prefix="embed")
+            del copy
+            try:
+                yield
+            finally:
                 if bulk:
-                    self._bulk_holds -= 1
-                    if not self._bulk_holds:
-                        self._bulk, pool, self._pool = None, self._pool, None
-            if pool is not None:
-                pool.shutdown()  # an embed that still holds it finishes first (its session is kept alive by it)
-            if bulk:
-                _trim_heap()  # the copy's weights' pages back to the system
-            if idle:  # the timer counts from the end of the last call (not restarted by each of a long run's)
-                self._release_when_idle()
+                    with self._lock:
+                        self._bulk_holds -= 1
+                        pool = None
+                        if not self._bulk_holds:
+                            self._bulk, pool, self._pool = None, self._pool, None
+                    if pool is not None:
+                        pool.shutdown()  # an embed that still holds it finishes first (its session is kept alive)
+                    _trim_heap()  # the copy's weights' pages back to the system
 
-    def _release_when_idle(self) -> None:
-        """Give the run buffers back once no embedding has come for IDLE_RELEASE_S (the deadline moved by each
-        call): the server idles at its start-up size, not at the peak of its first index. One thread watches the
-        deadline for the life of the model (a timer thread started at every call cost ~1 ms of each query)."""
-        with self._timer_lock:
-            if self._closing:
-                return
-            self._release_at = time.monotonic() + self._idle_release_s
-            if self._idle_watch is None:
-                self._idle_watch = threading.Thread(target=self._watch_idle, name="embed-idle", daemon=True)
-                self._idle_watch.start()
-            else:
-                self._idle_wake.notify()
-
-    def _watch_idle(self) -> None:
-        with self._timer_lock:
-            while not self._closing:
-                left = None if self._release_at is None else self._release_at - time.monotonic()
-                if left is None or left > 0:
-                    self._idle_wake.wait(left)
-                    continue
-                self._release_at = None
-                if self._running:  # busy again: the call that ends it sets a new deadline
-                    continue
-                self.releases += 1
-                self._timer_lock.release()
-                try:
-                    self._release()
-                except Exception:  # noqa: BLE001 - the watch goes on; the buffers stay until the next idle
-                    log.exception("could not give the model's run buffers back")
-                finally:
-                    self._timer_lock.acquire()
+    @property
+    def releases(self) -> int:
+        """Times the run buffers were given back."""
+        return self._idle.fired
 
     def stop_releasing(self) -> None:
         """Stop the idle release for good (the process is ending); a release under way finishes first."""
-        with self._timer_lock:
-            self._closing = True
-            self._idle_wake.notify()
-            watch = self._idle_watch
-        if watch is not None and watch is not threading.current_thread():
-            watch.join()
+        self._idle.stop()
 
     def _release(self) -> None:
         ids = np.array([[0]], dtype=np.int64)

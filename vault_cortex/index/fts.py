@@ -8,7 +8,7 @@ import re
 from collections.abc import Sequence
 
 # Words too common to help BM25; a query made only of them falls back to all its words.
-_STOPWORDS = frozenset(
+STOPWORDS = frozenset(
     """
     a about above after again against all am an and any are as at be because been before being below between
     both but by can could did do does doing down during each few for from further had has have having he her
@@ -25,7 +25,7 @@ WORD = re.compile(r"\w+", re.UNICODE)
 def fts_terms(query: str) -> list[str]:
     """The query's words that BM25 matches on: lower-cased, stopwords dropped (unless nothing else), once each."""
     words = [w.lower() for w in WORD.findall(query)]
-    kept = [w for w in words if w not in _STOPWORDS] or words
+    kept = [w for w in words if w not in STOPWORDS] or words
     return list(dict.fromkeys(kept))
 
 

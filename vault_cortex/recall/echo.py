@@ -15,7 +15,7 @@ import msgspec
 import numpy as np
 
 from vault_cortex.files.paths import note_name
-from vault_cortex.index.fts import _STOPWORDS, WORD
+from vault_cortex.index.fts import STOPWORDS, WORD
 
 POOL = 30  # the best-scored candidates that may echo one another
 FULL = 6.0  # shared words whose rarity among the pool sums to this count as a full echo
@@ -56,7 +56,7 @@ def telling_words(text: str, query: str | frozenset[str]) -> frozenset[str]:
 def _words(text: str) -> frozenset[str]:
     """A text's telling words before the query's are taken out: the same candidates come back query after query."""
     return frozenset(w for w in WORD.findall(text.lower())
-                     if len(w) >= MIN_LENGTH and w not in _STOPWORDS and w not in PLAIN)
+                     if len(w) >= MIN_LENGTH and w not in STOPWORDS and w not in PLAIN)
 
 
 def echoes(members: Sequence[tuple[str, str, float, str]], query: str,

@@ -19,7 +19,7 @@ from functools import lru_cache
 import msgspec
 
 from vault_cortex.config import GATE_FEATURES as FEATURES
-from vault_cortex.index.fts import _STOPWORDS, WORD
+from vault_cortex.index.fts import STOPWORDS, WORD
 
 __all__ = ["FEATURES", "Cue", "Verdict", "choose", "coverage", "features", "found", "found_in_each", "judge",
            "logistic", "places", "why"]
@@ -53,7 +53,7 @@ class Verdict(msgspec.Struct, frozen=True, kw_only=True):
 
 def content_words(text: str) -> set[str]:
     """Lower-cased words of three letters or more that are not stopwords, cut to a 6-letter stem."""
-    return {w.lower()[:6] for w in WORD.findall(text) if len(w) > 2 and w.lower() not in _STOPWORDS}
+    return {w.lower()[:6] for w in WORD.findall(text) if len(w) > 2 and w.lower() not in STOPWORDS}
 
 
 def coverage(query_words: set[str], text: str) -> float:
@@ -67,7 +67,7 @@ def names(text: str) -> set[str]:
     out = set()
     for m in re.finditer(r"(?<![.!?]\s)(?<!^)\b([A-Z][\w'-]+)", text.strip()):
         w = m.group(1).lower()
-        if len(w) > 2 and w not in _STOPWORDS:
+        if len(w) > 2 and w not in STOPWORDS:
             out.add(w[:6])
     return out
 
@@ -88,7 +88,7 @@ def found_in_each(stems: set[str], texts: Sequence[str]) -> list[set[str]]:
     starts = list(itertools.accumulate((len(t) + 1 for t in lows[:-1]), initial=0))
     for m in _stem_pattern(frozenset(stems)).finditer(low):
         w = m.group(0)
-        if len(w) > 2 and w not in _STOPWORDS and w[:6] in stems:
+        if len(w) > 2 and w not in STOPWORDS and w[:6] in stems:
             out[bisect.bisect_right(starts, m.start()) - 1].add(w[:6])
     return out
 
