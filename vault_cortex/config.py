@@ -93,6 +93,7 @@ class RecallSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     when: Annotated[float, msgspec.Meta(ge=0, le=1)] = 0.2  # see docs/configuration.md
     echo: Annotated[float, msgspec.Meta(ge=0, le=1)] = 0.2  # see docs/configuration.md
     answer: Annotated[float, msgspec.Meta(ge=0, le=1)] = 0.2  # see docs/configuration.md
+    across_sessions: bool = True  # see docs/configuration.md
     budget_tokens: int = 1000
     max_k: int = 100
     max_query_chars: int = 2000

@@ -205,6 +205,7 @@ MECHANISMS: dict[str, dict[str, Any]] = {
     "when (holds a time)": {"when": 0.0},
     "echo (another session agrees)": {"echo": 0.0},
     "answer (follows a question)": {"answer": 0.0},
+    "across (lists look across sessions)": {"across_sessions": False},
 }
 OFF = {k: v for change in MECHANISMS.values() for k, v in change.items()}  # every mechanism switched off
 COMPANY_GRID = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4)

@@ -1,12 +1,14 @@
 """Memories that echo each other, on real files with the real model: a small garden-notes vault (headings,
 sections, no links between the notes) where a note that barely matches the question rises with the note that
 answers it, by the rare words they share, and the starter vault; each ranked with `recall.echo` at 0 as the
-control; recall never writes a note."""
+control. A question asking for several things gives the session lift's share to the echo, in a chat vault of
+sessions and in the garden vault, each against `recall.across_sessions` at 0. Recall never writes a note."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from recalled import digest, recall, write_vault
 
 from vault_cortex.files.vault import init_vault
@@ -26,12 +28,6 @@ NOTES = {
     "pond.\n",
     "garden/Compost.md": "# Compost\n\nTurn the compost every two weeks; add dry leaves when it smells.\n",
 }
-
-
-
-
-
-
 
 
 def test_a_note_that_barely_matches_rises_with_the_note_it_echoes(tmp_path: Path, embedder: Embedder) -> None:
@@ -64,3 +60,55 @@ def test_the_starter_vault_keeps_its_best_answer_and_names_its_echoes(tmp_path: 
     assert all("echoes" not in h.reason for h in alone)
     assert all(0.0 <= h.score <= 1.0 for h in hits)
     assert digest(root) == before, "recall never writes a note"
+
+
+def _turn(session: int, n: int, speaker: str, text: str) -> str:
+    """One exchange of an imported chat, as a note: its session, its speaker, the exchange it follows."""
+    follows = f"follows:: [[S{session}-{n - 1}]]\n" if n > 1 else ""
+    return f"---\nsession: {session}\nspeaker: {speaker}\n---\n{speaker}: {text}\n{follows}"
+
+
+CHATS = {
+    1: [("Tomas", "How was the weekend? Did you get out at all?"),
+        ("Ines", "I played the clarinet with the town band on Sunday. All that evening practice paid off!"),
+        ("Tomas", "The town band in the park! Who else was playing?"),
+        ("Ines", "Mostly the same crowd as last summer, plus two new drummers."),
+        ("Tomas", "Sounds fun, I should come next time.")],
+    2: [("Ines", "Guess what, I bought a second-hand cello last month; an hour of evening practice every day."),
+        ("Tomas", "A cello! Isn't it hard to learn as an adult?"),
+        ("Ines", "Slowly getting there, my teacher is patient.")],
+    3: [("Tomas", "I tried the new ramen place on Market Street."),
+        ("Ines", "Was it any good? I love their miso broth."),
+        ("Tomas", "Great broth, slow service.")],
+}
+
+
+def test_a_question_asking_for_several_things_looks_across_sessions(tmp_path: Path, embedder: Embedder) -> None:
+    notes = {f"chat/S{s}-{i}.md": _turn(s, i, who, text) for s, turns in CHATS.items()
+             for i, (who, text) in enumerate(turns, 1)}
+    root = write_vault(tmp_path / "chat", notes)
+    before = digest(root)
+    query = "What instruments does Ines play?"
+    alone = [h.path for h in recall(root, embedder, query, across_sessions=0)]
+    hits = recall(root, embedder, query)
+    order = [h.path for h in hits]
+    assert order[0] == alone[0] == "chat/S1-2.md", "the clarinet"
+    assert alone.index("chat/S1-4.md") < alone.index("chat/S2-1.md"), "the session lift: the clarinet's session"
+    assert order.index("chat/S2-1.md") < order.index("chat/S1-4.md"), "the cello, told in another session"
+    cello = hits[order.index("chat/S2-1.md")]
+    assert 'echoes [[S1-2]] ("evening", "practice"' in cello.reason
+    assert all("of the same session" not in h.reason and "session" not in h.signals for h in hits)
+    assert all(0.0 <= h.score <= 1.0 for h in hits)
+    assert digest(root) == before, "recall never writes a note"
+
+
+def test_in_notes_without_sessions_a_question_asking_for_several_things_doubles_the_echo(
+        tmp_path: Path, embedder: Embedder) -> None:
+    root = write_vault(tmp_path / "garden", NOTES)
+    query = "Which tomato varieties did Ines plant in the greenhouse?"
+    alone = recall(root, embedder, query, across_sessions=0)
+    hits = recall(root, embedder, query)
+    echo = {h.path: h.signals["echo"] for h in hits if "echo" in h.signals}
+    assert echo, "the seed order echoes the planting note"
+    assert echo == pytest.approx({h.path: 2 * h.signals["echo"] for h in alone if "echo" in h.signals}, abs=2e-4)
+    assert [h.path for h in hits][0] == "garden/Greenhouse planting.md"

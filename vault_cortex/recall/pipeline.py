@@ -170,8 +170,12 @@ def rank(
     people, session = _people_and_sessions(db, [chunks[f.chunk_id].note_id for f in best], rs.person > 0,
                                            rs.session > 0 or rs.echo > 0)
     question = asked(query, {p for ps in people.values() for p in ps})
+    # a question asking for several things is answered across sessions: the session lift, which raises the
+    # neighbours of one memory in its session, gives its share to the echo, which raises what another tells again
+    across = question.many and rs.across_sessions
+    session_share, echo_share = (0.0, min(1.0, rs.echo + rs.session)) if across else (rs.session, rs.echo)
     together = sessions((notes[i].path, session[i], f.relevance) for f in best
-                        if (i := chunks[f.chunk_id].note_id) in session) if rs.session > 0 else {}
+                        if (i := chunks[f.chunk_id].note_id) in session) if session_share > 0 else {}
     # a question asking what may be inferred is answered by what a person says of themselves, not by an answer
     asked_before = _questions(db, best, fused, chunks, notes) if rs.answer > 0 and not question.infers else None
     top_paths = [notes[chunks[f.chunk_id].note_id].path for f in best[:COACTIVATION_TOP]]
@@ -206,7 +210,7 @@ def rank(
         met = (match(question, people.get(note.id, ()), f"{note.title}\n{chunk.heading}\n{chunk.text}")
                if question.people or question.when else Match())
         mate = together.get(note.path)
-        cued = {"session": round(rs.session * mate.relevance, 4)} if mate is not None else {}
+        cued = {"session": round(session_share * mate.relevance, 4)} if mate is not None else {}
         cued.update(cue_signals(met, rs.person, rs.when))
         answer = asked_before(note, chunk) if asked_before is not None else None
         if answer is not None:
@@ -220,8 +224,8 @@ def rank(
         drafts.append(_Draft(note=note, chunk=chunk, fused=f, signals=signals, vector=vector, reason=why,
                              weighed=weighted(signals, weights), factor=factor, cued=cued, words=words))
     drafts.sort(key=lambda d: (-d.score(), d.note.path))
-    if rs.echo > 0:
-        _echo(drafts, query, session, linked, rs.echo)
+    if echo_share > 0:
+        _echo(drafts, query, session, linked, echo_share)
     out = [d.final() for d in drafts]
     out.sort(key=lambda s: (-s.score, s.note.path))
     return out

@@ -28,6 +28,15 @@ _RELATIVE = frozenset("last next this past".split())
 _SPANS = frozenset("week month year night morning evening summer winter spring autumn fall".split())
 _SPAN = re.compile(rf"\b(?:{'|'.join(_RELATIVE)}) (?:{'|'.join(_SPANS)})\b")
 _WORDS = re.compile(r"[a-z]+")
+_AUX = r"(?:do|does|did|has|have|had|is|are|was|were|can|could|would|will|should)\b"
+# a question asking for several things, which its memories may tell in different sessions or notes: a plural
+# thing asked about ("What activities does…", "Which cities has…", "In what ways is…", "What musical artists
+# has…"), kinds of it ("What types of pottery…"), or "both", "how many", "what are some"
+_PLURAL = rf"(?!{_AUX})[a-z][\w/'-]*[^s\W]s"  # "activities", "artists/bands"; not "class", "was"
+_MANY = re.compile(
+    r"^\W*(?:in\s+)?(?:what|which)\s+(?:(?:kinds|types|sorts)\s+of\b"
+    rf"|(?:(?:kinds?|types?|sorts?)\s+of\s+)?(?:(?!{_AUX})[\w+/'-]+\s+){{0,2}}?{_PLURAL}\s+{_AUX})"
+    r"|\bboth\b|\bhow many\b|^\W*what are some\b", re.IGNORECASE)
 _NUMBER = re.compile(r"\d+(?:/\d+)?")
 
 
@@ -38,6 +47,7 @@ class Asked(msgspec.Struct, frozen=True, kw_only=True):
     people: frozenset[str] = frozenset()
     when: bool = False
     infers: bool = False
+    many: bool = False  # it asks for several things, which may lie in different sessions
 
 
 @lru_cache(maxsize=4096)
@@ -63,7 +73,8 @@ def asked(query: str, people: Iterable[str]) -> Asked:
     """The cues of a query, given the people the candidates are by or about: a person counts as named when
     the query holds their whole name or their first name, as whole words, in any case."""
     named = frozenset(p.lower() for p in people if _named_in(p).search(query))
-    return Asked(people=named, when=bool(_WHEN.search(query)), infers=bool(_INFERS.search(query)))
+    return Asked(people=named, when=bool(_WHEN.search(query)), infers=bool(_INFERS.search(query)),
+                 many=bool(_MANY.search(query)))
 
 
 @lru_cache(maxsize=1024)
