@@ -170,10 +170,11 @@ def rank(
     people, session = _people_and_sessions(db, [chunks[f.chunk_id].note_id for f in best], rs.person > 0,
                                            rs.session > 0 or rs.echo > 0)
     question = asked(query, {p for ps in people.values() for p in ps})
-    # a question asking for several things is answered across sessions: the session lift, which raises the
-    # neighbours of one memory in its session, gives its share to the echo, which raises what another tells again
+    # a question asking for several things is answered across sessions: for a memory of a session, the session
+    # lift (which raises the neighbours of one memory in its session) gives its share to the echo (which raises
+    # what another session tells again); a note without a session ranks as for any question
     across = question.many and rs.across_sessions
-    session_share, echo_share = (0.0, min(1.0, rs.echo + rs.session)) if across else (rs.session, rs.echo)
+    session_share = 0.0 if across else rs.session
     together = sessions((notes[i].path, session[i], f.relevance) for f in best
                         if (i := chunks[f.chunk_id].note_id) in session) if session_share > 0 else {}
     # a question asking what may be inferred is answered by what a person says of themselves, not by an answer
@@ -224,8 +225,8 @@ def rank(
         drafts.append(_Draft(note=note, chunk=chunk, fused=f, signals=signals, vector=vector, reason=why,
                              weighed=weighted(signals, weights), factor=factor, cued=cued, words=words))
     drafts.sort(key=lambda d: (-d.score(), d.note.path))
-    if echo_share > 0:
-        _echo(drafts, query, session, linked, echo_share)
+    if rs.echo > 0 or across:
+        _echo(drafts, query, session, linked, rs.echo, rs.session if across else 0.0)
     out = [d.final() for d in drafts]
     out.sort(key=lambda s: (-s.score, s.note.path))
     return out
@@ -261,16 +262,17 @@ class _Draft(msgspec.Struct, kw_only=True):
 
 
 def _echo(drafts: Sequence[_Draft], query: str, session: Mapping[int, str],
-          linked: Mapping[str, tuple[tuple[str, ...], int]], share: float) -> None:
+          linked: Mapping[str, tuple[tuple[str, ...], int]], share: float, in_session: float = 0.0) -> None:
     """Raise each of the best-scored drafts (best first) that another session's (or note's) best-scored
-    candidate it does not link with echoes: it closes `share` × the echo's strength of what its score lacks of 1
-    (see `echo`; the company lift judges linked notes)."""
+    candidate it does not link with echoes: it closes `share` × the echo's strength of what its score lacks of 1,
+    a memory of a session `share + in_session` (see `echo`; the company lift judges linked notes)."""
     members = [(d.note.path, session.get(d.note.id, d.note.path), d.fused.relevance,
                 d.chunk.text) for d in drafts[:POOL]]
     found = echoes(members, query, {p: set(around) for p, (around, _) in linked.items()})
     for d in drafts[:POOL]:
         e = found.get(d.note.path)
-        if e is not None and (value := round(share * e.strength, 4)) > 0:
+        closes = min(1.0, share + (in_session if d.note.id in session else 0.0))
+        if e is not None and (value := round(closes * e.strength, 4)) > 0:
             d.cued["echo"] = value
             d.words.append(e.phrase())
 
