@@ -42,7 +42,8 @@ _NUMBER = re.compile(r"\d+(?:/\d+)?")
 
 class Asked(msgspec.Struct, frozen=True, kw_only=True):
     """What a query asks for: the people it names (lower-cased, as the memories' properties spell them),
-    whether it asks when, and whether it asks what may be inferred rather than what was said."""
+    whether it asks when, whether it asks what may be inferred rather than what was said, and whether it asks for
+    several things."""
 
     people: frozenset[str] = frozenset()
     when: bool = False
