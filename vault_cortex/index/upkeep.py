@@ -197,7 +197,8 @@ class Index:
     def fill_vectors(self, progress: Progress | None = None, pause: Callable[[], bool] | None = None) -> int:
         """Give the chunks a words-first sync left without a vector their vectors, in short turns under the write
         lock (recall finds each by meaning as it comes); return between turns when `pause()` says so (changes
-        wait for a sync). Returns how many chunks still lack a vector (0: done; the vector file is saved)."""
+        wait for a sync). Returns how many chunks still lack a vector (0: done; the vector file is saved if this
+        fill gave any)."""
         if self.suspect or self.index_file_lost():
             self.indexing = None
             return 0  # the next sync recovers the index first
@@ -207,13 +208,16 @@ class Index:
                 if progress is not None:
                     progress(phase, done, total)
 
+            counts = {"embedded": 0, "cached": 0}
             try:
-                left = fill_vectors(self.db, self.vectors, self.cache, lambda: self.embedder, {"embedded": 0,
-                                    "cached": 0}, lock=partial(self._turn, self.writing), stop=self.stopping,
-                                    pause=pause, progress=track)
+                left = fill_vectors(self.db, self.vectors, self.cache, lambda: self.embedder, counts,
+                                    lock=partial(self._turn, self.writing), stop=self.stopping, pause=pause,
+                                    progress=track)
             finally:
                 self.indexing = None
-            if not left and self.vectors.dirty:
+            # saved once a fill has given vectors; a write's own vectors wait for the next save (see sync's
+            # VECTOR_SAVE_SECONDS): the whole file is not rewritten after every save the watcher syncs
+            if not left and self.vectors.dirty and counts["embedded"] + counts["cached"]:
                 with self.writing():
                     self._catch_up()
                     save_vectors(self.db, self.vectors)
