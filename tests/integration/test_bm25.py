@@ -61,3 +61,29 @@ def test_a_recall_over_the_budget_scores_its_candidates_on_every_word(cortex: Co
     query = "running oven thermometer"
     got = db.lexical(query, 8, budget=5)
     assert got and got == pytest.approx(db.lexical(query, 8, only=sorted(got)), rel=1e-9)
+
+
+def _segments(cx: Cortex) -> int:
+    return int(cx.db._r().execute("SELECT count(DISTINCT segid) FROM chunks_fts_idx").fetchone()[0])
+
+
+def test_a_sync_that_wrote_many_notes_leaves_one_segment_and_the_same_scores(
+        tmp_path_factory: pytest.TempPathFactory, cortex: Cortex, monkeypatch: pytest.MonkeyPatch) -> None:
+    """FTS5 writes a segment per write transaction; a full sync that wrote many notes merges them into one, so a
+    search reads each word's doclist once. The scores are FTS5's own before and after."""
+    from vault_cortex.index import sync
+
+    assert _segments(cortex) > 1  # 120 notes in transactions of 32, below the merge threshold: not merged
+    root = tmp_path_factory.mktemp("bm25-merged") / "vault"
+    (root / ".cortex").mkdir(parents=True)
+    for path in (cortex.root / "long_term").iterdir():
+        (root / "long_term").mkdir(exist_ok=True)
+        (root / "long_term" / path.name).write_bytes(path.read_bytes())
+    monkeypatch.setattr(sync, "MERGE_AFTER", 100)
+    monkeypatch.setattr(sync, "MERGE_PAGES", 1)  # several steps, each in its own transaction
+    with Cortex.open(root, embedder=FakeEmbedder()) as merged:
+        merged.sync()
+        assert _segments(merged) == 1
+        for query in ("running oven thermometer", "café naive", "sourdough starter baking bread"):
+            assert merged.recall(query, k=10).hits
+            assert merged.db.lexical(query, 30) == pytest.approx(cortex.db.lexical(query, 30), rel=1e-9)

@@ -24,7 +24,7 @@ from vault_cortex.files.vault import Skipped
 from vault_cortex.index import changes, resolution
 from vault_cortex.index.changes import GraphRows
 from vault_cortex.index.dbfile import get_meta, open_index, open_reader, quick_check, set_meta, transaction
-from vault_cortex.index.lexical import Lexical
+from vault_cortex.index.lexical import Lexical, merge_step
 from vault_cortex.index.rows import ChunkRow, FileState, LinkRow, NoteRow, chunk_row, note_row
 
 
@@ -74,6 +74,10 @@ class IndexDB:
     def write(self) -> AbstractContextManager[None]:
         """One write transaction (`with db.write():`): committed whole or rolled back whole."""
         return transaction(self.conn)
+
+    def merge_words(self, pages: int) -> bool:
+        """One step of merging the FTS5 index into one segment (`lexical.merge_step`): True while work remains."""
+        return merge_step(self.conn, pages)
 
     def file_states(self, paths: Iterable[str] | None = None) -> dict[str, FileState]:
         """The indexed state of every file (or of just these paths)."""

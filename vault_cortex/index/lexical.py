@@ -146,6 +146,17 @@ class Lexical:
         return out
 
 
+def merge_step(conn: sqlite3.Connection, pages: int) -> bool:
+    """One bounded step (about `pages` pages written) of merging `chunks_fts`'s segments into one, inside the
+    caller's write transaction; True while work remains. FTS5 writes a segment per transaction and merges them
+    only level by level, so a first sync in 32-note transactions leaves many (18 at 100,000 notes), and every
+    query then reads each word's doclist once per segment. FTS5's `merge` with a negative page count merges
+    across levels as `optimize` does, a step at a time; a step that changed fewer than two rows did nothing."""
+    before = conn.total_changes
+    conn.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('merge', ?)", (-pages,))
+    return conn.total_changes - before >= 2
+
+
 class Tokens:
     """An in-memory FTS5 table with the index's tokenizer, holding the chunks being scored (one per thread)."""
 
