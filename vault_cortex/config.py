@@ -83,7 +83,7 @@ class EmbeddingSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknow
 
 class RecallSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     k: int = 10
-    candidates: int = 60  # dense top-N and lexical top-N chunks gathered before fusion
+    candidates: int = 60  # dense top-N and lexical top-N chunks gathered before fusion (at least k)
     lexical_budget: int = 3000  # chunks BM25 scores per query at most (past it the top-N comes from rarer words)
     dense_weight: float = 0.5
     lexical_weight: float = 0.5

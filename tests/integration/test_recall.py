@@ -257,3 +257,20 @@ def test_incremental_activity_replay_equals_a_full_one(fixture_vault, embedder) 
     with Cortex.open(root, embedder=embedder) as cx:
         cx.sync()
         assert cx.db.snapshot() == merged
+
+
+def test_asking_for_more_results_than_the_searches_gather_widens_them(tmp_path: Path, embedder) -> None:  # type: ignore[no-untyped-def]
+    """Each search gathers `recall.candidates` chunks, or as many as the results asked for: k results come back
+    whenever k notes match."""
+    root = tmp_path / "v"
+    (root / ".cortex").mkdir(parents=True)
+    (root / ".cortex" / "config.toml").write_text("[recall]\ncandidates = 10\n", encoding="utf-8")
+    (root / "long_term").mkdir()
+    for i in range(40):
+        (root / "long_term" / f"Garden note {i}.md").write_text(
+            f"# Garden note {i}\n\nIn the garden, bed {i} holds {['beans', 'kale', 'leeks', 'garlic'][i % 4]}.\n",
+            encoding="utf-8")
+    with Cortex.open(root, embedder=embedder) as cx:
+        cx.sync()
+        assert len(cx.recall("garden bed", k=10).hits) == 10
+        assert len(cx.recall("garden bed", k=25).hits) == 25

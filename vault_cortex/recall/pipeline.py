@@ -126,12 +126,15 @@ def rank(
     exclude: frozenset[str] = frozenset(),
     vector_lock: Callable[[], object] | None = None,
     allowed: frozenset[int] | None = None,
+    at_least: int = 0,
 ) -> list[Scored]:
     """Every candidate note scored and sorted, best first; with `allowed` (note ids), only those notes,
-    filtered inside the dense and lexical searches so that filtering never starves the candidates."""
+    filtered inside the dense and lexical searches so that filtering never starves the candidates. Each search
+    gathers `recall.candidates` chunks, or `at_least` (the results asked for) when that is more."""
     rs = settings.recall
-    dense = dense_candidates(qvec, db, vectors, rs.candidates, allowed)
-    lexical = db.lexical(query, rs.candidates, notes=allowed, also=list(dense),  # top-N and the dense ones
+    count = max(rs.candidates, at_least)
+    dense = dense_candidates(qvec, db, vectors, count, allowed)
+    lexical = db.lexical(query, count, notes=allowed, also=list(dense),  # top-N and the dense ones
                          budget=rs.lexical_budget)
     dense.update(vectors.similarity(qvec, [i for i in lexical if i not in dense]))
     chunks = db.chunks_by_id(set(dense) | set(lexical))

@@ -99,7 +99,7 @@ class Recaller:
             exclude = exclude | self.archived() if exclude else self.archived()  # no copy of the archive per recall
         allowed = self.allowed(filters, regions, exclude)
         qvec = self.index.embedder.embed([query])[0]
-        ranked = self.ranked(query, qvec, weights, regions=regions, exclude=exclude, allowed=allowed)
+        ranked = self.ranked(query, qvec, weights, regions=regions, exclude=exclude, allowed=allowed, at_least=k)
         if gate:
             passed = gate_passed(ranked, query, push or self.settings.push, k, shown)
             top = [s for s, _ in passed]
@@ -115,8 +115,10 @@ class Recaller:
                       took_ms=round((time.perf_counter() - started) * 1000, 2), indexing=self.index.indexing)
 
     def ranked(self, query: str, qvec: Vector, weights: dict[str, float], *, regions: list[str] | None = None,
-               exclude: frozenset[str] = frozenset(), allowed: frozenset[int] | None = None) -> list[Scored]:
-        """Every candidate for a query, scored by the given signal weights, best first (only `allowed` notes)."""
+               exclude: frozenset[str] = frozenset(), allowed: frozenset[int] | None = None,
+               at_least: int = 0) -> list[Scored]:
+        """Every candidate for a query, scored by the given signal weights, best first (only `allowed` notes;
+        at least `at_least` chunks gathered from each search)."""
         graph = self.graph()
         concepts = self.concepts()
         db = self.index.db
@@ -124,7 +126,7 @@ class Recaller:
             return rank(query=query, qvec=qvec, db=db, vectors=self.index.vectors, graph=graph,
                         concepts=concepts, access=db.access_of, pairs=self.live.pairs,
                         settings=self.settings, weights=weights, now=self.clock().timestamp(), regions=regions,
-                        exclude=exclude, allowed=allowed)
+                        exclude=exclude, allowed=allowed, at_least=at_least)
 
     def allowed(self, filters: Filters | None, regions: list[str] | None = None,
                 exclude: frozenset[str] = frozenset()) -> frozenset[int] | None:
