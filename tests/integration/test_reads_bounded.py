@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+import threading
 from pathlib import Path
 
 import pytest
@@ -152,3 +153,30 @@ def test_a_word_matching_more_chunks_than_the_budget_is_searched_among_the_newes
         note = cx.db.note_ids(["long_term/note 0.md"])["long_term/note 0.md"]
         oldest = cx.db.lexical("sourdough", 5, notes=frozenset({note}), budget=8)
         assert len(oldest) == 1 and not set(oldest) & set(newest)
+
+
+def test_over_the_budget_a_recall_looks_for_its_top_on_a_worker_while_it_searches_by_meaning(
+        tmp_path: Path) -> None:
+    """At 100k notes the rarer words' top-N takes FTS5 ~7 ms, outside Python's lock: a recall starts it on the
+    lexical worker thread before its dense search and scores the dense candidates meanwhile. The scores are the
+    ones one search gives (every word, FTS5's formula), in whichever order the two finish."""
+    root = vault(tmp_path, links=False)
+    write(root, "long_term/thermometer.md", "Sourdough in the oven needs the probe thermometer at 96 degrees.\n")
+    with Cortex.open(root, embedder=FakeEmbedder()) as cx:
+        cx.sync()
+        query = "sourdough oven thermometer"  # "sourdough" and "oven" match 31 chunks each: over a budget of 10
+        cx.db.begin_lexical(query, 5, budget=10).finish()  # the worker opens its reader
+        listed = sorted(cx.db.lexical("oven", 4))  # as the dense candidates would be
+        ran: list[tuple[str, str]] = []
+        for conn in cx.db._readers:
+            conn.set_trace_callback(lambda sql: ran.append((threading.current_thread().name, sql)))
+        try:
+            got = cx.db.begin_lexical(query, 5, budget=10).finish(also=listed)
+        finally:
+            for conn in cx.db._readers:
+                conn.set_trace_callback(None)
+        top = [name for name, sql in ran if "ORDER BY s DESC" in sql]
+        assert top and all(name.startswith("vault-cortex-bm25") for name in top), ran
+        assert set(listed) <= set(got)
+        assert got == pytest.approx(cx.db.lexical(query, 5, only=sorted(got)), rel=1e-12)
+        assert got == pytest.approx(cx.db.lexical(query, 5, also=listed, budget=10), rel=1e-12)

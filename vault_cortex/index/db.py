@@ -24,7 +24,7 @@ from vault_cortex.files.vault import Skipped
 from vault_cortex.index import changes, resolution
 from vault_cortex.index.changes import GraphRows
 from vault_cortex.index.dbfile import get_meta, open_index, open_reader, quick_check, set_meta, transaction
-from vault_cortex.index.lexical import Lexical, merge_step
+from vault_cortex.index.lexical import Lexical, Search, merge_step
 from vault_cortex.index.rows import ChunkRow, FileState, LinkRow, NoteRow, chunk_row, note_row
 
 
@@ -54,10 +54,10 @@ class IndexDB:
         return conn
 
     def close(self) -> None:
+        self.lex.close()  # first: its worker threads read through their own readers
         for conn in self._readers:
             conn.close()
         self._readers.clear()
-        self.lex.close()
         self.conn.close()
 
     # -- meta --------------------------------------------------------------------------------------
@@ -295,6 +295,11 @@ class IndexDB:
                 notes: frozenset[int] | None = None, also: Sequence[int] = (), budget: int = 0) -> dict[int, float]:
         """BM25 scores (higher is better) of the best `limit` chunks or of the given ids (`Lexical.search`)."""
         return self.lex.search(query, limit, only=only, notes=notes, also=also, budget=budget)
+
+    def begin_lexical(self, query: str, limit: int, notes: frozenset[int] | None = None, budget: int = 0) -> Search:
+        """`lexical`'s search of the best `limit` chunks begun on a worker thread; `finish(also)` ends it
+        (`Lexical.begin`)."""
+        return self.lex.begin(query, limit, notes=notes, budget=budget)
 
     def access(self) -> dict[str, tuple[int, float | None]]:
         return {p: (c, t) for p, c, t in self._r().execute("SELECT path, count, last_ts FROM access")}

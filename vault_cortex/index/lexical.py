@@ -17,12 +17,14 @@ import json
 import sqlite3
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from vault_cortex.index.fts import COLUMN_WEIGHTS, COLUMNS, bm25, fts_match, fts_terms, idf, rarest, varints
 from vault_cortex.index.schema import TOKENIZE
 
 _WEIGHT = dict(zip(COLUMNS, COLUMN_WEIGHTS, strict=True))
+WORKERS = 2  # threads finding searches' top chunks (SQLite runs them outside Python's lock)
 
 
 class Lexical:
@@ -35,8 +37,14 @@ class Lexical:
         self._scratch: list[Tokens] = []  # each thread's in-memory tokenizer
         self._freqs: dict[str, int] = {}  # term -> chunks matching it, counted at change number `_freqs_at`
         self._freqs_at = 0
+        self._pool: ThreadPoolExecutor | None = None  # where `begin` looks for the top chunks
+        self._pool_lock = threading.Lock()
 
     def close(self) -> None:
+        with self._pool_lock:
+            if self._pool is not None:
+                self._pool.shutdown(wait=True)
+                self._pool = None
         for tokens in self._scratch:
             tokens.close()
         self._scratch.clear()
@@ -63,19 +71,52 @@ class Lexical:
         (unless `notes` narrows the search). The chunks so found and the listed ones are then scored on every
         word outside FTS5 (`scores`, the same score at the cost of those chunks), so the budget changes
         which chunks are found, never their scores."""
+        if only is None:
+            return self.begin(query, limit, notes=notes, budget=budget).finish(also)
         terms = fts_terms(query)
         if not terms:
             return {}
-        match = fts_match(terms)
         if not 0 < budget < self.max_chunk_id() or sum((freqs := self.doc_freqs(terms)).values()) <= budget:
-            if only is not None:
-                return self._fts_scores(match, only)
-            return self._fts_top(match, limit, notes=notes, also=also)
-        if only is None:
+            return self._fts_scores(fts_match(terms), only)
+        return scores(self._r(), self._tokens(), terms, freqs, only)
+
+    def begin(self, query: str, limit: int, notes: frozenset[int] | None = None, budget: int = 0) -> Search:
+        """A search (see `search`) begun: `Search.finish(also)` ends it with the chunks the caller lists.
+
+        In an index of more chunks than the budget, the words' row counts and the top `limit` are looked for on
+        a worker thread, while the caller does other work (the dense search) and then tokenizes the chunks it
+        lists: SQLite works outside Python's lock, so they run at once. In a smaller index one FTS5 statement
+        finds and scores both when the listed chunks are known."""
+        terms = fts_terms(query)
+        if not terms or not 0 < budget < self.max_chunk_id():
+            return Search(self, terms, limit, notes, budget, None)
+        plan: Future[dict[str, int]] = Future()
+        pending = (plan, self._worker().submit(self._find, terms, limit, notes, budget, plan))
+        return Search(self, terms, limit, notes, budget, pending)
+
+    def _find(self, terms: list[str], limit: int, notes: frozenset[int] | None, budget: int,
+              plan: Future[dict[str, int]]) -> dict[int, float]:
+        """On the worker: each word's row count (`plan`, set as soon as counted), then the top `limit` chunks,
+        scored by FTS5 when the words match no more than `budget` chunks together, else found by the rarer
+        words (their scores then do not count: `Search.finish` scores them on every word)."""
+        try:
+            freqs = self.doc_freqs(terms)
+            plan.set_result(freqs)
+            if sum(freqs.values()) <= budget:
+                return self._fts_top(fts_match(terms), limit, notes=notes)
             picked = fts_match(rarest(terms, freqs, budget) or terms)
             floor = self._newest_match(picked, budget) if notes is None else None
-            only = list(dict.fromkeys([*self._fts_top(picked, limit, notes=notes, floor=floor), *also]))
-        return scores(self._r(), self._tokens(), terms, freqs, only)
+            return self._fts_top(picked, limit, notes=notes, floor=floor)
+        except BaseException as e:
+            if not plan.done():
+                plan.set_exception(e)
+            raise
+
+    def _worker(self) -> ThreadPoolExecutor:
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="vault-cortex-bm25")
+            return self._pool
 
     _SCORED = (f"SELECT rowid, -bm25(chunks_fts, {', '.join(map(str, COLUMN_WEIGHTS))}) AS s FROM chunks_fts "
                 "WHERE chunks_fts MATCH ?")
@@ -157,6 +198,38 @@ def merge_step(conn: sqlite3.Connection, pages: int) -> bool:
     return conn.total_changes - before >= 2
 
 
+class Search:
+    """A search begun by `Lexical.begin`; the words' row counts and the top chunks come from the worker."""
+
+    def __init__(self, lex: Lexical, terms: list[str], limit: int, notes: frozenset[int] | None, budget: int,
+                 pending: tuple[Future[dict[str, int]], Future[dict[int, float]]] | None) -> None:
+        """`pending`: the row counts and the top chunks being found on the worker; None when one FTS5
+        statement does it all (`Lexical.begin`)."""
+        self._lex, self._terms, self._limit, self._notes = lex, terms, limit, notes
+        self._budget, self._pending = budget, pending
+
+    def finish(self, also: Sequence[int] = ()) -> dict[int, float]:
+        """The scores of the top chunks and of the listed `also` that match (the scores `Lexical.search`
+        gives). The listed chunks are tokenized on this thread while the worker counts and looks."""
+        if not self._terms:
+            return {}
+        lex, listed = self._lex, list(dict.fromkeys(also))
+        if self._pending is None:  # FTS5 finds and scores them all, in one statement
+            return lex._fts_top(fts_match(self._terms), self._limit, notes=self._notes, also=listed)
+        plan, top = self._pending
+        tokens, conn = lex._tokens(), lex._r()
+        phrases = tokens.phrases(self._terms)
+        counts, sizes = counted(conn, tokens, phrases, listed)
+        freqs, found = plan.result(), top.result()
+        if sum(freqs.values()) > self._budget:  # found by the rarer words: score them on every word
+            seen = set(listed)
+            more, more_sizes = counted(conn, tokens, phrases, [i for i in found if i not in seen])
+            counts.update(more)
+            sizes.update(more_sizes)
+            found = {}
+        return {**bm25_of(conn, self._terms, freqs, counts, sizes), **found}  # FTS5 scored its top on every word
+
+
 class Tokens:
     """An in-memory FTS5 table with the index's tokenizer, holding the chunks being scored (one per thread)."""
 
@@ -208,18 +281,34 @@ def scores(conn: sqlite3.Connection, tokens: Tokens, terms: Sequence[str], hits:
     each term's row count in the index (FTS5 would count it by reading the term's whole doclist)."""
     if not ids or not terms:
         return {}
-    record = conn.execute("SELECT block FROM chunks_fts_data WHERE id = 1").fetchone()
-    if record is None:
-        return {}
-    n_rows, *totals = varints(record[0])
-    if not n_rows:
-        return {}
+    counts, sizes = counted(conn, tokens, tokens.phrases(terms), ids)
+    return bm25_of(conn, terms, hits, counts, sizes)
+
+
+def counted(conn: sqlite3.Connection, tokens: Tokens, phrases: Sequence[tuple[str, ...]],
+            ids: Sequence[int]) -> tuple[dict[int, list[float]], dict[int, int]]:
+    """Each listed chunk's column-weighted count of each phrase (`Tokens.phrases`; chunks matching none left
+    out), and each listed chunk's size in tokens as the index holds it."""
+    if not ids:
+        return {}, {}
     listed = "(SELECT value FROM json_each(?))"
     wanted = "[" + ",".join(str(int(i)) for i in ids) + "]"
     rows = conn.execute(f"SELECT id, title, heading, text FROM chunk_texts WHERE id IN {listed}", (wanted,)).fetchall()
     sizes = {i: sum(varints(sz)) for i, sz in
              conn.execute(f"SELECT id, sz FROM chunks_fts_docsize WHERE id IN {listed}", (wanted,))}
-    freqs = tokens.frequencies(rows, tokens.phrases(terms))
+    return tokens.frequencies(rows, phrases), sizes
+
+
+def bm25_of(conn: sqlite3.Connection, terms: Sequence[str], hits: Mapping[str, int],
+            counts: Mapping[int, Sequence[float]], sizes: Mapping[int, int]) -> dict[int, float]:
+    """FTS5's bm25() of chunks from their phrase counts and sizes (`counted`), with the index's row count and
+    token totals and each term's row count `hits`."""
+    record = conn.execute("SELECT block FROM chunks_fts_data WHERE id = 1").fetchone()
+    if record is None or not counts:
+        return {}
+    n_rows, *totals = varints(record[0])
+    if not n_rows:
+        return {}
     idfs = [idf(n_rows, hits.get(t, 0)) for t in terms]
     avgdl = sum(totals) / n_rows
-    return {i: bm25(f, idfs, sizes[i], avgdl) for i, f in freqs.items() if i in sizes}
+    return {i: bm25(f, idfs, sizes[i], avgdl) for i, f in counts.items() if i in sizes}

@@ -103,8 +103,10 @@ class Scored(msgspec.Struct, frozen=True, kw_only=True):
     vector: bool = True  # the chunk had its vector (its meaning counted)
 
 
+@lru_cache(maxsize=65536)
 def parse_time(value: str | None) -> float | None:
-    """Epoch seconds of an ISO date or date-time as users type them; None when it is not one."""
+    """Epoch seconds of an ISO date or date-time as users type them; None when it is not one (remembered: each
+    recall reads its candidates' `created` values, the same ones query after query)."""
     when = parse_datetime(value)
     return None if when is None else when.timestamp()
 
@@ -133,9 +135,9 @@ def rank(
     gathers `recall.candidates` chunks, or `at_least` (the results asked for) when that is more."""
     rs = settings.recall
     count = max(rs.candidates, at_least)
+    search = db.begin_lexical(query, count, notes=allowed, budget=rs.lexical_budget)  # its top found meanwhile
     dense = dense_candidates(qvec, db, vectors, count, allowed)
-    lexical = db.lexical(query, count, notes=allowed, also=list(dense),  # top-N and the dense ones
-                         budget=rs.lexical_budget)
+    lexical = search.finish(also=list(dense))  # the top N and the dense ones
     dense.update(vectors.similarity(qvec, [i for i in lexical if i not in dense]))
     chunks = db.chunks_by_id(set(dense) | set(lexical))
     fused = fuse(dense, lexical, rs.dense_weight, rs.lexical_weight)
