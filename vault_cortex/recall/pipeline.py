@@ -8,7 +8,7 @@ from __future__ import annotations
 import heapq
 import re
 from collections.abc import Callable, Mapping, Sequence
-from functools import lru_cache
+from functools import lru_cache, partial
 
 import msgspec
 
@@ -29,7 +29,7 @@ from vault_cortex.recall.company import (
     sections_beside,
     sessions,
 )
-from vault_cortex.recall.echo import POOL, echoes
+from vault_cortex.recall.echo import POOL, Echo, echoes
 from vault_cortex.recall.gate import Cue, Verdict, choose, judge
 from vault_cortex.recall.graph import Graph
 from vault_cortex.recall.pack import Candidate, Packed, Piece
@@ -99,8 +99,13 @@ class Scored(msgspec.Struct, frozen=True, kw_only=True):
     fused: Fused
     score: float
     signals: dict[str, float]
-    reason: str
+    explain: Callable[[], str]  # composes the why-line: most candidates are never shown, so it is made when read
     vector: bool = True  # the chunk had its vector (its meaning counted)
+
+    @property
+    def reason(self) -> str:
+        """The one-line why of this candidate's score."""
+        return self.explain()
 
 
 @lru_cache(maxsize=65536)
@@ -222,12 +227,13 @@ def rank(
         if answer is not None:
             cued["answer"] = round(rs.answer * answer.relevance, 4)
         vector = f.chunk_id in dense  # every chunk with a vector has its similarity there
-        why = reason(signals, weights, dense=f.dense, lexical=f.lexical, vector=vector)
-        if lift is not None and relevance - f.relevance >= NAMED and weights.get("relevance", 0.0) > 0:
-            why = lift.phrase() if why == "weak match" else f"{why}; {lift.phrase()}"
-        words = ([mate.phrase()] if mate is not None else []) + phrases(met, cued)
-        words += [answer.phrase()] if answer is not None else []
-        drafts.append(_Draft(note=note, chunk=chunk, fused=f, signals=signals, vector=vector, reason=why,
+        named = lift if lift is not None and relevance - f.relevance >= NAMED and weights.get("relevance", 0.0) > 0 \
+            else None
+        words: list[Callable[[], list[str]]] = [partial(_phrase, mate)] if mate is not None else []
+        words.append(partial(phrases, met, cued))
+        words += [partial(_phrase, answer)] if answer is not None else []
+        drafts.append(_Draft(note=note, chunk=chunk, fused=f, signals=signals, vector=vector,
+                             base=partial(_signals_why, signals, weights, f, vector, named),
                              weighed=weighted(signals, weights), factor=factor, cued=cued, words=words))
     drafts.sort(key=lambda d: (-d.score(), d.note.path))
     if rs.echo > 0 or across:
@@ -246,24 +252,44 @@ class _Draft(msgspec.Struct, kw_only=True):
     fused: Fused
     signals: dict[str, float]
     vector: bool
-    reason: str  # the why-line of its signals and lift, before the cues
+    base: Callable[[], str]  # the why-line of its signals and lift, before the cues
     weighed: float  # the mode-weighted signals
     factor: float  # its layer's factor
     cued: dict[str, float]  # the cues met, each the share of the gap to 1 it closes
-    words: list[str]  # the why-line's words for them
+    words: list[Callable[[], list[str]]]  # the why-line's words for them
 
     def score(self) -> float:
         """The weighted signals raised by the cues met, a raw capture kept ×0.85 of it."""
         return round(raised(self.weighed, self.cued) * self.factor, 4)
 
     def final(self) -> Scored:
-        """The scored candidate, its why-line naming each raise when together they added 0.03 or more."""
-        score, plain = self.score(), self.weighed * self.factor
-        why = self.reason
-        if score - plain >= NAMED:
-            why = "; ".join([why, *self.words]) + f" (score +{score - plain:.2f})"
+        """The scored candidate; its why-line, composed when read, names each raise when together they added
+        0.03 or more."""
+        score = self.score()
         return Scored(note=self.note, chunk=self.chunk, fused=self.fused, score=score,
-                      signals={**self.signals, **self.cued}, reason=why, vector=self.vector)
+                      signals={**self.signals, **self.cued}, vector=self.vector,
+                      explain=partial(_why, self.base, self.words, score - self.weighed * self.factor))
+
+
+def _signals_why(signals: Mapping[str, float], weights: Mapping[str, float], f: Fused, vector: bool,
+                 lift: Lift | None) -> str:
+    """The why-line of a candidate's signals (`rank.reason`), and of the neighbour that lifted it, if named."""
+    why = reason(signals, weights, dense=f.dense, lexical=f.lexical, vector=vector)
+    if lift is None:
+        return why
+    return lift.phrase() if why == "weak match" else f"{why}; {lift.phrase()}"
+
+
+def _why(base: Callable[[], str], words: Sequence[Callable[[], list[str]]], gain: float) -> str:
+    """A candidate's whole why-line: its signals', then, when the cues raised its score by NAMED or more, theirs."""
+    why = base()
+    if gain >= NAMED:
+        why = "; ".join([why, *(w for said in words for w in said())]) + f" (score +{gain:.2f})"
+    return why
+
+
+def _phrase(cue: Answer | Lift | Echo) -> list[str]:
+    return [cue.phrase()]
 
 
 def _echo(drafts: Sequence[_Draft], query: str, session: Mapping[int, str],
@@ -279,7 +305,7 @@ def _echo(drafts: Sequence[_Draft], query: str, session: Mapping[int, str],
         closes = min(1.0, share + (in_session if d.note.id in session else 0.0))
         if e is not None and (value := round(closes * e.strength, 4)) > 0:
             d.cued["echo"] = value
-            d.words.append(e.phrase())
+            d.words.append(partial(_phrase, e))
 
 
 def _company(best: Sequence[Fused], fused: Sequence[Fused], chunks: Mapping[int, ChunkRow],
