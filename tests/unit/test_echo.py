@@ -6,7 +6,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vault_cortex.recall.echo import FLOOR, POOL, Echo, echoes, telling_words
+from vault_cortex.index.fts import STOPWORDS, WORD
+from vault_cortex.recall.echo import FLOOR, MIN_LENGTH, PLAIN, POOL, Echo, echoes, telling_words
 
 QUERY = "What pottery has Melanie made with her kids?"
 FILLER = [(f"chat/D9-{i}.md", "9", 0.3, f"Melanie: the weather was {w} today, we stayed in.")
@@ -16,6 +17,16 @@ FILLER = [(f"chat/D9-{i}.md", "9", 0.3, f"Melanie: the weather was {w} today, we
 def test_telling_words_leave_out_the_query_stopwords_plain_and_short_words() -> None:
     words = telling_words("Melanie: Thanks! The kids loved the clay bowls, we glazed them in the kiln.", QUERY)
     assert words == {"loved", "clay", "bowls", "glazed", "kiln"}, "not the query's kids or Melanie, nor thanks"
+
+
+
+@settings(max_examples=300)
+@given(st.text(alphabet=st.sampled_from([*"abcdkéü_ 1\n-.'ÄßİK", "\u0301", "\u00b2"]), max_size=80))
+def test_telling_words_are_the_long_words_of_the_text_as_the_query_splits_words(text: str) -> None:
+    """The words are found in one pass (runs of MIN_LENGTH or more word characters): the same as splitting the
+    text into words as the query is split and keeping the long ones, for any text (accents, digits, `_`)."""
+    split = {w for w in WORD.findall(text.lower()) if len(w) >= MIN_LENGTH and w not in STOPWORDS | PLAIN}
+    assert telling_words(text, "") == split
 
 
 def test_two_memories_of_different_sessions_sharing_rare_words_echo_each_other() -> None:
