@@ -4,9 +4,9 @@ Real SQLite and files; the fake embedder (the model does not matter here)."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-import threading
 from pathlib import Path
 
 import pytest
