@@ -176,7 +176,7 @@ def test_over_the_budget_a_recall_looks_for_its_top_on_a_worker_while_it_searche
             for conn in cx.db._readers:
                 conn.set_trace_callback(None)
         top = [name for name, sql in ran if "ORDER BY s DESC" in sql]
-        assert top and all(name.startswith("vault-cortex-bm25") for name in top), ran
+        assert top and all(name.startswith("vault-cortex-read") for name in top), ran
         assert set(listed) <= set(got)
         assert got == pytest.approx(cx.db.lexical(query, 5, only=sorted(got)), rel=1e-12)
         assert got == pytest.approx(cx.db.lexical(query, 5, also=listed, budget=10), rel=1e-12)

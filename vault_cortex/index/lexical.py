@@ -17,34 +17,30 @@ import json
 import sqlite3
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from typing import Any
 
 from vault_cortex.index.fts import COLUMN_WEIGHTS, COLUMNS, bm25, fts_match, fts_terms, idf, rarest, varints
 from vault_cortex.index.schema import TOKENIZE
 
 _WEIGHT = dict(zip(COLUMNS, COLUMN_WEIGHTS, strict=True))
-WORKERS = 2  # threads finding searches' top chunks (SQLite runs them outside Python's lock)
 
 
 class Lexical:
     """BM25 search over `chunks_fts`, read through the index's per-thread read connection (`reader`)."""
 
-    def __init__(self, reader: Callable[[], sqlite3.Connection], change_seq: Callable[[], int]) -> None:
+    def __init__(self, reader: Callable[[], sqlite3.Connection], change_seq: Callable[[], int],
+                 aside: Callable[..., Future[Any]]) -> None:
+        """`aside(fn, *args)` runs a read on one of the index's worker threads (`IndexDB.aside`)."""
+        self._aside = aside
         self._r = reader
         self._change_seq = change_seq
         self._local = threading.local()
         self._scratch: list[Tokens] = []  # each thread's in-memory tokenizer
         self._freqs: dict[str, int] = {}  # term -> chunks matching it, counted at change number `_freqs_at`
         self._freqs_at = 0
-        self._pool: ThreadPoolExecutor | None = None  # where `begin` looks for the top chunks
-        self._pool_lock = threading.Lock()
 
     def close(self) -> None:
-        with self._pool_lock:
-            if self._pool is not None:
-                self._pool.shutdown(wait=True)
-                self._pool = None
         for tokens in self._scratch:
             tokens.close()
         self._scratch.clear()
@@ -91,7 +87,7 @@ class Lexical:
         if not terms or not 0 < budget < self.max_chunk_id():
             return Search(self, terms, limit, notes, budget, None)
         plan: Future[dict[str, int]] = Future()
-        pending = (plan, self._worker().submit(self._find, terms, limit, notes, budget, plan))
+        pending = (plan, self._aside(self._find, terms, limit, notes, budget, plan))
         return Search(self, terms, limit, notes, budget, pending)
 
     def _find(self, terms: list[str], limit: int, notes: frozenset[int] | None, budget: int,
@@ -111,12 +107,6 @@ class Lexical:
             if not plan.done():
                 plan.set_exception(e)
             raise
-
-    def _worker(self) -> ThreadPoolExecutor:
-        with self._pool_lock:
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="vault-cortex-bm25")
-            return self._pool
 
     _SCORED = (f"SELECT rowid, -bm25(chunks_fts, {', '.join(map(str, COLUMN_WEIGHTS))}) AS s FROM chunks_fts "
                 "WHERE chunks_fts MATCH ?")
