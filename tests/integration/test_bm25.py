@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vault_cortex.cortex import Cortex
-from vault_cortex.index.fts import fts_terms
+from vault_cortex.index.fts import fts_match, fts_terms
 from vault_cortex.index.lexical import Tokens, scores
 
 # stems (running/runs/ran), diacritics (café/cafe, naïve), words unicode61 splits (foo_bar, x2y), numbers, case
@@ -87,3 +87,30 @@ def test_a_sync_that_wrote_many_notes_leaves_one_segment_and_the_same_scores(
         for query in ("running oven thermometer", "café naive", "sourdough starter baking bread"):
             assert merged.recall(query, k=10).hits
             assert merged.db.lexical(query, 30) == pytest.approx(cortex.db.lexical(query, 30), rel=1e-9)
+
+
+def test_the_row_count_of_each_word_is_fts5s_after_notes_are_deleted_and_rewritten(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    """BM25's idf needs each word's row count. A word of one token is counted from the FTS5 index's own
+    vocabulary (fts5vocab), a word FTS5 splits (foo_bar) as a phrase by its MATCH: both equal FTS5's count of
+    the rows its MATCH finds, also once notes were deleted and rewritten (FTS5 keeps their old entries until it
+    merges)."""
+    root = tmp_path_factory.mktemp("bm25-counts") / "vault"
+    (root / ".cortex").mkdir(parents=True)
+    (root / "long_term").mkdir()
+    rnd = random.Random(5)
+    for i in range(40):
+        (root / "long_term" / f"n{i}.md").write_text(" ".join(rnd.choices(WORDS, k=30)) + "\n", encoding="utf-8")
+    with Cortex.open(root, embedder=FakeEmbedder()) as cx:
+        cx.sync()
+        for i in range(0, 40, 3):
+            (root / "long_term" / f"n{i}.md").unlink()
+        for i in range(1, 40, 3):
+            (root / "long_term" / f"n{i}.md").write_text(" ".join(rnd.choices(WORDS, k=30)) + "\n", encoding="utf-8")
+        cx.sync()
+        words = [*{w for w in fts_terms(" ".join(WORDS))}, "absent"]
+        cx.db.lex._freqs.clear()  # counted afresh
+        counts = cx.db.lex.doc_freqs(words)
+        matched = {w: cx.db._r().execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?",
+                                         (fts_match([w]),)).fetchone()[0] for w in words}
+        assert counts == matched and counts["absent"] == 0 and counts["foo_bar"] > 0

@@ -94,11 +94,17 @@ def open_index(path: Path) -> sqlite3.Connection:
     return conn
 
 
+TOKEN_ROWS = "chunk_tokens"  # a reader's fts5vocab table over `chunks_fts`: token -> rows holding it
+
+
 def open_reader(path: Path) -> sqlite3.Connection:
     """A read connection to the index at `path` (WAL lets readers run while a sync writes)."""
     # Read-only: a reader must not create an empty index.db where the file was deleted.
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False, isolation_level=None)
     conn.execute("PRAGMA busy_timeout=5000")
+    # each token's row count read straight from the FTS5 index (`Lexical.doc_freqs`); a table of this connection
+    # only (temp), made before the connection turns query-only
+    conn.execute(f"CREATE VIRTUAL TABLE temp.{TOKEN_ROWS} USING fts5vocab(main, chunks_fts, row)")
     conn.execute("PRAGMA query_only=1")
     return conn
 
