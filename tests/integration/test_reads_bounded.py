@@ -180,3 +180,6 @@ def test_over_the_budget_a_recall_looks_for_its_top_on_a_worker_while_it_searche
         assert set(listed) <= set(got)
         assert got == pytest.approx(cx.db.lexical(query, 5, only=sorted(got)), rel=1e-12)
         assert got == pytest.approx(cx.db.lexical(query, 5, also=listed, budget=10), rel=1e-12)
+        # words within the budget (they match 1 chunk of ~36): FTS5's own scores, as in an index smaller than it
+        rare = cx.db.lexical("thermometer degrees", 5, also=listed, budget=10)
+        assert rare == cx.db.lexical("thermometer degrees", 5, also=listed) and len(rare) == 1

@@ -81,7 +81,7 @@ class Lexical:
         """A search (see `search`) begun: `Search.finish(also)` ends it with the chunks the caller lists.
 
         In an index of more chunks than the budget, the words' row counts and the top `limit` are looked for on
-        a worker thread, while the caller does other work (the dense search) and then tokenizes the chunks it
+        a worker thread, while the caller does other work (the dense search) and then scores the chunks it
         lists: SQLite works outside Python's lock, so they run at once. In a smaller index one FTS5 statement
         finds and scores both when the listed chunks are known."""
         terms = fts_terms(query)
@@ -207,24 +207,23 @@ class Search:
 
     def finish(self, also: Sequence[int] = ()) -> dict[int, float]:
         """The scores of the top chunks and of the listed `also` that match (the scores `Lexical.search`
-        gives). The listed chunks are tokenized on this thread while the worker counts and looks."""
+        gives). Past the budget, the listed chunks are tokenized on this thread while the worker looks for the
+        top; within it, FTS5 scores them here while the worker finds the top."""
         if not self._terms:
             return {}
         lex, listed = self._lex, list(dict.fromkeys(also))
         if self._pending is None:  # FTS5 finds and scores them all, in one statement
             return lex._fts_top(fts_match(self._terms), self._limit, notes=self._notes, also=listed)
         plan, top = self._pending
+        freqs = plan.result()
+        if sum(freqs.values()) <= self._budget:  # within the budget: FTS5 scores the listed ones too
+            return {**lex._fts_scores(fts_match(self._terms), listed), **top.result()}
         tokens, conn = lex._tokens(), lex._r()
         phrases = tokens.phrases(self._terms)
-        counts, sizes = counted(conn, tokens, phrases, listed)
-        freqs, found = plan.result(), top.result()
-        if sum(freqs.values()) > self._budget:  # found by the rarer words: score them on every word
-            seen = set(listed)
-            more, more_sizes = counted(conn, tokens, phrases, [i for i in found if i not in seen])
-            counts.update(more)
-            sizes.update(more_sizes)
-            found = {}
-        return {**bm25_of(conn, self._terms, freqs, counts, sizes), **found}  # FTS5 scored its top on every word
+        counts, sizes = counted(conn, tokens, phrases, listed)  # while the worker looks for the top
+        seen = set(listed)
+        more, more_sizes = counted(conn, tokens, phrases, [i for i in top.result() if i not in seen])
+        return bm25_of(conn, self._terms, freqs, {**counts, **more}, {**sizes, **more_sizes})
 
 
 class Tokens:
