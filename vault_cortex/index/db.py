@@ -10,11 +10,10 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from vault_cortex.files.activity import Activity
 from vault_cortex.files.chunk import Chunk, heading_text, join_head, stored_head
@@ -28,9 +27,6 @@ from vault_cortex.index.dbfile import get_meta, open_index, open_reader, quick_c
 from vault_cortex.index.lexical import Lexical, Search, merge_step
 from vault_cortex.index.rows import ChunkRow, FileState, LinkRow, NoteRow, chunk_row, note_row
 
-T = TypeVar("T")
-WORKERS = 2  # threads running reads aside (`IndexDB.aside`): a lexical search's row counts and top chunks
-
 
 class IndexDB:
     """One SQLite connection to `index.db`; the owner serialises writers."""
@@ -40,9 +36,7 @@ class IndexDB:
         self.conn = open_index(path)  # made whole if missing, prepared, named, moved to this schema
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
-        self._pool: ThreadPoolExecutor | None = None  # the worker threads of `aside`
-        self._pool_lock = threading.Lock()
-        self.lex = Lexical(self._r, lambda: self.change_seqs()[1], self.aside)  # BM25 search over `chunks_fts`
+        self.lex = Lexical(self._r, lambda: self.change_seqs()[1])  # BM25 search over `chunks_fts`
 
     def quick_check(self) -> str | None:
         """What SQLite's quick_check finds wrong (None: nothing). It reads the whole file, so it runs where a
@@ -59,20 +53,8 @@ class IndexDB:
             self._readers.append(conn)
         return conn
 
-    def aside(self, read: Callable[..., T], *args: Any) -> Future[T]:
-        """`read(*args)` run on a worker thread, for the caller to collect when it needs it (SQLite works outside
-        Python's lock, so the two run at once); a worker reads through its own read connection (`_r`)."""
-        with self._pool_lock:
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="vault-cortex-read")
-            return self._pool.submit(read, *args)
-
     def close(self) -> None:
-        with self._pool_lock:  # first: the workers read through their own readers
-            if self._pool is not None:
-                self._pool.shutdown(wait=True)
-                self._pool = None
-        self.lex.close()
+        self.lex.close()  # first: its worker threads read through their own readers
         for conn in self._readers:
             conn.close()
         self._readers.clear()

@@ -17,7 +17,7 @@ import json
 import sqlite3
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from vault_cortex.index.dbfile import TOKEN_ROWS
@@ -25,23 +25,27 @@ from vault_cortex.index.fts import COLUMN_WEIGHTS, COLUMNS, bm25, fts_match, fts
 from vault_cortex.index.schema import TOKENIZE
 
 _WEIGHT = dict(zip(COLUMNS, COLUMN_WEIGHTS, strict=True))
+WORKERS = 2  # threads finding searches' row counts and top chunks (each reads through its own connection)
 
 
 class Lexical:
     """BM25 search over `chunks_fts`, read through the index's per-thread read connection (`reader`)."""
 
-    def __init__(self, reader: Callable[[], sqlite3.Connection], change_seq: Callable[[], int],
-                 aside: Callable[..., Future[Any]]) -> None:
-        """`aside(fn, *args)` runs a read on one of the index's worker threads (`IndexDB.aside`)."""
-        self._aside = aside
+    def __init__(self, reader: Callable[[], sqlite3.Connection], change_seq: Callable[[], int]) -> None:
         self._r = reader
         self._change_seq = change_seq
         self._local = threading.local()
         self._scratch: list[Tokens] = []  # each thread's in-memory tokenizer
         self._freqs: dict[str, int] = {}  # term -> chunks matching it, counted at change number `_freqs_at`
         self._freqs_at = 0
+        self._pool: ThreadPoolExecutor | None = None  # the worker threads `begin` finds the top on
+        self._pool_lock = threading.Lock()
 
     def close(self) -> None:
+        with self._pool_lock:  # first: the workers read through their own readers
+            if self._pool is not None:
+                self._pool.shutdown(wait=True)
+                self._pool = None
         for tokens in self._scratch:
             tokens.close()
         self._scratch.clear()
@@ -88,7 +92,10 @@ class Lexical:
         if not terms or not 0 < budget < self.max_chunk_id():
             return Search(self, terms, limit, notes, budget, None)
         plan: Future[dict[str, int]] = Future()
-        pending = (plan, self._aside(self._find, terms, limit, notes, budget, plan))
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="vault-cortex-read")
+            pending = (plan, self._pool.submit(self._find, terms, limit, notes, budget, plan))
         return Search(self, terms, limit, notes, budget, pending)
 
     def _find(self, terms: list[str], limit: int, notes: frozenset[int] | None, budget: int,
