@@ -89,28 +89,51 @@ def test_a_sync_that_wrote_many_notes_leaves_one_segment_and_the_same_scores(
             assert merged.db.lexical(query, 30) == pytest.approx(cortex.db.lexical(query, 30), rel=1e-9)
 
 
-def test_the_row_count_of_each_word_is_fts5s_after_notes_are_deleted_and_rewritten(
+def test_the_row_count_of_each_word_is_fts5s_after_any_writes_and_in_an_index_made_before_it_was_kept(
         tmp_path_factory: pytest.TempPathFactory) -> None:
-    """BM25's idf needs each word's row count. A word of one token is counted from the FTS5 index's own
-    vocabulary (fts5vocab), a word FTS5 splits (foo_bar) as a phrase by its MATCH: both equal FTS5's count of
-    the rows its MATCH finds, also once notes were deleted and rewritten (FTS5 keeps their old entries until it
-    merges)."""
+    """BM25's idf needs each word's row count. A word of one token is read from the index's `token_rows`, which
+    every write to FTS5 keeps (`lexical.TokenRows`); a word FTS5 splits (foo_bar) is counted by its MATCH. Both
+    equal FTS5's own count of the rows its MATCH finds after rounds of random deletes, rewrites, new notes and
+    renames (a title is indexed), after a write that was rolled back, and in an index made before the counts
+    were kept (filled once, from FTS5's vocabulary, when it is opened)."""
     root = tmp_path_factory.mktemp("bm25-counts") / "vault"
     (root / ".cortex").mkdir(parents=True)
     (root / "long_term").mkdir()
     rnd = random.Random(5)
-    for i in range(40):
-        (root / "long_term" / f"n{i}.md").write_text(" ".join(rnd.choices(WORDS, k=30)) + "\n", encoding="utf-8")
-    with Cortex.open(root, embedder=FakeEmbedder()) as cx:
-        cx.sync()
-        for i in range(0, 40, 3):
-            (root / "long_term" / f"n{i}.md").unlink()
-        for i in range(1, 40, 3):
-            (root / "long_term" / f"n{i}.md").write_text(" ".join(rnd.choices(WORDS, k=30)) + "\n", encoding="utf-8")
-        cx.sync()
-        words = [*{w for w in fts_terms(" ".join(WORDS))}, "absent"]
-        cx.db.lex._freqs.clear()  # counted afresh
+    words = [*{w for w in fts_terms(" ".join(WORDS))}, "absent"]
+
+    def text() -> str:
+        return f"# {' '.join(rnd.choices(WORDS, k=2))}\n\n{' '.join(rnd.choices(WORDS, k=30))}\n"
+
+    def assert_fts5s(cx: Cortex) -> None:
         counts = cx.db.lex.doc_freqs(words)
         matched = {w: cx.db._r().execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?",
                                          (fts_match([w]),)).fetchone()[0] for w in words}
         assert counts == matched and counts["absent"] == 0 and counts["foo_bar"] > 0
+
+    for i in range(40):
+        (root / "long_term" / f"n{i}.md").write_text(text(), encoding="utf-8")
+    with Cortex.open(root, embedder=FakeEmbedder()) as cx:
+        cx.sync()
+        assert_fts5s(cx)
+        for _ in range(4):
+            notes = sorted((root / "long_term").glob("*.md"))
+            for path in rnd.sample(notes, 12):
+                match rnd.randrange(4):
+                    case 0:
+                        path.unlink()
+                    case 1:
+                        path.write_text(text(), encoding="utf-8")
+                    case 2:
+                        path.rename(path.with_name(f"{rnd.choice(WORDS)} {rnd.randrange(10**6)}.md"))
+                    case _:
+                        (root / "long_term" / f"new {rnd.randrange(10**6)}.md").write_text(text(), encoding="utf-8")
+            cx.sync()
+            assert_fts5s(cx)
+        with pytest.raises(RuntimeError), cx.db.write():
+            cx.db.delete_note(cx.db.note_paths()[0])
+            raise RuntimeError("rolled back")
+        assert_fts5s(cx)
+        cx.db.conn.execute("DROP TABLE token_rows")  # as an index made before the counts were kept
+    with Cortex.open(root, embedder=FakeEmbedder()) as cx:
+        assert_fts5s(cx)

@@ -11,7 +11,7 @@ import json
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,7 @@ from vault_cortex.files.vault import Skipped
 from vault_cortex.index import changes, resolution
 from vault_cortex.index.changes import GraphRows
 from vault_cortex.index.dbfile import get_meta, open_index, open_reader, quick_check, set_meta, transaction
-from vault_cortex.index.lexical import Lexical, Search, merge_step
+from vault_cortex.index.lexical import Lexical, Search, TokenRows, merge_step
 from vault_cortex.index.rows import ChunkRow, FileState, LinkRow, NoteRow, chunk_row, note_row
 
 
@@ -36,7 +36,8 @@ class IndexDB:
         self.conn = open_index(path)  # made whole if missing, prepared, named, moved to this schema
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
-        self.lex = Lexical(self._r, lambda: self.change_seqs()[1])  # BM25 search over `chunks_fts`
+        self.lex = Lexical(self._r)  # BM25 search over `chunks_fts`
+        self._token_rows = TokenRows()  # each token's row count, kept by the writes to `chunks_fts`
 
     def quick_check(self) -> str | None:
         """What SQLite's quick_check finds wrong (None: nothing). It reads the whole file, so it runs where a
@@ -55,6 +56,7 @@ class IndexDB:
 
     def close(self) -> None:
         self.lex.close()  # first: its worker threads read through their own readers
+        self._token_rows.close()
         for conn in self._readers:
             conn.close()
         self._readers.clear()
@@ -71,9 +73,16 @@ class IndexDB:
         self.conn.execute("DELETE FROM meta WHERE key = ?", (key,))
 
     # -- writes (call inside `with db.write():`) ------------------------------------------------------
-    def write(self) -> AbstractContextManager[None]:
-        """One write transaction (`with db.write():`): committed whole or rolled back whole."""
-        return transaction(self.conn)
+    @contextmanager
+    def write(self) -> Iterator[None]:
+        """One write transaction (`with db.write():`): committed whole or rolled back whole. Before it commits,
+        the row counts of the tokens its notes added and removed are written (`TokenRows`)."""
+        try:
+            with transaction(self.conn):
+                yield
+                self._token_rows.flush(self.conn)
+        finally:
+            self._token_rows.discard()
 
     def merge_words(self, pages: int) -> bool:
         """One step of merging the FTS5 index into one segment (`lexical.merge_step`): True while work remains."""
@@ -105,6 +114,7 @@ class IndexDB:
             "WHERE c.note_id = ?", (row[0],)).fetchall()
         self.conn.executemany(
             "INSERT INTO chunks_fts(chunks_fts, rowid, title, heading, text) VALUES ('delete', ?, ?, ?, ?)", indexed)
+        self._token_rows.removed(indexed)
         self.conn.execute("DELETE FROM notes WHERE id = ?", (row[0],))
         return [r[0] for r in indexed]
 
@@ -133,10 +143,9 @@ class IndexDB:
             )
             assert c.lastrowid is not None
             ids.append(c.lastrowid)
-        self.conn.executemany(
-            "INSERT INTO chunks_fts(rowid, title, heading, text) VALUES (?,?,?,?)",
-            [(i, note.title, h, c.text) for i, h, c in zip(ids, heading_of, chunks, strict=True)],
-        )
+        indexed = [(i, note.title, h, c.text) for i, h, c in zip(ids, heading_of, chunks, strict=True)]
+        self.conn.executemany("INSERT INTO chunks_fts(rowid, title, heading, text) VALUES (?,?,?,?)", indexed)
+        self._token_rows.added(indexed)
         self.conn.executemany("INSERT INTO tags(note_id, tag) VALUES (?,?)", [(note_id, t) for t in note.tags])
         self.conn.executemany(
             "INSERT INTO aliases(note_id, alias) VALUES (?,?)", [(note_id, a) for a in note.aliases]

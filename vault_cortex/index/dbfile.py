@@ -16,7 +16,7 @@ from pathlib import Path
 from vault_cortex.errors import IndexCorrupt, IndexUnavailable
 from vault_cortex.files.chunk import split_head, stored_head
 from vault_cortex.files.links import target_key
-from vault_cortex.index.schema import FTS, INDEXES, SCHEMA, SCHEMA_VERSION
+from vault_cortex.index.schema import FTS, INDEXES, SCHEMA, SCHEMA_VERSION, TOKEN_ROWS
 
 log = logging.getLogger(__name__)
 
@@ -94,17 +94,11 @@ def open_index(path: Path) -> sqlite3.Connection:
     return conn
 
 
-TOKEN_ROWS = "chunk_tokens"  # a reader's fts5vocab table over `chunks_fts`: token -> rows holding it
-
-
 def open_reader(path: Path) -> sqlite3.Connection:
     """A read connection to the index at `path` (WAL lets readers run while a sync writes)."""
     # Read-only: a reader must not create an empty index.db where the file was deleted.
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False, isolation_level=None)
     conn.execute("PRAGMA busy_timeout=5000")
-    # each token's row count read straight from the FTS5 index (`Lexical.doc_freqs`); a table of this connection
-    # only (temp), made before the connection turns query-only
-    conn.execute(f"CREATE VIRTUAL TABLE temp.{TOKEN_ROWS} USING fts5vocab(main, chunks_fts, row)")
     conn.execute("PRAGMA query_only=1")
     return conn
 
@@ -149,6 +143,34 @@ def _add_link_names(conn: sqlite3.Connection) -> None:
     conn.execute("COMMIT")
 
 
+def _add_token_rows(conn: sqlite3.Connection) -> None:
+    """Give an index made before `token_rows` existed the table, filled from FTS5's vocabulary (once; a new
+    index gets it empty). FTS5 counts every token's rows by walking the whole index: seconds at 100,000 notes."""
+    if _has_table(conn, "token_rows"):
+        return
+    with transaction(conn):
+        if _has_table(conn, "token_rows"):
+            return  # another process made it meanwhile
+        if conn.execute("SELECT 1 FROM chunks LIMIT 1").fetchone() is not None:
+            log.info("index: counting each word's chunks (once)")
+        conn.execute(TOKEN_ROWS)
+        count_token_rows(conn)
+
+
+def _has_table(conn: sqlite3.Connection, name: str) -> bool:
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone() is not None
+
+
+def count_token_rows(conn: sqlite3.Connection) -> None:
+    """Fill `token_rows` afresh from FTS5's own vocabulary, inside the caller's write transaction."""
+    conn.execute("DELETE FROM token_rows")
+    conn.execute("CREATE VIRTUAL TABLE temp.fts_tokens USING fts5vocab(main, chunks_fts, row)")
+    try:
+        conn.execute("INSERT INTO token_rows(token, rows) SELECT term, doc FROM temp.fts_tokens")
+    finally:
+        conn.execute("DROP TABLE temp.fts_tokens")
+
+
 def _prepare(conn: sqlite3.Connection) -> None:
     """Settings, tables and indexes of an index connection (idempotent)."""
     conn.execute("PRAGMA busy_timeout=5000")
@@ -157,6 +179,7 @@ def _prepare(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA foreign_keys=ON")
     conn.executescript(SCHEMA)
     _add_link_names(conn)
+    _add_token_rows(conn)
     conn.executescript(INDEXES)
 
 
@@ -206,6 +229,7 @@ def _migrate_from_1(conn: sqlite3.Connection, path: Path) -> None:
         conn.execute("DROP TABLE chunks_fts")
         conn.execute(FTS)
         conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
+        count_token_rows(conn)
         set_meta(conn, "schema", SCHEMA_VERSION)
     with suppress(sqlite3.OperationalError):  # give the space back to the file system (unless busy)
         conn.execute("VACUUM")

@@ -7,7 +7,8 @@ counting each word's rows first), so scoring 100 chunks on a word found in 75,00
 Here the listed chunks are tokenized by an in-memory FTS5 table with the index's own tokenizer (Porter stems
 and all), their occurrences read back with `fts5vocab`, and FTS5's formula (`fts.bm25`) applied with the
 index's statistics: the row count and token total from its averages record, each row's size from its docsize
-table, each word's row count from `Lexical.doc_freqs`. With current counts it equals FTS5's bm25()
+table, each word's row count from the index's `token_rows` table (`Lexical.doc_freqs`), which every write that
+changes `chunks_fts` keeps equal to FTS5's own counts (`TokenRows`). It equals FTS5's bm25()
 (`tests/integration/test_bm25.py`).
 """
 
@@ -16,11 +17,11 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from vault_cortex.index.dbfile import TOKEN_ROWS
 from vault_cortex.index.fts import COLUMN_WEIGHTS, COLUMNS, bm25, fts_match, fts_terms, idf, rarest, varints
 from vault_cortex.index.schema import TOKENIZE
 
@@ -31,13 +32,10 @@ WORKERS = 2  # threads finding searches' row counts and top chunks (each reads t
 class Lexical:
     """BM25 search over `chunks_fts`, read through the index's per-thread read connection (`reader`)."""
 
-    def __init__(self, reader: Callable[[], sqlite3.Connection], change_seq: Callable[[], int]) -> None:
+    def __init__(self, reader: Callable[[], sqlite3.Connection]) -> None:
         self._r = reader
-        self._change_seq = change_seq
         self._local = threading.local()
         self._scratch: list[Tokens] = []  # each thread's in-memory tokenizer
-        self._freqs: dict[str, int] = {}  # term -> chunks matching it, counted at change number `_freqs_at`
-        self._freqs_at = 0
         self._pool: ThreadPoolExecutor | None = None  # the worker threads `begin` finds the top on
         self._pool_lock = threading.Lock()
 
@@ -84,37 +82,30 @@ class Lexical:
     def begin(self, query: str, limit: int, notes: frozenset[int] | None = None, budget: int = 0) -> Search:
         """A search (see `search`) begun: `Search.finish(also)` ends it with the chunks the caller lists.
 
-        In an index of more chunks than the budget, the words' row counts and the top `limit` are looked for on
-        a worker thread, while the caller does other work (the dense search) and then scores the chunks it
-        lists: SQLite works outside Python's lock, so they run at once. In a smaller index one FTS5 statement
-        finds and scores both when the listed chunks are known."""
+        In an index of more chunks than the budget, the top `limit` is looked for on a worker thread, while the
+        caller does other work (the dense search) and then scores the chunks it lists: SQLite works outside
+        Python's lock, so they run at once. In a smaller index one FTS5 statement finds and scores both when the
+        listed chunks are known."""
         terms = fts_terms(query)
         if not terms or not 0 < budget < self.max_chunk_id():
             return Search(self, terms, limit, notes, budget, None)
-        plan: Future[dict[str, int]] = Future()
+        freqs = self.doc_freqs(terms)
         with self._pool_lock:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="vault-cortex-read")
-            pending = (plan, self._pool.submit(self._find, terms, limit, notes, budget, plan))
-        return Search(self, terms, limit, notes, budget, pending)
+            top = self._pool.submit(self._find, terms, limit, notes, budget, freqs)
+        return Search(self, terms, limit, notes, budget, (freqs, top))
 
     def _find(self, terms: list[str], limit: int, notes: frozenset[int] | None, budget: int,
-              plan: Future[dict[str, int]]) -> dict[int, float]:
-        """On the worker: each word's row count (`plan`, set as soon as counted), then the top `limit` chunks,
-        scored by FTS5 when the words match no more than `budget` chunks together, else found by the rarer
-        words (their scores then do not count: `Search.finish` scores them on every word)."""
-        try:
-            freqs = self.doc_freqs(terms)
-            plan.set_result(freqs)
-            if sum(freqs.values()) <= budget:
-                return self._fts_top(fts_match(terms), limit, notes=notes)
-            picked = fts_match(rarest(terms, freqs, budget) or terms)
-            floor = self._newest_match(picked, budget) if notes is None else None
-            return self._fts_top(picked, limit, notes=notes, floor=floor)
-        except BaseException as e:
-            if not plan.done():
-                plan.set_exception(e)
-            raise
+              freqs: Mapping[str, int]) -> dict[int, float]:
+        """On the worker: the top `limit` chunks, scored by FTS5 when the words match no more than `budget`
+        chunks together, else found by the rarer words (their scores then do not count: `Search.finish` scores
+        them on every word)."""
+        if sum(freqs.values()) <= budget:
+            return self._fts_top(fts_match(terms), limit, notes=notes)
+        picked = fts_match(rarest(terms, dict(freqs), budget) or terms)
+        floor = self._newest_match(picked, budget) if notes is None else None
+        return self._fts_top(picked, limit, notes=notes, floor=floor)
 
     _SCORED = (f"SELECT rowid, -bm25(chunks_fts, {', '.join(map(str, COLUMN_WEIGHTS))}) AS s FROM chunks_fts "
                 "WHERE chunks_fts MATCH ?")
@@ -164,27 +155,20 @@ class Lexical:
         return int(self._r().execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0])
 
     def doc_freqs(self, terms: Sequence[str]) -> dict[str, int]:
-        """How many chunks match each term, remembered until the index has taken a thousand changes since they
-        were counted: enough to pick the rarer words, and an idf a few hundred changes old moves by what those
-        changes move it. A term of one token is counted by the reader's fts5vocab table (`TOKEN_ROWS`, twice as
-        fast as counting a MATCH, which walks the same doclist through FTS5's query machinery); a phrase by its
-        MATCH."""
-        seq = self._change_seq()
-        if not self._freqs_at <= seq <= self._freqs_at + 1000:
-            self._freqs.clear()
-            self._freqs_at = seq
-        out = {t: n for t in terms if (n := self._freqs.get(t)) is not None}  # another thread may clear the memo
-        missing = [t for t in terms if t not in out]
-        for term, phrase in zip(missing, self._tokens().phrases(missing) if missing else (), strict=True):
-            out[term] = self._freqs[term] = self._rows_holding(term, phrase)
-        return {t: out[t] for t in terms}
+        """How many chunks match each term: a term of one token by the index's `token_rows` table (kept by every
+        write to `chunks_fts`, `TokenRows`: one B-tree step, where FTS5 would walk the token's whole doclist), a
+        phrase (a term FTS5 splits, foo_bar) by its MATCH."""
+        phrases = self._tokens().phrases(terms)
+        singles = sorted({p[0] for p in phrases if len(p) == 1})
+        held = dict(self._r().execute(
+            "SELECT token, rows FROM token_rows WHERE token IN (SELECT value FROM json_each(?))",
+            (json.dumps(singles),))) if singles else {}
+        return {t: int(held.get(p[0], 0)) if len(p) == 1 else self._phrase_rows(t)
+                for t, p in zip(terms, phrases, strict=True)}
 
-    def _rows_holding(self, term: str, phrase: tuple[str, ...]) -> int:
-        """How many chunks match a term, given the tokens FTS5 makes of it."""
+    def _phrase_rows(self, term: str) -> int:
+        """How many chunks match a term FTS5 reads as a phrase (or as nothing)."""
         try:
-            if len(phrase) == 1:
-                row = self._r().execute(f"SELECT doc FROM {TOKEN_ROWS} WHERE term = ?", phrase).fetchone()
-                return 0 if row is None else int(row[0])
             return int(self._r().execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?",
                                          (fts_match([term]),)).fetchone()[0])
         except sqlite3.OperationalError:
@@ -203,11 +187,11 @@ def merge_step(conn: sqlite3.Connection, pages: int) -> bool:
 
 
 class Search:
-    """A search begun by `Lexical.begin`; the words' row counts and the top chunks come from the worker."""
+    """A search begun by `Lexical.begin`; its top chunks come from the worker."""
 
     def __init__(self, lex: Lexical, terms: list[str], limit: int, notes: frozenset[int] | None, budget: int,
-                 pending: tuple[Future[dict[str, int]], Future[dict[int, float]]] | None) -> None:
-        """`pending`: the row counts and the top chunks being found on the worker; None when one FTS5
+                 pending: tuple[Mapping[str, int], Future[dict[int, float]]] | None) -> None:
+        """`pending`: the words' row counts and the top chunks being found on the worker; None when one FTS5
         statement does it all (`Lexical.begin`)."""
         self._lex, self._terms, self._limit, self._notes = lex, terms, limit, notes
         self._budget, self._pending = budget, pending
@@ -221,8 +205,7 @@ class Search:
         lex, listed = self._lex, list(dict.fromkeys(also))
         if self._pending is None:  # FTS5 finds and scores them all, in one statement
             return lex._fts_top(fts_match(self._terms), self._limit, notes=self._notes, also=listed)
-        plan, top = self._pending
-        freqs = plan.result()
+        freqs, top = self._pending
         if sum(freqs.values()) <= self._budget:  # within the budget: FTS5 scores the listed ones too
             return {**lex._fts_scores(fts_match(self._terms), listed), **top.result()}
         tokens, conn = lex._tokens(), lex._r()
@@ -241,6 +224,7 @@ class Tokens:
         self.conn.executescript(f"""
             CREATE VIRTUAL TABLE rows USING fts5({", ".join(COLUMNS)}, content = '', tokenize = '{TOKENIZE}');
             CREATE VIRTUAL TABLE row_words USING fts5vocab(rows, instance);
+            CREATE VIRTUAL TABLE row_tokens USING fts5vocab(rows, row);
             CREATE VIRTUAL TABLE terms USING fts5(term, content = '', tokenize = '{TOKENIZE}');
             CREATE VIRTUAL TABLE term_words USING fts5vocab(terms, instance);""")
 
@@ -261,10 +245,7 @@ class Tokens:
                     phrases: Sequence[tuple[str, ...]]) -> dict[int, list[float]]:
         """Each row's column-weighted count of each phrase (rows matching none are left out)."""
         q = self.conn.execute
-        q("INSERT INTO rows(rows) VALUES ('delete-all')")
-        q("BEGIN")  # one transaction: FTS5 writes its segment once, not once per row
-        self.conn.executemany(f"INSERT INTO rows(rowid, {', '.join(COLUMNS)}) VALUES (?, ?, ?, ?)", rows)
-        q("COMMIT")
+        self._hold(rows)
         at: dict[str, set[tuple[int, str, int]]] = {}
         for token in {t for p in phrases for t in p}:
             at[token] = set(q("SELECT doc, col, offset FROM row_words WHERE term = ?", (token,)).fetchall())
@@ -276,6 +257,63 @@ class Tokens:
                 if all((doc, col, offset + j) in at[t] for j, t in enumerate(phrase[1:], 1)):
                     out.setdefault(doc, [0.0] * len(phrases))[i] += _WEIGHT[col]
         return out
+
+    def rows_holding(self, rows: Sequence[tuple[int, str, str, str]]) -> dict[str, int]:
+        """How many of the rows (id, title, heading, text; ids distinct) hold each token."""
+        self._hold(rows)
+        return dict(self.conn.execute("SELECT term, doc FROM row_tokens"))
+
+    def _hold(self, rows: Sequence[tuple[int, str, str, str]]) -> None:
+        """Tokenize the rows into the in-memory table, in place of what it held."""
+        q = self.conn.execute
+        q("INSERT INTO rows(rows) VALUES ('delete-all')")
+        q("BEGIN")  # one transaction: FTS5 writes its segment once, not once per row
+        self.conn.executemany(f"INSERT INTO rows(rowid, {', '.join(COLUMNS)}) VALUES (?, ?, ?, ?)", rows)
+        q("COMMIT")
+
+
+class TokenRows:
+    """Each token's row count in `chunks_fts`, kept in the index's `token_rows` table by the writes that change
+    it, so a search reads a word's row count in one step instead of walking its doclist. The rows a write
+    transaction indexes and removes are noted (`added`, `removed`: the values FTS5 was given), tokenized again
+    with the index's tokenizer at its end, and their counts added and taken away before it commits (`flush`);
+    a transaction rolled back forgets them (`discard`). The owner serialises writers."""
+
+    _ADD = ("INSERT INTO token_rows(token, rows) VALUES (?, ?) "
+            "ON CONFLICT(token) DO UPDATE SET rows = rows + excluded.rows")
+
+    def __init__(self) -> None:
+        self._tokens: Tokens | None = None
+        self._added: list[tuple[int, str, str, str]] = []
+        self._removed: list[tuple[int, str, str, str]] = []
+
+    def added(self, rows: Iterable[tuple[int, str, str, str]]) -> None:
+        self._added += rows
+
+    def removed(self, rows: Iterable[tuple[int, str, str, str]]) -> None:
+        self._removed += rows
+
+    def flush(self, conn: sqlite3.Connection) -> None:
+        """Write the noted rows' counts into `token_rows`, inside the caller's write transaction."""
+        if not self._added and not self._removed:
+            return
+        if self._tokens is None:
+            self._tokens = Tokens()
+        delta = Counter(self._tokens.rows_holding(self._added) if self._added else {})
+        delta.subtract(self._tokens.rows_holding(self._removed) if self._removed else {})
+        self.discard()
+        conn.executemany(self._ADD, [(t, n) for t, n in delta.items() if n])
+        conn.executemany("DELETE FROM token_rows WHERE token = ? AND rows <= 0",
+                         [(t,) for t, n in delta.items() if n < 0])
+
+    def discard(self) -> None:
+        self._added.clear()
+        self._removed.clear()
+
+    def close(self) -> None:
+        if self._tokens is not None:
+            self._tokens.close()
+            self._tokens = None
 
 
 def scores(conn: sqlite3.Connection, tokens: Tokens, terms: Sequence[str], hits: Mapping[str, int],

@@ -61,6 +61,9 @@ FTS = f"""CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
     title, heading, text, content = 'chunk_texts', content_rowid = 'id',
     tokenize = '{TOKENIZE}');"""
 _SCHEMA = _SCHEMA.replace("{FTS}", FTS)
+# Each token's row count in `chunks_fts` (`lexical.TokenRows` keeps it). Not in SCHEMA: an index made before it
+# existed is told by its absence and gets it filled from FTS5's vocabulary once (`dbfile._add_token_rows`).
+TOKEN_ROWS = "CREATE TABLE token_rows(token TEXT PRIMARY KEY, rows INTEGER NOT NULL) WITHOUT ROWID"
 
 
 def _stamp(path: str) -> str:
