@@ -254,11 +254,13 @@ class IndexDB:
             "noise": q("SELECT coalesce(sum(noise), 0) FROM notes").fetchone()[0],
         }
 
-    def _select_in(self, sql: str, values: Sequence[Any], conn: sqlite3.Connection | None = None) -> Iterator[Any]:
+    def _select_in(self, sql: str, values: Sequence[Any], conn: sqlite3.Connection | None = None) -> list[Any]:
         """Rows of a query with one `IN ({marks})`, 500 values at a time (SQLite's variable limit)."""
+        rows: list[Any] = []
         for start in range(0, len(values), 500):
             part = list(values[start:start + 500])
-            yield from (conn or self._r()).execute(sql.format(marks=",".join("?" * len(part))), part)
+            rows += (conn or self._r()).execute(sql.format(marks=",".join("?" * len(part))), part).fetchall()
+        return rows
 
     def note_paths(self) -> list[str]:
         return [r[0] for r in self._r().execute("SELECT path FROM notes ORDER BY path")]
