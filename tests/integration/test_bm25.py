@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vault_cortex.cortex import Cortex
+from vault_cortex.index.dbfile import transaction
 from vault_cortex.index.fts import fts_match, fts_terms
 from vault_cortex.index.lexical import Tokens, scores
 
@@ -94,8 +95,9 @@ def test_the_row_count_of_each_word_is_fts5s_after_any_writes_and_in_an_index_ma
     """BM25's idf needs each word's row count. A word of one token is read from the index's `token_rows`, which
     every write to FTS5 keeps (`lexical.TokenRows`); a word FTS5 splits (foo_bar) is counted by its MATCH. Both
     equal FTS5's own count of the rows its MATCH finds after rounds of random deletes, rewrites, new notes and
-    renames (a title is indexed), after a write that was rolled back, and in an index made before the counts
-    were kept (filled once, from FTS5's vocabulary, when it is opened)."""
+    renames (a title is indexed), after a write that was rolled back, in an index made before the counts were
+    kept (filled once, from FTS5's vocabulary, when it is opened) and in one a version that does not keep them
+    wrote (counted again when opened; an index whose counts are current is not)."""
     root = tmp_path_factory.mktemp("bm25-counts") / "vault"
     (root / ".cortex").mkdir(parents=True)
     (root / "long_term").mkdir()
@@ -105,11 +107,13 @@ def test_the_row_count_of_each_word_is_fts5s_after_any_writes_and_in_an_index_ma
     def text() -> str:
         return f"# {' '.join(rnd.choices(WORDS, k=2))}\n\n{' '.join(rnd.choices(WORDS, k=30))}\n"
 
+    def fts5s(cx: Cortex) -> dict[str, int]:
+        return {w: cx.db._r().execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?",
+                                      (fts_match([w]),)).fetchone()[0] for w in words}
+
     def assert_fts5s(cx: Cortex) -> None:
         counts = cx.db.lex.doc_freqs(words)
-        matched = {w: cx.db._r().execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?",
-                                         (fts_match([w]),)).fetchone()[0] for w in words}
-        assert counts == matched and counts["absent"] == 0 and counts["foo_bar"] > 0
+        assert counts == fts5s(cx) and counts["absent"] == 0 and counts["foo_bar"] > 0
 
     for i in range(40):
         (root / "long_term" / f"n{i}.md").write_text(text(), encoding="utf-8")
@@ -134,6 +138,14 @@ def test_the_row_count_of_each_word_is_fts5s_after_any_writes_and_in_an_index_ma
             cx.db.delete_note(cx.db.note_paths()[0])
             raise RuntimeError("rolled back")
         assert_fts5s(cx)
+        with transaction(cx.db.conn):  # as a version that does not keep the counts writes: FTS5 alone
+            cx.db.delete_note(cx.db.note_paths()[0])
+            cx.db._token_rows.discard()
+    with Cortex.open(root, embedder=FakeEmbedder()) as cx:  # counted again when opened
+        assert_fts5s(cx)
         cx.db.conn.execute("DROP TABLE token_rows")  # as an index made before the counts were kept
     with Cortex.open(root, embedder=FakeEmbedder()) as cx:
         assert_fts5s(cx)
+        cx.db.conn.execute("UPDATE token_rows SET rows = rows + 1")  # marked, to see they are not counted again
+    with Cortex.open(root, embedder=FakeEmbedder()) as cx:  # a sealed index is not walked at each open
+        assert cx.db.lex.doc_freqs(words) == {w: n + (n > 0 and "_" not in w) for w, n in fts5s(cx).items()}

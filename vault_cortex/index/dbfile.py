@@ -16,7 +16,7 @@ from pathlib import Path
 from vault_cortex.errors import IndexCorrupt, IndexUnavailable
 from vault_cortex.files.chunk import split_head, stored_head
 from vault_cortex.files.links import target_key
-from vault_cortex.index.schema import FTS, INDEXES, SCHEMA, SCHEMA_VERSION, TOKEN_ROWS
+from vault_cortex.index.schema import FTS, INDEXES, SCHEMA, SCHEMA_VERSION, SEAL_TOKEN_ROWS, TOKEN_ROWS
 
 log = logging.getLogger(__name__)
 
@@ -144,17 +144,27 @@ def _add_link_names(conn: sqlite3.Connection) -> None:
 
 
 def _add_token_rows(conn: sqlite3.Connection) -> None:
-    """Give an index made before `token_rows` existed the table, filled from FTS5's vocabulary (once; a new
-    index gets it empty). FTS5 counts every token's rows by walking the whole index: seconds at 100,000 notes."""
-    if _has_table(conn, "token_rows"):
+    """Give an index made before `token_rows` existed the table, filled from FTS5's vocabulary (a new index gets
+    it empty), and count again when the index was written since the counts were last kept: every write
+    transaction of this version records the change number it left them at (`SEAL_TOKEN_ROWS`), so a number
+    behind the index's says an older version wrote notes without counting their words. FTS5 counts every
+    token's rows by walking the whole index: seconds at 100,000 notes."""
+    if _token_rows_current(conn):
         return
     with transaction(conn):
-        if _has_table(conn, "token_rows"):
-            return  # another process made it meanwhile
+        if _token_rows_current(conn):
+            return  # another process counted meanwhile
+        made = _has_table(conn, "token_rows")
         if conn.execute("SELECT 1 FROM chunks LIMIT 1").fetchone() is not None:
-            log.info("index: counting each word's chunks (once)")
-        conn.execute(TOKEN_ROWS)
+            log.info("index: counting each word's chunks %s", "again: a version that does not count them wrote "
+                     "notes" if made else "(once)")
+        if not made:
+            conn.execute(TOKEN_ROWS)
         count_token_rows(conn)
+
+
+def _token_rows_current(conn: sqlite3.Connection) -> bool:
+    return _has_table(conn, "token_rows") and get_meta(conn, "token_rows_at") == get_meta(conn, "change_seq")
 
 
 def _has_table(conn: sqlite3.Connection, name: str) -> bool:
@@ -169,6 +179,7 @@ def count_token_rows(conn: sqlite3.Connection) -> None:
         conn.execute("INSERT INTO token_rows(token, rows) SELECT term, doc FROM temp.fts_tokens")
     finally:
         conn.execute("DROP TABLE temp.fts_tokens")
+    conn.execute(SEAL_TOKEN_ROWS)
 
 
 def _prepare(conn: sqlite3.Connection) -> None:

@@ -23,7 +23,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from vault_cortex.index.fts import COLUMN_WEIGHTS, COLUMNS, bm25, fts_match, fts_terms, idf, rarest, varints
-from vault_cortex.index.schema import TOKENIZE
+from vault_cortex.index.schema import SEAL_TOKEN_ROWS, TOKENIZE
 
 _WEIGHT = dict(zip(COLUMNS, COLUMN_WEIGHTS, strict=True))
 WORKERS = 2  # threads finding searches' row counts and top chunks (each reads through its own connection)
@@ -294,17 +294,19 @@ class TokenRows:
         self._removed += rows
 
     def flush(self, conn: sqlite3.Connection) -> None:
-        """Write the noted rows' counts into `token_rows`, inside the caller's write transaction."""
-        if not self._added and not self._removed:
-            return
-        if self._tokens is None:
-            self._tokens = Tokens()
-        delta = Counter(self._tokens.rows_holding(self._added) if self._added else {})
-        delta.subtract(self._tokens.rows_holding(self._removed) if self._removed else {})
-        self.discard()
-        conn.executemany(self._ADD, [(t, n) for t, n in delta.items() if n])
-        conn.executemany("DELETE FROM token_rows WHERE token = ? AND rows <= 0",
-                         [(t,) for t, n in delta.items() if n < 0])
+        """Write the noted rows' counts into `token_rows`, inside the caller's write transaction, and record the
+        change number they are kept at (`SEAL_TOKEN_ROWS`: an index written by a version that does not keep
+        them is counted again when it is next opened, `dbfile._add_token_rows`)."""
+        if self._added or self._removed:
+            if self._tokens is None:
+                self._tokens = Tokens()
+            delta = Counter(self._tokens.rows_holding(self._added) if self._added else {})
+            delta.subtract(self._tokens.rows_holding(self._removed) if self._removed else {})
+            self.discard()
+            conn.executemany(self._ADD, [(t, n) for t, n in delta.items() if n])
+            conn.executemany("DELETE FROM token_rows WHERE token = ? AND rows <= 0",
+                             [(t,) for t, n in delta.items() if n < 0])
+        conn.execute(SEAL_TOKEN_ROWS)
 
     def discard(self) -> None:
         self._added.clear()

@@ -64,6 +64,10 @@ _SCHEMA = _SCHEMA.replace("{FTS}", FTS)
 # Each token's row count in `chunks_fts` (`lexical.TokenRows` keeps it). Not in SCHEMA: an index made before it
 # existed is told by its absence and gets it filled from FTS5's vocabulary once (`dbfile._add_token_rows`).
 TOKEN_ROWS = "CREATE TABLE token_rows(token TEXT PRIMARY KEY, rows INTEGER NOT NULL) WITHOUT ROWID"
+# The change number `token_rows` was last kept at, recorded by each write transaction before it commits (a no-op
+# when it did not move): a number behind `change_seq` at open says a version that does not keep it wrote notes.
+SEAL_TOKEN_ROWS = ("INSERT OR REPLACE INTO meta(key, value) SELECT 'token_rows_at', s.value FROM meta s "
+                   "WHERE s.key = 'change_seq' AND s.value IS NOT (SELECT value FROM meta WHERE key = 'token_rows_at')")
 
 
 def _stamp(path: str) -> str:
