@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -99,3 +103,23 @@ def test_a_push_is_the_likeliest_few_each_on_its_own_probability() -> None:
     assert choose([0.9, 0.05, 0.1], threshold=0.4, floor=0.14, most=3) == [0]  # one when only one is likely
     assert choose([0.1, 0.3], threshold=0.4, floor=0.1, most=3) == []  # none reaches the threshold
     assert choose([], threshold=0.4, floor=0.1, most=3) == []
+
+
+def test_the_features_do_not_hang_on_the_order_python_keeps_a_set_of_words_in() -> None:
+    """A prompt's words are a set, and Python orders a set of strings by a hash seeded afresh in each process.
+    The features must not move with it (by a last bit of a float sum either): the server and a hook process
+    must push the same memories, and a threshold fitted on them must not move between runs."""
+    script = """if True:
+        import json
+        from vault_cortex.recall.gate import Cue, features
+        texts = ["Caroline repainted the greenhouse door blue on Sunday after the storm broke the hinges",
+                 "Melanie said the greenhouse needs a new door and a heater before winter comes",
+                 "a greenhouse tour with tomatoes, basil, peppers and a broken thermometer", "storm damage list"]
+        cues = [Cue(score=1 - i / 10, relevance=0.5, dense=0.5, lexical=0.5, cosine=0.5, text=t, region=0.7,
+                    recency=1.0) for i, t in enumerate(texts)]
+        query = ("When did Caroline repaint the greenhouse door after the storm broke its hinges, and which "
+                 "heater, thermometer, tomatoes, basil or peppers did Melanie want before winter?")
+        print(json.dumps(features(query, cues, ["greenhouse heating in winter", "the storm again"])))"""
+    outputs = {subprocess.run([sys.executable, "-c", script], env={**os.environ, "PYTHONHASHSEED": str(seed)},
+                              check=True, capture_output=True, text=True).stdout for seed in range(6)}
+    assert len(outputs) == 1
