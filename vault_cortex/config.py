@@ -102,26 +102,27 @@ class RecallSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
 # The push gate's features (recall/gate.py computes them), in the order the config lists them.
 GATE_FEATURES = ("relevance", "dense", "lexical", "cosine", "coverage", "rank", "margin", "gap", "region",
                  "recency", "known", "names", "words", "matched", "rare_words", "names_missed", "lead", "cosine_rank",
-                 "rare_rank")
+                 "rare_rank", "asks", "length", "person_missed", "time")
 
 
 def _default_gate() -> dict[str, float]:
     # fitted by tests/bench/fit_gate.py on the LoCoMo dev set and off-topic prompts; see docs/push.md
-    return {"relevance": -0.401, "dense": -0.657, "lexical": -0.145, "cosine": 2.812, "coverage": 2.495,
-            "rank": -1.057, "margin": 1.135, "gap": -2.498, "region": 0.0, "recency": 0.003, "known": 1.153,
-            "names": 0.751, "words": 0.507, "matched": 0.758, "rare_words": -0.661, "names_missed": -0.118,
-            "lead": 0.875, "cosine_rank": 0.148, "rare_rank": -0.223}
+    return {"relevance": -0.259, "dense": -0.657, "lexical": 0.139, "cosine": 2.7, "coverage": 2.277, "rank": -0.999,
+            "margin": 1.276, "gap": -1.961, "region": 0.0, "recency": 0.0, "known": 1.196, "names": 1.128,
+            "words": 0.477, "matched": 0.591, "rare_words": -0.634, "names_missed": 0.245, "lead": 0.84,
+            "cosine_rank": 0.049, "rare_rank": -0.173, "asks": -0.421, "length": 0.991, "person_missed": -1.047,
+            "time": 0.431}
 
 
 class PushSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """The push gate: a logistic regression over ranking features (recall/gate.py) and its threshold."""
 
-    threshold: float = 0.43  # push only when the best candidate's probability reaches this
-    floor: float = 0.14  # once pushing, every candidate whose own probability reaches this goes along (up to most)
+    threshold: float = 0.3  # push only when the best candidate's probability reaches this
+    floor: float = 0.13  # once pushing, every candidate whose own probability reaches this goes along (up to most)
     second_look: float = 0.2  # the Stop hook's second look: a memory whose own probability reaches this
     candidates: int = 10  # the best-ranked candidates the gate looks at
     most: int = 3  # memories in one push at most, the likeliest first (one when only one is likely)
-    intercept: float = -4.838
+    intercept: float = -5.915
     weights: dict[str, float] = msgspec.field(default_factory=_default_gate)
 
 

@@ -37,8 +37,8 @@ from tests.bench import locomo  # noqa: E402
 from vault_cortex import Cortex  # noqa: E402
 from vault_cortex.config import GATE_FEATURES, PushSettings, load_settings  # noqa: E402
 from vault_cortex.index.embed import load_embedder  # noqa: E402
-from vault_cortex.recall.gate import Cue, choose, features  # noqa: E402
-from vault_cortex.recall.pipeline import gate, to_hit  # noqa: E402
+from vault_cortex.recall.gate import choose, features  # noqa: E402
+from vault_cortex.recall.pipeline import cues, gate, to_hit  # noqa: E402
 
 DATA = locomo.DATA if locomo.DATA.is_dir() else Path("/work/shared/data/locomo-dev")  # worktrees sit a level deeper
 BUDGET_TOKENS = 400  # the prompt hook's default budget
@@ -157,10 +157,7 @@ def row(cx: Cortex, prompt: str, kind: str, conv: int, fold: int, source: int, e
     _, weights = cx.mode(None)
     every = cx.ranked(query, qvec, weights)
     ranked = every[:CANDIDATES]
-    cues = [Cue(score=s.score, relevance=s.fused.relevance, dense=s.fused.dense, lexical=s.fused.lexical,
-                cosine=s.fused.cosine, text=f"{s.note.title}\n{s.chunk.text}", region=s.signals["region"],
-                recency=s.signals["recency"]) for s in ranked]
-    feats = features(query, cues, [s.chunk.text for s in every[CANDIDATES:]])
+    feats = features(query, cues(ranked), [s.chunk.text for s in every[CANDIDATES:]])
     verdicts = gate(every, query, cx.settings.push)[:CANDIDATES]  # the block's why-line, as the hook would print it
     costs = [cx.embedder.count_tokens(render_memory(to_hit(s, query, v)))
              for s, v in zip(ranked, verdicts, strict=True)]

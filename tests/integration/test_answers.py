@@ -9,6 +9,7 @@ from pathlib import Path
 
 from recalled import digest, recall, write_vault
 
+from vault_cortex import Cortex
 from vault_cortex.index.embed import Embedder
 
 NOTES = {
@@ -61,3 +62,22 @@ def test_a_question_asking_what_may_be_inferred_gets_no_answer_lift(tmp_path: Pa
     assert "chat/Probe chat 1.md" in [h.path for h in inferred], "the question still matches"
     for hit in inferred:
         assert "answer" not in hit.signals and "answers the question" not in hit.reason, hit.path
+
+
+def test_the_push_brings_the_answer_of_whom_the_prompt_names_not_the_question_asked_of_them(
+        tmp_path: Path, embedder: Embedder) -> None:
+    """Through the push gate: Tomas's question matches "how did Ines say to reset the soil probe" in most of its
+    words, Ines's answer in few. The gate tells them apart (the question asks and is not by Ines; the answer is
+    hers): it pushes her answer alone. The gate before it (without `asks`, `length` and `person_missed`) gave
+    the answer 0.39 and pushed nothing."""
+    root = write_vault(tmp_path / "vault", NOTES)
+    before = digest(root)
+    with Cortex.open(root, embedder=embedder) as cx:
+        cx.sync()
+        asked = cx.recall("How did Ines say to reset the soil probe?", k=6, log_activity=False)
+        pushed = cx.recall("How did Ines say to reset the soil probe?", k=3, gate=True, log_activity=False)
+    p = {h.path: h for h in asked.hits}
+    assert [h.path for h in pushed.hits] == ["chat/Probe chat 2.md"], [(h.path, h.push_probability) for h in
+                                                                      pushed.hits]
+    assert p["chat/Probe chat 1.md"].signals.get("person", 0) == 0 < p["chat/Probe chat 2.md"].signals["person"]
+    assert digest(root) == before, "recall never writes a note"

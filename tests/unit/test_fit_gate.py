@@ -10,6 +10,7 @@ from pathlib import Path
 
 from tests.bench import fit_gate
 from vault_cortex.config import GATE_FEATURES, PushSettings, parse_settings
+from vault_cortex.recall.gate import logistic
 
 
 def shipped() -> tuple[dict[str, float], dict[str, float]]:
@@ -50,3 +51,14 @@ def test_a_new_fit_is_written_to_the_defaults_and_the_starter_config_with_its_co
     assert namespace["_default_gate"]() == weights  # type: ignore[operator]
     assert "    threshold: float = 0.41  #" in source and "    intercept: float = -4.5\n" in source
     assert max(len(line) for line in source.splitlines()) <= 120
+
+
+def test_a_vault_made_with_an_older_fit_keeps_it_whole_after_an_upgrade() -> None:
+    """A config made from an older starter vault lists a [push.weights] table without the features added since:
+    it loads, and its gate is the older fit whole (a feature the table does not name weighs 0), not a mix of
+    its weights with the new defaults."""
+    older = {"relevance": -0.401, "cosine": 2.812, "coverage": 2.495, "rank": -1.057, "gap": -2.498}
+    push = parse_settings({"push": {"threshold": 0.43, "intercept": -4.838, "weights": older}}, env={}).push
+    assert push.weights == older and (push.threshold, push.intercept) == (0.43, -4.838)
+    x = {k: 0.5 for k in GATE_FEATURES}
+    assert logistic(x, push.weights, push.intercept) == logistic({k: 0.5 for k in older}, older, -4.838)

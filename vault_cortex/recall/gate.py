@@ -20,6 +20,7 @@ import msgspec
 
 from vault_cortex.config import GATE_FEATURES as FEATURES
 from vault_cortex.index.fts import STOPWORDS, WORD
+from vault_cortex.recall.answer import asks
 
 __all__ = ["FEATURES", "Cue", "Verdict", "choose", "coverage", "features", "found", "found_in_each", "judge",
            "logistic", "places", "why"]
@@ -28,6 +29,7 @@ MIN_WORDS = 3  # coverage is out of at least this many query words
 MATCHED = 4  # query words a memory shares, counted up to this many (one shared word proves little)
 MARGIN_NEXT = 3  # the margin is to the mean score of this many candidates below
 WHY_PARTS = 2  # features named in a why-line
+LENGTH = 300  # a memory's length counts up to this many characters (a one-line reply holds little)
 
 
 class Cue(msgspec.Struct, frozen=True, kw_only=True):
@@ -41,6 +43,8 @@ class Cue(msgspec.Struct, frozen=True, kw_only=True):
     text: str  # title and best chunk, for query-term coverage
     region: float  # the region weight signal
     recency: float  # the recency signal
+    person: bool = False  # by or about a person the query names (the ranking's person cue)
+    time: bool = False  # holds a time expression, the query asking when (the ranking's when cue)
 
 
 class Verdict(msgspec.Struct, frozen=True, kw_only=True):
@@ -106,6 +110,10 @@ def features(query: str, cues: Sequence[Cue], seen: Sequence[str] = ()) -> list[
     `seen` is the text of every candidate the ranking gathered (more than the cues): a query word or name
     found in none of them is likely not in the vault at all, the mark of a prompt about something else; a
     word found in few of them is a rare one, and a memory holding the prompt's rare words is likelier its answer.
+    A memory that ends by asking something (`asks`) is more often the question than its answer, a one-line reply
+    (`length`) holds little, one not by or about the person the prompt names while others are (`person_missed`;
+    0 when none is: a vault without people, a prompt naming no one, lose nothing) is likelier about someone else,
+    and one holding a time when the prompt asks when (`time`) likelier its answer.
     """
     words = content_words(query)
     proper = names(query)
@@ -121,6 +129,8 @@ def features(query: str, cues: Sequence[Cue], seen: Sequence[str] = ()) -> list[
     lead = top - cues[1].score if len(cues) > 1 else top
     rare = [math.fsum(rarity[w] for w in words & has) / rare_total for has in held]
     by_cosine, by_rare = places([c.cosine for c in cues]), places(rare)
+    # the prompt names someone these memories are by or about: one that is not is likelier about someone else
+    asked_about = any(c.person for c in cues)
     out = []
     for i, (c, has) in enumerate(zip(cues, held, strict=True)):
         below = [n.score for n in cues[i + 1:i + 1 + MARGIN_NEXT]]
@@ -134,6 +144,8 @@ def features(query: str, cues: Sequence[Cue], seen: Sequence[str] = ()) -> list[
             "words": min(len(words), SPECIFIC_WORDS) / SPECIFIC_WORDS,
             "rare_words": rare[i], "names_missed": len(proper - has) / len(proper) if proper else 0.0, "lead": lead,
             "cosine_rank": math.log1p(by_cosine[i]), "rare_rank": math.log1p(by_rare[i]),
+            "asks": float(asks(c.text)), "length": min(len(c.text), LENGTH) / LENGTH,
+            "person_missed": float(asked_about and not c.person), "time": float(c.time),
         })
     return out
 
@@ -173,6 +185,8 @@ _PHRASES = {
     "words": "a specific prompt", "matched": "shares several of its words",
     "rare_words": "holds its rarer words", "names_missed": "{v:.0%} of the names missing", "lead": "a clear best match",
     "cosine_rank": "among the closest in meaning", "rare_rank": "among those holding its rarer words",
+    "asks": "it asks something", "length": "says much", "person_missed": "not by or about whom it names",
+    "time": "holds a time, as it asks when",
 }
 
 

@@ -404,11 +404,17 @@ def _names_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
 
 def gate(scored: Sequence[Scored], query: str, push: PushSettings) -> list[Verdict]:
     """The push gate's verdict on the best-ranked candidates (at most `push.candidates`), in rank order."""
-    cues = [Cue(score=s.score, relevance=s.fused.relevance, dense=s.fused.dense, lexical=s.fused.lexical,
-                cosine=s.fused.cosine, text=f"{s.note.title}\n{s.chunk.text}", region=s.signals["region"],
-                recency=s.signals["recency"]) for s in scored[: push.candidates]]
     seen = [s.chunk.text for s in scored[push.candidates:]]
-    return judge(query, cues, push.weights, push.intercept, seen)
+    return judge(query, cues(scored[: push.candidates]), push.weights, push.intercept, seen)
+
+
+def cues(scored: Sequence[Scored]) -> list[Cue]:
+    """What the push gate reads of each scored candidate."""
+    return [Cue(score=s.score, relevance=s.fused.relevance, dense=s.fused.dense, lexical=s.fused.lexical,
+                cosine=s.fused.cosine, text=f"{s.note.title}\n{s.chunk.text}", region=s.signals["region"],
+                recency=s.signals["recency"], person=s.signals.get("person", 0.0) > 0,
+                time=s.signals.get("time", 0.0) > 0)
+            for s in scored]
 
 
 def gate_passed(scored: Sequence[Scored], query: str, push: PushSettings, k: int,
