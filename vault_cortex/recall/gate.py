@@ -185,8 +185,8 @@ _PHRASES = {
     "words": "a specific prompt", "matched": "shares several of its words",
     "rare_words": "holds its rarer words", "names_missed": "{v:.0%} of the names missing", "lead": "a clear best match",
     "cosine_rank": "among the closest in meaning", "rare_rank": "among those holding its rarer words",
-    "asks": "it asks something", "length": "says much", "person_missed": "not by or about whom it names",
-    "time": "holds a time, as it asks when",
+    "asks": "it asks something", "length": "more than a one-line reply", "person_missed": "not by whom it names",
+    "time": "holds a time, as the prompt asks when",
 }
 
 
