@@ -91,6 +91,7 @@ class RecallSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     session: Annotated[float, msgspec.Meta(ge=0, le=1)] = 0.2  # see docs/configuration.md
     person: Annotated[float, msgspec.Meta(ge=0, le=1)] = 0.4  # see docs/configuration.md
     when: Annotated[float, msgspec.Meta(ge=0, le=1)] = 0.2  # see docs/configuration.md
+    dated: Annotated[float, msgspec.Meta(ge=0, le=1)] = 0.3  # see docs/configuration.md
     echo: Annotated[float, msgspec.Meta(ge=0, le=1)] = 0.2  # see docs/configuration.md
     answer: Annotated[float, msgspec.Meta(ge=0, le=1)] = 0.2  # see docs/configuration.md
     across_sessions: bool = True  # see docs/configuration.md
@@ -102,16 +103,16 @@ class RecallSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
 # The push gate's features (recall/gate.py computes them), in the order the config lists them.
 GATE_FEATURES = ("relevance", "dense", "lexical", "cosine", "coverage", "rank", "margin", "gap", "region",
                  "recency", "known", "names", "words", "matched", "rare_words", "names_missed", "lead", "cosine_rank",
-                 "rare_rank", "asks", "length", "person_missed", "time")
+                 "rare_rank", "asks", "length", "person_missed", "time", "dated")
 
 
 def _default_gate() -> dict[str, float]:
     # fitted by tests/bench/fit_gate.py on the LoCoMo dev set and off-topic prompts; see docs/push.md
-    return {"relevance": -0.259, "dense": -0.657, "lexical": 0.139, "cosine": 2.7, "coverage": 2.277, "rank": -0.999,
-            "margin": 1.276, "gap": -1.961, "region": 0.0, "recency": 0.0, "known": 1.196, "names": 1.128,
-            "words": 0.477, "matched": 0.591, "rare_words": -0.634, "names_missed": 0.245, "lead": 0.84,
-            "cosine_rank": 0.049, "rare_rank": -0.173, "asks": -0.421, "length": 0.991, "person_missed": -1.047,
-            "time": 0.431}
+    return {"relevance": -0.337, "dense": -0.657, "lexical": -0.017, "cosine": 2.666, "coverage": 2.256,
+            "rank": -1.048, "margin": 1.161, "gap": -1.992, "region": 0.0, "recency": 0.0, "known": 1.135,
+            "names": 1.154, "words": 0.411, "matched": 0.658, "rare_words": -0.469, "names_missed": 0.239,
+            "lead": 0.805, "cosine_rank": 0.039, "rare_rank": -0.117, "asks": -0.433, "length": 0.951,
+            "person_missed": -1.037, "time": 0.411, "dated": 1.516}
 
 
 class PushSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -119,10 +120,10 @@ class PushSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
 
     threshold: float = 0.3  # push only when the best candidate's probability reaches this
     floor: float = 0.13  # once pushing, every candidate whose own probability reaches this goes along (up to most)
-    second_look: float = 0.2  # the Stop hook's second look: a memory whose own probability reaches this
+    second_look: float = 0.21  # the Stop hook's second look: a memory whose own probability reaches this
     candidates: int = 10  # the best-ranked candidates the gate looks at
     most: int = 3  # memories in one push at most, the likeliest first (one when only one is likely)
-    intercept: float = -5.915
+    intercept: float = -5.734
     weights: dict[str, float] = msgspec.field(default_factory=_default_gate)
 
 

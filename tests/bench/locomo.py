@@ -203,13 +203,15 @@ MECHANISMS: dict[str, dict[str, Any]] = {
     "session (same-session lift)": {"session": 0.0},
     "person (who is asked about)": {"person": 0.0},
     "when (holds a time)": {"when": 0.0},
+    "dated (written when the query names)": {"dated": 0.0},
     "echo (another session agrees)": {"echo": 0.0},
     "answer (follows a question)": {"answer": 0.0},
     "across (lists look across sessions)": {"across_sessions": False},
 }
 OFF = {k: v for change in MECHANISMS.values() for k, v in change.items()}  # every mechanism switched off
 COMPANY_GRID = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4)
-CUE_GRID = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5)  # recall.person and recall.when
+CUE_GRID = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5)  # recall.person, recall.when, ...
+DATED_GRID = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)  # recall.dated
 
 
 def cross_validated(setups: Setups, setting: str, grid: Iterable[float]) -> Scores:
@@ -237,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sweep", action="store_true", help="also print a grid of fusion weights")
     ap.add_argument("--cv", action="store_true",
                     help="also cross-validate recall.company, recall.session, recall.person, recall.when, "
-                         "recall.echo and recall.answer by conversation (fit on two, score the third)")
+                         "recall.dated, recall.echo and recall.answer by conversation (fit on two, score the third)")
     ap.add_argument("--budget", action="store_true",
                     help="also run with recall.lexical_budget at the share of the chunks it is at 100k notes")
     args = ap.parse_args(argv)
@@ -272,6 +274,7 @@ def main(argv: list[str] | None = None) -> int:
         print(row("  session, cross-validated", cross_validated(base, "session", CUE_GRID)))
         print(row("  person, cross-validated", cross_validated(base, "person", CUE_GRID)))
         print(row("  when, cross-validated", cross_validated(base, "when", CUE_GRID)))
+        print(row("  dated, cross-validated", cross_validated(base, "dated", DATED_GRID)))
         print(row("  echo, cross-validated", cross_validated(base, "echo", CUE_GRID)))
         print(row("  answer, cross-validated", cross_validated(base, "answer", CUE_GRID)))
     counts: dict[int, int] = {}

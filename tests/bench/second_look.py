@@ -49,7 +49,7 @@ from vault_cortex.recall import second_look  # noqa: E402
 from vault_cortex.recall.gate import choose as gate_choose  # noqa: E402
 
 # The targets, met on the training folds with a little room: loop coverage, blocks that bring evidence.
-TARGET_LOOP = 0.74  # target 0.70 (at 0.72 the choice held out sat 0.004 above its target: no room for other data)
+TARGET_LOOP = 0.76  # target 0.70 (at 0.72 and at 0.74 the choice held out sat 0.004 and 0.011 above it)
 TARGET_PRECISION = 0.62  # target 0.60
 MAX_OFF_TOPIC = 0.02
 THRESHOLDS = tuple(i / 100 for i in range(2, 96))

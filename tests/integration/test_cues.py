@@ -4,9 +4,10 @@ with the cue off (its setting 0) as the control; recall never writes a note."""
 
 from __future__ import annotations
 
+from datetime import date, timedelta
 from pathlib import Path
 
-from recalled import digest, recall
+from recalled import digest, recall, write_vault
 
 from vault_cortex.files.vault import init_vault
 from vault_cortex.index.embed import Embedder
@@ -59,6 +60,33 @@ def test_a_memory_is_lifted_by_the_best_memory_of_its_session(fixture_vault, emb
                             "sessions/Clock chat 1.md")  # alone the answer says nothing of probes or drift
     assert "lifted by [[Calibration chat 1]] of the same session" in answer.reason
     assert "same session" not in other.reason, "alone in its session"
+    assert digest(root) == before, "recall never writes a note"
+
+
+def test_a_query_naming_a_time_ranks_the_memory_written_then_first(tmp_path: Path, embedder: Embedder) -> None:
+    yesterday = date.today() - timedelta(days=1)
+    root = write_vault(tmp_path / "vault", {
+        "kitchen/Spelt loaf.md": "---\ncreated: 2023-09-14\n---\nBaked a spelt loaf: bread with a crisp crust and "
+                                 "an open crumb.\n",
+        "kitchen/Rye loaf.md": "---\ncreated: 2023-05-20\n---\nBaked a rye loaf: bread with a dark crust and a dense "
+                               "crumb.\n",
+        "kitchen/Focaccia.md": f"---\ncreated: {yesterday.isoformat()}\n---\nBaked focaccia: bread with rosemary and "
+                               "sea salt, dimpled by hand.\n",
+    })
+    before = digest(root)
+    written, other = _passes(root, embedder, "Which bread did I bake in May 2023?", "dated", "kitchen/Rye loaf.md",
+                             "kitchen/Spelt loaf.md")
+    assert "written in May 2023, as the query names" in written.reason
+    assert "as the query names" not in other.reason
+    written, _ = _passes(root, embedder, "Which bread did I bake in May?", "dated", "kitchen/Rye loaf.md",
+                         "kitchen/Spelt loaf.md")
+    assert "written in May, as the query names" in written.reason, "May of any year"
+    alone = {h.path: h.score for h in recall(root, embedder, "Which bread did I bake yesterday?", dated=0)}
+    lifted = {h.path: h for h in recall(root, embedder, "Which bread did I bake yesterday?")}
+    assert lifted["kitchen/Focaccia.md"].score > alone["kitchen/Focaccia.md"] + 0.1, "a time relative to today"
+    assert "written yesterday, as the query names" in lifted["kitchen/Focaccia.md"].reason
+    plain = recall(root, embedder, "Which bread did I bake?")
+    assert all("as the query names" not in h.reason for h in plain), "only a query naming a time"
     assert digest(root) == before, "recall never writes a note"
 
 

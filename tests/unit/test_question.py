@@ -4,6 +4,8 @@ memory holds, and how a cue met raises a score (`vault_cortex/recall/question.py
 
 from __future__ import annotations
 
+from datetime import date
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -16,6 +18,7 @@ from vault_cortex.recall.question import (
     holds_time,
     match,
     people_in,
+    periods_named,
     person_name,
     raised,
 )
@@ -111,3 +114,46 @@ def test_the_session_lift_is_the_best_other_member_of_the_session(found: dict[st
             assert path not in lifts
         else:
             assert (lifts[path].path, lifts[path].relevance) == (others[0][1], -others[0][0])
+
+
+def _spans(query: str, today: date | None = None) -> list[tuple[str, date | None, date | None, int]]:
+    return [(p.label, p.first, p.last, p.month) for p in periods_named(query, today)]
+
+
+def test_the_times_a_query_names_are_days_months_years_and_a_few_relative_ones() -> None:
+    assert _spans("What news did Evan share on 9th December 2023?") == [
+        ("on 9th December 2023", date(2023, 12, 9), date(2023, 12, 9), 0)]
+    assert _spans("What was Sam doing on December 4, 2023?") == [
+        ("on December 4, 2023", date(2023, 12, 4), date(2023, 12, 4), 0)]
+    assert _spans("notes from 2026-03-18 about the gateway")[0][1:3] == (date(2026, 3, 18), date(2026, 3, 18))
+    assert _spans("Which classes did Evan join in mid-August 2023?") == [
+        ("in August 2023", date(2023, 8, 1), date(2023, 8, 31), 0)], "a day's month and year are not named again"
+    assert _spans("When did Melanie go camping in July?") == [("in July", None, None, 7)], "July of any year"
+    assert _spans("How many times did she go to the beach in 2023?") == [
+        ("in 2023", date(2023, 1, 1), date(2023, 12, 31), 0)]
+    assert _spans("31 February 2023") == [("in February 2023", date(2023, 2, 1), date(2023, 2, 28), 0)]
+    today = date(2026, 12, 3)  # a Thursday
+    assert _spans("What did we decide yesterday?", today) == [("yesterday", date(2026, 12, 2), date(2026, 12, 2), 0)]
+    assert _spans("the bug from last week", today) == [("last week", date(2026, 11, 23), date(2026, 11, 29), 0)]
+    assert _spans("what changed this month and last year", today) == [
+        ("this month", date(2026, 12, 1), today, 0), ("last year", date(2025, 1, 1), date(2025, 12, 31), 0)]
+    assert _spans("What did we decide yesterday?") == [], "relative times only with today given"
+
+
+def test_words_that_look_like_times_name_none() -> None:
+    for query in ("May I ask how the probe works?", "Should I use port 2023 or 8080?", "since July it fails",
+                  "what may happen in may", "Refactor the 2023-style config loader", "version 1.2023"):
+        assert periods_named(query, date(2026, 12, 3)) == (), query
+
+
+def test_a_memory_written_in_the_named_time_meets_the_dated_cue() -> None:
+    question = asked("What did Gina find for her store on 1 February, 2023?", [], today=date(2026, 12, 3))
+    met = match(question, [], "She found the perfect spot", date(2023, 2, 1))
+    assert met.period == "on 1 February, 2023"
+    assert cue_signals(met, 0.4, 0.2, 0.3) == {"dated": 0.3}
+    assert cue_signals(met, 0.4, 0.2, 0.0) == {}, "0 turns it off"
+    assert match(question, [], "She found the perfect spot", date(2023, 2, 2)).period == "", "another day"
+    assert match(question, [], "She found the perfect spot", None).period == "", "a memory with no created day"
+    any_year = asked("What did I plant in May?", [])
+    assert match(any_year, [], "tomatoes", date(2019, 5, 30)).period == "in May"
+    assert match(any_year, [], "tomatoes", date(2019, 6, 1)).period == ""

@@ -45,6 +45,7 @@ class Cue(msgspec.Struct, frozen=True, kw_only=True):
     recency: float  # the recency signal
     person: bool = False  # by or about a person the query names (the ranking's person cue)
     time: bool = False  # holds a time expression, the query asking when (the ranking's when cue)
+    dated: bool = False  # written in a time the query names (the ranking's dated cue)
 
 
 class Verdict(msgspec.Struct, frozen=True, kw_only=True):
@@ -145,7 +146,7 @@ def features(query: str, cues: Sequence[Cue], seen: Sequence[str] = ()) -> list[
             "rare_words": rare[i], "names_missed": len(proper - has) / len(proper) if proper else 0.0, "lead": lead,
             "cosine_rank": math.log1p(by_cosine[i]), "rare_rank": math.log1p(by_rare[i]),
             "asks": float(asks(c.text)), "length": min(len(c.text), LENGTH) / LENGTH,
-            "person_missed": float(asked_about and not c.person), "time": float(c.time),
+            "person_missed": float(asked_about and not c.person), "time": float(c.time), "dated": float(c.dated),
         })
     return out
 
@@ -186,7 +187,7 @@ _PHRASES = {
     "rare_words": "holds its rarer words", "names_missed": "{v:.0%} of the names missing", "lead": "a clear best match",
     "cosine_rank": "among the closest in meaning", "rare_rank": "among those holding its rarer words",
     "asks": "it asks something", "length": "more than a one-line reply", "person_missed": "not by whom it names",
-    "time": "holds a time, as the prompt asks when",
+    "time": "holds a time, as the prompt asks when", "dated": "written in the time the prompt names",
 }
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import heapq
 import re
 from collections.abc import Callable, Mapping, Sequence
+from datetime import date
 from functools import lru_cache, partial
 
 import msgspec
@@ -116,6 +117,13 @@ def parse_time(value: str | None) -> float | None:
     return None if when is None else when.timestamp()
 
 
+@lru_cache(maxsize=65536)
+def written_on(value: str | None) -> date | None:
+    """The day a note was written, from its `created` value; None when it has none."""
+    when = parse_datetime(value)
+    return None if when is None else when.date()
+
+
 def rank(
     *,
     query: str,
@@ -179,7 +187,7 @@ def rank(
     company = _company(best, fused, chunks, notes, linked) if rs.company > 0 else {}
     people, session = _people_and_sessions(db, [chunks[f.chunk_id].note_id for f in best], rs.person > 0,
                                            rs.session > 0 or rs.echo > 0)
-    question = asked(query, {p for ps in people.values() for p in ps})
+    question = asked(query, {p for ps in people.values() for p in ps}, today=date.fromtimestamp(now))
     # a question asking for several things is answered across sessions: for a memory of a session, the session
     # lift (which raises the neighbours of one memory in its session) gives its share to the echo (which raises
     # what another session tells again); a note without a session ranks as for any question
@@ -218,11 +226,12 @@ def rank(
         factor = layer_factor(note.layer)
         if factor != 1.0:
             signals["raw"] = factor
-        met = (match(question, people.get(note.id, ()), f"{note.title}\n{chunk.heading}\n{chunk.text}")
-               if question.people or question.when else Match())
+        met = (match(question, people.get(note.id, ()), f"{note.title}\n{chunk.heading}\n{chunk.text}",
+                     written_on(note.created))
+               if question.people or question.when or question.periods else Match())
         mate = together.get(note.path)
         cued = {"session": round(session_share * mate.relevance, 4)} if mate is not None else {}
-        cued.update(cue_signals(met, rs.person, rs.when))
+        cued.update(cue_signals(met, rs.person, rs.when, rs.dated))
         answer = asked_before(note, chunk) if asked_before is not None else None
         if answer is not None:
             cued["answer"] = round(rs.answer * answer.relevance, 4)
@@ -413,7 +422,7 @@ def cues(scored: Sequence[Scored]) -> list[Cue]:
     return [Cue(score=s.score, relevance=s.fused.relevance, dense=s.fused.dense, lexical=s.fused.lexical,
                 cosine=s.fused.cosine, text=f"{s.note.title}\n{s.chunk.text}", region=s.signals["region"],
                 recency=s.signals["recency"], person=s.signals.get("person", 0.0) > 0,
-                time=s.signals.get("time", 0.0) > 0)
+                time=s.signals.get("time", 0.0) > 0, dated=s.signals.get("dated", 0.0) > 0)
             for s in scored]
 
 
