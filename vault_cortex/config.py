@@ -108,10 +108,10 @@ GATE_FEATURES = ("relevance", "dense", "lexical", "cosine", "coverage", "rank", 
 
 def _default_gate() -> dict[str, float]:
     # fitted by tests/bench/fit_gate.py on the LoCoMo dev set and off-topic prompts; see docs/push.md
-    return {"relevance": -0.337, "dense": -0.657, "lexical": -0.017, "cosine": 2.666, "coverage": 2.256,
-            "rank": -1.048, "margin": 1.161, "gap": -1.992, "region": 0.0, "recency": 0.0, "known": 1.135,
-            "names": 1.154, "words": 0.411, "matched": 0.658, "rare_words": -0.469, "names_missed": 0.239,
-            "lead": 0.805, "cosine_rank": 0.039, "rare_rank": -0.117, "asks": -0.433, "length": 0.951,
+    return {"relevance": -0.337, "dense": -0.657, "lexical": -0.016, "cosine": 2.666, "coverage": 2.256,
+            "rank": -1.048, "margin": 1.161, "gap": -1.991, "region": 0.0, "recency": 0.0, "known": 1.135,
+            "names": 1.153, "words": 0.411, "matched": 0.658, "rare_words": -0.469, "names_missed": 0.239,
+            "lead": 0.806, "cosine_rank": 0.039, "rare_rank": -0.117, "asks": -0.433, "length": 0.951,
             "person_missed": -1.037, "time": 0.411, "dated": 1.516}
 
 

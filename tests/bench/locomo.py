@@ -18,7 +18,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable, Iterable
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -111,6 +111,10 @@ def prepare(data: Path, work: Path, embedder: Embedder) -> Setups:
             shutil.rmtree(root, ignore_errors=True)
             build_vault(conv, conv_id, root)
         cx = Cortex(root.resolve(), load_settings(root, env={}), embedder)
+        # the ranking's recency counts from now to a note's file time: ranked at the time the vault was written,
+        # every figure is the same whenever it is measured (by the wall clock, the gate's rows drifted by the hour)
+        written = datetime.fromtimestamp(max(p.stat().st_mtime for p in (root / f"conv-{conv_id}").glob("*.md")), UTC)
+        cx.clock = lambda written=written: written
         report = cx.sync()
         questions = [
             (qa["question"], ev, int(qa["category"]))
