@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import anyio
@@ -30,6 +30,7 @@ from vault_cortex.index.embed import (
     check_model_file,
 )
 from vault_cortex.index.restore import BULK_CHUNKS, EMBED_BATCH, FILL_TURN, VECTOR_TOLERANCE
+from vault_cortex.index.sync import BATCH_NOTES
 from vault_cortex.recall.rank import NO_VECTOR
 
 TOPICS = ("kestrel", "marmalade", "sextant", "tamarind", "quillwort", "zeppelin", "obsidian", "verdigris")
@@ -119,6 +120,45 @@ def test_between_the_words_and_the_vectors_recall_never_says_the_index_is_whole(
         assert cx.recall("kestrel").indexing is not None
         assert cx.fill_vectors() == 0
         assert cx.indexing is None and cx.recall("kestrel").indexing is None
+
+
+class _Broken(FakeEmbedder):
+    """An embedder whose batches fail (memory exhausted) until it is mended; a query, one text, still embeds."""
+
+    broken = True
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if self.broken and len(texts) > 1:
+            raise RuntimeError("the model failed")
+        return super().embed(texts)
+
+
+def test_a_sync_that_fails_never_leaves_recall_saying_the_index_is_whole(tmp_path: Path) -> None:
+    """A sync that raised set `indexing` as if it had ended well: None (the index whole) after a full sync whose
+    vectors failed, "vectors" after a words-first sync that did not finish its words; recall then answered as
+    if from a whole index until the next sync."""
+    root = tmp_path / "v"
+    write_vault(root, 6)
+    broken = _Broken()
+    with Cortex.open(root, embedder=broken) as cx:
+        with pytest.raises(RuntimeError, match="the model failed"):
+            cx.sync()
+        assert cx.indexing is not None, "the vectors failed: the index is not whole"
+        assert cx.recall("kestrel").indexing is not None
+        broken.broken = False
+        cx.sync()
+        assert cx.indexing is None and cx.recall("kestrel").indexing is None
+    many = tmp_path / "many"
+    write_vault(many, BATCH_NOTES * 2)
+    with Cortex.open(many, embedder=FakeEmbedder()) as cx:
+        def stop_after_the_first_group(phase: str, done: int, total: int) -> None:
+            if phase == "words" and done:
+                cx.index.stop()
+
+        with pytest.raises(SyncCancelled):
+            cx.sync(stop_after_the_first_group, fill=False)
+        assert 0 < cx.db.note_count() < BATCH_NOTES * 2
+        assert cx.indexing is not None and cx.indexing.phase == "words", "its words were not all written"
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,7 @@ from vault_cortex.index.db import IndexDB
 from vault_cortex.index.dbfile import is_corruption
 from vault_cortex.index.embed import Embedder, load_embedder
 from vault_cortex.index.restore import fill_vectors, reconcile_vectors, save_vectors, vectors_current
-from vault_cortex.index.sync import VECTORS, Indexing, Progress, SyncReport, sync
+from vault_cortex.index.sync import VECTORS, WORDS, Indexing, Progress, SyncReport, sync
 from vault_cortex.index.vectors import EmbeddingCache, Vectors
 
 log = logging.getLogger(__name__)
@@ -265,14 +265,19 @@ class Index:
                 progress(phase, done, total)
 
         try:
-            return sync(self.root, self.db, self.vectors, self.cache, lambda: self.embedder, self.settings,
-                        track if tracked else progress, lock=partial(self._turn, lock), stop=self.stopping,
-                        only=only, contents=contents, fill=fill)
-        finally:
-            if tracked:
-                # words first (`fill` False): the vectors come next (`fill_vectors`), so until they do, recall
-                # must not say the index is whole
-                self.indexing = None if fill else Indexing(done=0, total=0, phase=VECTORS)
+            report = sync(self.root, self.db, self.vectors, self.cache, lambda: self.embedder, self.settings,
+                          track if tracked else progress, lock=partial(self._turn, lock), stop=self.stopping,
+                          only=only, contents=contents, fill=fill)
+        except BaseException:
+            if tracked:  # where it stopped, the index is not whole (the phase it was in, or its words, says so)
+                phase = self.indexing.phase if self.indexing is not None else WORDS
+                self.indexing = Indexing(done=0, total=0, phase=phase)
+            raise
+        if tracked:
+            # words first (`fill` False): the vectors come next (`fill_vectors`), so until they do, recall must
+            # not say the index is whole
+            self.indexing = None if fill else Indexing(done=0, total=0, phase=VECTORS)
+        return report
 
     @contextmanager
     def _turn(self, lock: Callable[[], AbstractContextManager[object]]) -> Iterator[None]:
