@@ -157,3 +157,21 @@ def test_a_memory_written_in_the_named_time_meets_the_dated_cue() -> None:
     any_year = asked("What did I plant in May?", [])
     assert match(any_year, [], "tomatoes", date(2019, 5, 30)).period == "in May"
     assert match(any_year, [], "tomatoes", date(2019, 6, 1)).period == ""
+
+
+_TIME_PARTS = st.sampled_from(["in", "on", "of", "mid-", "May", "July", "December", "31", "0", "9th", "2023",
+                               "1899", "2023-02-30", "2024-02-29", ",", "yesterday", "last week", "this month",
+                               "last year", "May I", "since", "I", "the"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(parts=st.lists(_TIME_PARTS | st.text(max_size=8), max_size=12),
+       today=st.dates(min_value=date(1970, 1, 1), max_value=date(2200, 12, 31)))
+def test_any_query_names_times_that_are_real_spans_and_never_fails(parts: list[str], today: date) -> None:
+    for period in periods_named(" ".join(parts), today):
+        assert period.label
+        if period.month:
+            assert 1 <= period.month <= 12 and period.first is None
+        else:
+            assert period.first is not None and period.last is not None and period.first <= period.last
+            assert period.holds(period.first) and period.holds(period.last)
