@@ -159,6 +159,7 @@ def test_a_sync_that_fails_never_leaves_recall_saying_the_index_is_whole(tmp_pat
             cx.sync(stop_after_the_first_group, fill=False)
         assert 0 < cx.db.note_count() < BATCH_NOTES * 2
         assert cx.indexing is not None and cx.indexing.phase == "words", "its words were not all written"
+        assert 0 < cx.indexing.done < cx.indexing.total == BATCH_NOTES * 2, "where it stopped"
 
 
 @pytest.fixture(scope="module")

@@ -269,10 +269,9 @@ class Index:
                           track if tracked else progress, lock=partial(self._turn, lock), stop=self.stopping,
                           only=only, contents=contents, fill=fill)
         except BaseException:
-            if tracked:  # where it stopped, the index is not whole (the phase it was in, or its words, says so)
-                phase = self.indexing.phase if self.indexing is not None else WORDS
-                self.indexing = Indexing(done=0, total=0, phase=phase)
-            raise
+            if tracked and self.indexing is None:  # it stopped before its words: the index is not whole
+                self.indexing = Indexing(done=0, total=0, phase=WORDS)
+            raise  # else `indexing` stays where it stopped (its phase, done and total) until a sync ends well
         if tracked:
             # words first (`fill` False): the vectors come next (`fill_vectors`), so until they do, recall must
             # not say the index is whole
