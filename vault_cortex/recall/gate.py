@@ -114,7 +114,8 @@ def features(query: str, cues: Sequence[Cue], seen: Sequence[str] = ()) -> list[
     A memory that ends by asking something (`asks`) is more often the question than its answer, a one-line reply
     (`length`) holds little, one not by or about the person the prompt names while others are (`person_missed`;
     0 when none is: a vault without people, a prompt naming no one, lose nothing) is likelier about someone else,
-    and one holding a time when the prompt asks when (`time`) likelier its answer.
+    and one holding a time when the prompt asks when (`time`), or written in the time the prompt names (`dated`),
+    likelier its answer.
     """
     words = content_words(query)
     proper = names(query)

@@ -159,18 +159,17 @@ def _relative(words: str, today: date) -> Period:
         return Period(label=words, first=day, last=day)
     which, span = words.split()
     if span == "week":
-        monday = today - timedelta(days=today.weekday())
-        first = monday - timedelta(weeks=1) if which == "last" else monday
-        return Period(label=words, first=first, last=first + timedelta(days=6) if which == "last" else today)
-    if span == "month":
+        first = today - timedelta(days=today.weekday(), weeks=1 if which == "last" else 0)
+        last = first + timedelta(days=6)
+    elif span == "month":
         first = today.replace(day=1)
         if which == "last":
             first = (first - timedelta(days=1)).replace(day=1)
-        return Period(label=words, first=first,
-                      last=first.replace(day=calendar.monthrange(first.year, first.month)[1]) if which == "last"
-                      else today)
-    year = today.year - 1 if which == "last" else today.year
-    return Period(label=words, first=date(year, 1, 1), last=date(year, 12, 31) if which == "last" else today)
+        last = first.replace(day=calendar.monthrange(first.year, first.month)[1])
+    else:
+        first = date(today.year - (which == "last"), 1, 1)
+        last = first.replace(month=12, day=31)
+    return Period(label=words, first=first, last=min(last, today))  # "this …" ends today
 
 
 @lru_cache(maxsize=1024)
