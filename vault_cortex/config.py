@@ -103,27 +103,27 @@ class RecallSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
 # The push gate's features (recall/gate.py computes them), in the order the config lists them.
 GATE_FEATURES = ("relevance", "dense", "lexical", "cosine", "coverage", "rank", "margin", "gap", "region",
                  "recency", "known", "names", "words", "matched", "rare_words", "names_missed", "lead", "cosine_rank",
-                 "rare_rank", "asks", "length", "person_missed", "time", "dated")
+                 "rare_rank", "asks", "length", "person_missed", "time", "dated", "thread")
 
 
 def _default_gate() -> dict[str, float]:
     # fitted by tests/bench/fit_gate.py on the LoCoMo dev set and off-topic prompts; see docs/push.md
-    return {"relevance": -0.337, "dense": -0.657, "lexical": -0.016, "cosine": 2.666, "coverage": 2.256,
-            "rank": -1.048, "margin": 1.161, "gap": -1.991, "region": 0.0, "recency": 0.0, "known": 1.135,
-            "names": 1.153, "words": 0.411, "matched": 0.658, "rare_words": -0.469, "names_missed": 0.239,
-            "lead": 0.806, "cosine_rank": 0.039, "rare_rank": -0.117, "asks": -0.433, "length": 0.951,
-            "person_missed": -1.037, "time": 0.411, "dated": 1.516}
+    return {"relevance": -0.237, "dense": -0.573, "lexical": 0.098, "cosine": 2.664, "coverage": 2.269,
+            "rank": -1.021, "margin": 1.252, "gap": -1.899, "region": 0.0, "recency": 0.0, "known": 1.158,
+            "names": 1.08, "words": 0.415, "matched": 0.557, "rare_words": -0.487, "names_missed": 0.131,
+            "lead": 0.799, "cosine_rank": 0.023, "rare_rank": -0.152, "asks": -0.442, "length": 0.954,
+            "person_missed": -1.296, "time": 0.502, "dated": 1.541, "thread": 0.646}
 
 
 class PushSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """The push gate: a logistic regression over ranking features (recall/gate.py) and its threshold."""
 
-    threshold: float = 0.3  # push only when the best candidate's probability reaches this
-    floor: float = 0.13  # once pushing, every candidate whose own probability reaches this goes along (up to most)
-    second_look: float = 0.21  # the Stop hook's second look: a memory whose own probability reaches this
+    threshold: float = 0.28  # push only when the best candidate's probability reaches this
+    floor: float = 0.15  # once pushing, every candidate whose own probability reaches this goes along (up to most)
+    second_look: float = 0.22  # the Stop hook looks again when a memory's own probability reaches this
     candidates: int = 10  # the best-ranked candidates the gate looks at
     most: int = 3  # memories in one push at most, the likeliest first (one when only one is likely)
-    intercept: float = -5.734
+    intercept: float = -5.929
     weights: dict[str, float] = msgspec.field(default_factory=_default_gate)
 
 

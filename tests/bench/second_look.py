@@ -158,20 +158,31 @@ class Loop(msgspec.Struct, frozen=True, kw_only=True):
     off_topic: float
 
 
-def blocked(look: Row, scores: Sequence[float], shown: set[str], threshold: float) -> list[int]:
-    """The candidates a second look brings, as the hook does: not shown, own probability at the threshold, the
-    likeliest first, at most LIMIT (`gate.choose`)."""
+def blocked(look: Row, scores: Sequence[float], shown: set[str], threshold: float, floor: float) -> list[int]:
+    """The candidates a second look brings, as the hook does (`second_look.gate_settings`): none unless one not
+    shown reaches the threshold, then those at the push's floor, the likeliest first, at most LIMIT."""
     fresh = [i for i, p in enumerate(look.paths) if p not in shown]
-    return [fresh[i] for i in gate_choose([scores[i] for i in fresh], threshold, threshold, second_look.LIMIT)]
+    return [fresh[i] for i in gate_choose([scores[i] for i in fresh], threshold, min(floor, threshold),
+                                          second_look.LIMIT)]
 
 
 Gate = tuple[float, np.ndarray]
+
+
+def for_look(gate: Gate) -> Gate:
+    """The fitted gate as the second look reads it (`second_look.gate_settings`): the features it does not read
+    weigh nothing."""
+    intercept, weights = gate
+    kept = weights.copy()
+    kept[[fit_gate.GATE_FEATURES.index(name) for name in second_look.UNREAD]] = 0.0
+    return intercept, kept
 
 
 def evaluate(pushes: dict[tuple[int, str], Row], looks: Sequence[Look], gate: Gate, push: tuple[float, float],
              threshold: float, budget: int) -> Loop:
     """The loop's figures on these turns, with one fitted gate, its push setting and a second-look threshold."""
     q = hit_push = hit_loop = blocks = good_blocks = off = off_blocks = 0
+    looking = for_look(gate)
     for look in looks:
         r = look.row
         shown: set[str] = set()
@@ -181,7 +192,7 @@ def evaluate(pushes: dict[tuple[int, str], Row], looks: Sequence[Look], gate: Ga
             pushed = inject(probabilities(before, *gate), before.cost, push[0], budget, push[1])
             shown = {before.paths[i] for i in pushed}
             pushed_evidence = any(before.y[i] for i in pushed)
-        brought = blocked(r, probabilities(r, *gate), shown, threshold)
+        brought = blocked(r, probabilities(r, *looking), shown, threshold, push[1])
         if r.kind == "question":
             q += 1
             hit_push += pushed_evidence

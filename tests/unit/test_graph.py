@@ -121,6 +121,18 @@ def test_long_chain_needs_no_recursion() -> None:
     assert h.components == 1
 
 
+def test_a_chain_of_follows_is_read_back_nearest_first_and_ends_where_the_chain_does() -> None:
+    # the exchanges of a conversation: each follows the one before; a link of another relation is not the chain
+    g = Graph(list("abcdefx"), [*links("b-a", "c-b", "d-c", "e-d", "f-e", rel="follows"), *links("c-x"),
+                                ("a", None, "follows")])
+    assert g.followed("e", "follows", 3) == ["d", "c", "b"]
+    assert g.followed("c", "follows", 9) == ["b", "a"], "a dangling link ends it"
+    assert g.followed("a", "follows", 2) == [] and g.followed("x", "follows", 2) == []
+    assert g.followed("e", "supports", 2) == [] and g.followed("nowhere", "follows", 2) == []
+    loop = Graph(list("pq"), links("p-q", "q-p", rel="follows"))
+    assert loop.followed("p", "follows", 5) == ["q"], "a loop ends the chain"
+
+
 def _brute_force(nodes: list[str], edges: set[tuple[str, str]]) -> tuple[set[tuple[str, str]], set[str]]:
     def components(keep: set[str], es: set[tuple[str, str]]) -> int:
         seen: set[str] = set()

@@ -48,11 +48,14 @@ def test_the_reason_names_at_most_two_memories_with_path_why_and_gist() -> None:
         "The notes are in /home/me/my-vault (or use the vault-cortex MCP tool read_note with the path).")
 
 
-def test_the_second_look_gate_passes_each_memory_on_its_own_probability() -> None:
+def test_the_second_look_looks_at_its_threshold_passes_each_memory_on_its_own_and_reads_no_thread() -> None:
     push = PushSettings(threshold=0.3, floor=0.1, second_look=0.7)
     look = second_look.gate_settings(push)
-    assert look.threshold == look.floor == 0.7
-    assert look.weights == push.weights and look.intercept == push.intercept
+    assert (look.threshold, look.floor) == (0.7, 0.1), "it looks at 0.7; then what reaches the floor goes along"
+    assert second_look.gate_settings(PushSettings(floor=0.2, second_look=0.15)).floor == 0.15, "never above it"
+    assert look.intercept == push.intercept and look.weights["thread"] == 0 < push.weights["thread"]
+    assert {k: v for k, v in look.weights.items() if k not in second_look.UNREAD} == {
+        k: v for k, v in push.weights.items() if k not in second_look.UNREAD}, "the rest as the push reads them"
 
 
 def test_the_last_prompt_comes_from_the_transcript_tail(tmp_path: Path) -> None:

@@ -7,10 +7,11 @@ import msgspec
 PROJECT_PREFIX = "project:"
 PROJECT_REL = "project"
 CO_RETRIEVED = "co_retrieved"
+FOLLOWS = "follows"  # an exchange of a conversation links the one before it (imported transcripts, captures)
 
 
 def _default_rel_weights() -> dict[str, float]:
-    return {"links_to": 1.0, "embeds": 0.8, "derived_from": 0.8, "follows": 0.7, CO_RETRIEVED: 0.6}
+    return {"links_to": 1.0, "embeds": 0.8, "derived_from": 0.8, FOLLOWS: 0.7, CO_RETRIEVED: 0.6}
 
 
 class EdgeWeights(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

@@ -465,6 +465,22 @@ class Graph:
         i = self._nodes.id[path]
         return int(indptr[i + 1] - indptr[i])
 
+    def followed(self, path: str, rel: str, hops: int) -> list[str]:
+        """The notes reached from this one by its first link of relation `rel`, then by theirs, at most `hops`
+        steps, nearest first (by `follows`: the exchanges before one in an imported conversation); a dangling link,
+        a link to a non-note or a loop ends the chain."""
+        nodes, code = self._nodes, self._rel_code.get(rel)
+        if code is None or path not in nodes.notes:
+            return []
+        i, out, seen = nodes.id[path], [], {nodes.id[path]}
+        for _ in range(hops):
+            i = next((d for d, r in self._links.of(i) if r == code), -1)
+            if i < 0 or i in seen or not nodes.is_note[i]:
+                break
+            seen.add(i)
+            out.append(nodes.names[i])
+        return out
+
     def neighbours(self, path: str) -> list[str]:
         """Notes linked to or from this note, sorted."""
         if path not in self._nodes.notes:

@@ -31,6 +31,7 @@ from vault_cortex.recall.company import (
     sessions,
 )
 from vault_cortex.recall.echo import POOL, Echo, echoes
+from vault_cortex.recall.edges import FOLLOWS
 from vault_cortex.recall.gate import Cue, Verdict, choose, judge
 from vault_cortex.recall.graph import Graph
 from vault_cortex.recall.pack import Candidate, Packed, Piece
@@ -54,6 +55,7 @@ from vault_cortex.recall.rank import (
 SEEDS = 10  # best candidates that seed graph proximity
 GRAPH_EXTRAS = 10  # graph neighbours added as candidates though no text matched
 COACTIVATION_TOP = 5
+THREAD_HOPS = 4  # exchanges either side of the best candidate that count as its thread (`in_thread`)
 
 
 class Hit(msgspec.Struct, frozen=True, kw_only=True):
@@ -102,6 +104,7 @@ class Scored(msgspec.Struct, frozen=True, kw_only=True):
     signals: dict[str, float]
     explain: Callable[[], str]  # composes the why-line: most candidates are never shown, so it is made when read
     vector: bool = True  # the chunk had its vector (its meaning counted)
+    thread: bool = False  # a few exchanges from the best candidate in its conversation (`in_thread`)
 
     @property
     def reason(self) -> str:
@@ -249,7 +252,19 @@ def rank(
         _echo(drafts, query, session, linked, rs.echo, rs.session if across else 0.0)
     out = [d.final() for d in drafts]
     out.sort(key=lambda s: (-s.score, s.note.path))
-    return out
+    near = in_thread(graph, [s.note.path for s in out[: settings.push.candidates]], THREAD_HOPS)
+    return [msgspec.structs.replace(s, thread=True) if s.note.path in near else s for s in out] if near else out
+
+
+def in_thread(graph: Graph, paths: Sequence[str], hops: int) -> set[str]:
+    """Those of `paths` (after the first) within `hops` exchanges of the first, before or after it, in a
+    conversation whose exchanges each follow the one before (`follows::`, as imported transcripts write): where the
+    best memory is a turn of a conversation, the answer is often told a turn or two later, or just before."""
+    if len(paths) < 2:
+        return set()
+    best = paths[0]
+    before = set(graph.followed(best, FOLLOWS, hops))
+    return {p for p in paths[1:] if p in before or best in graph.followed(p, FOLLOWS, hops)}
 
 
 class _Draft(msgspec.Struct, kw_only=True):
@@ -422,7 +437,7 @@ def cues(scored: Sequence[Scored]) -> list[Cue]:
     return [Cue(score=s.score, relevance=s.fused.relevance, dense=s.fused.dense, lexical=s.fused.lexical,
                 cosine=s.fused.cosine, text=f"{s.note.title}\n{s.chunk.text}", region=s.signals["region"],
                 recency=s.signals["recency"], person=s.signals.get("person", 0.0) > 0,
-                time=s.signals.get("time", 0.0) > 0, dated=s.signals.get("dated", 0.0) > 0)
+                time=s.signals.get("time", 0.0) > 0, dated=s.signals.get("dated", 0.0) > 0, thread=s.thread)
             for s in scored]
 
 

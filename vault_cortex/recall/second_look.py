@@ -1,10 +1,10 @@
 """A second look before the answer, pure: what the Stop hook recalls with, whom the gate lets through, what it says.
 
 When an agent has composed its answer, the Stop hook recalls with the last prompt and the answer, through the
-push gate at its own threshold (`push.second_look`), each memory on its own probability, leaving out what the
-session was shown. At most LIMIT memories come back; the hook then blocks the stop once with `reason`, and the
-agent checks them before it finishes. `tests/bench/second_look.py` calibrates the threshold on the LoCoMo
-development set.
+push gate at its own threshold (`push.second_look`; then each memory on its own probability at the push's floor),
+leaving out what the session was shown. At most LIMIT memories come back; the hook then blocks the stop once
+with `reason`, and the agent checks them before it finishes. `tests/bench/second_look.py` calibrates the
+threshold on the LoCoMo development set.
 """
 
 from __future__ import annotations
@@ -22,6 +22,10 @@ ANSWER_CHARS = 120  # the start of what the answer adds, where its first claims 
 PROMPT_CHARS = 200  # the prompt's start likewise (a pasted log is not what the answer is about)
 GIST_CHARS = 140
 FIGURES = 4  # figures named when a memory's differ from the answer's
+# An answer's best match is the memory it restates, and the exchanges around that one in its conversation are what
+# the answer drew on, not what it lacks: the thread cue, which finds a question's answer told a turn or two after
+# its best match, is not read (held out, it lowered the loop's coverage at the targets' precision, 0.734 -> 0.691).
+UNREAD = ("thread",)
 _FIGURE = re.compile(r"\d+(?:[.,:/-]\d+)*")
 
 HEADER = ("Before you finish: the vault (vault-cortex) holds memories that bear on this answer and were not shown "
@@ -54,8 +58,12 @@ def _start(text: str, limit: int) -> str:
 
 
 def gate_settings(push: PushSettings) -> PushSettings:
-    """The push gate as the second look uses it: every memory on its own probability, at `push.second_look`."""
-    return msgspec.structs.replace(push, threshold=push.second_look, floor=push.second_look)
+    """The push gate as the second look uses it, not reading the features in UNREAD: it looks only when a memory
+    not yet shown reaches `push.second_look`; then every memory at the push's floor goes along on its own
+    probability, as a push's do (so the memory that contradicts an answer rides along with the one that restates
+    its question; held out, a block brings evidence 0.685 of the time against 0.668 with the threshold as floor)."""
+    return msgspec.structs.replace(push, threshold=push.second_look, floor=min(push.floor, push.second_look),
+                                   weights={**push.weights, **dict.fromkeys(UNREAD, 0.0)})
 
 
 def gist(text: str, limit: int = GIST_CHARS) -> str:
