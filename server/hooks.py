@@ -32,7 +32,7 @@ from server.tool_output import error_query, failure_query
 
 if TYPE_CHECKING:  # the library loads numpy and ONNX: imported only when a hook opens the vault itself
     from vault_cortex.cortex import Cortex
-    from vault_cortex.recall.pipeline import Hit
+    from vault_cortex.recall.scored import Hit
 
 log = logging.getLogger(__name__)
 

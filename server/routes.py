@@ -24,7 +24,7 @@ from vault_cortex.identity.context import Context
 from vault_cortex.limits import MAX_BUDGET_TOKENS, MAX_K, MAX_PATH_CHARS, MAX_QUERY_CHARS, MIN_BUDGET_TOKENS, MIN_K
 from vault_cortex.recall.filters import Filters
 from vault_cortex.recall.health import GraphHealth
-from vault_cortex.recall.pipeline import Recall
+from vault_cortex.recall.scored import Recall
 
 CortexDep = NamedDependency[Cortex]
 WatcherDep = NamedDependency[Watcher | None]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from vault_cortex import Cortex
 from vault_cortex.index.embed import Embedder
-from vault_cortex.recall.pipeline import Hit
+from vault_cortex.recall.scored import Hit
 
 
 def write_vault(root: Path, notes: dict[str, str]) -> Path:

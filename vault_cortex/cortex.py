@@ -37,8 +37,8 @@ from vault_cortex.recall.filters import Filters
 from vault_cortex.recall.graph import Graph
 from vault_cortex.recall.health import GraphHealth
 from vault_cortex.recall.pack import Candidate, Packed
-from vault_cortex.recall.pipeline import Recall, Scored
 from vault_cortex.recall.recaller import Recaller
+from vault_cortex.recall.scored import Recall, Scored
 from vault_cortex.sleep import cycle as sleep
 from vault_cortex.store.change import Vault
 

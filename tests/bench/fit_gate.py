@@ -38,7 +38,7 @@ from vault_cortex import Cortex  # noqa: E402
 from vault_cortex.config import GATE_FEATURES, PushSettings, load_settings  # noqa: E402
 from vault_cortex.index.embed import load_embedder  # noqa: E402
 from vault_cortex.recall.gate import choose, features  # noqa: E402
-from vault_cortex.recall.pipeline import cues, gate, to_hit  # noqa: E402
+from vault_cortex.recall.scored import cues, gate, to_hit  # noqa: E402
 
 DATA = locomo.DATA if locomo.DATA.is_dir() else Path("/work/shared/data/locomo-dev")  # worktrees sit a level deeper
 BUDGET_TOKENS = 400  # the prompt hook's default budget

@@ -11,7 +11,7 @@ from recalled import digest, recall, write_vault
 
 from vault_cortex.files.vault import init_vault
 from vault_cortex.index.embed import Embedder
-from vault_cortex.recall.pipeline import Hit
+from vault_cortex.recall.scored import Hit
 
 
 def _order(hits: list[Hit]) -> list[str]:

@@ -13,7 +13,8 @@ from fakes import FakeEmbedder
 from vault_cortex import Cortex
 from vault_cortex.config import SIGNALS, load_settings
 from vault_cortex.recall.graph import Graph
-from vault_cortex.recall.pipeline import gate, in_thread
+from vault_cortex.recall.pipeline import in_thread
+from vault_cortex.recall.scored import gate
 
 NOTES = {
     "scientific/Kiln firing log.md": "---\nimportance: 0.9\n---\nThe kiln reached cone six after nine hours.\n",

@@ -8,7 +8,7 @@ from pathlib import Path
 from vault_cortex.config import PushSettings
 from vault_cortex.importers.transcript import last_prompt, parse_transcript
 from vault_cortex.recall import second_look
-from vault_cortex.recall.pipeline import Hit
+from vault_cortex.recall.scored import Hit
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts" / "2026-10-14 wal investigation.jsonl"
 

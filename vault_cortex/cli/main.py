@@ -31,7 +31,7 @@ from vault_cortex.index.dbfile import is_corruption
 from vault_cortex.index.doctor import Doctor
 from vault_cortex.index.location import INDEX_DIR_ENV
 from vault_cortex.index.sync import SyncReport
-from vault_cortex.recall.pipeline import Recall
+from vault_cortex.recall.scored import Recall
 
 log = logging.getLogger("vault_cortex")
 

@@ -20,7 +20,7 @@ from vault_cortex.index.vectors import Vector
 from vault_cortex.limits import MIN_BUDGET_TOKENS, check_budget
 from vault_cortex.recall.filters import Filters
 from vault_cortex.recall.pack import Candidate, Packed, Piece
-from vault_cortex.recall.pipeline import Scored
+from vault_cortex.recall.scored import Scored
 
 
 class Recalling(Searchable, Protocol):

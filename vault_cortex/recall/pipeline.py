@@ -13,11 +13,10 @@ from functools import lru_cache, partial
 
 import msgspec
 
-from vault_cortex.config import PushSettings, Settings
+from vault_cortex.config import Settings
 from vault_cortex.files.properties import parse_datetime
 from vault_cortex.index.db import IndexDB
 from vault_cortex.index.rows import ChunkRow, NoteRow
-from vault_cortex.index.sync import Indexing
 from vault_cortex.index.vectors import Vector, Vectors
 from vault_cortex.recall.answer import Answer, answered
 from vault_cortex.recall.company import (
@@ -32,9 +31,7 @@ from vault_cortex.recall.company import (
 )
 from vault_cortex.recall.echo import POOL, Echo, echoes
 from vault_cortex.recall.edges import FOLLOWS
-from vault_cortex.recall.gate import Cue, Verdict, choose, judge
 from vault_cortex.recall.graph import Graph
-from vault_cortex.recall.pack import Candidate, Packed, Piece
 from vault_cortex.recall.proximity import relative_to_prior
 from vault_cortex.recall.question import PEOPLE_PROPERTIES, Match, asked, cue_signals, match, people_in, phrases, raised
 from vault_cortex.recall.rank import (
@@ -48,44 +45,14 @@ from vault_cortex.recall.rank import (
     layer_factor,
     reason,
     recency,
-    snippet,
     weighted,
 )
+from vault_cortex.recall.scored import Scored
 
 SEEDS = 10  # best candidates that seed graph proximity
 GRAPH_EXTRAS = 10  # graph neighbours added as candidates though no text matched
 COACTIVATION_TOP = 5
 THREAD_HOPS = 4  # exchanges either side of the best candidate that count as its thread (`in_thread`)
-
-
-class Hit(msgspec.Struct, frozen=True, kw_only=True):
-    """One recalled note: its best chunk, score, every signal and a one-line reason."""
-
-    path: str
-    title: str
-    region: str
-    score: float
-    signals: dict[str, float]
-    reason: str
-    dense: float
-    lexical: float
-    heading: str
-    snippet: str
-    line: int
-    push_probability: float | None = None  # with `gate`: the gate's chance that this memory bears on the query
-    push_why: str | None = None  # with `gate`: the features that raised that chance, in words
-    vector: bool = True  # False: the chunk has no vector yet (indexing fills them in), so it matched by words only
-
-
-class Recall(msgspec.Struct, frozen=True, kw_only=True):
-    query: str
-    mode: str
-    hits: list[Hit]
-    took_ms: float
-    context: Packed | None = None  # set when a token budget was asked for
-    # set while indexing runs: the answer comes from what is indexed so far; its phase says how far ("words": the
-    # notes written so far, by words; "vectors": every note by words, by meaning those whose vectors are in)
-    indexing: Indexing | None = None
 
 
 class Concept(msgspec.Struct, frozen=True, kw_only=True):
@@ -94,22 +61,6 @@ class Concept(msgspec.Struct, frozen=True, kw_only=True):
     path: str
     names: tuple[str, ...]
     weight: float
-
-
-class Scored(msgspec.Struct, frozen=True, kw_only=True):
-    note: NoteRow
-    chunk: ChunkRow
-    fused: Fused
-    score: float
-    signals: dict[str, float]
-    explain: Callable[[], str]  # composes the why-line: most candidates are never shown, so it is made when read
-    vector: bool = True  # the chunk had its vector (its meaning counted)
-    thread: bool = False  # a few exchanges from the best candidate in its conversation (`in_thread`)
-
-    @property
-    def reason(self) -> str:
-        """The one-line why of this candidate's score."""
-        return self.explain()
 
 
 @lru_cache(maxsize=65536)
@@ -424,52 +375,3 @@ def _names_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
     """Whole-word matching of a concept's names (so the alias `craft` does not match `aircraft`)."""
     alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) or r"(?!x)x"
     return re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)")
-
-
-def gate(scored: Sequence[Scored], query: str, push: PushSettings) -> list[Verdict]:
-    """The push gate's verdict on the best-ranked candidates (at most `push.candidates`), in rank order."""
-    seen = [s.chunk.text for s in scored[push.candidates:]]
-    return judge(query, cues(scored[: push.candidates]), push.weights, push.intercept, seen)
-
-
-def cues(scored: Sequence[Scored]) -> list[Cue]:
-    """What the push gate reads of each scored candidate."""
-    return [Cue(score=s.score, relevance=s.fused.relevance, dense=s.fused.dense, lexical=s.fused.lexical,
-                cosine=s.fused.cosine, text=f"{s.note.title}\n{s.chunk.text}", region=s.signals["region"],
-                recency=s.signals["recency"], person=s.signals.get("person", 0.0) > 0,
-                time=s.signals.get("time", 0.0) > 0, dated=s.signals.get("dated", 0.0) > 0, thread=s.thread)
-            for s in scored]
-
-
-def gate_passed(scored: Sequence[Scored], query: str, push: PushSettings, k: int,
-                shown: frozenset[str] = frozenset()) -> list[tuple[Scored, Verdict]]:
-    """The candidates the push gate lets through, likeliest first, at most k (and `push.most`), with their verdicts.
-
-    Each memory passes on its own calibrated probability (`push.floor`), never on the best one's: the gate
-    fires only when a memory not yet `shown` reaches `push.threshold`, so when the best memories were shown
-    already (the session's start context held them) nothing is pushed rather than leftovers (`gate.choose`).
-    """
-    verdicts = [(s, v) for s, v in zip(scored, gate(scored, query, push), strict=False) if s.note.path not in shown]
-    picked = choose([v.probability for _, v in verdicts], push.threshold, push.floor, min(k, push.most))
-    return [verdicts[i] for i in picked]
-
-
-def to_hit(s: Scored, query: str, verdict: Verdict | None = None) -> Hit:
-    return Hit(path=s.note.path, title=s.note.title, region=s.note.region, score=s.score, signals=s.signals,
-               reason=s.reason, dense=round(s.fused.dense, 4), lexical=round(s.fused.lexical, 4),
-               heading=s.chunk.heading, snippet=snippet(s.chunk.text, query), line=s.chunk.start_line,
-               push_probability=verdict.probability if verdict else None, push_why=verdict.why if verdict else None,
-               vector=s.vector)
-
-
-def to_candidate(s: Scored, neighbours: Sequence[ChunkRow], section: str = "") -> Candidate:
-    """A scored note as packing sees it: its best chunk and the chunks around it, nearest first."""
-    around = sorted((c for c in neighbours if c.id != s.chunk.id), key=lambda c: (abs(c.ord - s.chunk.ord), c.ord))
-    return Candidate(
-        path=s.note.path, title=s.note.title, region=s.note.region, score=s.score, signals=s.signals,
-        reason=s.reason, heading=s.chunk.heading, line=s.chunk.start_line, chunk_text=s.chunk.text,
-        chunk_tokens=s.chunk.tokens,
-        neighbours=tuple(Piece(text=c.text, tokens=c.tokens, heading=c.heading, line=c.start_line)
-                         for c in around[:4]),
-        section=section,
-    )

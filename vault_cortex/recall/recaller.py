@@ -36,7 +36,8 @@ from vault_cortex.recall.graph import Graph
 from vault_cortex.recall.health import GraphHealth, health
 from vault_cortex.recall.live import LiveGraph
 from vault_cortex.recall.pack import Candidate, Packed, pack
-from vault_cortex.recall.pipeline import Concept, Recall, Scored, gate_passed, rank, to_candidate, to_hit
+from vault_cortex.recall.pipeline import Concept, rank
+from vault_cortex.recall.scored import Recall, Scored, gate_passed, to_candidate, to_hit
 
 
 class Index(Protocol):

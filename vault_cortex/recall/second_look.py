@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import msgspec
 
 from vault_cortex.config import PushSettings
-from vault_cortex.recall.pipeline import Hit
+from vault_cortex.recall.scored import Hit
 
 LIMIT = 2  # memories in one second look: the agent reads each one, so only the few the gate is surest of
 ANSWER_CHARS = 120  # the start of what the answer adds, where its first claims are (each token costs embedding time)
