@@ -5,8 +5,10 @@ raises it too."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
+import msgspec
 from recalled import digest, recall, write_vault
 
 from vault_cortex import Cortex
@@ -81,3 +83,40 @@ def test_the_push_brings_the_answer_of_whom_the_prompt_names_not_the_question_as
                                                                       pushed.hits]
     assert p["chat/Probe chat 1.md"].signals.get("person", 0) == 0 < p["chat/Probe chat 2.md"].signals["person"]
     assert digest(root) == before, "recall never writes a note"
+
+
+RACE = {
+    "chat/Race chat 1.md": "---\nspeaker: Ana\n---\nAna: Good luck on Sunday! Is everything ready for the race?\n",
+    "chat/Race chat 2.md": "---\nspeaker: Mira\n---\nMira: I ran the Lisbon marathon on Sunday and crossed the finish "
+    "line after four hours!\nfollows:: [[Race chat 1]]\n",
+    "chat/Race chat 3.md": "---\nspeaker: Ana\n---\nAna: Four hours, amazing! What was it like at the end?\n"
+    "follows:: [[Race chat 2]]\n",
+    "chat/Race chat 4.md": "---\nspeaker: Mira\n---\nMira: Honestly I cried at the end. I felt so proud of myself, and "
+    "grateful my kids were there cheering me on.\nfollows:: [[Race chat 3]]\n",
+    "docs/Marathon training plan.md": "# Marathon training plan\n\nSixteen weeks: long runs on Sundays, tempo runs "
+    "midweek, taper for the last two weeks before the race.\n",
+}
+
+
+def test_the_push_gate_reads_the_answer_told_two_exchanges_after_the_best_match(tmp_path: Path,
+                                                                                 embedder: Embedder) -> None:
+    """The turn telling the marathon matches the prompt best; how Mira felt is told two exchanges later, in few of
+    its words. The gate's `thread` feature marks the exchanges up to four either side of the best match, and
+    raises their probability by its weight's odds (against the gate with `thread` weighing 0)."""
+    root = write_vault(tmp_path / "vault", RACE)
+    query = "How did Mira feel after finishing the Lisbon marathon?"
+    with Cortex.open(root, embedder=embedder) as cx:
+        cx.sync()
+        push = cx.settings.push
+        every = msgspec.structs.replace(push, threshold=0.0, floor=0.0, most=10)
+        off = msgspec.structs.replace(every, weights={**push.weights, "thread": 0.0})
+        hits = {h.path: h for h in cx.recall(query, k=5, gate=True, push=every, log_activity=False).hits}
+        control = {h.path: h for h in cx.recall(query, k=5, gate=True, push=off, log_activity=False).hits}
+    assert max(hits, key=lambda p: hits[p].score) == "chat/Race chat 2.md", "the best match tells the marathon"
+    answer, before = hits["chat/Race chat 4.md"], control["chat/Race chat 4.md"]
+    assert answer.push_probability is not None and before.push_probability is not None
+    odds = (answer.push_probability / (1 - answer.push_probability)) / (
+        before.push_probability / (1 - before.push_probability))
+    assert abs(math.log(odds) - push.weights["thread"]) < 0.01, "its odds rise by the thread's weight"
+    for path in ("chat/Race chat 2.md", "docs/Marathon training plan.md"):  # the best match itself; no exchange
+        assert hits[path].push_probability == control[path].push_probability, path
