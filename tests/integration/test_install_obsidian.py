@@ -53,7 +53,7 @@ def test_install_then_git_add_commits_no_token(vault: Path, capsys: pytest.Captu
     committed = git(vault, "ls-files").splitlines()
     assert f"{FOLDER}/main.js" in committed and f"{FOLDER}/.gitignore" in committed
     assert f"{FOLDER}/data.json" not in committed and ".cortex/token" not in committed
-    found = subprocess.run(["git", "grep", "-F", token, "HEAD"], cwd=vault, capture_output=True, text=True)
+    found = subprocess.run(["git", "grep", "-F", "-e", token, "HEAD"], cwd=vault, capture_output=True, text=True)
     assert found.returncode == 1 and found.stdout == ""  # the token is in no committed file
 
 
