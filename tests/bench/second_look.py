@@ -162,8 +162,8 @@ def blocked(look: Row, scores: Sequence[float], shown: set[str], threshold: floa
     """The candidates a second look brings, as the hook does (`second_look.gate_settings`): none unless one not
     shown reaches the threshold, then those at the push's floor, the likeliest first, at most LIMIT."""
     fresh = [i for i, p in enumerate(look.paths) if p not in shown]
-    return [fresh[i] for i in gate_choose([scores[i] for i in fresh], threshold, min(floor, threshold),
-                                          second_look.LIMIT)]
+    at = second_look.gate_settings(PushSettings(floor=floor, second_look=threshold))
+    return [fresh[i] for i in gate_choose([scores[i] for i in fresh], at.threshold, at.floor, second_look.LIMIT)]
 
 
 Gate = tuple[float, np.ndarray]
