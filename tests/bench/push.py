@@ -29,8 +29,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
@@ -143,6 +144,17 @@ def failure_payloads(n: int) -> dict[str, list[dict[str, object]]]:
     }
 
 
+def command_times(event: str, payloads: Sequence[dict[str, Any]], env: Mapping[str, str]) -> list[float]:
+    """Milliseconds of `vault-cortex hook <event>` run as the real command (python start-up included), per payload."""
+    out = []
+    for p in payloads:
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "server.cli", "hook", event], input=json.dumps(
+            {**p, "session_id": f"{p['session_id']}-cmd"}), text=True, capture_output=True, env=env, check=True)
+        out.append((time.perf_counter() - t0) * 1000)
+    return out
+
+
 def tool_result_latency(notes: int, keep: Path | None, n: int = 200) -> None:
     """tool-result and tool-failure over HTTP with `vault-cortex serve` running on the generated bench vault; and
     as the real command, which finds the server where serve recorded its URL."""
@@ -173,13 +185,7 @@ def tool_result_latency(notes: int, keep: Path | None, n: int = 200) -> None:
                     fired += bool(r.json())
                 env = {k: v for k, v in os.environ.items() if not k.startswith("VAULT_CORTEX_")}
                 env["VAULT_CORTEX_VAULT"] = str(vault)  # no URL: the command finds the server itself
-                command = []
-                for p in payloads[:30]:
-                    t0 = time.perf_counter()
-                    subprocess.run([sys.executable, "-m", "server.cli", "hook", event], input=json.dumps(
-                        {**p, "session_id": f"{p['session_id']}-cmd"}), text=True, capture_output=True, env=env,
-                        check=True)
-                    command.append((time.perf_counter() - t0) * 1000)
+                command = command_times(event, payloads[:30], env)
                 print(f"{event} over HTTP, {report.notes}-note vault ({len(times)} failures, {fired} pushed): "
                       f"p50 {pct(times, 50):.0f} ms, p95 {pct(times, 95):.0f} ms (target < 150 ms)")
                 print(f"  as the real command (python start-up included, {len(command)} runs): "

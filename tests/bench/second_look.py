@@ -28,7 +28,6 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -41,7 +40,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from tests.bench import fit_gate, locomo  # noqa: E402
 from tests.bench.fit_gate import Row, fit, folds, inject, probabilities  # noqa: E402
-from tests.bench.push import failures, pct  # noqa: E402
+from tests.bench.push import command_times, failures, pct  # noqa: E402
 from vault_cortex import Cortex  # noqa: E402
 from vault_cortex.config import PushSettings, load_settings  # noqa: E402
 from vault_cortex.index.embed import load_embedder  # noqa: E402
@@ -329,13 +328,7 @@ def latency(notes: int, keep: Path | None, n: int = 200) -> None:
                 http.post("/v1/hooks/tool-result", json=f).raise_for_status()
                 beside.append((time.perf_counter() - t0) * 1000)
             env = {**os.environ, VAULT_ENV: str(vault), URL_ENV: url}
-            command = []
-            for p in payloads[:30]:
-                t0 = time.perf_counter()
-                subprocess.run([sys.executable, "-m", "server.cli", "hook", "stop"], input=json.dumps(
-                    {**p, "session_id": f"{p['session_id']}-cmd"}), text=True, capture_output=True, env=env,
-                    check=True)
-                command.append((time.perf_counter() - t0) * 1000)
+            command = command_times("stop", payloads[:30], env)
         print(f"stop over HTTP, {report.notes}-note vault, ~1 MB transcripts ({len(times)} answers, {fired} blocked): "
               f"p50 {pct(times, 50):.0f} ms, p95 {pct(times, 95):.0f} ms (target < 150 ms)")
         print(f"  tool-result over HTTP alternated with it: p50 {pct(beside, 50):.0f} ms, p95 {pct(beside, 95):.0f} ms")
