@@ -146,7 +146,7 @@ def _serve(cx: Cortex, args: argparse.Namespace, sock: socket.socket, debounce_m
     from server.guard import OncePerWhile, guarded, max_connections, raise_fd_limit
     from server.nightly import Nightly
     from server.watch import Watcher
-    from vault_cortex.cli.progress import ProgressBar
+    from vault_cortex.cli.output import ProgressBar
 
     # A read-only vault keeps its token beside its index, and sleeps no nightly sleep (it would write notes).
     token_file = cx.index.index_dir / "token" if cx.read_only else cx.root / TOKEN_FILE

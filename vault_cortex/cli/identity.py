@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from vault_cortex.cli.progress import indexing_progress
+from vault_cortex.cli.output import indexing_progress
 from vault_cortex.cortex import Cortex
 from vault_cortex.errors import InvalidRequest
 from vault_cortex.identity.resonance import DecayPlan, ResonanceReport, WeightChange

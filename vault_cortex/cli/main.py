@@ -21,7 +21,7 @@ import msgspec
 from vault_cortex import __version__
 from vault_cortex.cli.identity import add_identity_commands
 from vault_cortex.cli.notes import add_note_commands, filter_args, filters_from
-from vault_cortex.cli.progress import indexing_progress
+from vault_cortex.cli.output import emit, indexing_progress
 from vault_cortex.cli.sleep import add_sleep_commands
 from vault_cortex.cortex import Cortex
 from vault_cortex.errors import VaultCortexError
@@ -114,11 +114,7 @@ def cmd_init(args: argparse.Namespace) -> int:
 def cmd_sync(args: argparse.Namespace) -> int:
     with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
         report = cx.sync(progress=indexing_progress(quiet=args.quiet), contents=args.full)
-    if args.json:
-        print(msgspec.json.encode(report).decode())
-    else:
-        _print_sync(report)
-    return 0
+    return emit(report, args.json, _print_sync)
 
 
 def cmd_recall(args: argparse.Namespace) -> int:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from vault_cortex.cli.progress import indexing_progress
+from vault_cortex.cli.output import emit, indexing_progress
 from vault_cortex.cortex import Cortex
 from vault_cortex.errors import InvalidRequest
 from vault_cortex.files.sections import OPERATIONS, EditOp
@@ -140,11 +140,7 @@ def cmd_recent(args: argparse.Namespace) -> int:
     with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
         cx.sync(indexing_progress())
         result = cx.recent(days=args.days, kinds=args.kind)
-    if args.json:
-        print(msgspec.json.encode(result).decode())
-    else:
-        _print_recent(result)
-    return 0
+    return emit(result, args.json, _print_recent)
 
 
 def cmd_related(args: argparse.Namespace) -> int:
@@ -153,11 +149,7 @@ def cmd_related(args: argparse.Namespace) -> int:
     with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
         cx.sync(indexing_progress())
         result = cx.related(cx.resolve(args.note), k=args.k, mode=args.mode, client="cli")
-    if args.json:
-        print(msgspec.json.encode(result).decode())
-    else:
-        _print_recall(result)
-    return 0
+    return emit(result, args.json, _print_recall)
 
 
 def cmd_link(args: argparse.Namespace) -> int:
@@ -174,11 +166,7 @@ def cmd_reinforce(args: argparse.Namespace) -> int:
     with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
         cx.sync(indexing_progress())
         change = cx.reinforce(cx.resolve(args.habit), context=args.context, client="cli")
-    if args.json:
-        print(msgspec.json.encode(change).decode())
-    else:
-        _print_weight(change)
-    return 0
+    return emit(change, args.json, _print_weight)
 
 
 def add_note_commands(add: AddCommand) -> None:

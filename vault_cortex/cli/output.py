@@ -1,12 +1,27 @@
-"""Progress of indexing on stderr, for the commands that index (sync) and those that must index first."""
+"""What the commands print: a result as JSON or as text, and the progress of indexing on stderr (for the commands
+that index, sync, and those that must index first)."""
 
 from __future__ import annotations
 
 import sys
 import time
-from typing import TextIO
+from collections.abc import Callable
+from typing import TextIO, TypeVar
+
+import msgspec
 
 from vault_cortex.index.sync import WORDS
+
+T = TypeVar("T")
+
+
+def emit(result: T, as_json: bool, text: Callable[[T], object]) -> int:
+    """Print a command's result: as JSON (`--json`) or as `text` prints it; the command's exit code (0)."""
+    if as_json:
+        print(msgspec.json.encode(result).decode())
+    else:
+        text(result)
+    return 0
 
 
 class ProgressBar:
