@@ -244,7 +244,13 @@ def meets(f: Figures) -> bool:
             and f.per_injection <= MAX_PER_INJECTION and f.off_topic <= MAX_OFF_TOPIC)
 
 
-def best_setting(figures: Callable[[float, float], Figures]) -> tuple[float, float]:
+def meets_targets(f: Figures) -> bool:
+    """The push targets themselves, without the training room of `meets`."""
+    return f.precision >= 0.70 and f.memory_precision >= 0.35 and f.per_injection <= 2.5 and f.off_topic <= 0.02
+
+
+def best_setting(figures: Callable[[float, float], Figures],
+                 targets: Callable[[Figures], bool] = meets) -> tuple[float, float]:
     """(threshold, floor) with the best coverage among those that meet the targets; a memory rides along only on
     its own probability (the floor), so the floor is searched as much as the threshold."""
     best: tuple[float, float, float] = (-1.0, 0.95, 0.95)
@@ -253,7 +259,7 @@ def best_setting(figures: Callable[[float, float], Figures]) -> tuple[float, flo
             if t < floor:
                 continue
             f = figures(t, floor)
-            if meets(f):
+            if targets(f):
                 if f.coverage > best[0]:
                     best = (f.coverage, t, floor)
                 break  # higher thresholds only lose coverage
@@ -292,6 +298,18 @@ def threshold_by_cross_validation(rows: Sequence[Row], budget: int) -> tuple[flo
     splits = folds(rows)
     scored = [(held, [probabilities(r, *fit(train)) for r in held]) for train, held in splits]
     return best_setting(lambda t, floor: mean([evaluate(held, p, t, budget, floor) for held, p in scored]))
+
+
+def ceiling(rows: Sequence[Row], budget: int) -> list[float]:
+    """Each held-out conversation's coverage at the targets with the threshold and floor chosen on its own answers:
+    what no choice of them can pass with this fit (the shipped choice is made without those answers)."""
+    out = []
+    for train, held in folds(rows):
+        p = [probabilities(r, *fit(train)) for r in held]
+        t, floor = best_setting(lambda t, floor, p=p, held=held: evaluate(held, p, t, budget, floor), meets_targets)
+        f = evaluate(held, p, t, budget, floor)
+        out.append(f.coverage if meets_targets(f) else 0.0)
+    return out
 
 
 CURVE = (0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7)
@@ -339,6 +357,9 @@ def main(argv: list[str] | None = None) -> int:
     for threshold, f in curve(rows, budget, floor):
         print(f"  threshold {threshold:.2f}: coverage {f.coverage:.3f}, precision {f.precision:.3f}, memory precision "
               f"{f.memory_precision:.3f}, {f.per_injection:.2f} per injection, off-topic {f.off_topic:.3f}")
+    top = ceiling(rows, budget)
+    print(f"ceiling: coverage at the targets with each held-out conversation's own best threshold and floor: "
+          f"{' / '.join(f'{c:.3f}' for c in top)} (mean {statistics.fmean(top):.3f})")
     print()
     print("second look (the Stop hook), cross-validated by conversation:")
     look = second_look.quality(rows, second_look.build(args.data, args.work), budget)

@@ -62,3 +62,12 @@ def test_a_vault_made_with_an_older_fit_keeps_it_whole_after_an_upgrade() -> Non
     assert push.weights == older and (push.threshold, push.intercept) == (0.43, -4.838)
     x = {k: 0.5 for k in GATE_FEATURES}
     assert logistic(x, push.weights, push.intercept) == logistic({k: 0.5 for k in older}, older, -4.838)
+
+
+def test_the_setting_chosen_has_the_best_coverage_that_meets_the_targets_asked_for() -> None:
+    def figures(t: float, floor: float) -> fit_gate.Figures:  # a lower threshold: more coverage, less precision
+        return fit_gate.Figures(coverage=1 - t, precision=0.5 + t, memory_precision=0.5, fired=1 - t / 2,
+                                off_topic=0.0, per_injection=2.0)
+
+    assert fit_gate.best_setting(figures, fit_gate.meets_targets)[0] == 0.2  # precision 0.70 at 0.20
+    assert fit_gate.best_setting(figures)[0] == 0.22  # the training room asks 0.72
