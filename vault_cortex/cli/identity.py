@@ -7,9 +7,11 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from vault_cortex.cli.output import indexing_progress
+from vault_cortex.cli.output import emit, indexing_progress
 from vault_cortex.cortex import Cortex
 from vault_cortex.errors import InvalidRequest
+from vault_cortex.identity.curiosity import Curiosities
+from vault_cortex.identity.habits import Habits
 from vault_cortex.identity.resonance import DecayPlan, ResonanceReport, WeightChange
 
 if TYPE_CHECKING:
@@ -20,15 +22,15 @@ def cmd_habits(args: argparse.Namespace) -> int:
     with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
         cx.sync(indexing_progress())
         result = cx.habits_for_context(args.context, tool=args.tool)
-    if args.json:
-        print(msgspec.json.encode(result).decode())
-        return 0
+    return emit(result, args.json, _print_habits)
+
+
+def _print_habits(result: Habits) -> None:
     for h in result.habits:
         print(f"{h.path} — {h.why} (weight {h.weight:.2f}, score {h.score:.2f})")
         print("".join(f"  {line}\n" for line in h.text.splitlines()), end="")
     n = len(result.habits)
     print(f"({n} habit{'' if n == 1 else 's'}, {result.tokens} tokens)" if n else "no habit matches this context")
-    return 0
 
 
 def _print_weight(change: WeightChange) -> None:
@@ -47,9 +49,11 @@ def cmd_resonance(args: argparse.Namespace) -> int:
             out = cx.decay_resonance(dry_run=not args.apply)
         else:
             out = cx.resonance_report(days=args.days)
-    if args.json:
-        print(msgspec.json.encode(out).decode())
-    elif isinstance(out, WeightChange):
+    return emit(out, args.json, _print_resonance)
+
+
+def _print_resonance(out: msgspec.Struct) -> None:
+    if isinstance(out, WeightChange):
         _print_weight(out)
     elif isinstance(out, DecayPlan):
         for change in out.changes:
@@ -63,7 +67,6 @@ def cmd_resonance(args: argparse.Namespace) -> int:
         for r in out.concepts:
             print(f"{r.name[:24]:<24} {r.category:<12} {r.claimed:>7.2f} {r.weight:>6.2f} {r.touches:>7} "
                   f"{r.mentions:>8} {r.actual:>6.2f} {r.gap:>+5.2f}  {r.verdict}")
-    return 0
 
 
 def cmd_wonder(args: argparse.Namespace) -> int:
@@ -78,15 +81,15 @@ def cmd_curiosities(args: argparse.Namespace) -> int:
     with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
         cx.sync(indexing_progress())
         result = cx.list_curiosities(args.match)
-    if args.json:
-        print(msgspec.json.encode(result).decode())
-        return 0
+    return emit(result, args.json, lambda r: _print_curiosities(r, matched=bool(args.match)))
+
+
+def _print_curiosities(result: Curiosities, *, matched: bool) -> None:
     for q in result.items:
         score = f"{q.similarity:.2f}  " if q.similarity is not None else ""
         print(f"- {score}{q.question}  ({q.path})")
-    matched = f"{len(result.items)} match; " if args.match else ""
-    print(f"({matched}{result.open} open question{'' if result.open == 1 else 's'})")
-    return 0
+    found = f"{len(result.items)} match; " if matched else ""
+    print(f"({found}{result.open} open question{'' if result.open == 1 else 's'})")
 
 
 def cmd_explore(args: argparse.Namespace) -> int:

@@ -123,13 +123,15 @@ def cmd_recall(args: argparse.Namespace) -> int:
             cx.sync(indexing_progress(quiet=args.quiet))
         result = cx.recall(args.query, k=args.k, mode=args.mode, budget_tokens=args.budget,
                            include_archive=args.include_archive, client="cli", filters=filters_from(args))
-    if args.json:
-        print(msgspec.json.encode(result).decode())
-    elif result.context is not None:
+    return emit(result, args.json, _print_recalled)
+
+
+def _print_recalled(result: Recall) -> None:
+    """The packed context when a budget was asked for, else the hits."""
+    if result.context is not None:
         print(result.context.markdown, end="")
     else:
         _print_recall(result)
-    return 0
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:

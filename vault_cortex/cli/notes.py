@@ -8,12 +8,11 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
-import msgspec
-
 from vault_cortex.cli.output import emit, indexing_progress
 from vault_cortex.cortex import Cortex
 from vault_cortex.errors import InvalidRequest
 from vault_cortex.files.sections import OPERATIONS, EditOp
+from vault_cortex.files.vault import NoteDoc
 from vault_cortex.index.recent import KINDS, Recent
 from vault_cortex.notes import Moved
 from vault_cortex.recall.filters import Filters
@@ -53,12 +52,12 @@ def cmd_read(args: argparse.Namespace) -> int:
     with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
         cx.sync(indexing_progress())
         doc = cx.open_note(args.note, client="cli")
-    if args.json:
-        print(msgspec.json.encode(doc).decode())
-    else:
-        sys.stdout.write(doc.content)
-        print(f"\n-- {doc.path} (etag {doc.etag})", file=sys.stderr)
-    return 0
+    return emit(doc, args.json, _print_note)
+
+
+def _print_note(doc: NoteDoc) -> None:
+    sys.stdout.write(doc.content)
+    print(f"\n-- {doc.path} (etag {doc.etag})", file=sys.stderr)
 
 
 def _value(raw: str | None) -> str | float | bool | list[str] | None:
@@ -90,17 +89,11 @@ def cmd_edit(args: argparse.Namespace) -> int:
     with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
         cx.sync(indexing_progress())
         result = cx.edit_note(args.note, edit, etag=args.etag, client="cli")
-    if args.json:
-        print(msgspec.json.encode(result).decode())
-    else:
-        print(f"{result.op}: {result.path}" + ("" if result.changed else " (no change)") + f" (etag {result.etag})")
-    return 0
+    return emit(result, args.json, lambda r: print(f"{r.op}: {r.path}" + ("" if r.changed else " (no change)")
+                                                   + f" (etag {r.etag})"))
 
 
-def _print_moved(m: Moved, args: argparse.Namespace) -> None:
-    if args.json:
-        print(msgspec.json.encode(m).decode())
-        return
+def _print_moved(m: Moved) -> None:
     print(f"moved {m.path} → {m.dest}")
     for r in m.relinked:
         print(f"  {r.path}:{r.line}: {r.old.strip()}  →  {r.new.strip()}")
@@ -112,16 +105,14 @@ def cmd_move(args: argparse.Namespace) -> int:
     with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
         cx.sync(indexing_progress())
         moved = cx.move_note(args.note, args.dest, etag=args.etag, client="cli")
-    _print_moved(moved, args)
-    return 0
+    return emit(moved, args.json, _print_moved)
 
 
 def cmd_archive(args: argparse.Namespace) -> int:
     with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
         cx.sync(indexing_progress())
         moved = cx.archive_note(args.note, etag=args.etag, client="cli")
-    _print_moved(moved, args)
-    return 0
+    return emit(moved, args.json, _print_moved)
 
 
 def _print_recent(r: Recent) -> None:
