@@ -107,3 +107,20 @@ def test_the_readme_test_command_is_the_one_ci_runs() -> None:
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     command = ci.split("# The README's test command (keep the two in step):\n", 1)[1].splitlines()[0]
     assert f"```sh\n{command}\n```" in readme
+
+
+def test_every_test_the_docs_name_exists() -> None:
+    """A promise names the test that checks it (`tests/x.py::test_y`, or `::test_y` after the file was named): a
+    test renamed without its doc leaves the promise unchecked."""
+    sources = {p.relative_to(ROOT).as_posix(): p.read_text(encoding="utf-8") for p in (ROOT / "tests").rglob("*.py")}
+    every = "\n".join(sources.values())
+    missing = []
+    for page in _pages():
+        text = page.read_text(encoding="utf-8")
+        for path in set(re.findall(r"tests/[\w/]+\.py", text)):
+            if path not in sources:
+                missing.append(f"{page.relative_to(ROOT)}: {path}")
+        for path, name in re.findall(r"(tests/[\w/]+\.py)?::(test_\w+)", text):
+            if not re.search(rf"def {name}\(", sources.get(path, every)):
+                missing.append(f"{page.relative_to(ROOT)}: {path}::{name}")
+    assert not missing, f"tests the docs name that do not exist: {sorted(set(missing))}"
