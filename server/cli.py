@@ -284,7 +284,25 @@ def cmd_install(args: argparse.Namespace) -> int:
               file=sys.stderr)
         if transport == "http" and vault is not None:
             print(install.http_notice(args.scope, vault), file=sys.stderr)
+        if vault is not None and not args.no_index:
+            _index_for_the_first_session(vault)
     return 0
+
+
+def _index_for_the_first_session(vault: Path) -> None:
+    """Index the vault now, as `sync` does: a hook opens the index but never builds it (it must answer within a
+    second), so on a vault never indexed the first session would get no start context and no push. Not while a
+    `serve` runs for the vault (its watcher keeps the index); a vault already indexed costs a scan."""
+    from vault_cortex.cli.output import ProgressBar
+    from vault_cortex.cortex import Cortex
+
+    if recorded_url(vault) is not None:
+        return
+    print(f"indexing {vault} for the first session (Ctrl-C is safe: `serve`, the MCP server or `vault-cortex sync` "
+          "finishes it)", file=sys.stderr)
+    with Cortex.open(vault) as cx:
+        report = cx.sync(ProgressBar())  # long on a big vault: a bar on a terminal, a line a quarter otherwise
+    print(f"indexed: {report.notes} notes in {report.seconds:.1f} s", file=sys.stderr)
 
 
 def cmd_uninstall(args: argparse.Namespace) -> int:
@@ -384,6 +402,11 @@ def add_server_commands(add: AddCommand) -> None:
                            help="obsidian: the server's URL for the plugin (default: the vault's [server] host and "
                                 "port)")
         p.add_argument("--dry-run", action="store_true", help="print what would be written; write nothing")
+        if name == "install":
+            p.add_argument("--no-index", action="store_true",
+                           help="claude-code: write the settings only; leave the vault's first index to `serve`, "
+                                "the MCP server or `vault-cortex sync` (by default install indexes it, so the first "
+                                "session has its memories)")
 
 
 def _hook_fast(argv: Sequence[str]) -> int:

@@ -162,6 +162,21 @@ def test_what_reaches_the_model_with_the_hooks_opening_the_vault(claude: Path, v
     assert "mcp__vault-cortex__recall" in "\n".join(json.dumps(b) for b in run.api.main_requests())
 
 
+def test_the_first_session_on_a_new_vault_gets_its_start_context_and_a_push(claude: Path, tmp_path: Path) -> None:
+    """`init`, `install`, then the first session, no server: the hooks open an index, they never build one (a hook
+    must answer within a second), so install builds it; before, that session got no start context and no push."""
+    vault = tmp_path / "vault"
+    done = subprocess.run([sys.executable, "-m", "server.cli", "init", str(vault)], capture_output=True, text=True,
+                          cwd=REPO, timeout=120, env=clean_env())
+    assert done.returncode == 0, done.stderr
+    project, home = start(tmp_path, vault)
+    first = session(claude, project, home, PROMPT, [Text(ANSWER)]).texts()[0]
+    assert START_MARK in first and PROMPT_MARK in first, first[-3000:]
+    start_context = first.split(START_MARK, 1)[1].split(PROMPT_MARK, 1)[0]
+    assert "[[soul/Build things that last]]" in start_context
+    assert f"## {PUSHED}" in first.split(PROMPT_MARK, 1)[1]
+
+
 @pytest.fixture
 def served(vault: Path) -> Iterator[tuple[str, str]]:
     """`vault-cortex serve --verbose` on a free port the vault's config does not name; (its URL, its log file)."""
