@@ -79,6 +79,10 @@ class Cortex:
     def embedder(self) -> Embedder:
         return self.index.embedder
 
+    def count_tokens(self, text: str) -> int:
+        """Wordpieces of `text` as the model counts them (the model is not loaded for it)."""
+        return self.index.count_tokens(text)
+
     @property
     def cache(self) -> EmbeddingCache:
         return self.index.cache

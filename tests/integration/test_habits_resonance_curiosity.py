@@ -136,6 +136,21 @@ def test_tool_patterns_bring_up_habits_for_agent_tool_calls(tmp_path, embedder) 
         assert result.habits[0].tool_pattern == "Bash(pip install*)" and result.tool == "Bash"
 
 
+def test_the_habits_of_a_tool_call_are_found_without_loading_the_model(tmp_path, embedder) -> None:  # type: ignore[no-untyped-def]
+    """`hook tool` runs on every tool call, in its own process when no server runs: it packs the habits by the
+    model's tokenizer and never loads the model itself (0.4 s a call before)."""
+    root = _vault(tmp_path)
+    with Cortex.open(root, embedder=embedder) as cx:
+        cx.sync()
+        loaded = cx.habits_for_context("", tool="Bash", tool_input={"command": "pytest -q"})
+    with Cortex.open(root) as cx:  # as a hook opens the vault: no model given
+        found = cx.habits_for_context("", tool="Bash", tool_input={"command": "pytest -q"})
+        assert [h.path for h in found.habits] == [TEST_FIRST] and not cx.index.model_loaded
+        assert found.habits == loaded.habits  # the same text and token counts as with the model
+        cx.habits_for_context("fix the broken firmware download")  # by meaning: the model loads then
+        assert cx.index.model_loaded
+
+
 def test_reinforce_raises_the_weight_by_one_line_and_logs_it(tmp_path, embedder) -> None:  # type: ignore[no-untyped-def]
     root = _vault(tmp_path)
     with Cortex.open(root, embedder=embedder) as cx:

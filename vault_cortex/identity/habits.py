@@ -221,7 +221,7 @@ def habits_for_context(cx: Searchable, text: str, *, tool: str | None = None,
             break
         doc = cx.read_note(c.path)
         title = note_name(doc.path)
-        fitted = fit(lead(body_text(doc.content)), title, budget, cx.embedder.count_tokens)
+        fitted = fit(lead(body_text(doc.content)), title, budget, cx.count_tokens)
         if fitted is None:
             continue
         budget -= fitted[1]
