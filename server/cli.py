@@ -285,24 +285,32 @@ def cmd_install(args: argparse.Namespace) -> int:
         if transport == "http" and vault is not None:
             print(install.http_notice(args.scope, vault), file=sys.stderr)
         if vault is not None and not args.no_index:
-            _index_for_the_first_session(vault)
+            return _index_for_the_first_session(vault)
     return 0
 
 
-def _index_for_the_first_session(vault: Path) -> None:
+def _index_for_the_first_session(vault: Path) -> int:
     """Index the vault now, as `sync` does: a hook opens the index but never builds it (it must answer within a
     second), so on a vault never indexed the first session would get no start context and no push. Not while a
     `serve` runs for the vault (its watcher keeps the index); a vault already indexed costs a scan."""
     from vault_cortex.cli.output import ProgressBar
     from vault_cortex.cortex import Cortex
+    from vault_cortex.errors import VaultCortexError
 
     if recorded_url(vault) is not None:
-        return
+        return 0
     print(f"indexing {vault} for the first session (Ctrl-C is safe: `serve`, the MCP server or `vault-cortex sync` "
           "finishes it)", file=sys.stderr)
-    with Cortex.open(vault) as cx:
-        report = cx.sync(ProgressBar())  # long on a big vault: a bar on a terminal, a line a quarter otherwise
+    try:
+        with Cortex.open(vault) as cx:
+            report = cx.sync(ProgressBar())  # long on a big vault: a bar on a terminal, a line a quarter otherwise
+    except VaultCortexError as exc:  # the settings are written: say so, and what is left to do
+        print(f"error: installed, but the vault could not be indexed: {exc}\n"
+              f"the hooks find nothing until it is: fix that and run `vault-cortex sync --vault {vault}`",
+              file=sys.stderr)
+        return 1
     print(f"indexed: {report.notes} notes in {report.seconds:.1f} s", file=sys.stderr)
+    return 0
 
 
 def cmd_uninstall(args: argparse.Namespace) -> int:

@@ -226,3 +226,27 @@ def test_the_http_transport_points_at_serve_and_keeps_the_token_out_of_the_proje
     assert json.loads((home / ".claude.json").read_text())["mcpServers"]["vault-cortex"]["type"] == "stdio"
     with pytest.raises(ConfigError, match="unknown transport"):
         run(vault, home, transport="carrier-pigeon")
+
+
+def test_install_indexes_the_vault_and_says_what_is_left_when_it_cannot(
+        vault: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The hooks read the index and never build it: install builds it, so the first session has its memories (the
+    real client after `init` and `install`: tests/e2e/test_claude_code.py, the first session on a new vault)."""
+    from vault_cortex.cortex import Cortex
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    args = ["install", "claude-code", "--vault", str(vault), "--scope", "project", "--project", str(project)]
+    assert main(args) == 0
+    assert "indexed: 23 notes" in capsys.readouterr().err
+    with Cortex.open(vault) as cx:
+        assert cx.db.note_count() == 23 and cx.verify().ok
+    config = vault / ".cortex" / "config.toml"
+    config.write_text(config.read_text().replace('model_dir = ""', f'model_dir = "{tmp_path / "no model"}"'))
+    assert main([*args, "--no-index"]) == 0  # the settings only
+    assert "indexing" not in capsys.readouterr().err
+    assert main(args) == 1  # the model cannot load: the settings are written, and the error says what is left
+    err = capsys.readouterr().err
+    assert "error: installed, but the vault could not be indexed: embedding.model_dir" in err
+    assert f"run `vault-cortex sync --vault {vault.resolve()}`" in err
+    assert json.loads((project / ".mcp.json").read_text())["mcpServers"]["vault-cortex"]["args"][0] == "mcp"
