@@ -205,6 +205,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     import anyio
 
     from server.app import warm_up
+    from server.hook_socket import serve_hooks
     from server.mcp_tools import build_mcp
     from server.watch import Watcher
     from vault_cortex.cortex import Cortex
@@ -229,6 +230,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(warm_up, cx)
                 tg.start_soon(watcher.run)  # stdout carries MCP messages only: the watcher logs to stderr
+                tg.start_soon(serve_hooks, cx, hooks.answer)  # the session's hooks, with the model loaded here
                 await mcp.run_stdio_async()
                 cx.index.stop()  # a sync running in a worker thread returns at its next embedding batch
                 tg.cancel_scope.cancel()

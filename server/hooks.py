@@ -4,7 +4,8 @@ SessionEnd and PreCompact.
 
 `vault-cortex hook EVENT` reads the hook's JSON input on stdin and prints its output. It posts to the running
 server (found where `serve` recorded its URL, else at the config's host and port) when its `/v1/health` answers
-within HEALTH_TIMEOUT, and otherwise opens the vault itself; the same
+within HEALTH_TIMEOUT, else asks a stdio MCP server of the vault on its socket (server/hook_socket.py), and
+otherwise opens the vault itself; the same
 `run_hook` does the work either way (capture writes only files, so it always runs in the hook's process).
 It never blocks the agent: it always exits 0 and prints valid JSON or nothing. This module imports only
 the standard library at load time, so a hook costs little when the server runs.
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from server.bearer import read_token
+from server.hook_socket import ask, live_sockets
 from server.serve_lock import recorded_url
 from server.tool_output import error_query, failure_query
 
@@ -371,7 +373,17 @@ def dispatch(event: str, payload: dict[str, Any], vault: str | None, url: str | 
             return post_hook(base, token, event, payload)
         except Exception as exc:  # noqa: BLE001 - fall back to the next candidate, then the vault itself
             log.warning("server at %s failed (%s)", base, exc)
+    for path in live_sockets(root, env):  # a stdio MCP server Claude Code started: the model is loaded there
+        try:
+            return ask(path, event, payload, ROUTE_TIMEOUT[event])
+        except (OSError, ValueError) as exc:
+            log.warning("MCP server at %s failed (%s)", path, exc)
     return run_direct(root, event, payload)
+
+
+def answer(cx: Cortex, event: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """A hook run by a process that holds the vault open (the stdio MCP server's socket)."""
+    return run_hook(lambda: cx, event, payload)
 
 
 def server_urls(root: Path, env: Mapping[str, str] | None = None) -> list[str]:

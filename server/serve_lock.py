@@ -62,7 +62,7 @@ def recorded_url(root: Path, index_dir: Path | None = None, env: Mapping[str, st
     recorded one or its process is gone."""
     for path in lock_paths(root, index_dir, os.environ if env is None else env):
         record = read_record(path)
-        if record is not None and _alive(record[0]):
+        if record is not None and alive(record[0]):
             return record[1]
     return None
 
@@ -100,7 +100,8 @@ def held(path: Path) -> bool:
     return False
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether a process of this pid runs."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

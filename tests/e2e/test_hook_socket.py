@@ -1,0 +1,97 @@
+"""The hooks of a session with no `serve`: the stdio MCP server Claude Code started for it answers them on its
+socket (server/hook_socket.py), with the model already loaded, instead of each hook loading the library and the
+model in its own process; when that server is gone, a hook opens the vault itself as before."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters
+
+from server import hooks
+from server.hook_socket import live_sockets, socket_path
+from vault_cortex.cortex import Cortex
+from vault_cortex.index.embed import Embedder
+
+PROMPT = {"session_id": "socket-1", "prompt": "What is my convention for writing commit messages in this repo?"}
+PUSHED = "linguistic/Commit messages.md"
+
+
+def clean_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("VAULT_CORTEX_")}
+
+
+def hook_command(vault: Path, event: str, payload: dict[str, Any]) -> tuple[dict[str, Any], float]:
+    """The real hook command, as Claude Code runs it: its output and how long it took."""
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "server.cli", "hook", event, "--vault", str(vault)],
+                          input=json.dumps(payload), capture_output=True, text=True, timeout=60, env=clean_env())
+    took = time.monotonic() - started
+    assert done.returncode == 0, done.stderr
+    return (json.loads(done.stdout) if done.stdout.strip() else {}), took
+
+
+def dead_pid() -> int:
+    proc = subprocess.Popen(["true"])
+    proc.wait()
+    return proc.pid
+
+
+def test_a_hook_is_answered_by_the_sessions_stdio_mcp_server(synced_template: Path, tmp_path: Path,
+                                                             embedder: Embedder,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    vault = tmp_path / "vault"
+    shutil.copytree(synced_template, vault, symlinks=True)
+    with Cortex.open(vault, embedder=embedder) as cx:
+        cx.sync()
+    index = vault / ".cortex" / "index"
+    stale = socket_path(index, dead_pid())  # left by an MCP server that was killed
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.bind(str(stale))
+    assert live_sockets(vault, clean_env()) == []  # its process is gone: not asked
+    params = StdioServerParameters(command=sys.executable, args=["-m", "server.cli", "mcp", "--vault", str(vault)],
+                                   env=clean_env())
+
+    def direct(*_: object) -> dict[str, Any]:
+        raise AssertionError("the hook opened the vault itself")
+
+    async def session() -> tuple[list[Path], dict[str, Any], list[float]]:
+        async with Client(params) as client:
+            await client.call_tool("recall", {"query": "commit messages", "k": 1})  # the server is up
+            deadline = time.monotonic() + 60
+            while not (sockets := live_sockets(vault, clean_env())):
+                assert time.monotonic() < deadline, "no hook socket"
+                await anyio.sleep(0.1)
+            assert not stale.exists()  # the killed server's socket was cleared at start
+            assert len(sockets) == 1 and sockets[0].parent == index and sockets[0].name.startswith("hooks-")
+            assert oct(sockets[0].stat().st_mode & 0o777) == "0o600"
+            with monkeypatch.context() as m:  # answered over the socket, or this fails
+                m.setattr(hooks, "run_direct", direct)
+                out = await anyio.to_thread.run_sync(
+                    lambda: hooks.dispatch("prompt", dict(PROMPT), str(vault), None, clean_env()))
+            times = []
+            for n in range(5):
+                _, took = await anyio.to_thread.run_sync(
+                    lambda n=n: hook_command(vault, "prompt", {**PROMPT, "session_id": f"socket-cmd-{n}"}))
+                times.append(took)
+        return sockets, out, times
+
+    sockets, out, times = anyio.run(session)
+    context = out["hookSpecificOutput"]["additionalContext"]
+    assert f"## {PUSHED}" in context
+    print(f"hook prompt through the MCP server's socket, as the real command: {', '.join(f'{t:.2f}' for t in times)} s")
+    assert sorted(times)[2] < 0.9  # the median: no library or model loaded in the hook's process (~1.1 s when it is)
+    assert not sockets[0].exists()  # the server stopped with its session and took its socket away
+    again, _ = hook_command(vault, "prompt", {**PROMPT, "session_id": "socket-2"})  # no server: the vault itself
+    assert f"## {PUSHED}" in again["hookSpecificOutput"]["additionalContext"]
