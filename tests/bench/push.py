@@ -13,7 +13,8 @@ the three); the baseline has nothing to fit. Figures per threshold:
   per inj    memories per injection
 Part 2 (latency): the prompt hook in-process on a LoCoMo vault; with --server (or only that: --server-only),
 the tool-result and tool-failure hooks over HTTP (and as the real command, finding the server where `serve`
-recorded its URL) on the generated 2,000-note bench vault with `vault-cortex serve` running.
+recorded its URL) on the generated 2,000-note bench vault with `vault-cortex serve` running; then as the real
+command with no serve: through a running stdio `vault-cortex mcp`'s hook socket, and opening the vault itself.
 
 Run: `python tests/bench/push.py [--data DIR] [--work DIR] [--server | --server-only] [--notes 2000] [--keep DIR]`.
 """
@@ -29,7 +30,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -155,6 +157,26 @@ def command_times(event: str, payloads: Sequence[dict[str, Any]], env: Mapping[s
     return out
 
 
+@contextmanager
+def stdio_mcp(vault: Path, env: Mapping[str, str]) -> Iterator[None]:
+    """`vault-cortex mcp` running on the vault as Claude Code starts it (stdin open), until its hook socket is up."""
+    from server.hook_socket import live_sockets
+
+    proc = subprocess.Popen([sys.executable, "-m", "server.cli", "mcp", "--vault", str(vault)], stdin=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=dict(env))
+    try:
+        deadline = time.monotonic() + 120
+        while not live_sockets(vault, env):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("vault-cortex mcp did not open its hook socket")
+            time.sleep(0.1)
+        yield
+    finally:
+        assert proc.stdin is not None
+        proc.stdin.close()  # as Claude Code ends a session
+        proc.wait(timeout=60)
+
+
 def tool_result_latency(notes: int, keep: Path | None, n: int = 200) -> None:
     """tool-result and tool-failure over HTTP with `vault-cortex serve` running on the generated bench vault; and
     as the real command, which finds the server where serve recorded its URL."""
@@ -190,6 +212,19 @@ def tool_result_latency(notes: int, keep: Path | None, n: int = 200) -> None:
                       f"p50 {pct(times, 50):.0f} ms, p95 {pct(times, 95):.0f} ms (target < 150 ms)")
                 print(f"  as the real command (python start-up included, {len(command)} runs): "
                       f"p50 {pct(command, 50):.0f} ms, p95 {pct(command, 95):.0f} ms")
+        # no serve: the stdio MCP server Claude Code starts for a session answers on its socket; else each hook
+        # opens the vault in its own process
+        env = {k: v for k, v in os.environ.items() if not k.startswith("VAULT_CORTEX_")}
+        env["VAULT_CORTEX_VAULT"] = str(vault)
+        with stdio_mcp(vault, env):
+            for event, payloads in failure_payloads(n).items():
+                via = command_times(event, [{**p, "session_id": f"{p['session_id']}-mcp"} for p in payloads[:30]], env)
+                print(f"{event} as the real command through the stdio MCP server's socket ({len(via)} runs): "
+                      f"p50 {pct(via, 50):.0f} ms, p95 {pct(via, 95):.0f} ms")
+        for event, payloads in failure_payloads(n).items():
+            alone = command_times(event, [{**p, "session_id": f"{p['session_id']}-alone"} for p in payloads[:10]], env)
+            print(f"{event} as the real command opening the vault itself ({len(alone)} runs): "
+                  f"p50 {pct(alone, 50):.0f} ms, p95 {pct(alone, 95):.0f} ms")
         shutil.rmtree(vault / ".cortex" / "hooks", ignore_errors=True)
     finally:
         if keep is None:
