@@ -40,21 +40,31 @@ def socket_path(index_dir: Path, pid: int | None = None) -> Path:
 def live_sockets(root: Path, env: Mapping[str, str]) -> list[Path]:
     """The sockets of this vault's running stdio MCP servers, the newest first (a socket left by a process that is
     gone is skipped)."""
-    found: list[tuple[float, Path]] = []
-    for lock in lock_paths(root, None, env):
+    found = [s for lock in lock_paths(root, None, env) for s in _listening(lock.parent)]
+    return [path for _, _, path in sorted(found, key=lambda s: -s[0])]
+
+
+def server_pids(index_dir: Path) -> list[int]:
+    """The pids of the stdio MCP servers answering hooks from this index folder (for `vault-cortex status`)."""
+    return sorted(pid for _, pid, _ in _listening(index_dir))
+
+
+def _listening(index_dir: Path) -> list[tuple[float, int, Path]]:
+    """(modification time, pid, path) of each socket in the folder whose process runs."""
+    try:
+        entries = list(os.scandir(index_dir))
+    except OSError:
+        return []
+    out = []
+    for entry in entries:
+        match = _NAME.match(entry.name)
+        if match is None or not alive(pid := int(match.group(1))):
+            continue
         try:
-            entries = list(os.scandir(lock.parent))
+            out.append((entry.stat().st_mtime, pid, Path(entry.path)))
         except OSError:
             continue
-        for entry in entries:
-            match = _NAME.match(entry.name)
-            if match is None or not alive(int(match.group(1))):
-                continue
-            try:
-                found.append((entry.stat().st_mtime, Path(entry.path)))
-            except OSError:
-                continue
-    return [p for _, p in sorted(found, key=lambda t: -t[0])]
+    return out
 
 
 def ask(path: Path, event: str, payload: Mapping[str, Any], timeout: float) -> dict[str, Any]:

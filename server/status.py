@@ -21,6 +21,7 @@ import msgspec
 
 from server import install, obsidian
 from server.bearer import read_token
+from server.hook_socket import server_pids
 from server.serve_lock import held, lock_path, read_record
 from vault_cortex import __version__
 from vault_cortex.index.location import index_location
@@ -50,6 +51,7 @@ class VaultStatus(msgspec.Struct, frozen=True, kw_only=True):
     version: str
     index: dict[str, Any] | None  # counts, model, last sync, indexing progress (from the server when it runs)
     server: Server
+    mcp: list[int]  # pids of the stdio MCP servers (one per Claude Code session) answering the hooks
     installed: Installed
 
 
@@ -144,7 +146,8 @@ def gather(vault: Path, env: Mapping[str, str] | None = None, *, index_dir: Path
             index = cx.status()
     installed = Installed(claude_code=claude_code(vault, project=Path.cwd()),
                           obsidian=obsidian_plugin(vault, env, server.url if server.answers else None))
-    return VaultStatus(vault=str(vault), version=__version__, index=index, server=server, installed=installed)
+    return VaultStatus(vault=str(vault), version=__version__, index=index, server=server,
+                       mcp=server_pids(where.path), installed=installed)
 
 
 def render(s: VaultStatus) -> str:
@@ -172,6 +175,9 @@ def render(s: VaultStatus) -> str:
                                     f"{watch.get('syncs', 0)} syncs, last at {watch.get('last_sync_at') or 'never'}, "
                                     f"lag {watch.get('lag_ms', 0)} ms"
                                     + (f", last error: {watch['last_error']}" if watch.get("last_error") else "")))
+    rows.append(("mcp", f"stdio server{'s' if len(s.mcp) > 1 else ''} answering the hooks: pid "
+                        f"{', '.join(map(str, s.mcp))}" if s.mcp
+                 else "no stdio server running (Claude Code starts one for each session)"))
     rows.extend(("claude-code", line) for line in s.installed.claude_code or ["not installed"])
     rows.append(("obsidian", s.installed.obsidian or "plugin not installed (vault-cortex install obsidian)"))
     return "".join(f"{name:<12} {text}\n" for name, text in rows)

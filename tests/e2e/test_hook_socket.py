@@ -19,7 +19,7 @@ import pytest
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
-from server import hooks
+from server import hooks, status
 from server.hook_socket import live_sockets, socket_path
 from vault_cortex.cortex import Cortex
 from vault_cortex.index.embed import Embedder
@@ -75,6 +75,9 @@ def test_a_hook_is_answered_by_the_sessions_stdio_mcp_server(synced_template: Pa
                 await anyio.sleep(0.1)
             assert not stale.exists()  # the killed server's socket was cleared at start
             assert len(sockets) == 1 and sockets[0].parent == index and sockets[0].name.startswith("hooks-")
+            shown = status.gather(vault, clean_env())  # `vault-cortex status` names it
+            assert shown.mcp == [int(sockets[0].stem.removeprefix("hooks-"))]
+            assert f"mcp          stdio server answering the hooks: pid {shown.mcp[0]}\n" in status.render(shown)
             assert oct(sockets[0].stat().st_mode & 0o777) == "0o600"
             with monkeypatch.context() as m:  # answered over the socket, or this fails
                 m.setattr(hooks, "run_direct", direct)
@@ -93,5 +96,6 @@ def test_a_hook_is_answered_by_the_sessions_stdio_mcp_server(synced_template: Pa
     print(f"hook prompt through the MCP server's socket, as the real command: {', '.join(f'{t:.2f}' for t in times)} s")
     assert sorted(times)[2] < 0.9  # the median: no library or model loaded in the hook's process (~1.1 s when it is)
     assert not sockets[0].exists()  # the server stopped with its session and took its socket away
+    assert status.gather(vault, clean_env()).mcp == []
     again, _ = hook_command(vault, "prompt", {**PROMPT, "session_id": "socket-2"})  # no server: the vault itself
     assert f"## {PUSHED}" in again["hookSpecificOutput"]["additionalContext"]
