@@ -51,20 +51,21 @@ def server_pids(index_dir: Path) -> list[int]:
 
 def _listening(index_dir: Path) -> list[tuple[float, int, Path]]:
     """(modification time, pid, path) of each socket in the folder whose process runs."""
+    out = []
+    for pid, entry in _sockets(index_dir):
+        if alive(pid):
+            with contextlib.suppress(OSError):
+                out.append((entry.stat().st_mtime, pid, Path(entry.path)))
+    return out
+
+
+def _sockets(index_dir: Path) -> list[tuple[int, os.DirEntry[str]]]:
+    """Each hook socket in the folder, with the pid its name gives."""
     try:
         entries = list(os.scandir(index_dir))
     except OSError:
         return []
-    out = []
-    for entry in entries:
-        match = _NAME.match(entry.name)
-        if match is None or not alive(pid := int(match.group(1))):
-            continue
-        try:
-            out.append((entry.stat().st_mtime, pid, Path(entry.path)))
-        except OSError:
-            continue
-    return out
+    return [(int(m.group(1)), e) for e in entries if (m := _NAME.match(e.name))]
 
 
 def ask(path: Path, event: str, payload: Mapping[str, Any], timeout: float) -> dict[str, Any]:
@@ -86,13 +87,8 @@ def ask(path: Path, event: str, payload: Mapping[str, Any], timeout: float) -> d
 
 def remove_stale(index_dir: Path) -> None:
     """Sockets left by MCP servers that were killed (a clean stop removes its own)."""
-    try:
-        entries = list(os.scandir(index_dir))
-    except OSError:
-        return
-    for entry in entries:
-        match = _NAME.match(entry.name)
-        if match is not None and not alive(int(match.group(1))):
+    for pid, entry in _sockets(index_dir):
+        if not alive(pid):
             with contextlib.suppress(OSError):
                 os.unlink(entry.path)
 
