@@ -4,7 +4,8 @@ the model is read from the requests it sent to a scripted Messages API (tests/e2
 A session on a copy of the starter vault (plus a note about an earlier fix of a locked database), from a project
 folder named after its project: (a) the start context, (b) a prompt push of a memory the start context lacks,
 (c) the earlier fix after a failing Bash call, (d) the session captured into raw/, once, however often it ends.
-Run twice: the hooks opening the vault themselves (no server, stdio MCP), and with `vault-cortex serve` on a port
+Run twice: with no serve (the stdio MCP server answers the hooks on its socket once it is up; before that, a
+hook opens the vault itself), and with `vault-cortex serve` on a port
 the config does not name (the hooks find it where serve recorded its URL; MCP over HTTP with the token from the
 environment). A scenario is a script of replies and checks on the logged requests. (e) The Stop hook's second look
 (the last test): `session(claude, project, home, QUESTION, [Text(COMPOSED_ANSWER), Text(REVISED)])`; a blocked stop
@@ -154,7 +155,8 @@ def check_the_loop(claude: Path, vault: Path, project: Path, home: Path, env: di
 
 
 def test_what_reaches_the_model_with_the_hooks_opening_the_vault(claude: Path, vault: Path, tmp_path: Path) -> None:
-    """No server: every hook opens the vault itself; the MCP server is the stdio one Claude Code starts."""
+    """No serve: the MCP server is the stdio one Claude Code starts; it answers the hooks on its socket once it is up
+    (tests/e2e/test_hook_socket.py), and a hook that comes first opens the vault itself."""
     project, home = start(tmp_path, vault)
     assert json.loads((project / ".mcp.json").read_text())["mcpServers"]["vault-cortex"]["type"] == "stdio"
     run = check_the_loop(claude, vault, project, home)
