@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("vault_cortex.hooks")
 
 PREFIX = "hooks-"
-_NAME = re.compile(r"^hooks-(\d+)\.sock$")
+_NAME = re.compile(rf"^{PREFIX}(\d+)\.sock$")
 MAX_REQUEST_BYTES = (1 << 20) + 4096  # the hook's input (at most 1 MiB) and its envelope
 MAX_PATH_BYTES = 100  # sun_path holds 108 bytes on Linux: a deeper index folder has no socket (hooks open the vault)
 

@@ -193,6 +193,8 @@ def tool_result_latency(notes: int, keep: Path | None, n: int = 200) -> None:
             make_vault(vault, notes, seed=7)
         with Cortex.open(vault) as cx:
             report = cx.sync()
+        env = {k: v for k, v in os.environ.items() if not k.startswith("VAULT_CORTEX_")}
+        env["VAULT_CORTEX_VAULT"] = str(vault)  # no URL: the command finds the server itself
         with serving(vault) as (url, auth), httpx.Client(base_url=url, headers=auth, timeout=30) as http:
             for event, payloads in failure_payloads(n).items():
                 for p in payloads[:20]:
@@ -205,8 +207,6 @@ def tool_result_latency(notes: int, keep: Path | None, n: int = 200) -> None:
                     times.append((time.perf_counter() - t0) * 1000)
                     r.raise_for_status()
                     fired += bool(r.json())
-                env = {k: v for k, v in os.environ.items() if not k.startswith("VAULT_CORTEX_")}
-                env["VAULT_CORTEX_VAULT"] = str(vault)  # no URL: the command finds the server itself
                 command = command_times(event, payloads[:30], env)
                 print(f"{event} over HTTP, {report.notes}-note vault ({len(times)} failures, {fired} pushed): "
                       f"p50 {pct(times, 50):.0f} ms, p95 {pct(times, 95):.0f} ms (target < 150 ms)")
@@ -214,8 +214,6 @@ def tool_result_latency(notes: int, keep: Path | None, n: int = 200) -> None:
                       f"p50 {pct(command, 50):.0f} ms, p95 {pct(command, 95):.0f} ms")
         # no serve: the stdio MCP server Claude Code starts for a session answers on its socket; else each hook
         # opens the vault in its own process
-        env = {k: v for k, v in os.environ.items() if not k.startswith("VAULT_CORTEX_")}
-        env["VAULT_CORTEX_VAULT"] = str(vault)
         with stdio_mcp(vault, env):
             for event, payloads in failure_payloads(n).items():
                 via = command_times(event, [{**p, "session_id": f"{p['session_id']}-mcp"} for p in payloads[:30]], env)
