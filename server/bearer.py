@@ -1,4 +1,5 @@
-"""The API bearer token: `$VAULT_CORTEX_TOKEN` or the vault's `.cortex/token` (stdlib only, for the hooks)."""
+"""The API bearer token: `$VAULT_CORTEX_TOKEN` or the vault's `.cortex/token` (a read-only vault's beside its index);
+stdlib only, for the hooks."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import secrets
 import stat
 from collections.abc import Mapping
 from pathlib import Path
+
+from server.serve_lock import index_dirs
 
 log = logging.getLogger(__name__)
 
@@ -40,14 +43,19 @@ def load_or_create_token(root: Path, env: Mapping[str, str], *, path: Path | Non
     return token
 
 
-def read_token(root: Path, env: Mapping[str, str]) -> str | None:
-    """The token a client should send, without creating one (None if there is none yet)."""
+def read_token(root: Path, env: Mapping[str, str], index_dir: Path | None = None) -> str | None:
+    """The token a client should send, without creating one (None if there is none yet): `$VAULT_CORTEX_TOKEN`,
+    else `.cortex/token`, else a read-only vault's, beside its index (`index_dir`, else the user cache's)."""
     if env.get(TOKEN_ENV, "").strip():
         return env[TOKEN_ENV].strip()
-    try:
-        return (root / TOKEN_FILE).read_text(encoding="utf-8").strip() or None
-    except OSError:
-        return None
+    for path in [root / TOKEN_FILE, *(folder / "token" for folder in index_dirs(root, index_dir, env))]:
+        try:
+            token = path.read_text(encoding="utf-8").strip()
+        except OSError:
+            continue
+        if token:
+            return token
+    return None
 
 
 def token_matches(header: str | None, token: str) -> bool:

@@ -6,8 +6,10 @@ only: the hook command reads it before deciding whether to load the library.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
+import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,11 +26,31 @@ def lock_path(root: Path, index_dir: Path | None = None) -> Path:
 
 
 def lock_paths(root: Path, index_dir: Path | None, env: Mapping[str, str]) -> list[Path]:
-    """Where a serve of this vault may have recorded itself: the index folder given (`--index-dir`, else
-    $VAULT_CORTEX_INDEX_DIR), then the vault's own. A read-only vault's index in the user cache is not looked
-    for (finding it takes the library, which a hook loads only when no server answers)."""
+    """Where a serve of this vault may have recorded itself: in each of its possible index folders."""
+    return [folder / LOCK_NAME for folder in index_dirs(root, index_dir, env)]
+
+
+def index_dirs(root: Path, index_dir: Path | None, env: Mapping[str, str]) -> list[Path]:
+    """The folders a vault's index may be kept in, the likeliest first: the one given (`--index-dir`, else
+    $VAULT_CORTEX_INDEX_DIR), the vault's own, then a read-only vault's in the user cache."""
     given = index_dir or (Path(env[INDEX_DIR_ENV]).expanduser() if env.get(INDEX_DIR_ENV, "").strip() else None)
-    return list(dict.fromkeys([*([lock_path(root, given)] if given else []), lock_path(root)]))
+    return list(dict.fromkeys([*([given] if given else []), root / DEFAULT_INDEX_DIR, cached_index(root, env)]))
+
+
+def cached_index(root: Path, env: Mapping[str, str]) -> Path:
+    """A read-only vault's index folder in the user cache: the library's `index.location.cached_index` (not
+    imported: it would load the library), named after the vault's folder and a hash of its full path."""
+    root = root.resolve()
+    if env.get("XDG_CACHE_HOME", "").strip():
+        cache = Path(env["XDG_CACHE_HOME"]).expanduser()
+    elif sys.platform == "darwin":
+        cache = Path.home() / "Library" / "Caches"
+    elif sys.platform == "win32" and env.get("LOCALAPPDATA"):
+        cache = Path(env["LOCALAPPDATA"])
+    else:
+        cache = Path.home() / ".cache"
+    digest = hashlib.sha256(str(root).encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    return cache / "vault-cortex" / "indexes" / f"{root.name or 'vault'}-{digest}"
 
 
 @contextmanager

@@ -136,10 +136,7 @@ def gather(vault: Path, env: Mapping[str, str] | None = None, *, index_dir: Path
     where = index_location(vault.resolve(), index_dir, env)
     server = serving(lock_path(vault, where.path))
     if server.running:
-        token = read_token(vault, env)
-        if token is None and (where.path / "token").is_file():  # a read-only vault's server keeps it there
-            token = (where.path / "token").read_text(encoding="utf-8").strip()
-        server = ask(server, token)
+        server = ask(server, read_token(vault, env, where.path))
     index = server.status.get("index") if server.status else None
     if index is None and (where.path / "index.db").is_file():
         with Cortex.open(vault, index_dir=index_dir) as cx:

@@ -216,3 +216,44 @@ def test_the_index_folder_can_be_named_in_the_environment(tmp_path: Path) -> Non
     with Cortex.open(root, env={"VAULT_CORTEX_INDEX_DIR": str(tmp_path / "elsewhere")}) as cx:
         assert cx.index.index_dir == tmp_path / "elsewhere" and not cx.read_only
     assert (tmp_path / "elsewhere" / "index.db").is_file() and not (root / ".cortex" / "index").exists()
+
+
+def test_a_hook_on_a_read_only_vault_is_answered_by_its_serve(tmp_path: Path, backup: tuple[Path, Path]) -> None:
+    """A read-only vault's serve records where it listens, and keeps its token, beside its index in the user cache;
+    the hook command finds both there and posts to it, instead of opening the vault itself (about a second a
+    hook). Before, the hooks looked only in the vault's own .cortex/index/ and .cortex/token."""
+    src, ro = backup
+    before = _files(src)
+    cache = tmp_path / "cache"
+    index = cached_index(ro.resolve(), {"XDG_CACHE_HOME": str(cache)})
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("VAULT_CORTEX_")}, "XDG_CACHE_HOME": str(cache)}
+    payload = {"session_id": "s1", "prompt": "Which bearing squeals when the greenhouse gets hot?",
+               "cwd": str(tmp_path), "hook_event_name": "UserPromptSubmit"}
+    log = tmp_path / "server.log"
+    with serve(ro, log, "--verbose", env={"XDG_CACHE_HOME": str(cache)}, token_file=index / "token"):
+        done = subprocess.run([sys.executable, "-m", "server.cli", "hook", "prompt", "--vault", str(ro)],
+                              input=json.dumps(payload), capture_output=True, text=True, env=env, timeout=120,
+                              check=False)
+        assert done.returncode == 0, done.stderr
+        assert "Fan bearing" in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+        assert '"POST /v1/hooks/prompt HTTP/1.1" 200' in log.read_text()  # serve answered it, not the hook itself
+    assert _files(src) == before
+
+
+def test_the_hooks_look_for_a_read_only_vaults_servers_where_its_index_is(tmp_path: Path) -> None:
+    """The hooks name the user-cache index folder without loading the library: the same folder as the library's,
+    where they look for serve's record, its token and the stdio MCP servers' sockets."""
+    from server.bearer import read_token
+    from server.hook_socket import live_sockets, socket_path
+    from server.serve_lock import LOCK_NAME, lock_paths
+
+    for env in ({"XDG_CACHE_HOME": str(tmp_path / "cache")}, {"XDG_CACHE_HOME": ""}, {}):
+        for root in (tmp_path / "vault", tmp_path / "a vault" / "ünïcode", Path("/")):
+            assert cached_index(root.resolve(), env) / LOCK_NAME in lock_paths(root, None, env)
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    index = cached_index((tmp_path / "vault").resolve(), env)
+    index.mkdir(parents=True)
+    (index / "token").write_text("t0k3n\n")
+    socket_path(index).touch()  # this process is alive: its socket counts
+    assert read_token(tmp_path / "vault", env) == "t0k3n"
+    assert live_sockets(tmp_path / "vault", env) == [socket_path(index)]

@@ -38,7 +38,8 @@ def user_cache(env: Mapping[str, str]) -> Path:
 
 
 def cached_index(root: Path, env: Mapping[str, str]) -> Path:
-    """A read-only vault's index in the user cache: named after the vault's folder and a hash of its full path."""
+    """A read-only vault's index in the user cache: named after the vault's folder and a hash of its full path.
+    The hooks name it without loading the library (`server/serve_lock.py`'s copy, which a test keeps the same)."""
     digest = hashlib.sha256(str(root).encode("utf-8", "surrogateescape")).hexdigest()[:12]
     return user_cache(env) / "vault-cortex" / "indexes" / f"{root.name or 'vault'}-{digest}"
 
