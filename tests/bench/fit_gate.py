@@ -312,6 +312,30 @@ def ceiling(rows: Sequence[Row], budget: int) -> list[float]:
     return out
 
 
+def by_category(rows: Sequence[Row], data: Path, budget: int) -> dict[str, tuple[int, float, float, float]]:
+    """Per LoCoMo category (multi-hop, temporal, …): its questions, their held-out coverage and precision per
+    injection, each fold fitted and its threshold and floor chosen on the other two, and the share with evidence
+    among the gate's candidates at all (where coverage is lost)."""
+    category: dict[tuple[int, str], int] = {}
+    for i, (_, conv) in enumerate(locomo.load_conversations(data)):
+        for qa in conv["qa"]:
+            if qa.get("category") in locomo.CATEGORIES:
+                category.setdefault((i, qa["question"]), qa["category"])
+    counts = {c: [0.0, 0.0, 0.0, 0.0] for c in locomo.CATEGORIES}  # questions, covered, fired, any candidate
+    for train, held in folds(rows):
+        b, w = fit(train)
+        t, floor = choose_threshold(train, [probabilities(r, b, w) for r in train], budget)
+        for c, n in counts.items():
+            asked = [r for r in held if r.kind == "question" and category[(r.conv, r.prompt)] == c]
+            f = evaluate(asked, [probabilities(r, b, w) for r in asked], t, budget, floor)
+            n[0] += len(asked)
+            n[1] += f.coverage * len(asked)
+            n[2] += f.fired * len(asked)
+            n[3] += sum(any(r.y) for r in asked)
+    return {locomo.CATEGORIES[c]: (round(q), covered / max(q, 1), covered / max(fired, 1), found / max(q, 1))
+            for c, (q, covered, fired, found) in counts.items()}
+
+
 CURVE = (0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7)
 
 
@@ -357,6 +381,9 @@ def main(argv: list[str] | None = None) -> int:
     for threshold, f in curve(rows, budget, floor):
         print(f"  threshold {threshold:.2f}: coverage {f.coverage:.3f}, precision {f.precision:.3f}, memory precision "
               f"{f.memory_precision:.3f}, {f.per_injection:.2f} per injection, off-topic {f.off_topic:.3f}")
+    print("by kind of question (held out, each fold's own choice): " + "; ".join(
+        f"{name} ({n}): coverage {coverage:.2f}, precision {precision:.2f}, evidence among the candidates {found:.2f}"
+        for name, (n, coverage, precision, found) in by_category(rows, args.data, budget).items()))
     top = ceiling(rows, budget)
     print(f"ceiling: coverage at the targets with each held-out conversation's own best threshold and floor: "
           f"{' / '.join(f'{c:.3f}' for c in top)} (mean {statistics.fmean(top):.3f})")
