@@ -34,7 +34,11 @@ def index_dirs(root: Path, index_dir: Path | None, env: Mapping[str, str]) -> li
     """The folders a vault's index may be kept in, the likeliest first: the one given (`--index-dir`, else
     $VAULT_CORTEX_INDEX_DIR), the vault's own, then a read-only vault's in the user cache."""
     given = index_dir or (Path(env[INDEX_DIR_ENV]).expanduser() if env.get(INDEX_DIR_ENV, "").strip() else None)
-    return list(dict.fromkeys([*([given] if given else []), root / DEFAULT_INDEX_DIR, cached_index(root, env)]))
+    try:
+        cached = [cached_index(root, env)]
+    except (OSError, RuntimeError):  # no home folder to find the cache in (or the path does not resolve)
+        cached = []
+    return list(dict.fromkeys([*([given] if given else []), root / DEFAULT_INDEX_DIR, *cached]))
 
 
 def cached_index(root: Path, env: Mapping[str, str]) -> Path:
