@@ -40,7 +40,7 @@ from vault_cortex.index.embed import load_embedder  # noqa: E402
 from vault_cortex.recall.gate import choose, features  # noqa: E402
 from vault_cortex.recall.scored import cues, gate, to_hit  # noqa: E402
 
-DATA = locomo.DATA if locomo.DATA.is_dir() else Path("/work/shared/data/locomo-dev")  # worktrees sit a level deeper
+DATA = locomo.DATA
 BUDGET_TOKENS = 400  # the prompt hook's default budget
 CANDIDATES = PushSettings().candidates
 MOST = PushSettings().most

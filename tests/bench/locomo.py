@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import os
 import re
 import shutil
 import statistics
@@ -28,7 +29,10 @@ from vault_cortex import Cortex
 from vault_cortex.config import load_settings
 from vault_cortex.index.embed import Embedder, load_embedder
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo-dev"
+DATA_ENV = "VAULT_CORTEX_LOCOMO"
+# The LoCoMo conversations, one JSON file each (`conversation` and `qa`, as the LoCoMo release gives them): --data,
+# else $VAULT_CORTEX_LOCOMO, else ./locomo-dev
+DATA = Path(os.environ.get(DATA_ENV, "").strip() or "locomo-dev")
 KS = (1, 2, 3, 5, 10)  # R@1–3 also decide what the prompt hook can push (it pushes about two)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-dom", 4: "single-hop"}
 
@@ -93,8 +97,12 @@ def evaluate(questions: list[Question], ask: Scorer) -> dict[tuple[int, int], tu
 
 
 def load_conversations(data: Path) -> list[tuple[str, dict[str, Any]]]:
+    files = sorted(data.glob("*.json"))
+    if not files:
+        raise SystemExit(f"no LoCoMo conversations in {data}: pass --data DIR or set ${DATA_ENV} to a folder of "
+                         "them, one JSON file each with its `conversation` and `qa`")
     out = []
-    for path in sorted(data.glob("*.json")):
+    for path in files:
         raw = json.loads(path.read_text(encoding="utf-8"))
         out.append((path.stem, raw.get("conversation", raw) | {"qa": raw["qa"]}))
     return out
