@@ -9,6 +9,7 @@ from datetime import datetime
 import anyio
 import msgspec
 
+from vault_cortex import clock
 from vault_cortex.config import Settings
 from vault_cortex.cortex import Cortex
 from vault_cortex.sleep.cycle import ApplyReport, next_nightly
@@ -37,7 +38,7 @@ class NightlyStatus(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def local_now() -> datetime:
-    return datetime.now().astimezone()
+    return clock.local_now()
 
 
 class Nightly:

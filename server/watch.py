@@ -17,6 +17,7 @@ import msgspec
 from anyio.abc import TaskGroup
 from watchfiles import Change, awatch
 
+from vault_cortex import clock
 from vault_cortex.errors import SyncCancelled
 from vault_cortex.index.sync import Progress, SyncReport
 
@@ -233,7 +234,7 @@ class Watcher:
                 self._syncs += 1
                 self._last_report = report
                 self._last_error = None
-                self._last_sync_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+                self._last_sync_at = clock.local_now().strftime("%Y-%m-%dT%H:%M:%S%z")
                 log.info("synced: %d added, %d updated, %d renamed, %d deleted in %.2fs", report.added,
                          report.updated, report.renamed, report.deleted, report.seconds)
             if self._wake.is_set() or self._last_error is not None:  # changes came meanwhile, or a retry is due

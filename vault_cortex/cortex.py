@@ -5,13 +5,13 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from types import TracebackType
 
 import msgspec
 
-from vault_cortex import notes
+from vault_cortex import clock, notes
 from vault_cortex.config import PushSettings, Settings, load_settings
 from vault_cortex.errors import (
     InvalidRequest,
@@ -58,7 +58,7 @@ class Cortex:
         self.root = root
         self.settings = settings
         self.read_only = read_only  # a read-only vault: searched, never written (writes raise VaultReadOnly)
-        self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+        self.clock: Callable[[], datetime] = clock.now
         # made before the index is opened, which may already replace a damaged one (`_index_replaced`); it reads
         # the index, the settings and the clock at each use, as they may be replaced
         self.recaller = Recaller(self, lambda: self.settings, clock=lambda: self.clock(), root=root, log=self.log,

@@ -14,7 +14,7 @@ from pathlib import Path
 import vault_cortex
 
 PACKAGE = Path(vault_cortex.__file__).parent
-BASE = {"errors": 0, "limits": 1, "config": 1}
+BASE = {"errors": 0, "limits": 1, "config": 1, "clock": 1}
 LEVELS = {"files": 2, "index": 3, "store": 4, "recall": 5, "identity": 6, "importers": 7, "sleep": 8, "cortex": 9,
           "notes": 9, "__init__": 9, "cli": 10}
 # Pure core: values in, values out. No disk, clock, environment, network, database or model.

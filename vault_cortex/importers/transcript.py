@@ -23,6 +23,7 @@ from typing import IO, Any
 
 import msgspec
 
+from vault_cortex import clock
 from vault_cortex.errors import InvalidRequest, WriteConflict
 from vault_cortex.files.properties import parse_datetime
 from vault_cortex.files.yamltext import note_filename, render_new_note
@@ -375,7 +376,7 @@ def session_name(file: str | Path, project: str | None) -> str:
                     break
         day = day or datetime.fromtimestamp(path.stat().st_mtime, UTC)
     except OSError:
-        day = datetime.now(UTC)
+        day = clock.now()
     parts = [day.strftime("%Y-%m-%d"), project or "", path.stem[:8]]
     return " ".join(p for p in parts if p)
 

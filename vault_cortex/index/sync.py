@@ -12,6 +12,7 @@ from pathlib import Path
 import msgspec
 import numpy as np
 
+from vault_cortex import clock
 from vault_cortex.config import Settings
 from vault_cortex.errors import SyncCancelled
 from vault_cortex.files.activity_files import file_key, log_files
@@ -299,7 +300,7 @@ def sync(
                 db.set_meta("activity", log_signature)
             if todo or gone or replay_log or changed:
                 db.set_meta("generation", str(int(db.get_meta("generation") or 0) + 1))
-            db.set_meta("last_sync", time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+            db.set_meta("last_sync", clock.local_now().strftime("%Y-%m-%dT%H:%M:%S%z"))
             if only is None:
                 db.set_meta("derivation", derived)
         if only is None and not vectors_current(db, vectors):

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import msgspec
 
+from vault_cortex import clock
 from vault_cortex.config import Settings
 from vault_cortex.errors import IndexCorrupt, IndexUnavailable
 from vault_cortex.index.db import IndexDB
@@ -105,7 +106,7 @@ class Index:
 
     def _set_aside(self, reason: str, names: Sequence[str]) -> None:
         """Move damaged index files to .cortex/index/broken-<time>/ and say so in one line."""
-        folder = self.index_dir / f"broken-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S.%f')}"
+        folder = self.index_dir / f"broken-{datetime.fromtimestamp(clock.wall(), UTC).strftime('%Y%m%dT%H%M%S.%f')}"
         folder.mkdir(parents=True, exist_ok=True)
         for name in names:
             with suppress(FileNotFoundError):

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import msgspec
 
+from vault_cortex import clock
 from vault_cortex.errors import InvalidRequest
 from vault_cortex.index.db import IndexDB
 from vault_cortex.recall.pipeline import parse_time
@@ -46,7 +47,7 @@ class Filters(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
         for field, value in (("created_after", created_after), ("created_before", created_before),
                              ("modified_after", modified_after)):
             if value:
-                parse_when(value, datetime.now(UTC), field)
+                parse_when(value, clock.now(), field)
         return cls(tags=tags, regions=regions, project=project, created_after=created_after,
                    created_before=created_before, modified_after=modified_after, path_prefix=path_prefix)
 
