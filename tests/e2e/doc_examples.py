@@ -10,6 +10,11 @@ How a page's examples are checked (follow this when you write docs):
   (`wal.jsonl`, `conversations.json`, `memory.json`). A page whose first command is `vault-cortex init` starts
   from an empty folder instead. A page whose commands talk to `http://127.0.0.1:8765` gets a real
   `vault-cortex serve` on `~/my-vault` first (on a free port; the address in the commands is changed to it).
+- The examples run on the project's clock pinned to `DOC_NOW` (`VAULT_CORTEX_NOW`, vault_cortex/clock.py), the
+  starter vault's present, and its files are made ten minutes older than that: what a page shows does not move
+  with the calendar (`created_after=7d` finds the same notes in any year). `test_doc_examples.py` runs the pages
+  once more with the machine's clock a year ahead (libfaketime), so an example that reads the calendar any other
+  way fails.
 - What varies from run to run is normalised before comparing: durations (`264 ms`, `1.11s`), rates (`21/s`),
   `took_ms`, the day and time of day lines of `recent`, the month of an activity file; a decimal may differ by
   0.05 (scores move with the clock); `recent`'s lines may come in any order (what happened within one second,
@@ -26,6 +31,7 @@ output no longer matches (review the diff, and put `…` back where a long outpu
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import re
@@ -37,6 +43,7 @@ import sys
 import time
 import tomllib
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,6 +55,9 @@ SHOWN_ADDRESS = "127.0.0.1:8765"
 SKIP = "<!-- doc-test: skip -->"
 _MARK = "@@doc-example {}@@"
 TEMPLATE_AGE = 600.0  # seconds: how old `settle` makes the starter vault's files
+DOC_NOW = "2026-12-01T12:00:00+00:00"  # the examples' clock: the starter vault's last notes are two days old
+A_YEAR_AHEAD = "+365d"  # libfaketime's offset for the machine's clock in the second run
+FAKETIME_LIBRARY = "/usr/lib/*/faketime/libfaketime.so.1"  # Debian's faketime package
 _DECIMAL = re.compile(r"\d+\.\d+")
 _PROGRESS = re.compile(r"^\w[\w ]*(?: \[[^\]]*\]|:) \d+/\d+ \w+")
 _VARYING = [
@@ -171,12 +181,12 @@ def _unordered_mismatch(expected: tuple[str, ...], actual: list[str]) -> str | N
     return None
 
 
-def settle(root: Path) -> None:
-    """Give the starter vault's files one age, ten minutes, whenever the checkout was made: `init` keeps the
-    template's mtimes, and recency and decay count from them, so shown outputs moved with the checkout's age (in
-    its first three minutes recency rounds to 1 and ties graph proximity in the why-line; after a week the close
-    hits swap)."""
-    when = time.time() - TEMPLATE_AGE
+def settle(root: Path, now: float | None = None) -> None:
+    """Give the starter vault's files one age, ten minutes before `now` (the machine's clock when None), whenever
+    the checkout was made: `init` keeps the template's mtimes, and recency and decay count from them, so shown
+    outputs moved with the checkout's age (in its first three minutes recency rounds to 1 and ties graph proximity
+    in the why-line; after a week the close hits swap)."""
+    when = (time.time() if now is None else now) - TEMPLATE_AGE
     for path in root.rglob("*"):
         if path.is_file() and not path.is_symlink():
             os.utime(path, (when, when))
@@ -191,10 +201,26 @@ def prepare(home: Path, synced_vault: Path, *, empty: bool) -> None:
         shutil.copy(FIXTURES / source, home / name)
 
 
-def environment(home: Path) -> dict[str, str]:
+def doc_now() -> float:
+    return datetime.fromisoformat(DOC_NOW).timestamp()
+
+
+def faketime_library() -> str:
+    """libfaketime, which moves the machine's clock for a process and its children; a clear failure without it."""
+    found = sorted(glob.glob(FAKETIME_LIBRARY))
+    if not found:
+        raise RuntimeError(f"no {FAKETIME_LIBRARY}: install Debian's faketime package (tests/run does)")
+    return found[0]
+
+
+def environment(home: Path, *, ahead: bool = False) -> dict[str, str]:
+    """The examples' environment: a fresh HOME, the clock pinned to DOC_NOW; `ahead`: the machine's clock (not the
+    project's) a year ahead for every process the examples start."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("VAULT_CORTEX_")}
     env.update(HOME=str(home), PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
-               LC_ALL="C.UTF-8", PYTHONIOENCODING="utf-8", COLUMNS="200")
+               LC_ALL="C.UTF-8", PYTHONIOENCODING="utf-8", COLUMNS="200", VAULT_CORTEX_NOW=DOC_NOW)
+    if ahead:
+        env.update(LD_PRELOAD=faketime_library(), FAKETIME=A_YEAR_AHEAD, FAKETIME_DONT_FAKE_MONOTONIC="1")
     return env
 
 
@@ -207,12 +233,12 @@ def _free_port() -> int:
 class Server:
     """`vault-cortex serve` on the page's vault, for the examples that call the HTTP API."""
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, env: dict[str, str]) -> None:
         self.port = _free_port()
         self.log = (home / "serve.log").open("wb")
         self.proc = subprocess.Popen(
             ["vault-cortex", "serve", "--vault", str(home / "my-vault"), "--port", str(self.port)],
-            cwd=home, env=environment(home), stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT)
+            cwd=home, env=env, stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             try:
@@ -238,16 +264,17 @@ class Server:
         self.log.close()
 
 
-def run_console(page: Path, home: Path) -> list[tuple[Step, list[str]]]:
+def run_console(page: Path, home: Path, *, ahead: bool = False) -> list[tuple[Step, list[str]]]:
     """Run a page's console commands in order in one bash; each step with the lines it printed."""
     todo = console_steps(page)
-    server = Server(home) if any(SHOWN_ADDRESS in s.command for s in todo) else None
+    env = environment(home, ahead=ahead)
+    server = Server(home, env) if any(SHOWN_ADDRESS in s.command for s in todo) else None
     try:
         script = ["exec 2>&1 </dev/null"]
         for n, step in enumerate(todo):
             command = step.command.replace(SHOWN_ADDRESS, f"127.0.0.1:{server.port}") if server else step.command
             script += [f"printf '\\n{_MARK.format(n)}\\n'", command]
-        done = subprocess.run(["bash", "-c", "\n".join(script)], cwd=home, env=environment(home),
+        done = subprocess.run(["bash", "-c", "\n".join(script)], cwd=home, env=env,
                               capture_output=True, text=True, timeout=900)
     finally:
         if server:
@@ -262,10 +289,11 @@ def _is_recent(command: str) -> bool:
     return command.split()[:2] == ["vault-cortex", "recent"]
 
 
-def check_console(page: Path, home: Path) -> list[str]:
-    """What differs between a page's console examples and what they print, one message a command."""
+def check_console(page: Path, home: Path, *, ahead: bool = False) -> list[str]:
+    """What differs between a page's console examples and what they print, one message a command; `ahead`: run
+    with the machine's clock a year ahead."""
     failures = []
-    for step, actual in run_console(page, home):
+    for step, actual in run_console(page, home, ahead=ahead):
         why = mismatch(step.expected, actual, unordered=_is_recent(step.command))
         if why:
             shown = "\n".join(actual[:40])
@@ -305,8 +333,9 @@ def _main(argv: list[str]) -> int:
     pages = [p for p in PAGES if not names or p.name in names or str(p.relative_to(ROOT)) in names]
     with tempfile.TemporaryDirectory() as tmp:
         synced = Path(tmp) / "template" / "my-vault"
+        os.environ["VAULT_CORTEX_NOW"] = DOC_NOW
         init_vault(synced)
-        settle(synced)
+        settle(synced, doc_now())
         with Cortex.open(synced) as cx:
             cx.sync()
         for n, page in enumerate(p for p in pages if console_steps(p)):

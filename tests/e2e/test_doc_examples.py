@@ -5,28 +5,69 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from doc_examples import PAGES, ROOT, blocks, check_console, check_snippet, console_steps, environment, prepare
+from doc_examples import (
+    DOC_NOW,
+    PAGES,
+    ROOT,
+    blocks,
+    check_console,
+    check_snippet,
+    console_steps,
+    doc_now,
+    environment,
+    prepare,
+    settle,
+)
+
+from vault_cortex.cortex import Cortex
+from vault_cortex.files.vault import init_vault
+from vault_cortex.index.embed import Embedder
 
 CONSOLE_PAGES = [p for p in PAGES if console_steps(p)]
 
 
-@pytest.mark.parametrize("page", CONSOLE_PAGES, ids=[p.name for p in CONSOLE_PAGES])
-def test_the_console_examples_print_what_the_page_shows(page: Path, synced_template: Path, tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    prepare(home, synced_template, empty=console_steps(page)[0].command.startswith("vault-cortex init"))
-    failures = check_console(page, home)
+@pytest.fixture(scope="module")
+def doc_vault(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> Iterator[Path]:
+    """The starter vault as the examples see it: synced on the clock pinned to DOC_NOW, its files ten minutes older."""
+    root = tmp_path_factory.mktemp("docs") / "my-vault"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("VAULT_CORTEX_NOW", DOC_NOW)
+        init_vault(root)
+        settle(root, doc_now())
+        with Cortex.open(root, embedder=embedder) as cx:
+            cx.sync()
+        yield root
+
+
+def _run_page(page: Path, vault: Path, home: Path, *, ahead: bool) -> None:
+    prepare(home, vault, empty=console_steps(page)[0].command.startswith("vault-cortex init"))
+    failures = check_console(page, home, ahead=ahead)
     assert not failures, "\n\n".join(failures)
 
 
-def test_the_python_examples_run(synced_template: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("page", CONSOLE_PAGES, ids=[p.name for p in CONSOLE_PAGES])
+def test_the_console_examples_print_what_the_page_shows(page: Path, doc_vault: Path, tmp_path: Path) -> None:
+    _run_page(page, doc_vault, tmp_path / "home", ahead=False)
+
+
+@pytest.mark.parametrize("page", CONSOLE_PAGES, ids=[p.name for p in CONSOLE_PAGES])
+def test_the_console_examples_print_the_same_a_year_later(page: Path, doc_vault: Path, tmp_path: Path) -> None:
+    """The machine's clock a year ahead (libfaketime, for every process the examples start): an example whose
+    output moves with the calendar — a date read around the project's clock, a fixed date compared with "now" —
+    fails here before it fails on the day it starts to."""
+    _run_page(page, doc_vault, tmp_path / "home", ahead=True)
+
+
+def test_the_python_examples_run(doc_vault: Path, tmp_path: Path) -> None:
     examples = [b for p in PAGES for b in blocks(p) if b.lang == "python"]
     assert examples
     for n, block in enumerate(examples):
         home = tmp_path / f"python{n}"
-        prepare(home, synced_template, empty=False)
+        prepare(home, doc_vault, empty=False)
         done = subprocess.run([sys.executable, "-c", "\n".join(block.lines)], cwd=home, env=environment(home),
                               capture_output=True, text=True, timeout=300)
         where = f"{block.page.relative_to(ROOT)}:{block.first}"
