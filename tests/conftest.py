@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,6 +12,14 @@ import pytest
 from hypothesis import settings
 
 FIXTURES = Path(__file__).parent / "fixtures"
+
+# Git as on a machine where nobody ran `git config`: no user's or system's settings (no identity, no hooks, no
+# signing) reach a test or the product's own commits; a test that commits names its author itself. Set before any
+# test runs, so every git the suite starts, in-process or in a child process, sees it.
+_EMPTY_GITCONFIG = Path(tempfile.mkdtemp(prefix="vault-cortex-tests-")) / "gitconfig"
+_EMPTY_GITCONFIG.write_text("", encoding="utf-8")
+os.environ["GIT_CONFIG_GLOBAL"] = str(_EMPTY_GITCONFIG)
+os.environ["GIT_CONFIG_NOSYSTEM"] = "1"
 
 # Property tests check what holds, not how fast: on a loaded CI machine one example can take seconds, and
 # hypothesis's default 200 ms deadline turned that into a failure. Speed is measured by the benchmarks.
@@ -20,8 +30,6 @@ settings.load_profile("vault-cortex")
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """Settings come from the vault alone in tests: strip every VAULT_CORTEX_* variable."""
-    import os
-
     for key in list(os.environ):
         if key.startswith("VAULT_CORTEX_"):
             monkeypatch.delenv(key)

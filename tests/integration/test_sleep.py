@@ -177,9 +177,9 @@ def test_a_folder_kept_out_of_git_never_stops_the_sleep_commit(cx: Cortex, vault
     report = cx.sleep_apply(plan, commit=False)
     touch_raw = Op(step=len(plan.ops) + 1, phase="tier", action="set_property", path=str(captured.relative_to(vault)),
                    reason="a step on a capture", hashes={}, result="")
-    sha = commit_vault(vault, msgspec.structs.replace(plan, ops=[*plan.ops, touch_raw]),
-                       [*report.applied, touch_raw.step])
-    assert sha and git(vault, "status", "--porcelain") == "", git(vault, "status", "--porcelain")
+    made = commit_vault(vault, msgspec.structs.replace(plan, ops=[*plan.ops, touch_raw]),
+                        [*report.applied, touch_raw.step])
+    assert made and git(vault, "status", "--porcelain") == "", git(vault, "status", "--porcelain")
     assert "raw/" not in git(vault, "show", "--name-only", "--format=", "HEAD")
 
 
@@ -349,6 +349,33 @@ def test_cli_plans_applies_and_refuses_a_second_apply_of_a_stale_plan(vault: Pat
     assert "nothing to resume" in capsys.readouterr().err
     assert main(["sleep", "--vault", str(vault), "apply", "20000101T000000Z"]) == 1
     assert "no saved sleep plan '20000101T000000Z'" in capsys.readouterr().err
+
+
+def test_a_sleep_commits_where_git_has_no_identity(vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """A machine where nobody ran `git config` (CI, a fresh laptop): the commit is made as vault-cortex, and the
+    command says so; before, git refused ("Author identity unknown") and the sleep's changes stayed uncommitted."""
+    (tmp_path / "empty.gitconfig").write_text("", encoding="utf-8")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "empty.gitconfig"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for name in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "EMAIL"):
+        monkeypatch.delenv(name, raising=False)
+    git(vault, "config", "--unset", "user.name")
+    git(vault, "config", "--unset", "user.email")
+    git(vault, "config", "user.useConfigOnly", "true")  # no identity guessed from the host name either
+    assert main(["sleep", "--vault", str(vault), "apply", "--commit"]) == 0
+    out = capsys.readouterr().out
+    assert "as vault-cortex <vault-cortex@localhost> (git has no identity for this vault" in out, out
+    assert git(vault, "log", "-1", "--format=%an <%ae>|%s").startswith("vault-cortex <vault-cortex@localhost>|sleep")
+    assert git(vault, "status", "--porcelain", "--", ".cortex/activity") == ""
+
+    git(vault, "config", "user.name", "Ada")  # the user's own identity, once set, is the one used
+    git(vault, "config", "user.email", "ada@example.com")
+    (vault / "short_term" / "new thought.md").write_text("# new thought\n\nA new note for the next sleep.\n",
+                                                          encoding="utf-8")
+    assert main(["sleep", "--vault", str(vault), "apply", "--commit"]) == 0
+    assert "as vault-cortex" not in capsys.readouterr().out
+    assert git(vault, "log", "-1", "--format=%an <%ae>") == "Ada <ada@example.com>\n"
 
 
 def test_cli_rollback_undoes_the_last_sleep(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -45,7 +45,8 @@ def _print_apply(report: sleep.ApplyReport) -> None:
     for s in report.skipped:
         print(f"  skipped step {s.step} ({s.path}): {s.reason}")
     if report.commit:
-        print(f"committed {report.commit}")
+        print(f"committed {report.commit}" + (f" as {report.committed_as} (git has no identity for this vault: set "
+                                              "user.name and user.email)" if report.committed_as else ""))
 
 
 ACTIONS = ("plan", "apply", "resume", "rollback")

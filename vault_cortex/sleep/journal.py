@@ -53,7 +53,12 @@ class ApplyReport(msgspec.Struct, frozen=True, kw_only=True):
     undone: list[int] = msgspec.field(default_factory=list)
     rolled_back: bool = False
     commit: str | None = None  # the git commit made, when asked and the vault is a repository
+    # the author vault-cortex committed as because git has no identity for the vault (none set anywhere)
+    committed_as: str | None = None
     journal: str = JOURNAL
+
+
+OWN_IDENTITY = ("vault-cortex", "vault-cortex@localhost")  # the author of a sleep's commit when git has none
 
 
 def plan_file(root: Path, plan_id: str) -> Path:
@@ -278,9 +283,10 @@ class _Run:
                         if _TMP.match(f.name):
                             f.unlink()
 
-    def report(self, commit: str | None = None, rolled_back: bool = False) -> ApplyReport:
+    def report(self, commit: Commit | None = None, rolled_back: bool = False) -> ApplyReport:
         return ApplyReport(plan=self.plan.id, applied=sorted(self.done - self.undone), skipped=self.skipped,
-                           undone=sorted(self.undone), rolled_back=rolled_back, commit=commit)
+                           undone=sorted(self.undone), rolled_back=rolled_back,
+                           commit=commit.sha if commit else None, committed_as=commit.author if commit else None)
 
 
 def _open_run(tx: Change, checkpoint: Checkpoint | None) -> tuple[_Run, list[dict[str, Any]]]:
@@ -380,15 +386,28 @@ def _finish(tx: Change, run: _Run, commit: bool) -> ApplyReport:
     except OSError as exc:  # the lines stay pending (a half-done flush is finished next time): nothing is lost
         log.warning("could not move the pending activity into the versioned log: %s", exc)
         flushed = []
-    sha = commit_vault(run.root, run.plan, sorted(run.done), also=flushed) if commit else None
-    return run.report(commit=sha)
+    made = commit_vault(run.root, run.plan, sorted(run.done), also=flushed) if commit else None
+    return run.report(commit=made)
 
 
-def commit_vault(root: Path, p: Plan, steps: Sequence[int], also: Sequence[str] = ()) -> str | None:
+class Commit(msgspec.Struct, frozen=True):
+    sha: str
+    author: str | None  # set when vault-cortex named the author itself (git has no identity for the vault)
+
+
+def commit_vault(root: Path, p: Plan, steps: Sequence[int], also: Sequence[str] = ()) -> Commit | None:
     """Commit exactly the files the applied steps touched (moves show as renames), and `also` (the activity
-    files the sleep's flush appended to); None outside a repository."""
+    files the sleep's flush appended to); None outside a repository.
+
+    The commit is the user's identity's when git has one for the vault (its own config, the user's, the
+    system's, or GIT_AUTHOR_*/GIT_COMMITTER_*), else OWN_IDENTITY's, said in the log and the report: a machine
+    where nobody ran `git config` still gets its sleep committed."""
+    author: str | None = None
+
     def git(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=False, input=stdin)
+        named = ["-c", f"user.name={OWN_IDENTITY[0]}", "-c", f"user.email={OWN_IDENTITY[1]}"] if author else []
+        return subprocess.run(["git", *named, *args], cwd=root, capture_output=True, text=True, check=False,
+                              input=stdin)
 
     if git("rev-parse", "--is-inside-work-tree").stdout.strip() != "true":
         log.info("the vault is not a git repository; nothing committed")
@@ -402,11 +421,16 @@ def commit_vault(root: Path, p: Plan, steps: Sequence[int], also: Sequence[str] 
     paths = [x for x in paths if x not in ignored]  # a folder kept out of git (raw/, say) stays out, the rest commits
     if not paths or git("add", "-A", "--", *paths).returncode:
         return None
+    if git("var", "GIT_AUTHOR_IDENT").returncode or git("var", "GIT_COMMITTER_IDENT").returncode:
+        author = f"{OWN_IDENTITY[0]} <{OWN_IDENTITY[1]}>"
+        log.warning("git has no identity for this vault (user.name, user.email): committing as %s; set yours "
+                    "with `git -C %s config user.name ...` and `... user.email ...`", author, root)
     done = git("commit", "-q", "-m", commit_message(p, ops), "--", *paths)
     if done.returncode:
         log.warning("git commit failed: %s", (done.stderr or done.stdout).strip())
         return None
-    return git("rev-parse", "HEAD").stdout.strip() or None
+    sha = git("rev-parse", "HEAD").stdout.strip()
+    return Commit(sha, author) if sha else None
 
 
 def commit_message(p: Plan, ops: Sequence[Op]) -> str:
