@@ -322,11 +322,16 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
 def cmd_obsidian(args: argparse.Namespace) -> int:
     """Put the built plugin and its settings in the vault's .obsidian/plugins/vault-cortex/ (or remove them)."""
     from server import obsidian
+    from vault_cortex.errors import UnsafePath
 
     vault = Path(args.vault).expanduser()
     installing = args.fn is cmd_install
-    steps = (obsidian.install(vault, url=args.url, dry_run=args.dry_run) if installing
-             else obsidian.uninstall(vault, dry_run=args.dry_run))
+    try:
+        steps = (obsidian.install(vault, url=args.url, dry_run=args.dry_run) if installing
+                 else obsidian.uninstall(vault, dry_run=args.dry_run))
+    except UnsafePath as exc:  # a plugin folder that is a link or leads out of the vault: refused, as bad input is
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     verbs = {"create": "created", "update": "updated", "unchanged": "unchanged", "remove": "removed"}
     for step in steps:
         state = f"would be {verbs[step.action]}" if args.dry_run and step.action != "unchanged" else verbs[step.action]
