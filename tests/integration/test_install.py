@@ -271,7 +271,7 @@ def test_uninstall_gives_back_each_files_exact_bytes_however_it_was_formatted(va
     s_file.parent.mkdir(parents=True)
     before = SETTINGS_STYLES[style].encode("utf-8")
     s_file.write_bytes(before)
-    m_file.write_bytes(before.replace(b'"model"', b'"numStartups": 3, "x"', 1) if style == "compact" else before)
+    m_file.write_bytes(before.replace(b'"model"', b'"numStartups":3,"x"', 1) if style == "compact" else before)
     m_before = m_file.read_bytes()
     run(vault, home)
     assert len(commands(json.loads(s_file.read_text()))) == len(install.HOOKS)
