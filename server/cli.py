@@ -276,6 +276,9 @@ def cmd_install(args: argparse.Namespace) -> int:
             print(change.diff, end="")
         state = ("deleted (left empty)" if change.removed else "created" if change.created
                  else "updated" if change.changed else "unchanged")
+        if change.target and change.changed:
+            state += f" (a link: {'its target ' if change.removed else 'written to '}{change.target}"
+            state += " deleted, the link kept)" if change.removed else ")"
         print(f"{change.path}: {'would be ' if args.dry_run and change.changed else ''}{state}", file=sys.stderr)
     if args.dry_run:
         print("dry run: nothing written", file=sys.stderr)
@@ -285,7 +288,7 @@ def cmd_install(args: argparse.Namespace) -> int:
               f"'{install.SERVER_NAME}' ({transport}) and the hooks {events}. Restart Claude Code to load them.",
               file=sys.stderr)
         if transport == "http" and vault is not None:
-            print(install.http_notice(args.scope, vault), file=sys.stderr)
+            print(install.http_notice(changes[1], vault), file=sys.stderr)
         if vault is not None and not args.no_index:
             return _index_for_the_first_session(vault)
     return 0
@@ -322,11 +325,16 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
 def cmd_obsidian(args: argparse.Namespace) -> int:
     """Put the built plugin and its settings in the vault's .obsidian/plugins/vault-cortex/ (or remove them)."""
     from server import obsidian
+    from vault_cortex.errors import UnsafePath
 
     vault = Path(args.vault).expanduser()
     installing = args.fn is cmd_install
-    steps = (obsidian.install(vault, url=args.url, dry_run=args.dry_run) if installing
-             else obsidian.uninstall(vault, dry_run=args.dry_run))
+    try:
+        steps = (obsidian.install(vault, url=args.url, dry_run=args.dry_run) if installing
+                 else obsidian.uninstall(vault, dry_run=args.dry_run))
+    except UnsafePath as exc:  # a plugin folder that is a link or leads out of the vault: refused, as bad input is
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     verbs = {"create": "created", "update": "updated", "unchanged": "unchanged", "remove": "removed"}
     for step in steps:
         state = f"would be {verbs[step.action]}" if args.dry_run and step.action != "unchanged" else verbs[step.action]

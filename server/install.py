@@ -7,6 +7,11 @@ event whose command runs `vault-cortex hook EVENT`, and the `vault-cortex` MCP s
 changes nothing; installing with another vault replaces them in place; `uninstall` removes exactly them
 (and a container only when removing them left it empty). A file that is not a JSON object is an error and
 no file is written.
+
+Each file is written in its own format (indent, separators, escapes, line ends, final newline: whatever JSON
+writer made it), so uninstall gives back its exact bytes. A file kept as a link (a dotfiles repository) is
+written through: the target is replaced atomically and the link stays. A file that holds the bearer token is
+left readable by its owner only (0600); a linked `~/.claude.json` is shared, so it gets `${VAULT_CORTEX_TOKEN}`.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import copy
 import difflib
 import json
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -57,6 +63,21 @@ class Change(msgspec.Struct, frozen=True, kw_only=True):
     diff: str
     created: bool = False  # the file did not exist
     removed: bool = False  # uninstall left it empty: deleted
+    target: str | None = None  # the file is a link: what was written (or deleted) is this, its target
+    private: bool = False  # it holds the bearer token: its owner's only (0600)
+
+
+class Style(msgspec.Struct, frozen=True, kw_only=True):
+    """How a settings file's JSON is written, so that a file comes back in its own format (byte for byte)."""
+
+    indent: str | None = "  "  # None: on one line
+    separators: tuple[str, str] = (",", ": ")
+    ensure_ascii: bool = False
+    newline: str = "\n"
+    final_newline: bool = True
+
+
+PRETTY = Style()  # a file this command creates
 
 
 def files(scope: str, *, home: Path | None = None, project: Path | None = None) -> tuple[Path, Path]:
@@ -94,11 +115,12 @@ def http_entry(url: str, token: str) -> JSONObject:
     return {"type": "http", "url": f"{url.rstrip('/')}/mcp", "headers": {"Authorization": f"Bearer {token}"}}
 
 
-def http_token(scope: str, vault: Path, *, dry_run: bool = False) -> str:
-    """What the HTTP entry's header carries: in the project's `.mcp.json` (often versioned) a reference to
-    `$VAULT_CORTEX_TOKEN`, which Claude Code expands when it loads the file; in the user's own `~/.claude.json`
-    the vault's token itself (created now if `serve` has not yet made it; a dry run creates nothing)."""
-    if scope == "project":
+def http_token(shared: bool, vault: Path, *, dry_run: bool = False) -> str:
+    """What the HTTP entry's header carries: in a shared file (the project's `.mcp.json`, often versioned, or a
+    `~/.claude.json` kept as a link into a dotfiles repository) a reference to `$VAULT_CORTEX_TOKEN`, which Claude
+    Code expands when it loads the file; in the user's own `~/.claude.json` the vault's token itself (created now
+    if `serve` has not yet made it; a dry run creates nothing)."""
+    if shared:
         return f"${{{TOKEN_ENV}}}"
     if dry_run:
         return read_token(vault, os.environ) or "<the vault's token, created by the install>"
@@ -188,34 +210,59 @@ def with_server(config: JSONObject, entry: JSONObject | None) -> JSONObject:
     return out
 
 
-def http_notice(scope: str, vault: Path) -> str:
-    """What a user of the HTTP transport must know: the server must run, and where the token comes from."""
+def http_notice(change: Change, vault: Path) -> str:
+    """What a user of the HTTP transport must know: the server must run, and where the token comes from
+    (`change`: the MCP servers file's)."""
     where = f"`vault-cortex serve --vault {shlex.quote(str(vault))}` must be running for the MCP tools to answer"
-    if scope == "project":
-        token_file = shlex.quote(str(vault / ".cortex" / "token"))
-        return (f"{where}. .mcp.json holds no secret: its header reads ${{{TOKEN_ENV}}}, so export it where you "
-                f'start Claude Code: export {TOKEN_ENV}="$(cat {token_file})"')
-    return f"{where}; the bearer token is in ~/.claude.json (yours only, never in a project)."
+    name = Path(change.path).name
+    if change.private:
+        return f"{where}; the bearer token is in {change.path} (mode 0600: yours only, never in a project)."
+    token_file = shlex.quote(str(vault / ".cortex" / "token"))
+    shared = f"{name} (a link to {change.target}, so shared)" if change.target else name
+    return (f"{where}. {shared} holds no secret: its header reads ${{{TOKEN_ENV}}}, so export it where you "
+            f'start Claude Code: export {TOKEN_ENV}="$(cat {token_file})"')
 
 
-def mcp_entry(transport: str, scope: str, command: str, vault: Path, *, dry_run: bool = False) -> JSONObject:
-    """The MCP server entry for a transport: `stdio` (Claude Code starts it) or `http` (the running `serve`)."""
+def mcp_entry(transport: str, shared: bool, command: str, vault: Path, *, dry_run: bool = False) -> JSONObject:
+    """The MCP server entry for a transport: `stdio` (Claude Code starts it) or `http` (the running `serve`;
+    `shared`: the file is shared, so the entry names the token's variable, not the token)."""
     if transport == "stdio":
         return server_entry(command, vault)
     if transport == "http":
-        return http_entry(server_urls(vault)[0], http_token(scope, vault, dry_run=dry_run))
+        return http_entry(server_urls(vault)[0], http_token(shared, vault, dry_run=dry_run))
     raise ConfigError(f"unknown transport {transport!r}: stdio or http")
 
 
 # -- the files -----------------------------------------------------------------------------------------
-def dump(data: Mapping[str, Any]) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+def dump(data: Mapping[str, Any], style: Style = PRETTY) -> str:
+    text = json.dumps(data, indent=style.indent, separators=style.separators, ensure_ascii=style.ensure_ascii)
+    if style.newline != "\n":
+        text = text.replace("\n", style.newline)  # only indentation's: a newline inside a string is escaped
+    return text + (style.newline if style.final_newline else "")
+
+
+def style_of(text: str | None, data: Mapping[str, Any]) -> Style:
+    """The format `text` (holding `data`) was written in: the one that writes it back exactly, else a close guess
+    (its indent, separators and line ends) for a file formatted by hand."""
+    if text is None or not text.strip():
+        return PRETTY
+    newline = "\r\n" if "\r\n" in text else "\n"
+    nested = re.search(r"\n([ \t]+)\S", text)
+    indent = nested.group(1) if nested else None
+    key = ": " if re.search(r'"\s*:\s', text) else ":"
+    item = ", " if indent is None and re.search(r'[]}"\w],\s', text) else ","
+    guess = Style(indent=indent, separators=(item, key), ensure_ascii=bool(re.search(r"\\u[0-9a-fA-F]{4}", text)),
+                  newline=newline, final_newline=text.endswith(newline))
+    candidates = [guess, *(msgspec.structs.replace(guess, separators=(i, k), ensure_ascii=a)
+                           for i in (",", ", ") for k in (": ", ":") for a in (False, True))]
+    return next((style for style in candidates if dump(data, style) == text), guess)
 
 
 def load(path: Path) -> tuple[JSONObject, str | None]:
     """A settings file's object and text (None when missing); a clear error when it is not a JSON object."""
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open(encoding="utf-8", newline="") as fh:  # line ends as they are, so a CRLF file stays one
+            text = fh.read()
     except FileNotFoundError:
         return {}, None
     except (OSError, UnicodeDecodeError) as exc:
@@ -232,27 +279,42 @@ def load(path: Path) -> tuple[JSONObject, str | None]:
     return data, text
 
 
-def plan(path: Path, before: JSONObject, text: str | None, after: JSONObject) -> Change:
+def destination(path: Path) -> Path | None:
+    """Where a settings file kept as a link really is (None: it is no link); a clear error, before anything is
+    written, when the target's folder does not exist."""
+    if not path.is_symlink():
+        return None
+    target = Path(os.path.realpath(path))
+    if not target.parent.is_dir():
+        raise ConfigError(f"{path} is a link to {target}, whose folder does not exist; nothing was changed")
+    return target
+
+
+def plan(path: Path, before: JSONObject, text: str | None, after: JSONObject, *, private: bool = False) -> Change:
     removed = text is not None and not after and before != after
     changed = before != after or (text is None and bool(after))
-    old = dump(before) if text is not None else ""
-    new = "" if removed else dump(after)
-    diff = "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True),
+    new = "" if removed else dump(after, style_of(text, before))
+    diff = "".join(difflib.unified_diff((text or "").splitlines(True), new.splitlines(True),
                                         f"a/{path}" if text is not None else "/dev/null",
                                         f"b/{path}" if not removed else "/dev/null")) if changed else ""
-    return Change(path=str(path), changed=changed, diff=diff, created=text is None and changed, removed=removed)
+    target = destination(path)
+    return Change(path=str(path), changed=changed, diff=diff, created=text is None and changed, removed=removed,
+                  target=None if target is None else str(target), private=private)
 
 
-def write(path: Path, data: Mapping[str, Any]) -> None:
-    """Atomically: a temp file beside it, fsync, rename; keeps the file's permissions."""
+def write(path: Path, text: str, *, private: bool = False) -> None:
+    """Atomically: a temp file beside it, fsync, rename; keeps the file's permissions (`private`: 0600).
+    A link is written through: its target is replaced and the link stays."""
+    path = destination(path) or path
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = path.stat().st_mode & 0o777 if path.exists() else None
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(dump(data))
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
+        mode = 0o600 if private else mode
         if mode is not None:
             os.chmod(tmp, mode)
         os.replace(tmp, path)
@@ -276,17 +338,22 @@ def apply(scope: str, vault: Path | None, *, install: bool, dry_run: bool = Fals
     command = command or default_command()
     loaded = [(settings_file, *load(settings_file)), (mcp_file, *load(mcp_file))]
     (s_path, s_data, s_text), (m_path, m_data, m_text) = loaded
+    shared = scope == "project" or m_path.is_symlink()  # a linked ~/.claude.json lives in a dotfiles repository
+    holds_token = install and transport == "http" and not shared
     if install and vault is not None:
         s_new = with_hooks(s_data, command, vault)
-        m_new = with_server(m_data, mcp_entry(transport, scope, command, vault, dry_run=dry_run))
+        m_new = with_server(m_data, mcp_entry(transport, shared, command, vault, dry_run=dry_run))
     else:
         s_new = strip(s_data)[0]
         m_new = with_server(m_data, None)
-    changes = [plan(s_path, s_data, s_text, s_new), plan(m_path, m_data, m_text, m_new)]
+    changes = [plan(s_path, s_data, s_text, s_new), plan(m_path, m_data, m_text, m_new, private=holds_token)]
     if not dry_run:
-        for change, data in zip(changes, (s_new, m_new), strict=True):
+        for change, before, text, after in ((changes[0], s_data, s_text, s_new), (changes[1], m_data, m_text, m_new)):
+            where = Path(change.target or change.path)
             if change.removed:
-                Path(change.path).unlink()
+                where.unlink()
             elif change.changed:
-                write(Path(change.path), data)
+                write(where, dump(after, style_of(text, before)), private=change.private)
+            elif change.private and where.stat().st_mode & 0o077:
+                where.chmod(0o600)  # installed before, unchanged, but readable by others: the token is not
     return changes

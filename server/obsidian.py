@@ -6,7 +6,10 @@ checkout, plugin_bridge/ after `npm run build`). `data.json` is the plugin's sav
 settings.ts reads `serverUrl` and `token`; any other setting the user chose is kept). The plugin is not switched
 on: Obsidian asks the user to turn community plugins on (leaving Restricted mode) and to enable each one, and
 that choice stays theirs. `uninstall obsidian` removes exactly the files install writes, and the folder once
-empty; nothing else in the vault is touched.
+empty; nothing else in the vault is touched. A plugin folder that is a link (a plugin developer's checkout), that
+resolves outside the vault (`.obsidian` or its `plugins` shared by a link), or that holds one of these files as a
+link is refused by both: the plugin and the token go only into the vault's own folder, and nothing is deleted
+through a link.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import msgspec
 
 from server.bearer import TOKEN_FILE, load_or_create_token, read_token
 from server.hooks import server_url
-from vault_cortex.errors import ConfigError, VaultNotFound
+from vault_cortex.errors import ConfigError, UnsafePath, VaultNotFound
 from vault_cortex.files.vault import is_vault
 
 PLUGIN_ID = "vault-cortex"
@@ -79,12 +82,31 @@ def _vault(vault: Path) -> Path:
     return vault.resolve()
 
 
+def plugin_folder(vault: Path) -> Path:
+    """The vault's own plugin folder; UnsafePath (nothing changed) when it, or a file of ours in it, is a link or
+    it resolves outside the vault. `vault` is resolved."""
+    folder = vault / FOLDER
+    refusal = "vault-cortex writes the plugin and its token only into the vault's own folder; nothing was changed"
+    for path in (vault / ".obsidian", vault / ".obsidian" / "plugins"):
+        target = Path(os.path.realpath(path))
+        if path.is_symlink() and not target.is_relative_to(vault):
+            raise UnsafePath(f"{path} is a link to {target}, outside the vault: {refusal}")
+    for path in (folder, *(folder / name for name in OURS)):
+        if path.is_symlink():
+            raise UnsafePath(f"{path} is a link to {os.path.realpath(path)}: {refusal} (remove the link, or "
+                             "install into the vault it points to)")
+    where = Path(os.path.realpath(folder))
+    if not where.is_relative_to(vault):
+        raise UnsafePath(f"{folder} resolves to {where}, outside the vault: {refusal}")
+    return folder
+
+
 def install(vault: Path, *, url: str | None = None, dry_run: bool = False,
             env: Mapping[str, str] | None = None) -> list[Step]:
     """Put the plugin and its settings in the vault (or with dry_run, say what would be written)."""
     vault = _vault(vault)
+    folder = plugin_folder(vault)
     env = os.environ if env is None else env
-    folder = vault / FOLDER
     token = (read_token(vault, env) or "") if dry_run else load_or_create_token(vault, env)
     wanted = {**plugin_files(), SETTINGS: settings(folder, url or server_url(vault), token),
               GITIGNORE: IGNORE_LINES.encode("utf-8")}
@@ -107,7 +129,7 @@ def install(vault: Path, *, url: str | None = None, dry_run: bool = False,
 def uninstall(vault: Path, *, dry_run: bool = False) -> list[Step]:
     """Remove the files install writes (and the plugin folder once it is empty)."""
     vault = _vault(vault)
-    folder = vault / FOLDER
+    folder = plugin_folder(vault)
     steps = [Step(path=f"{FOLDER}/{name}", action="remove") for name in OURS if (folder / name).is_file()]
     if not dry_run:
         for name in OURS:

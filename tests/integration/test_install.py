@@ -250,3 +250,97 @@ def test_install_indexes_the_vault_and_says_what_is_left_when_it_cannot(
     assert "error: installed, but the vault could not be indexed: embedding.model_dir" in err
     assert f"run `vault-cortex sync --vault {vault.resolve()}`" in err
     assert json.loads((project / ".mcp.json").read_text())["mcpServers"]["vault-cortex"]["args"][0] == "mcp"
+
+
+# Settings as other writers format them: json.dumps compact, JSON.stringify(obj) (what Claude Code writes
+# unindented), JSON.stringify(obj, null, 2) with no final newline, four spaces, tabs, and ASCII escapes.
+SETTINGS_STYLES = {
+    "compact": '{"model":"sonnet","permissions":{"allow":["Bash(ls:*)"]},"env":{"EDITOR":"vi"}}\n',
+    "one line spaced": '{"model": "sonnet", "permissions": {"allow": ["Bash(ls:*)"]}}',
+    "stringify 2": '{\n  "model": "sonnet",\n  "permissions": {\n    "allow": [\n      "Bash(ls:*)"\n    ]\n  }\n}',
+    "four spaces": '{\n    "model": "sonnet",\n    "feedbackSurveyState": {\n        "lastShown": 3\n    }\n}\n',
+    "tabs, CRLF": '{\r\n\t"model": "sonnet",\r\n\t"statusLine": {\r\n\t\t"type": "command"\r\n\t}\r\n}\r\n',
+    "ascii escapes": '{\n  "theme": "dark",\n  "name": "Ren\\u00e9e"\n}\n',
+}
+
+
+@pytest.mark.parametrize("style", SETTINGS_STYLES)
+def test_uninstall_gives_back_each_files_exact_bytes_however_it_was_formatted(vault: Path, home: Path,
+                                                                              style: str) -> None:
+    s_file, m_file = install.files("user", home=home)
+    s_file.parent.mkdir(parents=True)
+    before = SETTINGS_STYLES[style].encode("utf-8")
+    s_file.write_bytes(before)
+    m_file.write_bytes(before.replace(b'"model"', b'"numStartups":3,"x"', 1) if style == "compact" else before)
+    m_before = m_file.read_bytes()
+    run(vault, home)
+    assert len(commands(json.loads(s_file.read_text()))) == len(install.HOOKS)
+    assert not any(c.changed for c in run(vault, home))
+    run(None, home, uninstall=True)
+    assert s_file.read_bytes() == before and m_file.read_bytes() == m_before
+
+
+def test_the_token_is_left_in_a_file_only_its_owner_can_read(vault: Path, home: Path,
+                                                            capsys: pytest.CaptureFixture[str],
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """~/.claude.json existed readable by all (0644): once it holds the token it is 0600, installed again too."""
+    monkeypatch.setenv("HOME", str(home))
+    _, m_file = place(home, claude_json="claude_json_other_servers.json")
+    m_file.chmod(0o644)
+    args = ["install", "claude-code", "--vault", str(vault), "--transport", "http", "--no-index"]
+    assert main(args) == 0
+    assert (vault / ".cortex" / "token").read_text().strip() in m_file.read_text()
+    assert m_file.stat().st_mode & 0o777 == 0o600
+    assert "yours only" in capsys.readouterr().err
+    m_file.chmod(0o644)  # loosened by hand (or by an older install): installing again, unchanged, tightens it
+    assert main(args) == 0
+    assert m_file.stat().st_mode & 0o777 == 0o600
+
+
+def test_dotfiles_kept_as_links_are_written_through_to_their_targets(vault: Path, home: Path, tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str],
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """~/.claude/settings.json and ~/.claude.json are links into a dotfiles repository: the entries land in the
+    repository's files, the links stay links, the output names the targets, and uninstall gives the bytes back."""
+    monkeypatch.setenv("HOME", str(home))
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    (dotfiles / "claude-settings.json").write_text(SETTINGS_STYLES["compact"])
+    shutil.copy(FIX / "claude_json_other_servers.json", dotfiles / "claude.json")
+    before = {p.name: p.read_bytes() for p in dotfiles.iterdir()}
+    s_file, m_file = install.files("user", home=home)
+    s_file.parent.mkdir(parents=True)
+    s_file.symlink_to(dotfiles / "claude-settings.json")
+    m_file.symlink_to(dotfiles / "claude.json")
+    assert main(["install", "claude-code", "--vault", str(vault), "--no-index"]) == 0
+    err = capsys.readouterr().err
+    assert s_file.is_symlink() and m_file.is_symlink()
+    assert len(commands(json.loads((dotfiles / "claude-settings.json").read_text()))) == len(install.HOOKS)
+    assert "vault-cortex" in json.loads((dotfiles / "claude.json").read_text())["mcpServers"]
+    assert f"{s_file}: updated (a link: written to {dotfiles / 'claude-settings.json'})" in err
+    assert f"{m_file}: updated (a link: written to {dotfiles / 'claude.json'})" in err
+    assert sorted(p.name for p in dotfiles.iterdir()) == sorted(before)  # no temp file left beside them
+    assert main(["uninstall", "claude-code"]) == 0
+    assert s_file.is_symlink() and m_file.is_symlink()
+    assert {p.name: p.read_bytes() for p in dotfiles.iterdir()} == before
+
+
+def test_a_linked_claude_json_gets_a_reference_to_the_token_not_the_token(vault: Path, home: Path, tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str],
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ~/.claude.json that links into a dotfiles repository is shared (versioned, often pushed): the HTTP entry
+    names ${VAULT_CORTEX_TOKEN} there, as in a project, and the notice says how to export it."""
+    from server.bearer import TOKEN_ENV
+
+    monkeypatch.setenv("HOME", str(home))
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    shutil.copy(FIX / "claude_json_other_servers.json", dotfiles / "claude.json")
+    _, m_file = install.files("user", home=home)
+    home.mkdir()
+    m_file.symlink_to(dotfiles / "claude.json")
+    assert main(["install", "claude-code", "--vault", str(vault), "--transport", "http", "--no-index"]) == 0
+    entry = json.loads((dotfiles / "claude.json").read_text())["mcpServers"]["vault-cortex"]
+    assert entry["headers"] == {"Authorization": f"Bearer ${{{TOKEN_ENV}}}"}
+    err = capsys.readouterr().err
+    assert f"export {TOKEN_ENV}=" in err and "yours only" not in err

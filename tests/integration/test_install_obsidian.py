@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -96,3 +97,48 @@ def test_install_keeps_the_users_other_plugin_settings(vault: Path) -> None:
 def test_the_plugin_says_it_needs_the_desktop() -> None:
     """It talks to a server on the same machine: Obsidian on a phone cannot reach one."""
     assert json.loads((PLUGIN_ROOT / "manifest.json").read_text(encoding="utf-8"))["isDesktopOnly"] is True
+
+
+def files_under(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize("link", [FOLDER, ".obsidian"])
+def test_a_plugin_folder_that_links_elsewhere_is_refused_and_nothing_is_written_or_deleted_through_it(
+        tmp_path: Path, link: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """The plugin folder (or `.obsidian` itself) links to a checkout of the plugin, as a plugin developer keeps
+    it: install and uninstall each refuse in one line naming where it points (exit 2), and no file there changes."""
+    vault = tmp_path / "vault"
+    init_vault(vault)
+    elsewhere = tmp_path / "elsewhere"
+    checkout = elsewhere / "plugins" / "vault-cortex" if link == ".obsidian" else elsewhere
+    checkout.mkdir(parents=True)
+    for name in ("main.js", "manifest.json", "styles.css", "data.json", ".gitignore"):
+        (checkout / name).write_text(f"// the developer's own {name}\n", encoding="utf-8")
+    (checkout / "data.json").write_text('{"serverUrl": "http://127.0.0.1:9999", "token": "dev"}', encoding="utf-8")
+    (vault / link).parent.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(vault / link, ignore_errors=True)  # the starter vault's own .obsidian, replaced by the link
+    (vault / link).symlink_to(elsewhere, target_is_directory=True)
+    before = files_under(elsewhere)
+    for verb in ("install", "uninstall"):
+        assert main([verb, "obsidian", "--vault", str(vault)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"is a link to {elsewhere}" in err and "nothing was changed" in err, err
+        assert files_under(elsewhere) == before
+    assert not (vault / ".cortex" / "token").exists()  # refused before the token was made
+
+
+def test_a_plugin_folder_resolving_outside_the_vault_through_its_plugins_folder_is_refused(tmp_path: Path) -> None:
+    """`.obsidian/plugins` shared between vaults by a link: the plugin folder is no link, but it is not the vault's."""
+    from server import obsidian
+    from vault_cortex.errors import UnsafePath
+
+    vault = tmp_path / "vault"
+    init_vault(vault)
+    shared = tmp_path / "shared plugins"
+    shared.mkdir()
+    (vault / ".obsidian").mkdir(exist_ok=True)
+    (vault / ".obsidian" / "plugins").symlink_to(shared, target_is_directory=True)
+    with pytest.raises(UnsafePath, match="outside the vault"):
+        obsidian.install(vault, env={})
+    assert list(shared.iterdir()) == []
