@@ -27,7 +27,7 @@ def _urls(app: Litestar) -> list[tuple[str, str]]:
     """(method, url) of every route the app serves, with sample path parameters."""
     out = []
     for route in app.routes:
-        url = route.path.replace("{event:str}", "prompt")
+        url = route.path.replace("{event:str}", "prompt").replace("/v1/proof", f"/v1/proof?nonce={'ab' * 32}")
         if isinstance(route, ASGIRoute):
             out.append(("POST", url))
         elif isinstance(route, HTTPRoute):
@@ -35,14 +35,14 @@ def _urls(app: Litestar) -> list[tuple[str, str]]:
     return out
 
 
-def test_every_route_but_health_needs_the_token(client: TestClient[Litestar], app: Litestar) -> None:
+def test_every_route_but_health_and_proof_needs_the_token(client: TestClient[Litestar], app: Litestar) -> None:
     urls = _urls(app)
     assert ("POST", "/mcp") in urls and ("GET", "/schema/openapi.json") in urls
     for method, url in urls:
         missing = send_without_token(client, method, url)
         wrong = client.request(method, url, headers={"Authorization": f"Bearer {TOKEN[:-1]}"})
         basic = client.request(method, url, headers={"Authorization": f"Basic {TOKEN}"})
-        expected = 200 if url == "/v1/health" else 401
+        expected = 200 if url == "/v1/health" or url.startswith("/v1/proof?") else 401
         for response in (missing, wrong, basic):
             assert response.status_code == expected, (method, url, response.status_code)
         if expected == 401:
