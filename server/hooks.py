@@ -368,7 +368,9 @@ def dispatch(event: str, payload: dict[str, Any], vault: str | None, url: str | 
     if event in CAPTURE_EVENTS:  # files only, no model: faster here than a round trip, server or not
         return run_direct(root, event, payload)
     token = read_token(root, env)
-    for base in ([url.rstrip("/")] if url else server_urls(root, env)) if token else []:
+    for base in [url.rstrip("/")] if url else server_urls(root, env):
+        if not token:  # no token yet: no server of this vault has run, and nothing could prove one
+            break
         try:  # a listener that is not this vault's server (another vault's, another user's) gets nothing
             return post_hook(base, token, event, payload)
         except NotProven as exc:
@@ -420,10 +422,13 @@ def post_hook(base: str, token: str, event: str, payload: dict[str, Any]) -> dic
         if conn.sock is not None:
             conn.sock.settimeout(ROUTE_TIMEOUT[event])
         path = urllib.parse.urlsplit(base).path.rstrip("/")
-        conn.request("POST", f"{path}/v1/hooks/{event}", body=json.dumps(payload).encode(),
-                     headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
-        with conn.getresponse() as resp:
-            status, raw = resp.status, resp.read()
+        try:
+            conn.request("POST", f"{path}/v1/hooks/{event}", body=json.dumps(payload).encode(),
+                         headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+            with conn.getresponse() as resp:
+                status, raw = resp.status, resp.read()
+        except OSError as exc:  # it answered the proof: a failure now is the server's, not a missing server
+            raise ValueError(f"no answer to the hook ({exc})") from exc
     if status != 200:
         raise ValueError(f"the server answered HTTP {status}")
     out = json.loads(raw)
