@@ -1,4 +1,5 @@
-"""Security: the token on every route but health and proof, the server's proof of the token, path validation against traversal, CORS, loopback binds."""
+"""Security: the token on every route but health and proof, the server's proof of the token, path validation
+against traversal, CORS, loopback binds."""
 
 from __future__ import annotations
 
