@@ -19,7 +19,7 @@ from litestar.types import ASGIApp, Receive, Scope, Send
 from mcp.server.transport_security import TransportSecuritySettings
 
 from server import routes, routes_habits, routes_notes, routes_sleep
-from server.auth import CORS_ORIGINS, cors_middleware, host_middleware, token_guard
+from server.auth import CORS_ORIGINS, cors_middleware, host_middleware, proof_route, token_guard
 from server.errors import handle_exception, json_errors
 from server.mcp_tools import build_mcp
 from server.nightly import Nightly
@@ -101,8 +101,8 @@ def create_app(
     def provide_nightly() -> Nightly | None:
         return nightly
 
-    v1 = Router(path="/v1", route_handlers=[*routes.HANDLERS, *routes_notes.HANDLERS, *routes_sleep.HANDLERS,
-                                                   *routes_habits.HANDLERS])
+    v1 = Router(path="/v1", route_handlers=[*routes.HANDLERS, proof_route(token), *routes_notes.HANDLERS,
+                                            *routes_sleep.HANDLERS, *routes_habits.HANDLERS])
     return Litestar(
         route_handlers=[v1, mcp_endpoint],
         dependencies={"cx": Provide(provide_cortex, sync_to_thread=False),
@@ -117,7 +117,7 @@ def create_app(
         openapi_config=OpenAPIConfig(
             title="vault-cortex", version=__version__, path="/schema",
             description="Long-term memory kept as an Obsidian-style markdown vault. Every route but "
-                        "/v1/health needs `Authorization: Bearer <token>` (the vault's .cortex/token).",
+                        "/v1/health and /v1/proof needs `Authorization: Bearer <token>` (the vault's .cortex/token).",
             render_plugins=[JsonRenderPlugin(path=["/", "/openapi.json"])],
             components=Components(security_schemes={"bearer": SecurityScheme(type="http", scheme="bearer")}),
             security=[{"bearer": []}],

@@ -1,21 +1,27 @@
-"""Who may call the API: the bearer token (every route but `health`), loopback binds, and CORS for Obsidian."""
+"""Who may call the API: the bearer token (every route but `health` and `proof`), the server's proof that it holds
+the token (server/proof.py), loopback binds, and CORS for Obsidian."""
 
 from __future__ import annotations
 
 import ipaddress
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
+from litestar import Request, get
 from litestar.connection import ASGIConnection
 from litestar.datastructures import Headers, MutableScopeHeaders
 from litestar.enums import ScopeType
 from litestar.exceptions import NotAuthorizedException
+from litestar.handlers import HTTPRouteHandler
 from litestar.handlers.base import BaseRouteHandler
+from litestar.params import QueryParameter
 from litestar.types import ASGIApp, HTTPResponseBodyEvent, HTTPResponseStartEvent, Message, Receive, Scope, Send
 
 from server.bearer import token_matches
 from server.errors import ErrorBody
+from server.proof import FORWARDING_HEADERS, NONCE_PATTERN, peer_name, proof
+from vault_cortex.errors import InvalidRequest
 
 PUBLIC = "public"  # route opt flag: no token needed
 
@@ -35,6 +41,32 @@ def token_guard(token: str) -> Any:
             raise NotAuthorizedException("missing or wrong bearer token (see .cortex/token in the vault)")
 
     return guard
+
+
+class Proof(msgspec.Struct, frozen=True, kw_only=True):
+    """The server's answer to a client's nonce: HMAC-SHA256(token, "vault-cortex-proof\\n" + nonce + "\\n" + peer)."""
+
+    peer: str  # the client's address and port as the server sees this connection: 127.0.0.1:52114
+    proof: str  # hex
+
+
+def proof_route(token: str) -> HTTPRouteHandler:
+    """`GET /v1/proof?nonce=`: proves, without the token crossing, that this server holds it (server/proof.py)."""
+
+    @get("/proof", opt={PUBLIC: True}, sync_to_thread=False)
+    def prove(request: Request[Any, Any, Any], nonce: Annotated[str, QueryParameter(
+            pattern=NONCE_PATTERN, description="A fresh random value: 32 to 128 lower-case hex digits.")]) -> Proof:
+        """That this server holds the vault's token, bound to the nonce and to the connection that asks (no token
+        needed): a client sends its token only after checking the proof, so a listener that is not the vault's
+        server never receives it. Refused (400) through a proxy that names another client."""
+        forwarded = [name for name in FORWARDING_HEADERS if name in request.headers]
+        if forwarded:
+            raise InvalidRequest(f"a proof is given only to the connection that asks, not through {forwarded[0]}")
+        client = request.client
+        peer = peer_name(client.host, client.port) if client is not None else ""
+        return Proof(peer=peer, proof=proof(token, nonce, peer))
+
+    return prove
 
 
 def is_loopback(host: str) -> bool:

@@ -165,7 +165,8 @@ def _serve(cx: Cortex, args: argparse.Namespace, sock: socket.socket, debounce_m
     for name in ("asyncio", "uvicorn.error"):  # a flood repeats one line: say it once per while, with a count
         logging.getLogger(name).addFilter(OncePerWhile())
     # Requests still running a second after Ctrl-C or SIGTERM are dropped: stopping never waits on them.
-    _serve_until_stopped(uvicorn.Config(app, host=host, port=port, ws="none", lifespan="on",
+    # proxy_headers off: a client on loopback must not rename itself with X-Forwarded-For (the proof names it).
+    _serve_until_stopped(uvicorn.Config(app, host=host, port=port, ws="none", lifespan="on", proxy_headers=False,
                                         timeout_graceful_shutdown=1, http=guarded(limit),
                                         backlog=min(2048, max(16, limit // 4)),  # accepted in one go, at most
                                         log_level="info" if args.verbose else "warning"), sock)

@@ -3,9 +3,10 @@ gate, each memory once per session), tool habits, and capture of the session's t
 SessionEnd and PreCompact.
 
 `vault-cortex hook EVENT` reads the hook's JSON input on stdin and prints its output. It posts to the running
-server (found where `serve` recorded its URL, else at the config's host and port) when its `/v1/health` answers
-within HEALTH_TIMEOUT, else asks a stdio MCP server of the vault on its socket (server/hook_socket.py), and
-otherwise opens the vault itself; the same
+server (found where `serve` recorded its URL, else at the config's host and port) when, within HEALTH_TIMEOUT,
+it proves on the hook's connection that it holds the vault's token (server/proof.py: a listener that is not the
+vault's server gets neither the token nor the input), else asks a stdio MCP server of the vault on its socket
+(server/hook_socket.py), and otherwise opens the vault itself; the same
 `run_hook` does the work either way (capture writes only files, so it always runs in the hook's process).
 It never blocks the agent: it always exits 0 and prints valid JSON or nothing. This module imports only
 the standard library at load time, so a hook costs little when the server runs.
@@ -21,14 +22,15 @@ import re
 import sys
 import time
 import tomllib
-import urllib.request
+import urllib.parse
 from collections.abc import Callable, Iterable, Mapping
-from contextlib import ExitStack
+from contextlib import ExitStack, closing
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from server.bearer import read_token
 from server.hook_socket import ask, live_sockets
+from server.proof import NotProven, proven_connection
 from server.serve_lock import recorded_url
 from server.tool_output import error_query, failure_query
 
@@ -367,10 +369,14 @@ def dispatch(event: str, payload: dict[str, Any], vault: str | None, url: str | 
         return run_direct(root, event, payload)
     token = read_token(root, env)
     for base in [url.rstrip("/")] if url else server_urls(root, env):
-        if not token or not server_answers(base):
-            continue
-        try:  # a server of another vault on the config's port refuses this vault's token: try the next
+        if not token:  # no token yet: no server of this vault has run, and nothing could prove one
+            break
+        try:  # a listener that is not this vault's server (another vault's, another user's) gets nothing
             return post_hook(base, token, event, payload)
+        except NotProven as exc:
+            log.warning("%s did not prove it serves this vault (%s): nothing was sent to it", base, exc)
+        except OSError as exc:  # nothing answers there (serve is not running): the common case, said quietly
+            log.debug("no server at %s (%s)", base, exc)
         except Exception as exc:  # noqa: BLE001 - fall back to the next candidate, then the vault itself
             log.warning("server at %s failed (%s)", base, exc)
     for path in live_sockets(root, env):  # a stdio MCP server Claude Code started: the model is loaded there
@@ -407,20 +413,25 @@ def server_url(root: Path) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
-def server_answers(base: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{base}/v1/health", timeout=HEALTH_TIMEOUT) as resp:
-            return bool(resp.status == 200 and json.loads(resp.read()).get("ok"))
-    except (OSError, ValueError):
-        return False
-
-
 def post_hook(base: str, token: str, event: str, payload: dict[str, Any]) -> dict[str, Any]:
-    req = urllib.request.Request(
-        f"{base}/v1/hooks/{event}", data=json.dumps(payload).encode(), method="POST",
-        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=ROUTE_TIMEOUT[event]) as resp:
-        out = json.loads(resp.read())
+    """The server's output for the hook, asked on a connection where the server first proved it holds `token`.
+
+    Raises OSError when nothing answers, NotProven when the listener did not prove it (it was sent nothing)."""
+    conn = proven_connection(base, token, HEALTH_TIMEOUT)
+    with closing(conn):
+        if conn.sock is not None:
+            conn.sock.settimeout(ROUTE_TIMEOUT[event])
+        path = urllib.parse.urlsplit(base).path.rstrip("/")
+        try:
+            conn.request("POST", f"{path}/v1/hooks/{event}", body=json.dumps(payload).encode(),
+                         headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+            with conn.getresponse() as resp:
+                status, raw = resp.status, resp.read()
+        except OSError as exc:  # it answered the proof: a failure now is the server's, not a missing server
+            raise ValueError(f"no answer to the hook ({exc})") from exc
+    if status != 200:
+        raise ValueError(f"the server answered HTTP {status}")
+    out = json.loads(raw)
     if not isinstance(out, dict):
         raise ValueError("the server's hook output is not a JSON object")
     return out

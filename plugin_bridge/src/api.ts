@@ -359,6 +359,11 @@ export interface PlanBody {
   mode?: "full" | "light" | "save";
 }
 
+export interface Proof {
+  peer: string;
+  proof: string;
+}
+
 export interface Recall {
   context?: Packed | null;
   hits: Hit[];
@@ -698,6 +703,16 @@ export interface Routes {
     body: MoveBody;
     response: Moved;
   };
+  "GET /v1/proof": {
+    query: {
+      /** A fresh random value: 32 to 128 lower-case hex digits. */
+      nonce: string;
+    };
+    path: never;
+    headers: never;
+    body: never;
+    response: Proof;
+  };
   "GET /v1/recall": {
     query: {
       /** The query. */
@@ -842,6 +857,7 @@ export const ROUTES = {
   "POST /v1/notes/archive": { method: "POST", path: "/v1/notes/archive", status: 200, response: "Moved" },
   "POST /v1/notes/edit": { method: "POST", path: "/v1/notes/edit", status: 200, response: "Edited" },
   "POST /v1/notes/move": { method: "POST", path: "/v1/notes/move", status: 200, response: "Moved" },
+  "GET /v1/proof": { method: "GET", path: "/v1/proof", status: 200, response: "Proof" },
   "GET /v1/recall": { method: "GET", path: "/v1/recall", status: 200, response: "Recall" },
   "POST /v1/recall": { method: "POST", path: "/v1/recall", status: 200, response: "Recall" },
   "GET /v1/recent": { method: "GET", path: "/v1/recent", status: 200, response: "Recent" },
@@ -899,6 +915,7 @@ export const REQUIRED_FIELDS: Record<string, readonly string[]> = {
   Pattern: ["recent", "related"],
   Plan: ["created", "findings", "id", "mode", "ops"],
   PlanBody: [],
+  Proof: ["peer", "proof"],
   Recall: ["hits", "mode", "query", "took_ms"],
   RecallBody: ["query"],
   Recent: ["days", "groups", "kinds", "since", "total"],

@@ -3,6 +3,7 @@ import { requestUrl } from "obsidian";
 import { REQUIRED_FIELDS, ROUTES } from "./api";
 import type { Context, ContextBody, Health, NoteDoc, Recall, RememberBody, RouteId, Routes, Status } from "./api";
 import { CortexApiError, redact, kindOf } from "./errors";
+import { hex, hmacSha256 } from "./hmac";
 import type { ErrorKind } from "./errors";
 
 export { CortexApiError, REDACTED, kindOf, redact } from "./errors";
@@ -97,9 +98,33 @@ export function queryString(query: Query | undefined): string {
   return text ? `?${text}` : "";
 }
 
+/** What the server signs to prove it holds the token (server/proof.py): HMAC-SHA256(token, label + nonce + peer). */
+export const PROOF_LABEL = "vault-cortex-proof\n";
+
+/** A fresh random challenge: 32 bytes as 64 hex digits. */
+export function newNonce(): string {
+  return hex(crypto.getRandomValues(new Uint8Array(32)));
+}
+
+/** HMAC-SHA256(token, "vault-cortex-proof\n" + nonce + "\n" + peer) in hex, as the server computes it. */
+export function proofOf(token: string, nonce: string, peer: string): string {
+  const encoder = new TextEncoder();
+  return hex(hmacSha256(encoder.encode(token), encoder.encode(`${PROOF_LABEL}${nonce}\n${peer}`)));
+}
+
+/** Equal strings, compared in time that does not depend on where they differ. */
+function sameText(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return diff === 0;
+}
+
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
+
+type Fail = (kind: ErrorKind, message: string, status?: number | null, error?: string | null, detail?: string) => never;
 
 /** The vault-cortex HTTP API, typed by the generated `api.ts`; every failure is a `CortexApiError`. */
 export class CortexClient {
@@ -161,7 +186,7 @@ export class CortexClient {
     const secrets = [token.trim()];
     const path = template.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(options.path?.[name] ?? ""));
     const what = `${method} ${path}`;
-    const fail = (kind: ErrorKind, message: string, status: number | null = null, error: string | null = null, detail = ""): never => {
+    const fail: Fail = (kind, message, status = null, error = null, detail = "") => {
       const err = new CortexApiError(kind, redact(message, secrets), status, error, redact(detail, secrets));
       this.log.warn(err.message);
       throw err;
@@ -174,7 +199,10 @@ export class CortexClient {
       return fail("config", err instanceof Error ? err.message : String(err));
     }
     const headers: Record<string, string> = { Accept: "application/json", ...options.headers };
-    if (token.trim()) headers["Authorization"] = `Bearer ${token.trim()}`;
+    if (token.trim()) {
+      await this.proven(baseUrl(serverUrl), token.trim(), what, fail);
+      headers["Authorization"] = `Bearer ${token.trim()}`;
+    }
     const request: HttpRequest = { url, method, headers };
     if (options.body !== undefined) {
       request.body = JSON.stringify(options.body);
@@ -219,6 +247,42 @@ export class CortexClient {
       }
     }
     return body;
+  }
+
+  /**
+   * Before the token leaves, the server proves it holds it: `GET /v1/proof?nonce=<fresh>` without the token, and
+   * its HMAC of the nonce under the token checked here. A program that is not this vault's server (one that took
+   * the port while `serve` was down) cannot answer, so it never receives the token or the request. Asked before
+   * every request that carries the token: `requestUrl` gives no hold on the connection, so a server proven once
+   * says nothing about the next request. See docs/plugin.md for what this does not cover (a relay).
+   */
+  private async proven(base: string, token: string, what: string, fail: Fail): Promise<void> {
+    const nonce = newNonce();
+    const refused = (why: string, kind: ErrorKind = "unauthorised", status: number | null = null): never =>
+      fail(kind, `${what}: the server at ${base} did not prove it holds this vault's token (${why}); the token was not sent`, status, "NotProven", why);
+    let response: HttpResponse;
+    try {
+      response = await this.withTimeout(this.transport({ url: `${base}/v1/proof?nonce=${nonce}`, method: "GET", headers: { Accept: "application/json" } }));
+    } catch (err) {
+      const why = err instanceof Error ? err.message : String(err);
+      return fail("unreachable", `${what}: no answer from the vault-cortex server at ${base} (${why})`);
+    }
+    if (response.status === 404 || response.status === 405) {
+      return refused("it has no /v1/proof: a vault-cortex older than this plugin, or another program", "no-route", response.status);
+    }
+    if (response.status !== 200) return refused(`it answered /v1/proof with HTTP ${response.status}`, "unauthorised", response.status);
+    let reply: unknown;
+    try {
+      reply = JSON.parse(response.text);
+    } catch {
+      reply = null;
+    }
+    if (!isObject(reply) || typeof reply["proof"] !== "string" || typeof reply["peer"] !== "string") {
+      return refused("its reply is not a proof", "bad-response", response.status);
+    }
+    if (!sameText(reply["proof"], proofOf(token, nonce, reply["peer"]))) {
+      return refused("its proof does not match the token in the settings: a wrong token, or a program that is not the vault's server");
+    }
   }
 
   private withTimeout<T>(promise: Promise<T>): Promise<T> {

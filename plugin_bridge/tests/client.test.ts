@@ -2,9 +2,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { CortexApiError, CortexClient, baseUrl, kindOf, obsidianTransport, queryString } from "../src/client";
 import type { ClientConfig, Transport } from "../src/client";
 import { ROUTES } from "../src/api";
-import { RELATED, STATUS, errorBody, json, scripted, silentLog } from "./helpers";
+import { RELATED, STATUS, TEST_TOKEN, errorBody, json, proofReply, scripted, silentLog } from "./helpers";
 
-const TOKEN = "tok-1234567890abcdef";
+const TOKEN = TEST_TOKEN;
 const config = (over: Partial<ClientConfig> = {}) => () => ({ serverUrl: "http://127.0.0.1:8765", token: TOKEN, ...over });
 const client = (transport: Transport, over: Partial<ClientConfig> = {}, timeoutMs = 0) =>
   new CortexClient(config(over), transport, silentLog, timeoutMs);
@@ -18,6 +18,52 @@ async function failure(promise: Promise<unknown>): Promise<CortexApiError> {
   }
   throw new Error("expected the call to fail");
 }
+
+describe("the server's proof before the token leaves", () => {
+  it("sends a listener that cannot prove it holds the token nothing but the challenge", async () => {
+    const impostor = scripted((req) =>
+      req.url.includes("/v1/proof?") ? json(200, { peer: "127.0.0.1:52114", proof: "0".repeat(64) }) : json(200, RELATED), null);
+    const err = await failure(client(impostor).related("short_term/secret plans.md"));
+    expect(err.kind).toBe("unauthorised");
+    expect(err.error).toBe("NotProven");
+    expect(err.message).toContain("did not prove it holds this vault's token");
+    expect(impostor.requests).toHaveLength(1); // the challenge, and nothing after it
+    const [challenge] = impostor.requests;
+    expect(challenge?.method).toBe("GET");
+    expect(challenge?.url).toMatch(/^http:\/\/127\.0\.0\.1:8765\/v1\/proof\?nonce=[0-9a-f]{64}$/);
+    expect(challenge?.headers).not.toHaveProperty("Authorization");
+    expect(JSON.stringify(impostor.requests)).not.toContain(TOKEN);
+    expect(JSON.stringify(impostor.requests)).not.toContain("secret plans");
+  });
+
+  it("refuses a proof made with another token, a reply that is no proof, and a server without the route", async () => {
+    const otherVault = scripted((req) => (req.url.includes("/v1/proof?") ? proofReply(req.url, "another-vaults-token") : json(200, STATUS)), null);
+    expect((await failure(client(otherVault).status())).kind).toBe("unauthorised");
+    const noProof = scripted((req) => (req.url.includes("/v1/proof?") ? json(200, { ok: true }) : json(200, STATUS)), null);
+    expect((await failure(client(noProof).status())).kind).toBe("bad-response");
+    const older = scripted((req) => (req.url.includes("/v1/proof?") ? errorBody(404, "NotFound", "Not Found") : json(200, STATUS)), null);
+    expect((await failure(client(older).status())).kind).toBe("no-route");
+    for (const t of [otherVault, noProof, older]) {
+      expect(t.requests).toHaveLength(1);
+      expect(t.requests[0]?.headers).not.toHaveProperty("Authorization");
+    }
+  });
+
+  it("asks a fresh proof before every request that carries the token, and none without a token", async () => {
+    const t = scripted(() => json(200, STATUS));
+    const c = client(t);
+    await c.status();
+    await c.status();
+    expect(t.requests.map((r) => r.headers["Authorization"])).toEqual([`Bearer ${TOKEN}`, `Bearer ${TOKEN}`]);
+    const nonces = t.proofs.map((r) => new URL(r.url).searchParams.get("nonce"));
+    expect(nonces).toHaveLength(2);
+    expect(new Set(nonces).size).toBe(2);
+    for (const r of t.proofs) expect(r.headers).not.toHaveProperty("Authorization");
+    const anonymous = scripted(() => json(200, { ok: true, version: "0.1.0" }));
+    await client(anonymous, { token: "" }).health();
+    expect(anonymous.proofs).toHaveLength(0);
+  });
+});
 
 describe("requests", () => {
   it("asks for related notes with the path and mode in the query and the bearer token", async () => {

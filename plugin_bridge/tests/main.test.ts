@@ -8,7 +8,7 @@ import { SLEEP_UNAVAILABLE } from "../src/present";
 import { DEFAULT_SETTINGS } from "../src/settings";
 import { VIEW_TYPE_CORTEX } from "../src/view";
 import manifest from "../manifest.json";
-import { RELATED, STATUS, errorBody, json } from "./helpers";
+import { RELATED, STATUS, errorBody, json, proofReply } from "./helpers";
 
 const NOTE = "short_term/2026-11-28 dashboard froze.md";
 type Reply = { status: number; headers: Record<string, string>; text: string };
@@ -33,6 +33,7 @@ beforeEach(() => {
     return errorBody(404, "NotFound", `Not Found`);
   };
   (globalThis as { __obsidianRequest?: unknown }).__obsidianRequest = async (param: RequestUrlParam) => {
+    if (param.url.includes("/v1/proof?")) return proofReply(param.url, "tok-for-main-tests"); // the vault's server
     requests.push(param);
     return reply(param);
   };

@@ -30,7 +30,7 @@ describe("CortexSettingTab", () => {
     const plugin = new Plugin(app, { id: "vault-cortex", name: "Vault Cortex", version: "0.1.0" });
     const settings: CortexSettings = { ...DEFAULT_SETTINGS, token: "secret-token-value" };
     let saves = 0;
-    const transport = scripted(() => json(200, STATUS));
+    const transport = scripted(() => json(200, STATUS), "secret-token-value");
     const host = {
       settings,
       client: new CortexClient(() => settings, transport, silentLog),

@@ -33,7 +33,7 @@ describe("the token stays out of logs and errors", () => {
 
   it.each(replies)("%s", async (_name, reply) => {
     const log = capturingLog();
-    const transport = scripted(reply);
+    const transport = scripted(reply, TOKEN);
     const clients = [
       new CortexClient(() => ({ serverUrl: "http://127.0.0.1:8765", token: TOKEN }), transport, log),
       new CortexClient(() => ({ serverUrl: "http://127.0.0.1:8765", token: TOKEN }), transport, consoleLogger),
@@ -60,7 +60,7 @@ describe("the token stays out of logs and errors", () => {
   it("a token in the server URL is redacted too", async () => {
     const transport = scripted(() => {
       throw new Error("refused");
-    });
+    }, TOKEN);
     const c = new CortexClient(() => ({ serverUrl: `http://127.0.0.1:1/${TOKEN}`, token: TOKEN }), transport, consoleLogger);
     await expect(c.status()).rejects.toThrow(REDACTED);
     for (const line of consoleLines) expect(line).not.toContain(TOKEN);

@@ -7,7 +7,7 @@ import { CortexHost } from "../src/host";
 import { DEFAULT_SETTINGS } from "../src/settings";
 import { CortexView, VIEW_TYPE_CORTEX } from "../src/view";
 import { BUILDING_RETRY_MS, TYPING_DELAY_MS } from "../src/viewModel";
-import { RELATED, STATUS, errorBody, json } from "./helpers";
+import { RELATED, STATUS, errorBody, json, proofReply } from "./helpers";
 
 const NOTE = "short_term/2026-11-28 dashboard froze.md";
 const OTHER = "long_term/Prefer boring technology.md";
@@ -22,6 +22,7 @@ beforeEach(() => {
   requests = [];
   reply = (param) => (param.url.includes("/v1/status") ? json(200, STATUS) : json(200, RELATED));
   (globalThis as { __obsidianRequest?: unknown }).__obsidianRequest = async (param: RequestUrlParam) => {
+    if (param.url.includes("/v1/proof?")) return proofReply(param.url, "t0k3n-for-tests"); // the vault's server
     requests.push(decodeURIComponent(param.url.replace("http://127.0.0.1:8765", "")));
     return reply(param);
   };

@@ -1,4 +1,5 @@
-"""Security: the token on every route but health, path validation against traversal, CORS, loopback binds."""
+"""Security: the token on every route but health and proof, the server's proof of the token, path validation
+against traversal, CORS, loopback binds."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from litestar.testing import TestClient
 from server.auth import CORS_ORIGINS, is_loopback
 from server.bearer import TOKEN_ENV, load_or_create_token, read_token
 from server.cli import main as cli_main
+from server.proof import peer_name, proof
 from vault_cortex.cortex import Cortex
 
 OUTSIDE = "outside"  # a folder next to the vault, holding a secret note
@@ -27,7 +29,7 @@ def _urls(app: Litestar) -> list[tuple[str, str]]:
     """(method, url) of every route the app serves, with sample path parameters."""
     out = []
     for route in app.routes:
-        url = route.path.replace("{event:str}", "prompt")
+        url = route.path.replace("{event:str}", "prompt").replace("/v1/proof", f"/v1/proof?nonce={'ab' * 32}")
         if isinstance(route, ASGIRoute):
             out.append(("POST", url))
         elif isinstance(route, HTTPRoute):
@@ -35,18 +37,43 @@ def _urls(app: Litestar) -> list[tuple[str, str]]:
     return out
 
 
-def test_every_route_but_health_needs_the_token(client: TestClient[Litestar], app: Litestar) -> None:
+def test_every_route_but_health_and_proof_needs_the_token(client: TestClient[Litestar], app: Litestar) -> None:
     urls = _urls(app)
     assert ("POST", "/mcp") in urls and ("GET", "/schema/openapi.json") in urls
     for method, url in urls:
         missing = send_without_token(client, method, url)
         wrong = client.request(method, url, headers={"Authorization": f"Bearer {TOKEN[:-1]}"})
         basic = client.request(method, url, headers={"Authorization": f"Basic {TOKEN}"})
-        expected = 200 if url == "/v1/health" else 401
+        expected = 200 if url == "/v1/health" or url.startswith("/v1/proof?") else 401
         for response in (missing, wrong, basic):
             assert response.status_code == expected, (method, url, response.status_code)
         if expected == 401:
             assert missing.headers["WWW-Authenticate"].startswith("Bearer")
+
+
+def test_the_proof_signs_a_fresh_nonce_and_the_askers_endpoint_and_nothing_else(client: TestClient[Litestar]) -> None:
+    nonce = "5e" * 32
+    reply = send_without_token(client, "GET", f"/v1/proof?nonce={nonce}")
+    assert reply.status_code == 200
+    body = reply.json()
+    assert set(body) == {"peer", "proof"} and TOKEN not in reply.text
+    assert body["peer"] == peer_name("testclient", 50000)  # the TestClient's end of the "connection"
+    assert body["proof"] == proof(TOKEN, nonce, body["peer"])
+    assert proof(TOKEN, "5f" * 32, body["peer"]) != body["proof"]  # another nonce, another proof
+    for bad in ("", "abc", "5E" * 32, "zz" * 32, "5e" * 65):
+        refused = send_without_token(client, "GET", f"/v1/proof?nonce={bad}")
+        assert refused.status_code == 400, bad
+        assert set(refused.json()) == {"error", "detail", "status"}
+    for header in ("X-Forwarded-For", "Forwarded", "X-Real-IP"):
+        forwarded = client.get(f"/v1/proof?nonce={nonce}", headers={header: "127.0.0.1:41234"})
+        assert forwarded.status_code == 400 and "proof is given only to the connection" in forwarded.json()["detail"]
+
+
+def test_an_endpoint_is_spelt_one_way_on_both_ends() -> None:
+    assert peer_name("127.0.0.1", 52114) == "127.0.0.1:52114"
+    assert peer_name("::ffff:127.0.0.1", 52114) == "127.0.0.1:52114"  # a dual-stack server's view of an IPv4 client
+    assert peer_name("::1", 52114) == "[::1]:52114"
+    assert peer_name("0:0:0:0:0:0:0:1", 52114) == "[::1]:52114"
 
 
 @pytest.fixture
