@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from server import hooks
 from vault_cortex.cortex import Cortex
 from vault_cortex.files.vault import init_vault
-from vault_cortex.importers.redact import PRIVATE_MARK, redact
+from vault_cortex.privacy import PRIVATE_MARK, redact
 from vault_cortex.importers.substance import has_substance
 from vault_cortex.importers.transcript import parse_transcript
 from vault_cortex.index.embed import Embedder
