@@ -135,3 +135,34 @@ def test_co_retrieval_counts_distinct_hook_queries_by_their_fingerprints() -> No
     activity = replay([hook("Why is it locked?"), hook("why  is it LOCKED?"), hook("How do I calibrate?")])
     assert activity.co_count("a.md", "b.md") == 3
     assert len(activity.co_queries["a.md"]["b.md"]) == 2  # one query typed twice counts once
+
+
+def test_every_writer_of_session_text_goes_through_the_gate() -> None:
+    """The activity log has one writer of lines (`append_line`), called only by `activity.append`, which passes
+    each event through `gated`; the importers write an exchange only after `scrub`, which calls `redact`."""
+    import ast
+    from pathlib import Path
+
+    import vault_cortex
+
+    package = Path(vault_cortex.__file__).parent
+
+    def calls(path: Path) -> dict[str, set[str]]:
+        """Function name → the names it calls."""
+        out: dict[str, set[str]] = {}
+        for fn in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(fn, ast.FunctionDef):
+                out[fn.name] = {n.func.id if isinstance(n.func, ast.Name) else getattr(n.func, "attr", "")
+                                for n in ast.walk(fn) if isinstance(n, ast.Call)}
+        return out
+
+    callers = {(p.relative_to(package).as_posix(), fn) for p in package.rglob("*.py")
+               for fn, called in calls(p).items() if "append_line" in called}
+    assert callers == {("files/activity.py", "append")}
+    assert "gated" in calls(package / "files/activity.py")["append"]
+    assert "redact" in calls(package / "importers/transcript.py")["scrub"]
+    for importer in ("importers/transcript.py", "importers/chatgpt.py"):
+        writers = {fn for fn, called in calls(package / importer).items() if {"render_exchange", "write"} <= called}
+        assert writers and all("scrub" in calls(package / importer)[fn] for fn in writers), importer
+    store = calls(package / "store/change.py")
+    assert {fn for fn, called in store.items() if "append_event" in called} == {"log"}
