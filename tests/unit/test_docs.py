@@ -62,7 +62,8 @@ def test_every_setting_is_in_the_configuration_page() -> None:
     assert not missing, f"settings missing from docs/configuration.md's table: {missing}"
     assert set(Settings.__struct_fields__) == {"regions", "index", "embedding", "recall", "push", "modes",
                                                "relations", "server", "sleep", "habits", "resonance", "curiosity",
-                                               "hooks", "activity"}, "a new settings section needs a row in docs/configuration.md"
+                                               "hooks", "activity"}, (
+        "a new settings section needs a row in docs/configuration.md")
     assert msgspec.to_builtins(Settings())  # the defaults serialise
 
 
