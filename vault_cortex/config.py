@@ -186,6 +186,10 @@ class HooksSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     session_budget_tokens: Annotated[int, msgspec.Meta(ge=MIN_BUDGET_TOKENS, le=MAX_BUDGET_TOKENS)] = 1500
 
 
+class ActivitySettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    log_hook_queries: bool = False  # keep a hook's query text (redacted) in the activity log, not only its fingerprint
+
+
 class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     regions: Regions = msgspec.field(default_factory=Regions)
     index: IndexSettings = msgspec.field(default_factory=IndexSettings)
@@ -201,6 +205,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     resonance: ResonanceSettings = msgspec.field(default_factory=ResonanceSettings)
     curiosity: CuriositySettings = msgspec.field(default_factory=CuriositySettings)
     hooks: HooksSettings = msgspec.field(default_factory=HooksSettings)
+    activity: ActivitySettings = msgspec.field(default_factory=ActivitySettings)
 
     def region(self, name: str) -> Region:
         """The settings of a region; unknown names get the defaults of a plain region."""
@@ -209,7 +214,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
 
 # Environment variables that override a setting: VAULT_CORTEX_<SECTION>_<KEY>, e.g. VAULT_CORTEX_EMBEDDING_THREADS.
 _ENV_PREFIX = "VAULT_CORTEX_"
-_ENV_SECTIONS = ("index", "embedding", "recall", "push", "server", "hooks", "sleep", "habits", "resonance", "curiosity")
+_ENV_SECTIONS = ("index", "embedding", "recall", "push", "server", "hooks", "sleep", "habits", "resonance", "curiosity",
+                 "activity")
 # read by the adapters (INDEX_DIR: where the index lives, index/location.py; the last: a test hook of `sleep`)
 _ENV_IGNORED = ("TOKEN", "VAULT", "INDEX_DIR", "SLEEP_KILL_AFTER")
 

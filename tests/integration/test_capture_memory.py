@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 from server import hooks
 from vault_cortex.cortex import Cortex
 from vault_cortex.files.vault import init_vault
-from vault_cortex.importers.redact import PRIVATE_MARK, redact
 from vault_cortex.importers.substance import has_substance
 from vault_cortex.importers.transcript import parse_transcript
 from vault_cortex.index.embed import Embedder
+from vault_cortex.privacy import PRIVATE_MARK, redact
 
 TRANSCRIPTS = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
 SID = "5e2b7a10-9c4d-4f3e-8a61-2d7f0c9b1e38"

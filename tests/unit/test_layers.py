@@ -1,8 +1,8 @@
 """The shape of the code: one-way dependencies between the sub-packages, a pure core inside each, and nothing in
 the library importing the server.
 
-Order (each may import only from its own level and those left of it; `errors`, `limits` and `config` are the
-base):
+Order (each may import only from its own level and those left of it; `errors`, `limits`, `config` and `privacy`
+(the gate every writer of session text calls) are the base):
     files <- index <- store <- recall <- identity <- importers <- sleep <- cortex, notes <- cli   (then server/)
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 import vault_cortex
 
 PACKAGE = Path(vault_cortex.__file__).parent
-BASE = {"errors": 0, "limits": 1, "config": 1, "clock": 1}
+BASE = {"errors": 0, "limits": 1, "config": 1, "clock": 1, "privacy": 1}
 LEVELS = {"files": 2, "index": 3, "store": 4, "recall": 5, "identity": 6, "importers": 7, "sleep": 8, "cortex": 9,
           "notes": 9, "__init__": 9, "cli": 10}
 # Pure core: values in, values out. No disk, clock, environment, network, database or model.
@@ -24,7 +24,7 @@ PURE = {"files.note", "files.frontmatter", "files.properties", "files.links", "f
         "recall.rank", "recall.edges", "recall.nodes", "recall.pairs", "recall.note_links", "recall.graph",
         "recall.proximity", "recall.health", "recall.pack", "recall.company", "recall.question",
         "sleep.merge", "sleep.tiers", "sleep.dream",
-        "errors", "limits"}
+        "errors", "limits", "privacy"}
 IMPURE = {"os", "sqlite3", "pathlib", "shutil", "tempfile", "socket", "subprocess", "time", "usearch",
           "onnxruntime", "tokenizers", "watchfiles", "litestar", "httpx", "urllib.request", "fcntl", "threading"}
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
@@ -20,6 +20,7 @@ import msgspec
 
 from vault_cortex.files.activity_files import ACTIVITY_DIR as ACTIVITY_DIR  # where the versioned log lives
 from vault_cortex.files.activity_files import append_line, log_files, month_key
+from vault_cortex.privacy import fingerprint, redact
 
 log = logging.getLogger(__name__)
 CO_RETRIEVAL_TOP = 5  # pairs are counted among each recall's first results only: at most 10 pairs a recall
@@ -36,11 +37,14 @@ class _Base(msgspec.Struct, frozen=True, kw_only=True, tag_field="event", omit_d
 
 
 class RecallEvent(_Base, frozen=True, kw_only=True, tag="recall"):
-    """A recall and the paths it returned, best first."""
+    """A recall and the paths it returned, best first. A hook's query is kept as its keyed fingerprint and its
+    length, its text left empty (see `gated`)."""
 
     query: str
     mode: str
     paths: tuple[str, ...]
+    query_hash: str | None = None  # privacy.fingerprint of the query under the vault's key
+    query_chars: int | None = None  # how long the query was
 
 
 class OpenEvent(_Base, frozen=True, kw_only=True, tag="open"):
@@ -129,6 +133,28 @@ def query_key(query: str) -> str:
     return hashlib.sha256(" ".join(query.lower().split()).encode("utf-8")).hexdigest()[:16]
 
 
+def recall_key(event: RecallEvent) -> str:
+    """What tells a recall's query from another's: its keyed fingerprint (a hook's), else its text's."""
+    return event.query_hash or query_key(event.query)
+
+
+HOOK_CLIENT = "hook"  # the Claude Code hooks: what they ask comes from an agent session
+
+
+def gated(event: Event, key: Callable[[], bytes] | None, *, keep_hook_queries: bool = False) -> Event:
+    """The event as it may be written: every query through the privacy gate (`privacy.redact`), and a hook's
+    recall without its text (its keyed fingerprint and length stand for it) unless `keep_hook_queries`. With no
+    `key`, a hook's query keeps only its length."""
+    if isinstance(event, RecallEvent) and event.client == HOOK_CLIENT and not keep_hook_queries:
+        if not event.query:
+            return event
+        return msgspec.structs.replace(event, query="", query_chars=len(event.query),
+                                       query_hash=fingerprint(event.query, key()) if key else None)
+    if isinstance(event, RecallEvent | FeedbackEvent) and event.query:
+        return msgspec.structs.replace(event, query=redact(event.query).text)
+    return event
+
+
 def stamp(now: datetime) -> datetime:
     """`now` in UTC, truncated to whole seconds, as the log stores it; a naive datetime is a bug."""
     if now.tzinfo is None or now.utcoffset() is None:
@@ -151,10 +177,12 @@ def encode(event: Event) -> bytes:
     return _encoder.encode(event) + b"\n"
 
 
-def append(vault_root: Path, event: Event) -> None:
-    """Append one event as a single O_APPEND write, so concurrent writers never interleave lines. What a read
-    logs (a recall, an open) goes to the machine-local pending file until it is flushed; the rest, logged by
-    writes that change a note anyway, to the versioned log."""
+def append(vault_root: Path, event: Event, *, key: Callable[[], bytes] | None = None,
+           keep_hook_queries: bool = False) -> None:
+    """Append one event, through the privacy gate (`gated`), as a single O_APPEND write, so concurrent writers
+    never interleave lines. What a read logs (a recall, an open) goes to the machine-local pending file until it
+    is flushed; the rest, logged by writes that change a note anyway, to the versioned log."""
+    event = gated(event, key, keep_hook_queries=keep_hook_queries)
     append_line(vault_root, f"{stamp(event.ts):%Y-%m}", encode(event),
                 pending=isinstance(event, RecallEvent | OpenEvent))
 
@@ -240,7 +268,7 @@ def replay(events: Iterable[Event], *, top: int = CO_RETRIEVAL_TOP) -> Activity:
                 recalled[path] += 1
                 accessed(path, ts)
             pairs.update(_pairs(returned[:top]))
-            key, when = query_key(event.query), ts.timestamp()
+            key, when = recall_key(event), ts.timestamp()
             for pair in _pairs(returned[:top]):
                 seen = queries.setdefault(pair, {})
                 seen[key] = max(seen.get(key, when), when)

@@ -20,6 +20,7 @@ import fcntl
 import json
 import os
 import re
+import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -205,3 +206,30 @@ def _move(root: Path, f: Path) -> str:
     f.unlink()
     at_file.unlink(missing_ok=True)
     return target.relative_to(root).as_posix() if target is not None and whole else ""
+
+
+KEY_FILE = "query.key"  # beside the index, never versioned: the key of the hooks' query fingerprints
+
+
+def fingerprint_key(index_dir: Path) -> bytes:
+    """The vault's secret key for query fingerprints (`privacy.fingerprint`), in its index folder; made on first
+    use (mode 0600). A lost key only makes later fingerprints differ from earlier ones."""
+    path = index_dir / KEY_FILE
+    try:
+        key = path.read_bytes()
+        if len(key) >= 32:
+            return key
+    except FileNotFoundError:
+        pass
+    index_dir.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{KEY_FILE}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(secrets.token_bytes(32))
+    try:
+        os.link(tmp, path)  # the first writer's key wins; another process's is read back
+    except FileExistsError:
+        pass
+    finally:
+        tmp.unlink()
+    return path.read_bytes()

@@ -351,7 +351,7 @@ def left_out(echo: int, private: int, redacted: int) -> dict[str, int]:
 def scrub(x: Exchange) -> tuple[Exchange, int, dict[str, int]]:
     """The exchange as it may be written: `<private>` spans left out and secrets redacted, everywhere in it;
     with how many spans and secrets of each kind went."""
-    from vault_cortex.importers.redact import redact
+    from vault_cortex.privacy import redact
 
     parts = [redact(t) for t in (x.prompt, x.answer, *x.tools)]
     secrets: Counter[str] = Counter()

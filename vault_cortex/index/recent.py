@@ -88,7 +88,7 @@ def recent(notes: Iterable[NoteRow], events: Iterable[Event], *, now: datetime, 
         ts = e.ts.astimezone(UTC)
         if isinstance(e, RecallEvent):
             for p in dict.fromkeys(e.paths):
-                add("recalled", p, ts, e.query[:200])
+                add("recalled", p, ts, e.query[:200] or f"a hook's query ({e.query_chars or 0} characters, not kept)")
         elif isinstance(e, OpenEvent):
             add("opened", e.path, ts)
         elif isinstance(e, EditEvent):

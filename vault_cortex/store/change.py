@@ -29,6 +29,7 @@ from vault_cortex.config import Settings
 from vault_cortex.errors import DiskFull, InvalidRequest, NoteNotFound, UnsafePath, VaultReadOnly, WriteConflict
 from vault_cortex.files.activity import EditEvent, Event
 from vault_cortex.files.activity import append as append_event
+from vault_cortex.files.activity_files import fingerprint_key
 from vault_cortex.files.activity_files import flush as flush_pending
 from vault_cortex.files.edit import edit_bytes
 from vault_cortex.files.vault import (
@@ -89,7 +90,8 @@ class Vault:
         if self.read_only:
             return
         try:
-            append_event(self.root, event)
+            append_event(self.root, event, key=lambda: fingerprint_key(self.index.index_dir),
+                         keep_hook_queries=self.settings.activity.log_hook_queries)
         except OSError as exc:
             log.warning("could not append to the activity log: %s", exc)
 

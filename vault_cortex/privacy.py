@@ -1,5 +1,9 @@
-"""What a captured chat never writes: `<private>…</private>` spans, and secrets (API keys, tokens, private keys,
-passwords in URLs) replaced by a visible marker such as `[redacted: AWS Access Key]`.
+"""The privacy gate: every text that comes from an agent session (a prompt, an answer, a tool's input or output,
+an error, a transcript) passes `redact` before it is written anywhere — `raw/`, the activity log, an import.
+It leaves out `<private>…</private>` spans (nested or never closed) and replaces secrets (API keys, tokens,
+private keys, passwords in URLs, headers and command lines) by a visible marker such as
+`[redacted: AWS Access Key]`. A hook's query is not even kept redacted: the activity log keeps its keyed
+fingerprint (`fingerprint`) and its length unless `[activity] log_hook_queries` says otherwise.
 
 Secrets are found by Yelp's detect-secrets (its plugins, with their own patterns and entropy limits; never its
 verification, which would send a found key over the network). It is imported on the first text that needs a
@@ -8,6 +12,8 @@ look, so only a capture or an import pays for it, never a prompt hook.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import re
 from collections.abc import Callable, Iterator
 from functools import lru_cache
@@ -15,7 +21,7 @@ from typing import Any
 
 import msgspec
 
-PRIVATE = re.compile(r"<private>.*?(?:</private>|\Z)", re.S | re.I)  # an unclosed span runs to the end
+_TAG = re.compile(r"<(/?)private(?:\s[^<>]*)?\s*>", re.I)  # `<private>`, `</private>`, `<PRIVATE note="x">`
 PRIVATE_MARK = "[private]"
 # A line worth a look: long enough to hold a key, or naming one (`password = 'hunter2'` is short).
 _SUSPECT = re.compile(r"[A-Za-z0-9+/_\-=]{16,}|://[^\s:@/]+:[^\s@/]+@|pass|pwd|secret|token|key|auth|PRIVATE", re.I)
@@ -32,15 +38,39 @@ class Redacted(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def strip_private(text: str) -> tuple[str, int]:
-    """The text without its `<private>` spans, each replaced by a marker, and how many there were."""
-    out, n = PRIVATE.subn(PRIVATE_MARK, text)
-    return out, n
+    """The text without its `<private>` spans, each replaced by a marker, and how many there were. Spans nest
+    (the outer one runs to its own closing tag), and a span never closed runs to the end; a stray closing tag
+    outside any span is left out too."""
+    out: list[str] = []
+    depth = at = spans = 0
+    for tag in _TAG.finditer(text):
+        closing = tag.group(1) == "/"
+        if depth == 0:
+            out.append(text[at:tag.start()])
+            if not closing:
+                spans += 1
+                out.append(PRIVATE_MARK)
+                depth = 1
+            at = tag.end()
+        else:
+            depth += -1 if closing else 1
+            at = tag.end()
+    if depth == 0:
+        out.append(text[at:])
+    return "".join(out), spans
+
+
+def fingerprint(text: str, key: bytes) -> str:
+    """A keyed fingerprint of a query (case and spacing ignored): equal queries give equal fingerprints, so
+    co-retrieval still counts distinct queries, and without the vault's key nothing can be guessed from it."""
+    normal = " ".join(text.lower().split()).encode("utf-8", "surrogatepass")
+    return hmac.new(key, normal, hashlib.sha256).hexdigest()[:32]
 
 
 def redact(text: str) -> Redacted:
     """The text without private spans and with every secret detect-secrets finds replaced by a marker."""
     text, private = strip_private(text)
-    if not text or not _SUSPECT.search(text):
+    if not text or not (_SUSPECT.search(text) or any(rx.search(text) for _, rx in CONTEXT)):
         return Redacted(text=text, private=private)
     found: dict[str, int] = {}
     out: list[str] = []
@@ -49,7 +79,7 @@ def redact(text: str) -> Redacted:
         if in_key:
             in_key = "-----END" not in line
             continue
-        spans = list(_secret_spans(line)) if _SUSPECT.search(line) else []
+        spans = [*_context_spans(line), *(_secret_spans(line) if _SUSPECT.search(line) else ())]
         if not spans:
             out.append(line)
             continue
@@ -122,6 +152,52 @@ def _span(m: re.Match[str]) -> tuple[int, int]:
     if end - start < MIN_SECRET_CHARS or start == m.start():
         return m.start(), m.end()
     return start, end
+
+
+_VALUE = r"""(?:'([^'\n]+)'|"([^"\n]+)"|([^\s'"`]+))"""  # a value, quoted or bare: the secret is its group
+# Secrets known by what stands beside them, which detect-secrets' line patterns miss: (kind, pattern).
+CONTEXT = [
+    ("Basic Auth Credentials", re.compile(r"[a-z][a-z0-9+.\-]*://[^\s:/?#@\[\]]+:(\S+)@", re.I)),  # any characters
+    ("Authorization Header", re.compile(
+        rf"\b(?:proxy-)?authorization\s*[:=]\s*(?:bearer|basic|token|digest|negotiate|bot)?\s*{_VALUE}", re.I)),
+    ("Authorization Header", re.compile(rf"(?<![\w-])(?:bearer|basic)\s+(?=[^\s'\"]*\d)(?=\S{{12}}){_VALUE}", re.I)),
+    ("API Key Header", re.compile(rf"\b(?:x-)?(?:api|auth)[-_]?(?:key|token)\s*:\s*{_VALUE}", re.I)),
+    ("Command Line Password", re.compile(rf"(?:^|\s)(?:-u|--user)(?:\s+|=){_VALUE}")),  # curl: `user:password`
+    ("Command Line Password", re.compile(rf"(?:^|\s)--?(?:password|passwd|pass|pwd)(?:\s+|=){_VALUE}", re.I)),
+    ("Command Line Password", re.compile(r"\bmysql\w*\b[^\n|;&]*?\s-p(?:'([^'\n]+)'|\"([^\"\n]+)\"|([^\s'\"`]+))")),
+    ("Command Line Password", re.compile(rf"\b(?:sshpass|redis-cli)\b[^\n|;&]*?\s-[pa]\s*{_VALUE}")),
+    ("Secret Keyword", re.compile(
+        rf"\b[A-Z0-9_]*(?:PASSWORD|PASSWD|PWD|PASS|SECRET|TOKEN|API_?KEY|ACCESS_KEY|PRIVATE_KEY)[A-Z0-9_]*={_VALUE}",
+        re.I)),
+    ("Hex Key", re.compile(r"(?<![a-z])(?:api_?key|apikey|key|token|secret|passw(?:or)?d|pwd|auth|credentials?)"
+                           r"s?\b\W{0,4}(?:(?:is|was|=|of)\s+)?([0-9a-f]{32}(?:[0-9a-f]{8}){0,4})\b", re.I)),
+]
+USER_FLAG = 4  # CONTEXT's `-u user:password`: only the part after the colon is the secret
+_USERINFO = re.compile(r"[^\s:'\"]+:([^\s'\"]+)")  # `user:password` after `curl -u`
+
+
+def _context_spans(line: str) -> Iterator[tuple[int, int, str]]:
+    """(start, end, kind) of each secret known by its context: a header, a flag, an assignment, a URL's userinfo."""
+    for kind, rx in CONTEXT:
+        for m in rx.finditer(line):
+            groups = [g for g in range(1, (rx.groups or 0) + 1) if m.group(g)]
+            if not groups:
+                continue
+            start, end = m.span(groups[-1])
+            value = line[start:end]
+            if rx is CONTEXT[USER_FLAG][1]:
+                inner = _USERINFO.fullmatch(value)
+                if not inner:
+                    continue
+                start, end = start + inner.start(1), start + inner.end(1)
+                value = line[start:end]
+            if value.startswith(("$", "<", "%", "{")) or value.lower() in _PLACEHOLDERS:
+                continue  # a reference or a template (`$TOKEN`, `<password>`), not a secret
+            yield start, end, kind
+
+
+_PLACEHOLDERS = frozenset({"***", "****", "xxx", "xxxx", "password", "secret", "token", "redacted", "none", "null",
+                           "true", "false", "changeme"})
 
 
 Finder = Callable[[str], Iterator[str]]
