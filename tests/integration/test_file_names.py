@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from server.watch import Watcher
 from vault_cortex import Cortex
 from vault_cortex.files.sections import EditOp
-from vault_cortex.files.vault import init_vault
+from vault_cortex.files.vault import content_hash, init_vault
 
 WORDS = st.sampled_from(["Café", "naïve", "Ångström", "mañana", "Über", "résumé", "plain", "ß-test", "ǅemal",
                          "x&y", "a'b", "Émile (draft)"])
@@ -93,7 +93,7 @@ def test_a_note_saved_under_any_normalisation_while_serve_runs_is_indexed_by_the
             def indexed_as_on_disk() -> bool:
                 state = cx.db.file_states([path]).get(path)
                 return state is not None and state.fs_path == file.relative_to(root).as_posix() and (
-                    state.size == file.stat().st_size)
+                    state.hash == content_hash(file.read_bytes()))
 
             async def main() -> None:
                 async with anyio.create_task_group() as tg:
