@@ -194,9 +194,9 @@ def move(vault: Vault, path: str, dest: str, *, etag: str | None = None, client:
                 new_etag = tx.move(path, dest, new, content_hash(data), op=op)
                 break
             except WriteConflict:
-                if attempt == MOVE_TRIES:
+                if attempt == MOVE_TRIES or dest_file.exists():  # tried enough, or it stays at dest (it says so)
                     raise
-                data = tx.read(path)  # the user saved it meanwhile: move what is there now
+                data = tx.read(path)  # the user saved it while its own links were rewritten: move what is there now
         skipped: list[str] = []
         for src in _linking(vault, path, dest):
             try:

@@ -176,3 +176,19 @@ def test_a_line_a_crash_cut_short_never_swallows_the_next_one(tmp_path: Path) ->
     flush(tmp_path)
     events, bad = read_events(tmp_path)
     assert [e.path for e in events if isinstance(e, OpenEvent)] == ["a.md", "b.md", "c.md", "d.md"] and bad == 2
+
+
+def test_a_flush_killed_between_its_last_two_removals_never_drops_a_read_logged_again(tmp_path: Path) -> None:
+    """A flush removes the pending file it moved, then its note of where it went (`… .flush.at`). Killed between
+    the two, it left the note behind; the next flush took it for its own, found the same line (a read of the same
+    note in the same second) after the noted offset, and dropped the new read as already moved."""
+    read = OpenEvent(ts=T0, client="cli", path="same.md")
+    append(tmp_path, read)
+    target = tmp_path / ACTIVITY_DIR / "2026-11.jsonl"
+    marker = tmp_path / PENDING_DIR / "2026-11.jsonl.flush.at"
+    assert flush(tmp_path) == [".cortex/activity/2026-11.jsonl"]
+    marker.write_text(json.dumps({"file": target.name, "at": 0}))  # what the killed flush left: its file is gone
+    append(tmp_path, read)  # the same read again, in the same second: the same bytes
+    assert flush(tmp_path) == [".cortex/activity/2026-11.jsonl"]
+    assert versioned(tmp_path) == Counter({encode(read).rstrip(b"\n"): 2}), "the second read was dropped"
+    assert sorted(p.name for p in (tmp_path / PENDING_DIR).iterdir()) == [".gitignore", ".lock"]

@@ -157,6 +157,7 @@ def flush(root: Path) -> list[str]:
         return []
     with _pending_lock(root, fcntl.LOCK_EX):  # and no append is half done in a file taken away here
         written = {_move(root, f) for f in sorted(folder.glob(f"*.jsonl{FLUSHING}"))}  # an interrupted one first
+        _drop_orphan_notes(folder)
         for f in sorted(folder.glob("*.jsonl")):
             f.rename(f.with_name(f.name + FLUSHING))
         written |= {_move(root, f) for f in sorted(folder.glob(f"*.jsonl{FLUSHING}"))}
@@ -170,6 +171,16 @@ def finish_flush(root: Path) -> None:
         with _pending_lock(root, fcntl.LOCK_EX):
             for f in sorted(folder.glob(f"*.jsonl{FLUSHING}")):
                 _move(root, f)
+            _drop_orphan_notes(folder)
+
+
+def _drop_orphan_notes(folder: Path) -> None:
+    """Remove each note of where a file went (`… .flush.at`) whose file is gone: its move finished (the file is
+    removed first) and the flush died before removing the note. Left, the next flush of that month took it for
+    its own and dropped any of its lines found after the noted offset: a read logged again in the same second."""
+    for note in folder.glob(f"*.jsonl{FLUSHING}.at"):
+        if not note.with_name(note.name.removesuffix(".at")).exists():
+            note.unlink(missing_ok=True)
 
 
 def _move(root: Path, f: Path) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import fnmatch
 import functools
@@ -13,7 +14,7 @@ import shutil
 import stat
 import tempfile
 import unicodedata
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from importlib import resources
 from pathlib import Path
 
@@ -158,6 +159,8 @@ def stat_notes(root: Path, settings: IndexSettings, paths: Iterable[str],
         except FileNotFoundError:
             if file.parent.exists() and os.path.realpath(file.parent) != str(root_real / os.path.dirname(rel)):
                 return None
+            if not rel.isascii() and _other_form_exists(root, rel):
+                return None  # saved under a name in another normalisation (`Cafe\u0301.md`): the walk finds it
             continue
         except OSError:
             return None
@@ -260,6 +263,14 @@ def on_disk(root: Path, rel: str) -> Path:
     return here
 
 
+def _other_form_exists(root: Path, rel: str) -> bool:
+    """Whether a file exists for a vault path only under a name in another Unicode normalisation."""
+    try:
+        return os.path.lexists(on_disk(root, rel))
+    except (UnsafePath, InvalidRequest):
+        return False
+
+
 class NotRegular(OSError):
     """A path that exists but is no regular file: a folder, a FIFO, a device or a socket is never a note."""
 
@@ -314,6 +325,60 @@ def atomic_write(path: Path, data: bytes, expected_hash: str | None) -> None:
         Path(tmp).unlink(missing_ok=True)
         raise
     fsync_dir(path.parent)
+
+
+_RENAME_NOREPLACE = 1  # renameat2's flag on Linux
+_RENAME_EXCL = 4  # renamex_np's flag on macOS
+_AT_FDCWD = -100
+
+
+@functools.lru_cache(maxsize=1)
+def _rename_noreplace() -> Callable[[bytes, bytes], int] | None:
+    """The C library's rename that refuses an existing destination (Linux renameat2, macOS renamex_np): 0 when
+    done, else -1 with errno set; None when the C library has neither."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+    linux = getattr(libc, "renameat2", None)
+    if linux is not None:
+        return lambda src, dest: int(linux(_AT_FDCWD, src, _AT_FDCWD, dest, _RENAME_NOREPLACE))
+    mac = getattr(libc, "renamex_np", None)
+    if mac is not None:
+        return lambda src, dest: int(mac(src, dest, _RENAME_EXCL))
+    return None
+
+
+def rename_new(src: Path, dest: Path) -> None:
+    """Move a file to a name that must not exist yet (FileExistsError), as one rename(2): the inode travels, so
+    an editor that holds the note open, or opened it just before, saves into the moved note. A copy and an
+    unlink left a window in which such a save went into the unlinked file.
+
+    One atomic call where the file system can (renameat2 RENAME_NOREPLACE, renamex_np RENAME_EXCL); where it
+    cannot (NFS, some FUSE mounts: EINVAL), a hard link (which refuses an existing name too) and an unlink of
+    the old name, so the inode still travels; where links are refused too (exFAT, some sync mounts), a rename
+    after checking the name is free: the caller holds the write lock, so only a writer outside vault-cortex
+    could create it in between."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    rename = _rename_noreplace()
+    if rename is not None:
+        if rename(os.fsencode(src), os.fsencode(dest)) == 0:
+            return
+        err = ctypes.get_errno()
+        if err not in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EOPNOTSUPP):
+            raise OSError(err, os.strerror(err), str(src), None, str(dest))
+    try:
+        os.link(src, dest, follow_symlinks=False)
+    except FileExistsError:
+        raise
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK, errno.EACCES):
+            raise
+        if os.path.lexists(dest):
+            raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), str(dest)) from None
+        os.rename(src, dest)
+        return
+    os.unlink(src)
 
 
 def fsync_dir(folder: Path) -> None:

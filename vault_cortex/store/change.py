@@ -40,6 +40,7 @@ from vault_cortex.files.vault import (
     fsync_dir,
     on_disk,
     read_regular,
+    rename_new,
 )
 from vault_cortex.index.upkeep import Index
 
@@ -194,10 +195,55 @@ class Change:
 
     def move(self, path: str, dest: str, data: bytes, expected: str, *, op: str | None = None,
              between: Callable[[], None] | None = None) -> str:
-        """Move a note: save `data` at `dest` (which must not exist), then remove the source if it still holds
-        exactly what was read (`expected`). A save that landed meanwhile is never deleted: the copy at `dest`
-        is taken back and WriteConflict raised (the caller reads again and redoes, or refuses). `between` runs
-        after the copy is saved (a journal's checkpoint). Returns the ETag at `dest`."""
+        """Move a note with one rename (`rename_new`: never over an existing `dest`, WriteConflict): the file
+        itself travels, so a save that lands meanwhile, even one an editor writes in place through a descriptor
+        it opened before, is in the moved note. Then, if `data` (what was read, hashing to `expected`, with the
+        note's own links rewritten for its new place) differs, it is saved there through the checked write; a
+        save that landed since the read is never overwritten: the note is renamed back and WriteConflict raised
+        (the caller reads again and redoes, or refuses). `between` runs after the rename (a journal's
+        checkpoint). Returns the ETag at `dest`."""
+        src, target = self.file(path), self.file(dest)
+        if src.is_symlink():  # a link's target stays where it is: the note's bytes move, as a file, and the link goes
+            return self._move_link(path, dest, data, expected, op=op, between=between)
+        try:
+            rename_new(src, target)
+        except FileExistsError:
+            raise WriteConflict(f"{dest!r} already exists; a move never overwrites") from None
+        except FileNotFoundError:
+            raise NoteNotFound(f"no note at {path!r}") from None
+        fsync_dir(src.parent)
+        fsync_dir(target.parent)
+        self._touch(path)
+        self._touch(dest)
+        if between is not None:
+            between()
+        if content_hash(data) == expected:
+            etag = content_hash(read_regular(target))
+        else:
+            try:
+                etag = self.write(dest, data, expected)
+            except WriteConflict:
+                self._rename_back(target, src, path, dest)
+                raise WriteConflict(f"{path} was saved while it was being moved; it was not moved") from None
+        if op is not None:
+            self.vault.log(EditEvent(ts=self.vault.clock(), client=self.client, path=path, op=op, dest=dest))
+        return etag
+
+    def _rename_back(self, target: Path, src: Path, path: str, dest: str) -> None:
+        """Undo a move whose rewrite met a save: the note goes back, with the save, unless its old name was taken
+        meanwhile (then it stays at `dest`, with the save, its own links as they were)."""
+        try:
+            rename_new(target, src)
+        except FileExistsError:
+            raise WriteConflict(f"{path} was saved while it was being moved, and a new {path} was made meanwhile: "
+                                f"the note is at {dest} with that save, its own links not rewritten") from None
+        fsync_dir(src.parent)
+        fsync_dir(target.parent)
+
+    def _move_link(self, path: str, dest: str, data: bytes, expected: str, *, op: str | None,
+                   between: Callable[[], None] | None) -> str:
+        """Move a note that is a symlink: save `data` at `dest`, then remove the link if it still reads
+        `expected` (else the copy is taken back: WriteConflict)."""
         etag = self.write(dest, data, None)
         if between is not None:
             between()
