@@ -224,8 +224,10 @@ def allowed_transcript(named: str, folders: Iterable[Path]) -> Path:
 
     if not named:
         raise InvalidRequest("the hook input names no transcript_path (expected the session's .jsonl)")
-    if not Path(named).expanduser().is_absolute() or Path(named).suffix != ".jsonl":
-        raise InvalidRequest(f"transcript_path must be the absolute path of the session's .jsonl, not {named!r}")
+    if Path(named).suffix != ".jsonl":
+        raise InvalidRequest(f"transcript_path must name the session's .jsonl transcript, not {named!r}")
+    if not Path(named).expanduser().is_absolute():
+        raise InvalidRequest(f"transcript_path must be an absolute path, not {named!r}")
     file = transcript_file(named)
     folders = list(folders)
     if not any(file.is_relative_to(folder) for folder in folders):

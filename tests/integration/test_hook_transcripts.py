@@ -52,7 +52,8 @@ def session_end(path: Path | str) -> dict[str, object]:
 
 def stop(path: Path | str, n: int) -> dict[str, object]:
     return {"session_id": f"s{n}", "transcript_path": str(path), "cwd": "/home/me/quarry", "hook_event_name": "Stop",
-            "stop_hook_active": False, "last_assistant_message": "The rain gauge tips every 0.2 mm, so 12 tips is 2.4 mm."}
+            "stop_hook_active": False,
+            "last_assistant_message": "The rain gauge tips every 0.2 mm, so 12 tips is 2.4 mm."}
 
 
 def raw_text(vault: Path) -> str:
@@ -172,7 +173,8 @@ def test_the_folders_a_transcript_may_be_in_are_claude_codes_or_the_configs(tmp_
         folder.mkdir(parents=True)
         write_transcript(folder / "t.jsonl", "q", "a")
     home = {"HOME": str(tmp_path / "home")}
-    assert hooks.transcript_folders(HooksSettings().transcript_dirs, home) == [(tmp_path / "home/.claude/projects").resolve()]
+    claude_folder = (tmp_path / "home/.claude/projects").resolve()
+    assert hooks.transcript_folders(HooksSettings().transcript_dirs, home) == [claude_folder]
     assert hooks.transcript_folders(["~/.claude/projects", str(mine)], home) == [
         (tmp_path / "home/.claude/projects").resolve(), mine.resolve()]
     assert hooks.transcript_folders([], {**home, "CLAUDE_CONFIG_DIR": str(tmp_path / "cc")})[-1] == (
