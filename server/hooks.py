@@ -212,8 +212,8 @@ def transcript_folders(dirs: Iterable[str], env: Mapping[str, str]) -> list[Path
     named = [d for d in dirs if d]
     if env.get("CLAUDE_CONFIG_DIR"):
         named.append(str(Path(env["CLAUDE_CONFIG_DIR"]) / "projects"))
-    folders = [Path(os.path.realpath(home + d[1:] if d == "~" or d.startswith("~/") else d)) for d in named]
-    return list(dict.fromkeys(folders))
+    expanded = (home + d[1:] if d == "~" or d.startswith("~/") else os.path.expanduser(d) for d in named)
+    return list(dict.fromkeys(Path(os.path.realpath(d)) for d in expanded if os.path.isabs(d)))  # never the cwd
 
 
 def allowed_transcript(named: str, folders: Iterable[Path]) -> Path:

@@ -20,7 +20,7 @@ from serving import Server, serve
 
 from server import hooks
 from server.cli import main as cli_main
-from vault_cortex.config import HooksSettings
+from vault_cortex.config import HooksSettings, parse_settings
 from vault_cortex.errors import InvalidRequest
 from vault_cortex.importers.transcript import open_transcript
 
@@ -179,6 +179,9 @@ def test_the_folders_a_transcript_may_be_in_are_claude_codes_or_the_configs(tmp_
         (tmp_path / "home/.claude/projects").resolve(), mine.resolve()]
     assert hooks.transcript_folders([], {**home, "CLAUDE_CONFIG_DIR": str(tmp_path / "cc")})[-1] == (
         tmp_path / "cc/projects").resolve()
+    assert hooks.transcript_folders(["logs", ""], home) == []  # a relative folder names none (not the cwd)
+    env = {"VAULT_CORTEX_HOOKS_TRANSCRIPT_DIRS": os.pathsep.join([str(mine), "~/.claude/projects"])}
+    assert parse_settings({}, env).hooks.transcript_dirs == [str(mine), "~/.claude/projects"]
     folders = hooks.transcript_folders([str(mine)], home)
     assert hooks.allowed_transcript(str(mine / "t.jsonl"), folders) == mine.resolve() / "t.jsonl"
     for refused in (claude / "t.jsonl", mine / "t.txt", mine, mine / "../logs2/t.jsonl", "relative/t.jsonl"):
