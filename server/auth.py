@@ -34,7 +34,9 @@ CORS_HEADERS = "authorization, content-type, if-match"
 def token_guard(token: str) -> Any:
     """A Litestar guard that refuses requests without the token, except on routes marked `opt={"public": True}`."""
 
-    def guard(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler) -> None:
+    # async: Litestar runs a sync guard in a worker thread, so every request, /v1/health too, queued behind
+    # handlers that held all the threads (45 Stop hooks waiting on a FIFO stopped the whole server)
+    async def guard(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler) -> None:
         if handler.opt.get(PUBLIC):
             return
         if not token_matches(connection.headers.get("authorization"), token):

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from vault_cortex.index.sync import SyncReport
 
 log = logging.getLogger("server")
+MAX_PORT = 65535
 
 
 def _hook_args(p: argparse.ArgumentParser) -> None:
@@ -74,6 +75,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from server.auth import is_loopback
     from vault_cortex.cortex import Cortex
 
+    if args.port is not None and not 1 <= args.port <= MAX_PORT:
+        print(f"error: --port must be a port number from 1 to {MAX_PORT}, not {args.port}", file=sys.stderr)
+        return 2
     root = Path(args.vault).expanduser()
     if prepare_vault(root):
         print(f"created a vault at {root} from the template", file=sys.stderr)
@@ -81,7 +85,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         cx.index.check_index()  # once, before serving: a damaged index is set aside and rebuilt by the first sync
         settings = cx.settings.server
         host = args.host or settings.host
-        port = args.port or settings.port
+        port = args.port if args.port is not None else settings.port
         allowed_hosts: Sequence[str] | None = LOOPBACK_HOSTS
         if not is_loopback(host):
             if not args.allow_remote:

@@ -20,6 +20,7 @@ import logging
 import os
 import re
 import sys
+import threading
 import time
 import tomllib
 import urllib.parse
@@ -167,7 +168,8 @@ def _stop(open_cx: OpenCortex, payload: Mapping[str, Any]) -> str | None:
         return None
     from vault_cortex.importers.transcript import last_prompt
 
-    prompt = last_prompt(Path(str(payload.get("transcript_path") or "")).expanduser())
+    named = str(payload.get("transcript_path") or "")  # none: the answer alone is judged
+    prompt = last_prompt(transcript(cx.settings.hooks.transcript_dirs, named)) if named else ""
     query = second_look.query(answer, prompt, cx.settings.recall.max_query_chars)
     state = SessionState(cx.root, str(payload.get("session_id") or ""))
     hits = cx.recall(query, k=second_look.LIMIT, client="hook", gate=True, exclude=frozenset(state.captured),
@@ -184,12 +186,9 @@ def capture(cx: Cortex, payload: Mapping[str, Any]) -> str | None:
     Only files: the running server's watcher (or the next sync) indexes the notes. Importing again adds
     nothing; a transcript that grew adds its new exchanges and refreshes its last one (see importers/transcript).
     """
-    from vault_cortex.errors import InvalidRequest
     from vault_cortex.importers.transcript import capture_transcript, session_name
 
-    file = Path(str(payload.get("transcript_path") or "")).expanduser()
-    if file.suffix != ".jsonl" or not file.is_file():
-        raise InvalidRequest(f"no transcript to capture at {str(file)!r} (expected the session's .jsonl)")
+    file = transcript(cx.settings.hooks.transcript_dirs, str(payload.get("transcript_path") or ""))
     project = Path(str(payload.get("cwd") or "")).name or None
     with cx.vault.change("capture", index=False) as tx:  # the running server's watcher indexes them
         done = capture_transcript(tx, file, default_session=session_name(file, project))
@@ -199,6 +198,45 @@ def capture(cx: Cortex, payload: Mapping[str, Any]) -> str | None:
     print(f"vault-cortex: session {done.session!r} captured: {len(done.created)} new, {len(done.updated)} updated, "
           f"{len(done.unchanged)} unchanged, {len(done.kept)} kept raw notes{left}", file=sys.stderr)
     return None
+
+
+def transcript(dirs: Iterable[str], named: str) -> Path:
+    """The transcript a hook input names, when it is in the agent's own transcript folder (`[hooks]
+    transcript_dirs`); InvalidRequest else. The server and the hook command both decide here; the file is opened
+    by `open_transcript` (a regular file only, without waiting)."""
+    return allowed_transcript(named, transcript_folders(dirs, os.environ))
+
+
+def transcript_folders(dirs: Iterable[str], env: Mapping[str, str]) -> list[Path]:
+    """The folders a hook may read transcripts from, resolved: `dirs` (`~` is env's HOME), and Claude Code's
+    `$CLAUDE_CONFIG_DIR/projects` when that is set."""
+    home = env.get("HOME") or str(Path.home())
+    named = [d for d in dirs if d]
+    if env.get("CLAUDE_CONFIG_DIR"):
+        named.append(str(Path(env["CLAUDE_CONFIG_DIR"]) / "projects"))
+    expanded = (home + d[1:] if d == "~" or d.startswith("~/") else os.path.expanduser(d) for d in named)
+    return list(dict.fromkeys(Path(os.path.realpath(d)) for d in expanded if os.path.isabs(d)))  # never the cwd
+
+
+def allowed_transcript(named: str, folders: Iterable[Path]) -> Path:
+    """`named` with its folders resolved, when it is a `.jsonl` file inside one of `folders`; InvalidRequest else
+    (a request names nothing outside the vault but the agent's own transcripts)."""
+    from vault_cortex.errors import InvalidRequest
+    from vault_cortex.importers.transcript import transcript_file
+
+    if not named:
+        raise InvalidRequest("the hook input names no transcript_path (expected the session's .jsonl)")
+    if Path(named).suffix != ".jsonl":
+        raise InvalidRequest(f"transcript_path must name the session's .jsonl transcript, not {named!r}")
+    if not Path(named).expanduser().is_absolute():
+        raise InvalidRequest(f"transcript_path must be an absolute path, not {named!r}")
+    file = transcript_file(named)
+    folders = list(folders)
+    if not any(file.is_relative_to(folder) for folder in folders):
+        where = ", ".join(str(f) for f in folders) or "none"
+        raise InvalidRequest(f"transcript_path {named!r} is not in the agent's transcript folder ({where}); "
+                             "a hook reads transcripts only there ([hooks] transcript_dirs names others)")
+    return file
 
 
 def _capture(open_cx: OpenCortex, payload: Mapping[str, Any]) -> str | None:
@@ -300,7 +338,7 @@ class SessionState:
         ignore = self.dir / ".gitignore"
         if not ignore.exists():
             ignore.write_text("# per-session hook state: never versioned\n*\n", encoding="utf-8")
-        tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
+        tmp = self.path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")  # the server's threads too
         tmp.write_text(json.dumps({"injected": sorted(self.paths), "captured": sorted(self.captured),
                                    "updated": time.time()}), encoding="utf-8")
         os.replace(tmp, self.path)

@@ -184,6 +184,8 @@ class HooksSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     prompt_budget_tokens: Count = 400
     second_look: bool = True  # the Stop hook may send the agent back to check memories that bear on its answer
     session_budget_tokens: Annotated[int, msgspec.Meta(ge=MIN_BUDGET_TOKENS, le=MAX_BUDGET_TOKENS)] = 1500
+    # the only folders whose transcripts a hook reads (`~` is the home of the process reading them)
+    transcript_dirs: list[str] = msgspec.field(default_factory=lambda: ["~/.claude/projects"])
 
 
 class ActivitySettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -218,6 +220,7 @@ _ENV_SECTIONS = ("index", "embedding", "recall", "push", "server", "hooks", "sle
                  "activity")
 # read by the adapters (INDEX_DIR: where the index lives, index/location.py; the last: a test hook of `sleep`)
 _ENV_IGNORED = ("TOKEN", "VAULT", "INDEX_DIR", "SLEEP_KILL_AFTER")
+_ENV_LISTS = ("hooks_transcript_dirs",)  # folders, separated as in PATH (os.pathsep)
 
 def _table(raw: Any, where: str) -> dict[str, Any]:
     if raw is None:
@@ -236,7 +239,9 @@ def parse_settings(raw: Mapping[str, Any], env: Mapping[str, str] | None = None)
         section, _, name = key[len(_ENV_PREFIX):].lower().partition("_")
         if section not in _ENV_SECTIONS or not name:
             continue  # not a setting (e.g. VAULT_CORTEX_LOG for the adapters)
-        data.setdefault(section, {})[name] = value  # a string; converted to the field's type below
+        # a string, converted to the field's type below; a list's items are split at os.pathsep
+        listed = f"{section}_{name}" in _ENV_LISTS
+        data.setdefault(section, {})[name] = [v for v in value.split(os.pathsep) if v] if listed else value
     data["regions"] = _regions(_table(data.get("regions"), "[regions]"))
     data["modes"] = _modes(_table(data.get("modes"), "[modes]"))
     try:

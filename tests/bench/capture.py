@@ -70,8 +70,9 @@ def hook(vault: Path, transcript: Path, event: str = "session-end") -> tuple[flo
     payload = json.dumps({"session_id": transcript.stem, "transcript_path": str(transcript),
                           "cwd": "/home/me/greenhouse-sensor", "hook_event_name": "SessionEnd", "reason": "exit"})
     t0 = time.perf_counter()
+    env = {**os.environ, "VAULT_CORTEX_HOOKS_TRANSCRIPT_DIRS": str(transcript.parent)}  # the hook reads it there
     done = subprocess.run([sys.executable, "-c", CHILD, "hook", event, "--vault", str(vault)],
-                          input=payload, capture_output=True, text=True, cwd=ROOT, check=True)
+                          input=payload, capture_output=True, text=True, cwd=ROOT, check=True, env=env)
     took = time.perf_counter() - t0
     *said, rss = done.stderr.strip().splitlines()
     if done.stdout or "captured" not in "".join(said):

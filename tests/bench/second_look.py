@@ -303,6 +303,10 @@ def latency(notes: int, keep: Path | None, n: int = 200) -> None:
         if not (vault / ".cortex").is_dir():
             print(f"generating {notes} notes in {vault}", file=sys.stderr, flush=True)
             make_vault(vault, notes, seed=7)
+        config = vault / ".cortex" / "config.toml"  # the server reads the bench's transcripts where they are
+        config.write_text(config.read_text(encoding="utf-8").replace(
+            'transcript_dirs = ["~/.claude/projects"]', f"transcript_dirs = [{json.dumps(str(work))}]"),
+            encoding="utf-8")
         with Cortex.open(vault) as cx:
             report = cx.sync()
         asks = queries(n, seed=13)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
 
@@ -12,8 +13,10 @@ from vault_cortex.cortex import Cortex
 
 
 def test_session_end_route_captures_and_refuses_what_is_no_transcript(
-        client: TestClient[Litestar], cx: Cortex, tmp_path: Path) -> None:
-    transcript = tmp_path / "5e6f7a8b-route.jsonl"
+        client: TestClient[Litestar], cx: Cortex, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))  # the server's: Claude Code keeps its transcripts under it
+    transcript = tmp_path / ".claude/projects/-home-me-greenhouse/5e6f7a8b-route.jsonl"
+    transcript.parent.mkdir(parents=True)
     transcript.write_text(
         json.dumps({"type": "user", "timestamp": "2026-11-29T08:00:00Z",
                     "message": {"content": "How do we keep the WAL small during reports?"}}) + "\n"
@@ -25,5 +28,6 @@ def test_session_end_route_captures_and_refuses_what_is_no_transcript(
         assert got.status_code == 200 and got.json() == {}
     assert [p.name for p in (cx.root / "raw").glob("2026-11-29 greenhouse *.md")] == [
         "2026-11-29 greenhouse 5e6f7a8b 01.md"]
-    bad = client.post("/v1/hooks/session-end", json={**payload, "transcript_path": "/etc/passwd"})
-    assert bad.status_code == 400 and bad.json()["error"] == "InvalidRequest"
+    for elsewhere in ("/etc/passwd", str(tmp_path / "5e6f7a8b-route.jsonl")):
+        bad = client.post("/v1/hooks/session-end", json={**payload, "transcript_path": elsewhere})
+        assert bad.status_code == 400 and bad.json()["error"] == "InvalidRequest"

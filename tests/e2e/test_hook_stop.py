@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from harness import TOKEN, LiveServer
 
 from server import hooks
@@ -27,9 +28,24 @@ CALIBRATE = "How should I calibrate the capacitive soil moisture sensors?"
 WRONG = "Use 3000 for dry and 1000 for wet on every probe; they are all the same."  # the note says otherwise
 
 
+@pytest.fixture(autouse=True)
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """HOME of the server and of the hook command: Claude Code writes its transcripts under it, where the hooks
+    read them."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    return tmp_path
+
+
+def projects(tmp: Path) -> Path:
+    """Claude Code's folder of this project's transcripts (HOME is tmp)."""
+    folder = tmp / ".claude/projects/-home-me-greenhouse-sensor"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
 def transcript(tmp: Path, prompt: str, answer: str) -> Path:
     """A Claude Code session transcript as the real client writes it: earlier turns, the prompt, a tool call."""
-    path = tmp / "session.jsonl"
+    path = projects(tmp) / "session.jsonl"
     records = [
         {"type": "user", "isMeta": True, "message": {"role": "user", "content": "<command-name>/clear</command-name>"}},
         {"type": "user", "message": {"role": "user", "content": "Earlier: how is the collector deployed?"}},
@@ -126,13 +142,15 @@ def test_answers_the_vault_knows_nothing_about_never_block(cx: Cortex, tmp_path:
 def test_bad_input_fails_open(cx: Cortex, tmp_path: Path) -> None:
     """Any error: no output, exit 0 (the agent finishes as if no hook ran)."""
     path = transcript(tmp_path, PROMPT, WRONG)
+    folder = projects(tmp_path)
     for stdin in ("", "{broken", "[1]", json.dumps({"last_assistant_message": 42}),
-                  json.dumps(stop_input("s-bad", WRONG, tmp_path / "missing.jsonl") | {"session_id": "s-bad-1"}),
-                  json.dumps(stop_input("s-bad", WRONG, tmp_path) | {"session_id": "s-bad-2"}),  # a folder
+                  json.dumps(stop_input("s-bad", WRONG, folder / "missing.jsonl") | {"session_id": "s-bad-1"}),
+                  json.dumps(stop_input("s-bad", WRONG, folder) | {"session_id": "s-bad-2"}),  # a folder
+                  json.dumps(stop_input("s-bad", WRONG, tmp_path / "elsewhere.jsonl") | {"session_id": "s-bad-5"}),
                   json.dumps({**stop_input("s-bad-3", WRONG, path), "stop_hook_active": "yes"})):
         out = hook(stdin, cx.root)
         assert out is None or memories(block_reason(out))
-    broken = tmp_path / "broken.jsonl"
+    broken = projects(tmp_path) / "broken.jsonl"
     broken.write_text("{not json\n" * 3, encoding="utf-8")
     out = hook(json.dumps(stop_input("s-bad-4", WRONG, broken)), cx.root)
     assert out is None or memories(block_reason(out))  # the answer alone is judged

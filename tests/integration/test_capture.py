@@ -69,6 +69,12 @@ def hook(event: str, vault: Path, transcript: Path | str, *, sub: bool = False) 
     return out.getvalue(), err.getvalue()
 
 
+@pytest.fixture(autouse=True)
+def transcripts_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tests' transcripts are in tmp_path: the hooks may read them there (`[hooks] transcript_dirs`)."""
+    monkeypatch.setenv("VAULT_CORTEX_HOOKS_TRANSCRIPT_DIRS", str(tmp_path))
+
+
 @pytest.fixture
 def vault(tmp_path: Path) -> Path:
     root = tmp_path / "vault"
@@ -138,10 +144,12 @@ def test_an_edited_note_is_kept_and_a_rewritten_transcript_is_read_again(vault: 
     assert "Rewritten." in (vault / "raw" / "2026-11-30 greenhouse 7c1d9e0b 01.md").read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize("path", ["", "/nonexistent/x.jsonl", "/etc/passwd"])
-def test_no_transcript_is_a_quiet_no_op(vault: Path, path: str) -> None:
-    out, err = hook("session-end", vault, path)
-    assert out == "" and "no transcript to capture" in err and not raw(vault)
+@pytest.mark.parametrize(("path", "why"), [
+    ("", "names no transcript_path"), ("/nonexistent/x.jsonl", "is not in the agent's transcript folder"),
+    ("/etc/passwd", "must name the session's .jsonl"), ("{tmp}/missing.jsonl", "cannot read the transcript")])
+def test_no_transcript_is_a_quiet_no_op(vault: Path, tmp_path: Path, path: str, why: str) -> None:
+    out, err = hook("session-end", vault, path.format(tmp=tmp_path))
+    assert out == "" and why in err and not raw(vault), err
 
 
 def test_captured_sessions_are_indexed_with_their_prompt_answer_edges(

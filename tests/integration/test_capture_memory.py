@@ -81,6 +81,12 @@ def capture(vault: Path, transcript: Path, session: str = SID) -> str:
     return err.getvalue()
 
 
+@pytest.fixture(autouse=True)
+def transcripts_here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tests' transcripts are in tmp_path: the hooks may read them there (`[hooks] transcript_dirs`)."""
+    monkeypatch.setenv("VAULT_CORTEX_HOOKS_TRANSCRIPT_DIRS", str(tmp_path))
+
+
 @pytest.fixture
 def vault(tmp_path: Path) -> Path:
     root = tmp_path / "vault"

@@ -161,7 +161,8 @@ def test_cli_project_scope_dry_run_then_install_and_the_installed_hook_runs(
                                       "message": {"content": "What did we decide about batching?"}}) + "\n" +
                           json.dumps({"type": "assistant", "message": {"content": "One transaction a second."}}) + "\n")
     command = settings["hooks"]["SessionEnd"][0]["hooks"][0]["command"]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("VAULT_CORTEX_")}
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("VAULT_CORTEX_")},
+           "VAULT_CORTEX_HOOKS_TRANSCRIPT_DIRS": str(tmp_path)}  # where this transcript is
     if not Path(shlex_first(command)).is_file():  # no console script (not pip-installed): run the module instead
         command = command.replace(shlex_first(command), f"{sys.executable} -m server.cli", 1)
     done = subprocess.run(["sh", "-c", command], input=json.dumps({"transcript_path": str(transcript), "cwd": "/x/p"}),

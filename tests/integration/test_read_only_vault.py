@@ -167,7 +167,7 @@ def test_a_capture_hook_on_a_read_only_vault_refuses_in_one_line_and_exits_0(
     src, ro = backup
     before = _files(src)
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("VAULT_CORTEX_")},
-           "XDG_CACHE_HOME": str(tmp_path / "cache")}
+           "XDG_CACHE_HOME": str(tmp_path / "cache"), "VAULT_CORTEX_HOOKS_TRANSCRIPT_DIRS": str(TRANSCRIPTS)}
     transcript = TRANSCRIPTS / "2026-10-05 collector refactor.jsonl"
     payload = {"session_id": "s1", "transcript_path": str(transcript), "cwd": str(tmp_path),
                "hook_event_name": "SessionEnd" if event == "session-end" else "PreCompact"}

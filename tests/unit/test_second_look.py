@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from vault_cortex.config import PushSettings
+from vault_cortex.errors import InvalidRequest
 from vault_cortex.importers.transcript import last_prompt, parse_transcript
 from vault_cortex.recall import second_look
 from vault_cortex.recall.scored import Hit
@@ -85,9 +88,10 @@ def test_the_last_prompt_comes_from_the_transcript_tail(tmp_path: Path) -> None:
         assert last_prompt(turn) == "Why did node 3 run flat?", output
 
 
-def test_no_transcript_or_a_broken_one_gives_no_prompt(tmp_path: Path) -> None:
-    assert last_prompt(tmp_path / "missing.jsonl") == ""
-    assert last_prompt(tmp_path) == ""  # a folder
+def test_a_broken_transcript_gives_no_prompt_and_no_file_is_refused(tmp_path: Path) -> None:
+    for missing in (tmp_path / "missing.jsonl", tmp_path):  # nothing there, a folder: the hook's 400
+        with pytest.raises(InvalidRequest, match="transcript"):
+            last_prompt(missing)
     broken = tmp_path / "broken.jsonl"
     broken.write_text("not json at all\n{also not\n", encoding="utf-8")
     assert last_prompt(broken) == ""

@@ -59,4 +59,4 @@ def import_file(vault: Vault, file: str | Path, *, fmt: str | None = None, sessi
             return import_chatgpt(tx, file)
         if fmt == "mcp-memory":
             return import_mcp_memory(tx, file, folder)
-        return capture_transcript(tx, file, session)
+        return capture_transcript(tx, Path(file).expanduser().resolve(), session)  # named by the user: links followed

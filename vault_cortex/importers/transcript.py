@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import stat as filestat
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, BinaryIO
 
 import msgspec
 
@@ -44,6 +46,9 @@ _NOISE_LINE = re.compile(r"^\[Request interrupted by user[^\]]*\]$", re.M)
 HEAD_BYTES = 1 << 16  # the start of a transcript, hashed to tell a grown transcript from a different one
 TOOL_INPUT_CHARS = 60  # of a tool call's input, on its one line
 OUTPUT_CHARS = 1 << 16  # of an exchange's tool output, kept in memory while it is read
+MAX_TRANSCRIPT_BYTES = 1 << 28  # 256 MiB: a long Claude Code session with big tool outputs is tens of MiB
+# A FIFO opens at once instead of waiting for a writer; a symbolic link as the file's last part is refused.
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 class Exchange(msgspec.Struct, frozen=True, kw_only=True):
@@ -249,6 +254,37 @@ def render(t: Transcript, *, fallback: datetime, source: str) -> list[tuple[str,
 
 
 # -- the IO: a file in, notes out -----------------------------------------------------------------------
+def open_transcript(path: Path, max_bytes: int | None = MAX_TRANSCRIPT_BYTES) -> BinaryIO:
+    """A transcript opened for reading: a regular file only (never a FIFO, a device or a folder, and never through
+    a symbolic link at its last part), opened without waiting, and at most `max_bytes` long; InvalidRequest else.
+
+    A FIFO opened the usual way waits for a writer: 45 Stop hooks naming one held every worker thread of `serve`.
+    """
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except OSError as exc:
+        if os.path.islink(path):  # ELOOP, or EMLINK on some BSDs
+            raise InvalidRequest(f"the transcript {path} is a symbolic link; name the file itself") from None
+        raise InvalidRequest(f"cannot read the transcript {path}: {exc.strerror or exc}") from None
+    try:
+        info = os.fstat(fd)
+        if not filestat.S_ISREG(info.st_mode):
+            raise InvalidRequest(f"the transcript {path} is not a regular file")
+        if max_bytes is not None and info.st_size > max_bytes:
+            raise InvalidRequest(f"the transcript {path} is larger than {max_bytes >> 20} MiB "
+                                 f"({info.st_size >> 20} MiB)")
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def transcript_file(file: str | Path) -> Path:
+    """Where a transcript is, its folders resolved and its last part as named (a link there is refused on open)."""
+    path = Path(file).expanduser()
+    return Path(os.path.realpath(path.parent)) / path.name
+
+
 def _lines(fh: IO[bytes], start: int) -> Iterator[tuple[int, bytes]]:
     fh.seek(start)
     offset = start
@@ -287,14 +323,10 @@ def capture_transcript(tx: Change, file: str | Path, session: str | None = None,
     this import is left alone and listed in `kept`, except on a file's first import, where it means the
     session's name is taken (WriteConflict).
     """
-    path = Path(file).expanduser().resolve()
+    path = transcript_file(file)
     log = ImportLog(tx, f"transcript:{path}")
-    try:
-        fh = path.open("rb")
-    except OSError as exc:
-        raise InvalidRequest(f"cannot read the transcript {path}: {exc}") from exc
-    with fh:
-        stat = path.stat()
+    with open_transcript(path) as fh:
+        stat = os.fstat(fh.fileno())
         fallback = datetime.fromtimestamp(stat.st_mtime, UTC)
         name = str(session or log.resume.get("session") or default_session or path.stem)
         fmt = detect(line for _, line in _lines(fh, 0))
@@ -369,13 +401,13 @@ def session_name(file: str | Path, project: str | None) -> str:
     path = Path(file)
     day: datetime | None = None
     try:
-        with path.open("rb") as fh:
+        with open_transcript(path) as fh:
             for _, line in zip(range(200), fh, strict=False):
                 day = parse_datetime(_record(line).get("timestamp"))
                 if day is not None:
                     break
-        day = day or datetime.fromtimestamp(path.stat().st_mtime, UTC)
-    except OSError:
+            day = day or datetime.fromtimestamp(os.fstat(fh.fileno()).st_mtime, UTC)
+    except (OSError, InvalidRequest):
         day = clock.now()
     parts = [day.strftime("%Y-%m-%d"), project or "", path.stem[:8]]
     return " ".join(p for p in parts if p)
@@ -391,8 +423,8 @@ def _record(line: bytes) -> dict[str, Any]:
 
 def import_transcript(vault: Vault, file: str | Path, session: str | None = None) -> Imported:
     """Write a transcript's exchanges as raw notes (never over edited ones) and index just them."""
-    with vault.change("import") as tx:
-        return capture_transcript(tx, file, session)
+    with vault.change("import") as tx:  # a file named on the command line: a link to it is followed
+        return capture_transcript(tx, Path(file).expanduser().resolve(), session)
 
 
 
@@ -402,9 +434,10 @@ TAIL_BLOCK = 1 << 16  # read backwards this much at a time: the prompt is usuall
 
 def last_prompt(file: Path, tail: int = TAIL_BYTES) -> str:
     """The last prompt of a Claude Code transcript, read backwards from its end (the lines after the prompt are
-    parsed, nothing before it); "" when there is none within `tail` bytes or nothing to read."""
-    try:
-        with file.open("rb") as fh:
+    parsed, nothing before it); "" when there is none within `tail` bytes or the file cannot be read through.
+    What `open_transcript` refuses (no regular file, a link) raises InvalidRequest."""
+    with open_transcript(file, max_bytes=None) as fh:  # no size limit: at most `tail` bytes of it are read
+        try:
             pos = fh.seek(0, 2)
             floor = max(0, pos - tail)
             rest = b""
@@ -419,8 +452,8 @@ def last_prompt(file: Path, tail: int = TAIL_BYTES) -> str:
                 for line in reversed(lines):
                     if b'"user"' in line and (prompt := _prompt_of(line)):
                         return prompt
-    except OSError:
-        return ""
+        except OSError:
+            return ""
     return ""
 
 
