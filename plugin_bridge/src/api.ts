@@ -14,6 +14,7 @@ export interface ApplyBody {
 export interface ApplyReport {
   applied: number[];
   commit?: string | null;
+  committed_as?: string | null;
   journal?: string;
   plan: string;
   rolled_back?: boolean;
