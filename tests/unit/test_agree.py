@@ -28,7 +28,8 @@ def test_a_correction_disagrees_on_the_number_and_the_words() -> None:
 
 def test_the_same_facts_in_other_words_agree_with_the_points() -> None:
     a = "The SD card in the greenhouse Pi died on 26 November after 18 months. Boot from an SSD instead."
-    b = "After 18 months the SD card in the greenhouse Pi died (2026-11-26 is wrong? no: Nov 26). Boot from an SSD instead."
+    b = ("After 18 months the SD card in the greenhouse Pi died (2026-11-26 is wrong? no: Nov 26). "
+         "Boot from an SSD instead.")
     assert not agreement(a, b).agree  # "wrong" and "no" appear in b only
     c = "Boot from an SSD instead: the SD card in the greenhouse Pi died on November 26 after 18 months."
     v = agreement(a, c)

@@ -85,7 +85,7 @@ def names(text: str) -> set[str]:
     inside: set[str] = set()
     first: set[str] = set()
     for m in _WORD.finditer(text):
-        word = m.group(0).rstrip("'’-")
+        word = re.sub(r"['’]s$", "", m.group(0)).rstrip("'’-")
         if not word[0].isupper():
             continue
         if len(word) > 1 and word.isupper():
