@@ -133,29 +133,34 @@ def test_next_nightly() -> None:
 
 # -- merge ------------------------------------------------------------------------------------------------
 
-def test_three_near_duplicates_merge_at_max_plus_a_third_of_min() -> None:
+def test_three_near_duplicates_merge_at_their_highest_importance() -> None:
     bodies = ["The Pi's SD card died. Backups had failed silently.",
               "The Pi's SD card died. We lost two days of readings.",
-              "The Pi's SD card died. Backups had failed silently. Boot from an SSD next time."]
-    notes = [memo(f"short_term/SD {i}.md", body, importance=0.5) for i, body in enumerate(bodies)]
+              "The Pi's SD card died. Backups had failed silently. Boot from a disk next time."]
+    notes = [memo(f"short_term/SD {i}.md", body, importance=0.5, created=NOW - timedelta(days=5 - i))
+             for i, body in enumerate(bodies)]
     vecs = {m.path: axis("a", 0.05 * i) for i, m in enumerate(notes)} | REFS
     p = plan(world([*notes, *refs()]), vecs)
     (merge,) = p.findings.merges
-    assert merge.importance == 0.65 and sorted(merge.sources) == [m.path for m in notes]
+    # the highest member importance, decayed to now (the newest, 3 days at a 14-day half-life)
+    assert merge.importance == 0.43 and sorted(merge.sources) == [m.path for m in notes]
+    assert merge.agree == ["Pi", "SD"]
     create = next(op for op in p.ops if op.phase == "merge" and op.action == "create")
+    assert f"created: {NOW - timedelta(days=5):%Y-%m-%dT%H:%M}\n" in (create.content or "")  # the earliest, kept
     moves = [op for op in p.ops if op.phase == "merge" and op.action == "move"]
     assert {op.dest for op in moves} == {f"archive/{m.path}" for m in notes}
     assert all(op.requires == (create.step,) and op.step > create.step for op in moves)
     content = create.content or ""
-    for sentence in ("SD card died", "Backups had failed silently", "lost two days", "Boot from an SSD"):
+    for sentence in ("SD card died", "Backups had failed silently", "lost two days", "Boot from a disk"):
         assert content.count(sentence) == 1, sentence
     assert all(f'"[[archive/short_term/SD {i}]]"' in fm_of(content) for i in range(3))
     files = simulate(world([*notes, *refs()]), p)
     assert all(f"archive/{m.path}" in files and m.path not in files for m in notes)
 
 
-@pytest.mark.parametrize(("a", "b", "merged"), [(0.8, 0.4, 0.92), (0.9, 0.9, 1.0), (0.3, 0.5, 0.59)])
+@pytest.mark.parametrize(("a", "b", "merged"), [(0.8, 0.4, 0.8), (0.9, 0.9, 0.9), (0.3, 0.5, 0.5)])
 def test_pair_merge_importance(a: float, b: float, merged: float) -> None:
+    """A merge is never more important than its most important member: saying a thing twice is not evidence."""
     notes = [memo("long_term/A.md", "Alpha.", importance=a), memo("long_term/B.md", "Beta.", importance=b)]
     p = plan(world(notes), {"long_term/A.md": axis("a"), "long_term/B.md": axis("a", 0.1)})
     assert [m.importance for m in p.findings.merges] == [merged]

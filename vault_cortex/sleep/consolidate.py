@@ -25,6 +25,7 @@ from vault_cortex.identity.habits import half_life as habit_half_life
 from vault_cortex.identity.resonance import RESONANCE_DIR, decay_step
 from vault_cortex.identity.resonance import half_life as resonance_half_life
 from vault_cortex.recall.edges import CO_RETRIEVED, EdgeWeights
+from vault_cortex.sleep.agree import agreement, complete_groups
 from vault_cortex.sleep.dream import (
     PATTERN_DAYS,
     Decay,
@@ -32,6 +33,7 @@ from vault_cortex.sleep.dream import (
     Findings,
     Handoff,
     Merge,
+    Supersede,
     Survey,
     Triage,
     WeightDecay,
@@ -53,7 +55,7 @@ from vault_cortex.sleep.operations import (
     special,
     state_json,
 )
-from vault_cortex.sleep.tiers import Source, TierReport, clusters, summarise, unit_rows
+from vault_cortex.sleep.tiers import Source, TierReport, summarise, unit_rows
 from vault_cortex.sleep.tiers import report as tier_report
 
 Vector = np.ndarray  # unit-length float32 note or sentence vector
@@ -70,6 +72,11 @@ KEYWORD_WEIGHT = 0.06  # a keyword hit's pull toward its region, on the cosine s
 EDGE_WEIGHT = EdgeWeights().of(CO_RETRIEVED)
 RELATED_PER_NOTE = 3  # most related_to links suggested from one note in one sleep
 WEIGHT_STEP = 0.01  # least habit or resonance weight change worth a written line; smaller ones accumulate
+
+
+def _sides(point: str) -> str:
+    """A differing point with the older note read first: "older ≠ newer"."""
+    return point.replace("(first only)", "(older only)").replace("(second only)", "(newer only)")
 
 
 def keyword_hits(text: str, words: Sequence[str]) -> list[str]:
@@ -118,6 +125,7 @@ class _Sleep:
         self.taken = set(world.taken)
         self.gone: set[str] = set()  # leaving the live vault: merged originals and pruned notes
         self.importance: dict[str, float] = {}  # after decay
+        self.promoted: dict[str, str] = {}  # path → the region triage promotes it into
         self.moved: dict[str, str] = {}  # path → where the plan moves it
         self.anchors = dict(world.state.anchors)
         self.weight_anchors = dict(world.state.weight_anchors)
@@ -144,47 +152,82 @@ class _Sleep:
             last_sleep=w.state.last_sleep, events_since=w.events_since, recalls_since=w.recalls_since,
             opens_since=w.opens_since)
 
-    # -- merge -----------------------------------------------------------------------------------------
-    def merges(self) -> list[tuple[Merge, str]]:
-        """Clusters of near-duplicates per region, each with the merged note's content."""
-        out = []
+    # -- merge ---------------------------------------------------------------------------------------
+    def words(self, path: str) -> str:
+        """A note's body without its title heading: what the agreement check reads."""
+        m = self.live[path]
+        lines = body_text(m.text or "").strip("\n").splitlines()
+        if lines and lines[0].lstrip("# ").strip().casefold() == m.title.casefold():
+            lines = lines[1:]
+        return "\n".join(lines)
+
+    def merges(self) -> tuple[list[tuple[Merge, str]], list[Supersede]]:
+        """Near-duplicates per region that agree on every checkable point, merged (complete linkage), each with
+        the merged note's content; similar pairs that disagree, the newer superseding the older."""
+        out, supersedes = [], []
         by_region: dict[str, list[str]] = {}
         for p, m in sorted(self.live.items()):
             if p in self.vec and m.text is not None and not special(p) and not m.layer and not m.pinned \
                     and not self.region(m.region)[1]:
                 by_region.setdefault(m.region, []).append(p)
         for region, paths in sorted(by_region.items()):
-            found = clusters(paths, unit_rows([self.vec[p] for p in paths]), self.cfg.merge_threshold)
-            for members, low in found:
+            sims = unit_rows([self.vec[p] for p in paths])
+            sims = sims @ sims.T
+            close = [(float(sims[i, j]), i, j) for i in range(len(paths)) for j in range(i + 1, len(paths))
+                     if sims[i, j] >= self.cfg.merge_threshold]
+            verdict = {(i, j): agreement(self.words(paths[i]), self.words(paths[j])) for _, i, j in close}
+            for sim, i, j in close:
+                v = verdict[i, j]
+                if v.agree:
+                    continue
+                a, b = self.live[paths[i]], self.live[paths[j]]
+                ta, tb = a.created or a.mtime, b.created or b.mtime
+                if ta != tb:
+                    newer, older = (a, b) if ta > tb else (b, a)
+                    differ = agreement(self.words(older.path), self.words(newer.path)).differ
+                    supersedes.append(Supersede(newer=newer.path, older=older.path, similarity=round(sim, 3),
+                                                differ=[_sides(x) for x in differ]))
+            for idx in complete_groups(len(paths), [(s, i, j) for s, i, j in close if verdict[i, j].agree]):
+                members = [paths[i] for i in idx]
+                low = round(min(float(sims[i, j]) for i in idx for j in idx if i < j), 3)
+                points = list(dict.fromkeys(x for i in idx for j in idx if i < j for x in verdict[i, j].same))
                 group = sorted((self.live[p] for p in members), key=lambda m: (-(m.importance or 0.5), m.path))
-                imps = [m.importance if m.importance is not None else 0.5 for m in group]
-                imp = round(min(1.0, max(imps) + 0.3 * min(imps)), 2)
+                imp = max(self.decayed(m, region)[0] for m in group)
+                created = min(m.created or m.mtime for m in group)
                 first = group[0]
                 into = self.claim(f"{first.path.removesuffix('.md')} (merged).md")
                 self.gone |= set(members)
                 self.moved |= {m.path: self.claim(f"{ARCHIVE}/{m.path}") for m in group}
+                self.anchors[into] = self.now  # decayed up to now, so decay counts on from here
                 merge = Merge(into=into, sources=[m.path for m in group], similarity=low, importance=imp,
-                              archived=[self.moved[m.path] for m in group])
-                out.append((merge, merged_note(group, region, imp, self.now, self.moved)))
+                              archived=[self.moved[m.path] for m in group], agree=points)
+                out.append((merge, merged_note(group, region, imp, created, self.moved)))
                 self.vec[into] = unit_rows([np.mean(unit_rows([self.vec[p] for p in members]), axis=0)])[0]
-        return out
+        return out, supersedes
 
     # -- decay -----------------------------------------------------------------------------------------
     def decay(self) -> list[Decay]:
+        """Importance lowered for the time since a note's last use or creation, at the half-life of the region
+        triage leaves it in (so it runs after triage: what the user wrote decides promotion)."""
         out = []
         for p, m in sorted(self.live.items()):
-            half_life, identity = self.region(m.region)
+            half_life, identity = self.region(self.promoted.get(p, m.region))
             if m.importance is None or identity or half_life <= 0 or p in self.gone or m.text is None:
                 continue
-            marks = [t for t in (self.anchors.get(p), m.last_access, m.created) if t is not None]
-            since = max(marks) if marks else m.mtime
-            days = max(0.0, (self.now - since).total_seconds() / DAY)
-            after = round(m.importance * 0.5 ** (days / half_life), 2)
+            after, days = self.decayed(m, self.promoted.get(p, m.region))
             if m.importance - after >= 0.01 - 1e-9:
                 self.importance[p] = after
                 out.append(Decay(path=p, before=m.importance, after=after, days=round(days, 1),
                                  half_life=half_life))
         return out
+
+    def decayed(self, m: Memo, region: str) -> tuple[float, float]:
+        """A note's importance decayed at `region`'s half-life since its last use, creation or last decay."""
+        imp = m.importance if m.importance is not None else 0.5
+        half_life, identity = self.region(region)
+        marks = [t for t in (self.anchors.get(m.path), m.last_access, m.created) if t is not None]
+        days = max(0.0, (self.now - (max(marks) if marks else m.mtime)).total_seconds() / DAY)
+        return (imp if identity or half_life <= 0 else round(imp * 0.5 ** (days / half_life), 2)), days
 
     def weight_decay(self) -> list[WeightDecay]:
         """Habit and resonance weights pulled toward their baselines, for the time since each was last used.
@@ -247,7 +290,7 @@ class _Sleep:
         for p, m in sorted(self.live.items()):
             if special(p) or p in self.gone or not (top_folder(p) == SHORT_TERM or m.cortex == SHORT_TERM):
                 continue
-            imp = self.importance.get(p, m.importance if m.importance is not None else 0.5)
+            imp = m.importance if m.importance is not None else 0.5  # as written: decay comes after
             boost = ACCESS_BOOST * (1 - 0.5 ** (m.accesses / 3))
             score = round(min(1.0, imp + boost), 3)
             row = partial(Triage, path=p, importance=imp, accesses=m.accesses, score=score)
@@ -256,8 +299,12 @@ class _Sleep:
                 if target is None or m.text is None:
                     out.append(row(decision="stay", why=f"worth promoting but {why}"))
                     continue
+                if self.region(target)[1]:
+                    out.append(row(decision="ask", region=target, why=f"its natural region is {target} ({why})"))
+                    continue
                 rest = p[len(SHORT_TERM) + 1:] if top_folder(p) == SHORT_TERM else p
                 dest = self.moved[p] = self.claim(f"{target}/{rest}")
+                self.promoted[p] = target
                 out.append(row(decision="promote", region=target, dest=dest,
                                why=f"above {self.cfg.promote_above}; natural region {target} ({why})"))
             elif score < self.cfg.prune_below and prune:
@@ -278,8 +325,9 @@ class _Sleep:
         return out
 
     # -- wiring ----------------------------------------------------------------------------------------
-    def wires(self, fresh: Sequence[str]) -> list[Wire]:
-        """co_retrieved edges from the activity log and related_to links between close, unlinked notes."""
+    def wires(self, fresh: Sequence[str], apart: set[frozenset[str]]) -> list[Wire]:
+        """co_retrieved edges from the activity log and related_to links between close, unlinked notes (not
+        between the pairs in `apart`, already related by supersedes)."""
         out = []
         ok = {p for p in self.live if not special(p) and p not in self.gone} | set(fresh)
         for a, b, n in sorted(self.world.co_pairs):
@@ -297,7 +345,8 @@ class _Sleep:
         for sim, i, j in pairs:
             a, b = cands[i], cands[j]
             ma = self.live.get(a)
-            if (ma and b in ma.neighbours) or max(used.get(a, 0), used.get(b, 0)) >= RELATED_PER_NOTE:
+            if (ma and b in ma.neighbours) or frozenset((a, b)) in apart \
+                    or max(used.get(a, 0), used.get(b, 0)) >= RELATED_PER_NOTE:
                 continue
             used[a], used[b] = used.get(a, 0) + 1, used.get(b, 0) + 1
             out.append(Wire(src=a, rel="related_to", dst=b, why=f"similar ({sim:.2f}) but not linked"))
@@ -311,18 +360,24 @@ def make_plan(world: World, vectors: Mapping[str, Vector], *, settings: Settings
         raise InvalidRequest(f"unknown sleep mode {mode!r}; modes: {', '.join(MODES)}")
     s = _Sleep(world, vectors, settings)
     full, save = mode == "full", mode == "save"
-    merges = s.merges() if full else []
+    merges, supersedes = s.merges() if full else ([], [])
+    triage = [] if save else s.triage(prune=full)
     decay = s.decay() if full else []
     weights = s.weight_decay() if full else []
-    triage = [] if save else s.triage(prune=full)
-    wires = [] if save else s.wires([m.into for m, _ in merges])
+    wires = [] if save else s.wires([m.into for m, _ in merges], {frozenset((x.newer, x.older)) for x in supersedes})
     moved = dict(s.moved)
     links = Links({p for p in world.taken if p.endswith(".md") and p not in moved} | set(moved.values())
                   | {m.into for m, _ in merges})
     d = s.draft
     made = {m.into: d.create("merge", m.into, content, f"merges {len(m.sources)} near-duplicates in "
-                             f"{s.live[m.sources[0]].region} (similarity ≥ {m.similarity:.2f})")
+                             f"{s.live[m.sources[0]].region} (similarity ≥ {m.similarity:.2f}) that agree on "
+                             + ("; ".join(m.agree) if m.agree else "every point checked (no number, date, "
+                                "negation or name in them)"))
             for m, content in merges}
+    supersedes = [x for x in supersedes if d.edit(
+        "supersede", x.newer, "add_relation", "supersedes", links.target(x.older),
+        f"newer than {x.older} and similar ({x.similarity:.2f}) but they differ (older ≠ newer): "
+        + "; ".join(x.differ))]
     for x in decay:
         if d.edit("decay", x.path, "set_property", "importance", x.after, f"unused {x.days:g} days, half-life "
                   f"{x.half_life:g} days", f"{x.before:.2f}", f"{x.after:.2f}"):
@@ -369,7 +424,7 @@ def make_plan(world: World, vectors: Mapping[str, Vector], *, settings: Settings
     recent_cut = world.now.timestamp() - PATTERN_DAYS * DAY
     everyday = [p for p, m in s.live.items() if not special(p) and p not in s.gone and not m.layer]
     findings = Findings(
-        survey=s.survey(), merges=[m for m, _ in merges], triage=triage, decay=decay,
+        survey=s.survey(), merges=[m for m, _ in merges], supersedes=supersedes, triage=triage, decay=decay,
         edges=s.edge_decay() if full else [], weights=weights, wires=wires, tiers=reports, warnings=d.warnings,
         health=None if save else world.health,
         patterns=find_patterns(
@@ -386,7 +441,8 @@ def make_plan(world: World, vectors: Mapping[str, Vector], *, settings: Settings
         weighted = {p: t for p, t in s.weight_anchors.items() if p in links.paths}
         state = State(last_sleep=world.now, anchors=dict(sorted(anchors.items())), conflicts=[],
                       weight_anchors=dict(sorted(weighted.items())))
-    left = {t.path: t.importance for t in triage if t.decision in ("stay", "keep")} if triage else {
+    left = {t.path: s.importance.get(t.path, t.importance) for t in triage
+            if t.decision in ("stay", "keep", "ask")} if triage else {
         p: s.importance.get(p, s.live[p].importance or 0.5) for p in s.survey().short_term}
     left |= {m.into: m.importance for m, _ in merges if s.live[m.sources[0]].region == SHORT_TERM}
     handoff = Handoff(

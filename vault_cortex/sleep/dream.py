@@ -43,7 +43,17 @@ class Merge(msgspec.Struct, frozen=True, kw_only=True):
     sources: list[str]  # original paths
     archived: list[str]  # where each original moves (archive/<path>)
     similarity: float  # the lowest similarity between two members
-    importance: float
+    importance: float  # the highest of its members': merging never makes a memory more important
+    agree: list[str] = msgspec.field(default_factory=list)  # the checked points every pair agrees on
+
+
+class Supersede(msgspec.Struct, frozen=True, kw_only=True):
+    """A newer note that disagrees with an older, similar one: it supersedes it; both stay whole."""
+
+    newer: str
+    older: str
+    similarity: float
+    differ: list[str]  # the points that differ (numbers, dates, negation or correction words, names)
 
 
 class Triage(msgspec.Struct, frozen=True, kw_only=True):
@@ -51,7 +61,7 @@ class Triage(msgspec.Struct, frozen=True, kw_only=True):
     importance: float  # after this sleep's decay
     accesses: int  # since the note was created
     score: float  # importance boosted by the accesses
-    decision: str  # promote, stay, prune, keep (a prune candidate protected from pruning)
+    decision: str  # promote, stay, prune, keep (a prune candidate protected from pruning), ask (identity)
     why: str
     region: str | None = None
     dest: str | None = None
@@ -102,6 +112,7 @@ class Findings(msgspec.Struct, frozen=True, kw_only=True):
 
     survey: Survey
     merges: list[Merge] = msgspec.field(default_factory=list)
+    supersedes: list[Supersede] = msgspec.field(default_factory=list)
     triage: list[Triage] = msgspec.field(default_factory=list)
     decay: list[Decay] = msgspec.field(default_factory=list)
     edges: list[EdgeDecay] = msgspec.field(default_factory=list)
@@ -148,7 +159,12 @@ def findings_markdown(f: Findings, link: Link) -> str:
     if f.merges:
         out += ["", "## Merged"]
         out += [f"- {link(m.into)} ← {', '.join(link(x) for x in m.archived)}: near-duplicates (similarity ≥ "
-                f"{m.similarity:.2f}); importance {m.importance:.2f}; originals moved to archive." for m in f.merges]
+                f"{m.similarity:.2f}); importance {m.importance:.2f}; originals moved to archive."
+                + (f" They agree on: {'; '.join(m.agree)}." if m.agree else "") for m in f.merges]
+    if f.supersedes:
+        out += ["", "## Superseded (both kept)"]
+        out += [f"- {link(x.newer)} `supersedes` {link(x.older)}: similar ({x.similarity:.2f}) but they differ: "
+                f"{'; '.join(x.differ)}." for x in f.supersedes]
     for decision, heading in (("promote", "Promoted"), ("prune", "Pruned to archive"),
                               ("keep", "Kept though unimportant"), ("stay", "Stayed in short-term")):
         rows = [t for t in f.triage if t.decision == decision]
@@ -157,6 +173,11 @@ def findings_markdown(f: Findings, link: Link) -> str:
             out += [f"- {link(t.dest or t.path)}" + (f" → {t.region}" if decision == "promote" else "")
                     + f": score {t.score:.2f} (importance {t.importance:.2f}, {t.accesses} accesses); {t.why}"
                     for t in rows]
+    asks = [t for t in f.triage if t.decision == "ask"]
+    if asks:
+        out += ["", "## Questions for you"]
+        out += [f"- Does {link(t.path)} belong in {t.region}? {t.why}. Identity is yours to move; sleep never "
+                "moves a note there." for t in asks]
     if f.wires:
         out += ["", "## Connected"]
         out += [f"- {link(w.src)} `{w.rel}` {link(w.dst)}: {w.why}" for w in f.wires]

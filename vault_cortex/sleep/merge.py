@@ -15,9 +15,12 @@ def _norm(s: str) -> str:
     return " ".join(re.sub(r"[^\w\s]", " ", s.casefold()).split())
 
 
-def merged_note(group: Sequence[Memo], region: str, importance: float, now: datetime,
+def merged_note(group: Sequence[Memo], region: str, importance: float, created: datetime,
                 archived: Mapping[str, str]) -> str:
-    """One note holding every member's distinct lines and sentences, `derived_from` all of them."""
+    """One note holding every member's distinct lines and sentences, `derived_from` all of them.
+
+    `created` is the earliest member's: a merge is not a new memory, and decay counts from it.
+    """
     seen: set[str] = set()
     titles = {m.title.casefold() for m in group}
     parts: list[str] = []
@@ -48,7 +51,7 @@ def merged_note(group: Sequence[Memo], region: str, importance: float, now: date
                 if name not in titles and t not in relations.setdefault(rel, []):
                     relations[rel].append(t)
     props = {
-        "cortex": region, "importance": importance, "created": stamp(now),
+        "cortex": region, "importance": importance, "created": stamp(created),
         "tags": list(dict.fromkeys(t for m in group for t in m.tags)) or None,
         "project": group[0].project if len({m.project for m in group}) == 1 else None,
         "aliases": list(dict.fromkeys(a for m in group for a in m.aliases)) or None,
