@@ -160,6 +160,7 @@ export interface Findings {
   health?: GraphHealth | null;
   merges?: Merge[];
   patterns?: Pattern[];
+  supersedes?: Supersede[];
   survey: Survey;
   tiers?: TierReport[];
   triage?: Triage[];
@@ -253,6 +254,7 @@ export interface LinkBody {
 }
 
 export interface Merge {
+  agree?: string[];
   archived: string[];
   importance: number;
   into: string;
@@ -465,6 +467,13 @@ export interface Status {
   regions?: string[];
   skipped: Skipped[];
   watch: WatchStatus | null;
+}
+
+export interface Supersede {
+  differ: string[];
+  newer: string;
+  older: string;
+  similarity: number;
 }
 
 export interface Survey {
@@ -930,6 +939,7 @@ export const REQUIRED_FIELDS: Record<string, readonly string[]> = {
   SleepPlanView: ["markdown", "plan", "saved"],
   State: [],
   Status: ["index", "skipped", "watch"],
+  Supersede: ["differ", "newer", "older", "similarity"],
   Survey: ["archived", "by_region", "events_since", "folders", "last_sleep", "notes", "opens_since", "recalls_since", "short_term"],
   SyncReport: ["added", "chunks_cached", "chunks_embedded", "deleted", "embed_seconds", "noise_blocks", "notes", "problems", "renamed", "seconds", "skipped", "unchanged", "updated"],
   TierReport: ["ratio", "source_tokens", "summaries", "summary_tokens", "tier"],
