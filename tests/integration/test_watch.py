@@ -240,7 +240,7 @@ def test_a_failed_sync_is_retried_without_waiting_for_another_change(cx: Cortex,
         atomic_save(cx.root / "scientific/Soldering.md", "# Soldering\n\nUse leaded solder for the probes.\n")
         await until(lambda: w.status().last_error is not None)
         assert w.status().pending and "scientific/Soldering.md" not in indexed(cx)
-        await until(lambda: w.status().syncs > n and not w.status().pending, timeout=15)
+        await until(lambda: w.status().syncs > n and not w.status().pending)
         assert "scientific/Soldering.md" in indexed(cx) and w.status().last_error is None
 
     watching(cx, scenario)
