@@ -14,7 +14,8 @@ the three); the baseline has nothing to fit. Figures per threshold:
 Part 2 (latency): the prompt hook in-process on a LoCoMo vault; with --server (or only that: --server-only),
 the tool-result and tool-failure hooks over HTTP (and as the real command, finding the server where `serve`
 recorded its URL) on the generated 2,000-note bench vault with `vault-cortex serve` running; then as the real
-command with no serve: through a running stdio `vault-cortex mcp`'s hook socket, and opening the vault itself.
+command with no serve: through a running stdio `vault-cortex mcp`'s hook socket (the prompt hook too), and opening
+the vault itself.
 
 Run: `python tests/bench/push.py [--data DIR] [--work DIR] [--server | --server-only] [--notes 2000] [--keep DIR]`.
 """
@@ -157,6 +158,14 @@ def command_times(event: str, payloads: Sequence[dict[str, Any]], env: Mapping[s
     return out
 
 
+def prompt_payloads(n: int) -> list[dict[str, object]]:
+    """UserPromptSubmit inputs asking the bench vault's vocabularies."""
+    from tests.bench.gen import queries
+
+    return [{"session_id": f"bench-p{i}", "prompt": q, "hook_event_name": "UserPromptSubmit"}
+            for i, q in enumerate(queries(n, seed=13))]
+
+
 @contextmanager
 def stdio_mcp(vault: Path, env: Mapping[str, str]) -> Iterator[None]:
     """`vault-cortex mcp` running on the vault as Claude Code starts it (stdin open), until its hook socket is up."""
@@ -219,10 +228,17 @@ def tool_result_latency(notes: int, keep: Path | None, n: int = 200) -> None:
                 via = command_times(event, [{**p, "session_id": f"{p['session_id']}-mcp"} for p in payloads[:30]], env)
                 print(f"{event} as the real command through the stdio MCP server's socket ({len(via)} runs): "
                       f"p50 {pct(via, 50):.0f} ms, p95 {pct(via, 95):.0f} ms")
+            via = command_times("prompt", prompt_payloads(30), env)
+            print(f"prompt as the real command through the stdio MCP server's socket ({len(via)} runs): "
+                  f"p50 {pct(via, 50):.0f} ms, p95 {pct(via, 95):.0f} ms")
         for event, payloads in failure_payloads(n).items():
             alone = command_times(event, [{**p, "session_id": f"{p['session_id']}-alone"} for p in payloads[:10]], env)
             print(f"{event} as the real command opening the vault itself ({len(alone)} runs): "
                   f"p50 {pct(alone, 50):.0f} ms, p95 {pct(alone, 95):.0f} ms")
+        alone = command_times("prompt", [{**p, "session_id": f"{p['session_id']}-alone"} for p in prompt_payloads(10)],
+                              env)
+        print(f"prompt as the real command opening the vault itself ({len(alone)} runs): "
+              f"p50 {pct(alone, 50):.0f} ms, p95 {pct(alone, 95):.0f} ms")
         shutil.rmtree(vault / ".cortex" / "hooks", ignore_errors=True)
     finally:
         if keep is None:

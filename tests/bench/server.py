@@ -1,10 +1,11 @@
-"""The server under load, over loopback HTTP: recall latency, save-to-recall visibility, readers beside a writer.
+"""The server under load, over loopback HTTP: recall latency, save-to-recall visibility, readers beside a writer,
+a small write while a big note embeds, and SIGINT to exit in the middle of that embedding.
 
 Generates a vault with `tests/bench/gen.py` (or reuses the one in --keep DIR), indexes it, runs
 `vault-cortex serve` on a free loopback port in a subprocess, and prints one table of figures with their
 targets. Figures, not assertions: nothing here fails a build.
 Run: `python tests/bench/server.py [--notes 2000] [--recalls 300] [--saves 30] [--readers 20] [--seconds 30]
-[--keep DIR]`.
+[--big-sections 1000] [--keep DIR]`.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from vault_cortex import Cortex
 
 COUNTER = "short_term/bench counter.md"
 JOURNAL = "short_term/bench journal.md"
+BIG = "short_term/bench big note.md"
 WORDS = ("amber", "basalt", "cobalt", "dune", "ember", "fjord", "garnet", "harbor", "indigo", "juniper")
 
 
@@ -59,7 +61,8 @@ def atomic_save(path: Path, text: str) -> None:
 
 
 @contextmanager
-def serving(vault: Path) -> Iterator[tuple[str, dict[str, str]]]:
+def serving(vault: Path, stopped: list[float] | None = None) -> Iterator[tuple[str, dict[str, str]]]:
+    """`vault-cortex serve` on the vault until the block ends; `stopped` is given the seconds from SIGINT to exit."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("VAULT_CORTEX_")}
     proc = subprocess.Popen([sys.executable, "-m", "server.cli", "serve", "--vault", str(vault), "--port", str(port)],
@@ -82,12 +85,15 @@ def serving(vault: Path) -> Iterator[tuple[str, dict[str, str]]]:
                 time.sleep(0.1)
         yield url, auth
     finally:
+        sent = time.perf_counter()
         proc.send_signal(signal.SIGINT)
         try:
-            proc.wait(timeout=30)
+            proc.wait(timeout=120)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        if stopped is not None:
+            stopped.append(time.perf_counter() - sent)
 
 
 def bench_recall(http: httpx.Client, qs: list[str]) -> tuple[list[float], list[float]]:
@@ -122,6 +128,29 @@ def bench_visibility(http: httpx.Client, vault: Path, n: int) -> list[float]:
             time.sleep(0.005)
         out.append((time.perf_counter() - saved) * 1000)
         time.sleep(0.2)  # let the next save start from an idle watcher
+    return out
+
+
+def bench_write_while_embedding(http: httpx.Client, vault: Path, sections: int, n: int = 5) -> list[float]:
+    """Milliseconds of a small POST /v1/notes while the watcher embeds a note of `sections` headed sections (text no
+    cache has seen), each once its embedding has begun; the embedding is left running (the stop comes next)."""
+    rng = random.Random()
+    body = "\n".join(f"## Entry {k}\n" + " ".join(f"big{k}w{j}x{rng.randrange(10**6)}" for j in range(60))
+                     for k in range(sections))
+    atomic_save(vault / BIG, f"# Big note\n\n{body}\n")
+    deadline = time.monotonic() + 600
+    while not (http.get("/v1/status").json()["index"]["indexing"] or {}).get("done"):
+        if time.monotonic() > deadline:
+            raise RuntimeError("the watcher never started embedding the big note")
+        time.sleep(0.05)
+    out = []
+    for i in range(n):
+        t0 = time.perf_counter()
+        http.post("/v1/notes", json={"text": f"The anemometer cup {i} was replaced.", "title": f"Bench cup {i}"},
+                  timeout=600).raise_for_status()
+        out.append((time.perf_counter() - t0) * 1000)
+    if not http.get("/v1/status").json()["index"]["indexing"]:
+        print("  (the big note was embedded before the writes were done: raise --big-sections)", flush=True)
     return out
 
 
@@ -246,6 +275,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--saves", type=int, default=30)
     ap.add_argument("--readers", type=int, default=20)
     ap.add_argument("--seconds", type=float, default=30.0)
+    ap.add_argument("--big-sections", type=int, default=1000,
+                    help="sections (one chunk each) of the note embedded while writes and the stop are timed")
     ap.add_argument("--keep", type=Path, default=None, help="build (or reuse) the vault here and leave it behind")
     args = ap.parse_args(argv)
 
@@ -256,7 +287,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"generating {args.notes} notes in {vault}", flush=True)
             make_vault(vault, args.notes, seed=7)
         for stale in vault.glob("short_term/*.md"):  # left by an earlier run of this script
-            if stale.name.startswith(("visibility ", "load ", "bench counter", "bench journal")):
+            if stale.name.startswith(("visibility ", "load ", "bench counter", "bench journal", "bench big note",
+                                      "Bench cup ")):
                 stale.unlink()
         t0 = time.perf_counter()
         with Cortex.open(vault) as cx:
@@ -264,13 +296,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"indexed {report.notes} notes in {time.perf_counter() - t0:.1f}s", flush=True)
 
         qs = queries(max(args.recalls, 200), seed=7)
-        with serving(vault) as (url, auth), httpx.Client(base_url=url, headers=auth, timeout=30) as http:
+        stopped: list[float] = []
+        with serving(vault, stopped) as (url, auth), httpx.Client(base_url=url, headers=auth, timeout=30) as http:
             wall, took = bench_recall(http, qs[: args.recalls])
             visible = bench_visibility(http, vault, args.saves)
             notes_before = http.get("/v1/status").json()["index"]["notes"]
             load = Load(url, auth, vault, qs)
             elapsed = load.run(args.readers, args.seconds)
             lost = load.lost(http, notes_before)
+            during = bench_write_while_embedding(http, vault, args.big_sections)
 
         rows = [
             ("recall over HTTP p50", f"{pct(wall, 50):.1f} ms", "< 50 ms", pct(wall, 50) < 50),
@@ -286,6 +320,9 @@ def main(argv: list[str] | None = None) -> int:
             ("  API write p95 under load", f"{pct(load.api_latencies, 95):.0f} ms", "", None),
             ("  errors", str(len(load.errors)), "0", not load.errors),
             ("  lost writes", str(len(lost)), "0", not lost),
+            (f"write while a {args.big_sections}-chunk note embeds p50", f"{pct(during, 50):.0f} ms", "", None),
+            ("  max", f"{max(during):.0f} ms", "", None),
+            ("SIGINT → exit while that note embeds", f"{stopped[0]:.2f} s", "< 2 s", stopped[0] < 2),
         ]
         print(f"\nvault: {report.notes} notes; {os.cpu_count()} CPUs; loopback HTTP")
         for name, value, target, ok in rows:

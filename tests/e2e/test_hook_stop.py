@@ -9,7 +9,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -174,9 +173,7 @@ def test_the_running_server_answers_stop(live: LiveServer, cx: Cortex, tmp_path:
     reason = block_reason(hook(json.dumps(stop_input("s-live-stop", WRONG, path)), shell, live.url, TOKEN))
     assert memories(reason)[0] == CALIBRATION
     assert (cx.root / ".cortex/hooks/s-live-stop.json").is_file()  # the server keeps the session state
-    started = time.perf_counter()
-    out = hooks.post_hook(live.url, TOKEN, "stop", stop_input("s-live-stop-2", WRONG, path))
-    assert memories(block_reason(out))[0] == CALIBRATION
-    assert time.perf_counter() - started < 5.0  # generous; tests/bench/second_look.py --server measures the p95
+    out = hooks.post_hook(live.url, TOKEN, "stop", stop_input("s-live-stop-2", WRONG, path))  # in the hook's deadline
+    assert memories(block_reason(out))[0] == CALIBRATION  # how fast: tests/bench/second_look.py --server
     assert hooks.post_hook(live.url, TOKEN, "stop", stop_input("s-live-stop-2", WRONG, path, active=True)) == {}
 

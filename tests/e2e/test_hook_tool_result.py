@@ -9,7 +9,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -112,17 +111,15 @@ def test_bad_input_and_a_failure_nothing_knows_exit_0(cx: Cortex) -> None:
     assert text is not None and FIX_NOTE in text
 
 
-def test_the_running_server_answers_tool_result_fast(live: LiveServer, cx: Cortex, tmp_path: Path) -> None:
+def test_the_running_server_answers_tool_result(live: LiveServer, cx: Cortex, tmp_path: Path) -> None:
     with_fix_note(cx)
     shell = tmp_path / "shell"
     (shell / ".cortex").mkdir(parents=True)  # opened directly it would recall nothing
     response = {"stderr": TRACEBACK, "exit_code": 1}
     text = context(hook(["tool-result"], json.dumps(payload("s-live-fail", response)), shell, live.url, TOKEN))
     assert text is not None and FIX_NOTE in text
-    started = time.perf_counter()
-    out = hooks.post_hook(live.url, TOKEN, "tool-result", payload("s-live-2", response))
-    assert FIX_NOTE in out["hookSpecificOutput"]["additionalContext"]
-    assert time.perf_counter() - started < 5.0  # generous; tests/bench/push.py measures the p95
+    out = hooks.post_hook(live.url, TOKEN, "tool-result", payload("s-live-2", response))  # within the hook's deadline
+    assert FIX_NOTE in out["hookSpecificOutput"]["additionalContext"]  # how fast: tests/bench/push.py --server
 
 
 def test_a_failed_command_brings_back_the_fix_once_per_session(cx: Cortex) -> None:

@@ -134,7 +134,7 @@ def test_a_damaged_index_is_a_readable_tool_error_and_the_call_starts_its_rebuil
             assert broken.is_error, broken.content
             text = broken.content[0].text
             assert "IndexUnavailable: the index is damaged" in text and "being rebuilt" in text, text
-            assert wait_for(lambda: not over_http(server, recall).is_error, 30)
+            assert wait_for(lambda: not over_http(server, recall).is_error, 120)  # a deadline, not a figure
             assert cx.index.recovered is not None and "no such table: meta" in cx.index.recovered
             hit = over_http(server, recall).structured_content["hits"][0]
             assert hit["path"] == "scientific/SQLite WAL mode.md"

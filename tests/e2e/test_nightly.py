@@ -70,9 +70,9 @@ def test_a_light_sleep_runs_at_nightly_at_commits_and_stops_with_the_app(nightly
         assert wait_for(lambda: client.get("/v1/status").json()["nightly"]["runs"] == 1, timeout=120)
         status = client.get("/v1/status").json()["nightly"]
         stopping = time.monotonic()
-    # the wait for tomorrow's run is cancelled at shutdown, not waited out (a day); generous for a loaded machine
-    # (the app's shutdown takes well under a second idle)
-    assert time.monotonic() - stopping < 15
+    # the wait for tomorrow's run is cancelled at shutdown, not waited out (a day): the app's shutdown takes well
+    # under a second idle, ~2 s beside `stress --cpu 2`; this bound only fails a shutdown that waits
+    assert time.monotonic() - stopping < 120
 
     assert status["last_error"] is None and status["next_at"] == "2026-12-01T03:30:00Z"
     assert status["last_run_at"].startswith("2026-11-30T03:30:00")

@@ -166,11 +166,9 @@ def test_the_same_operations_over_mcp(live: LiveServer, vault: Path) -> None:
         await mcp.call_tool("recall", {"query": "sync first", "k": 1})  # lets the watcher catch up meanwhile
         import anyio
 
-        for _ in range(100):
-            read = await mcp.call_tool("read_note", {"note": "Mcp note"})
-            if not read.is_error:
-                break
-            await anyio.sleep(0.05)
+        with anyio.move_on_after(120):  # a deadline for the watcher to index the note, not a figure
+            while (read := await mcp.call_tool("read_note", {"note": "Mcp note"})).is_error:
+                await anyio.sleep(0.05)
         out["read"] = read
         etag = read.structured_content["etag"]
         out["edit"] = await mcp.call_tool("edit_note", {"note": "Mcp note", "operation": "replace_section",

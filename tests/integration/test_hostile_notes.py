@@ -24,7 +24,10 @@ PROPERTIES = ["cortex", "importance", "created", "project", "layer", "pinned", "
               "weight", "baseline", "category", "status", "answered_by", "triggers", "tool_patterns", "session",
               "derived_from", "co_retrieved", "answers", "tokens"]
 
-NOTE_SECONDS = 2.0  # generous per-note bounds; a hostile note costs milliseconds once bounded
+# Per-note bounds against a blow-up, not a speed figure: a hostile note costs milliseconds once bounded (at worst
+# ~0.3 s with tracemalloc on, a 2-core machine under `stress --cpu 2` and other work), the 8-level alias bomb took
+# 37.7 s before it was bounded and 9 levels never ended.
+NOTE_SECONDS = 5.0
 NOTE_PEAK_BYTES = 64 * 1024 * 1024
 
 
@@ -127,9 +130,9 @@ def test_sync_indexes_or_skips_every_hostile_note_with_a_reason_and_never_stops(
     notes = _hostile_vault(root, 30, seed)
     (root / "short_term/after the hostile ones.md").write_text("A plain note that must be indexed.\n")
     with Cortex.open(root, embedder=embedder) as cx:
-        started = time.perf_counter()
-        cx.sync()
-        assert time.perf_counter() - started < 60 + NOTE_SECONDS * len(notes)  # the 23 starter notes included
+        cx.sync()  # it ends (each note's parse is bounded above); how long it takes is the model's and the machine's
+        stored = sum(f.stat().st_size for f in (root / ".cortex/index").iterdir() if f.is_file())
+        assert stored < 20_000_000, stored  # ~0.7 MB: no expanded bomb was stored
         indexed = set(cx.db.note_paths())
         report = cx.doctor()
         skipped = {s.path: s.reason for s in report.skipped}

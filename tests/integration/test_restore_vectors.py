@@ -6,7 +6,6 @@ on meanwhile). Before, it was one uninterruptible call under the write lock, rep
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -79,14 +78,17 @@ def test_a_changed_model_re_embeds_every_chunk_while_writes_go_on(tmp_path: Path
     root = make_vault(tmp_path / "v")
     with Cortex.open(root, embedder=embedder) as cx:
         chunks = cx.sync().chunks_embedded
-    slow = Slowed(embedder, 0.15, model_id="renamed-for-the-test")  # ~chunks / 8 * 0.15 s of re-embedding
-    with Cortex.open(root, embedder=slow) as cx:
-        started = threading.Event()
+    renamed = Slowed(embedder, 0.0, model_id="renamed-for-the-test")
+    with Cortex.open(root, embedder=renamed) as cx:
+        started, written = threading.Event(), threading.Event()
         result: dict[str, object] = {}
 
         def progress(phase: str, done: int, total: int) -> None:
-            if phase == "vectors" and done > 0:
+            """The re-embedding holds here, between two batches, until the write below returned (or a generous
+            deadline passed: a write queued behind the re-embedding would wait for it)."""
+            if phase == "vectors" and 0 < done < total and not started.is_set():
                 started.set()
+                result["held"] = written.wait(120)
 
         def run() -> None:
             try:
@@ -97,14 +99,13 @@ def test_a_changed_model_re_embeds_every_chunk_while_writes_go_on(tmp_path: Path
         worker = threading.Thread(target=run)
         worker.start()
         assert started.wait(60), "the re-embedding never showed progress"
-        t0 = time.monotonic()
         doc = cx.remember("The plot 3 probe was recalibrated against a sample dried at 105 C.", title="Recal")
-        took = time.monotonic() - t0
-        still_embedding = worker.is_alive()
-        worker.join(120)
-        assert "error" not in result, result
-        # not behind the whole re-embedding: answered while it goes on (about 0.1 s idle; generous under load)
-        assert still_embedding and took < 10, (took, still_embedding)
+        written.set()
+        worker.join(300)
+        assert not worker.is_alive() and "error" not in result, result
+        # not behind the whole re-embedding: answered while it was held half done (how long the write takes then
+        # is a figure: tests/bench/server.py, POST /v1/notes while the first index embeds)
+        assert result["held"] is True, "the write waited for the re-embedding to finish"
         report = result["report"]
         assert report.chunks_embedded >= chunks  # type: ignore[attr-defined]
         assert cx.db.get_meta("model") == "renamed-for-the-test"

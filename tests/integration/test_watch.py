@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
@@ -58,7 +57,9 @@ def watching(cx: Cortex, scenario: Callable[[Watcher], Awaitable[None]], debounc
     return watcher
 
 
-async def until(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
+async def until(predicate: Callable[[], bool], timeout: float = 60.0) -> None:
+    """Wait for `predicate`; the deadline only fails a watcher that never gets there (each step is well under a
+    second idle)."""
     with anyio.fail_after(timeout):
         while not predicate():
             await anyio.sleep(0.02)
@@ -175,9 +176,12 @@ def test_dot_folders_never_trigger_a_sync(cx: Cortex) -> None:
                     ".git/objects/ab/cdef", ".trash/Old note.md", "scientific/.Ferrite beads.md.swp", ".hidden.md"):
             (cx.root / rel).parent.mkdir(parents=True, exist_ok=True)
             (cx.root / rel).write_text("noise\n")
-        await anyio.sleep(0.6)
+        await anyio.sleep(0.6)  # time for a sync they would wrongly trigger (the note below shows the watcher was up)
         assert w.status().syncs == n
         assert not w.status().pending
+        atomic_save(cx.root / "scientific/After the noise.md", "# After the noise\n\nA real note.\n")
+        await until(lambda: "scientific/After the noise.md" in indexed(cx))
+        assert w.status().syncs == n + 1  # that note's sync alone, then as before
 
     watching(cx, scenario)
 
@@ -200,9 +204,7 @@ def test_status_reports_lag_while_changes_wait(cx: Cortex) -> None:
         n = w.status().syncs
         atomic_save(cx.root / "scientific/Lag.md", "# Lag\n\nA change waiting for the index.\n")
         await until(lambda: w.status().pending or w.status().syncs > n)
-        started = time.monotonic()
-        await synced_after(w, n)
-        assert time.monotonic() - started < 30  # a debounce and one small sync: well under a second idle
+        await synced_after(w, n)  # a debounce and one small sync
         assert w.status().last_report is not None and w.status().last_error is None
 
     watching(cx, scenario)
@@ -238,7 +240,7 @@ def test_a_failed_sync_is_retried_without_waiting_for_another_change(cx: Cortex,
         atomic_save(cx.root / "scientific/Soldering.md", "# Soldering\n\nUse leaded solder for the probes.\n")
         await until(lambda: w.status().last_error is not None)
         assert w.status().pending and "scientific/Soldering.md" not in indexed(cx)
-        await until(lambda: w.status().syncs > n and not w.status().pending, timeout=15)
+        await until(lambda: w.status().syncs > n and not w.status().pending)
         assert "scientific/Soldering.md" in indexed(cx) and w.status().last_error is None
 
     watching(cx, scenario)
