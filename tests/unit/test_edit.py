@@ -534,3 +534,17 @@ def test_add_relation_builds_the_mapping_incrementally(props: dict[str, Any], re
             assert removed == [] and len(added) <= 5  # 1 item, 2 with a new type, 3 with relations, +2 fences
         assert _load(text).get("relations") == (expected or None)
     assert _typed({k: v for k, v in _load(text).items() if k != "relations"}) == _typed(props)
+
+
+def test_a_frontmatter_alias_bomb_is_refused_before_the_edit_loads_it() -> None:
+    """A "billion laughs" in a note's properties (an alias expanding 9^6 times, used as a value and as a key):
+    the reader ignores it within its bounds, and an edit — a sleep's `supersedes` line, a property set over the
+    API — must refuse it too; before, ruamel expanded it while checking the mapping's keys (a 9-level one held a
+    test worker for minutes at 16 GB)."""
+    head = "b0: &b0 [" + ",".join(["lol"] * 9) + "]\n" + "".join(
+        f"b{i}: &b{i} [" + ",".join([f"*b{i - 1}"] * 9) + "]\n" for i in range(1, 7))
+    text = f"---\n{head}tags: *b6\ntags: *b6\n---\n# A bomb\n"  # a duplicate key: ruamel's check repr()s it
+    for edit in (lambda t: add_relation(t, "supersedes", "Older"), lambda t: set_property(t, "importance", 0.5)):
+        with pytest.raises(NoteParseError, match="expands to more than 50,000 values"):
+            edit(text)
+

@@ -21,6 +21,7 @@ from ruamel.yaml.constructor import RoundTripConstructor
 from ruamel.yaml.error import YAMLError
 
 from vault_cortex.errors import InvalidRequest, NoteParseError
+from vault_cortex.files.frontmatter import past_bounds
 from vault_cortex.files.yamltext import FENCE_OPEN, render_entry, render_key, scalar
 
 Value = str | int | float | bool | list[str] | None
@@ -131,6 +132,9 @@ def _parse(text: str) -> _Fm:
     src = text[start:end]
     if re.search("[\x85\u2028\u2029]|\r(?!\n)", src):
         raise NoteParseError("the frontmatter holds unusual line breaks (CR, NEL, U+2028); edit it by hand")
+    too_big = past_bounds(src)
+    if too_big:
+        raise NoteParseError(f"the {too_big}; the note was left untouched (edit it by hand)")
     yaml = YAML(typ="rt")
     yaml.Constructor = _Constructor
     try:

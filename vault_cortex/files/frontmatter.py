@@ -156,6 +156,29 @@ def load_frontmatter(raw: str) -> tuple[dict[str, Any], list[str]]:
         return {}, [*problems, f"frontmatter nests more than {MAX_DEPTH} levels deep; ignored"]
 
 
+def past_bounds(raw: str) -> str | None:
+    """Why a frontmatter block nests or expands (through YAML aliases) past the bounds every reader keeps to; None
+    when it does not, or is not valid YAML (the caller's own parser says why). A writer that loads the block in
+    full (a round-trip edit) asks first: ruamel expands aliases as it checks mapping keys, and a "billion laughs"
+    then runs for hours in the edit's thread."""
+    loader = _Loader(raw)
+    try:
+        data = loader.get_single_data()
+    except RecursionError:
+        return f"frontmatter nests more than {MAX_DEPTH} levels deep"
+    except Exception:  # noqa: BLE001 - not YAML the reader takes: not this check's to say
+        return None
+    finally:
+        loader.dispose()
+    try:
+        _Plain().convert(data, 0)
+    except _TooBig as exc:
+        return str(exc)
+    except RecursionError:
+        return f"frontmatter nests more than {MAX_DEPTH} levels deep"
+    return None
+
+
 def show(value: Any, limit: int = 80) -> str:
     """A value's repr for a problem message, cut short: a huge property must not make a huge message."""
     if isinstance(value, dict | list) and _Plain.quick_size(value) > limit:
