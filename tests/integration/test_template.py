@@ -175,7 +175,8 @@ def test_config_modes_and_feature_sections(vault: Path) -> None:
         "reinforce_step": 0.1, "half_life_days": 30}
     assert extra["resonance"] == {"touch_step": 0.1, "half_life_days": 30, "report_days": 30}
     assert extra["curiosity"] == {"match_threshold": 0.4}
-    assert extra["hooks"] == {"prompt_budget_tokens": 400, "session_budget_tokens": 1500, "second_look": True}
+    assert extra["hooks"] == {"prompt_budget_tokens": 400, "session_budget_tokens": 1500, "second_look": True,
+                              "transcript_dirs": ["~/.claude/projects"]}
 
 
 # --- git and Obsidian files --------------------------------------------------------------------------
