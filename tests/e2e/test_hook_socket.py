@@ -11,7 +11,9 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -52,10 +54,19 @@ def dead_pid() -> int:
     return proc.pid
 
 
-def test_a_hook_is_answered_by_the_sessions_stdio_mcp_server(synced_template: Path, tmp_path: Path,
+@pytest.fixture
+def short_tmp() -> Iterator[Path]:
+    """A folder with a short path: a Unix socket's path holds at most 108 bytes, and pytest's own under xdist
+    (`/tmp/pytest-of-root/pytest-92/popen-gw1/test_a_hook_is_answered_by_the0/vault/.cortex/index/hooks-<pid>.sock`)
+    is longer, so the server rightly opened no socket there."""
+    with tempfile.TemporaryDirectory(prefix="vc-", dir="/tmp") as folder:
+        yield Path(folder)
+
+
+def test_a_hook_is_answered_by_the_sessions_stdio_mcp_server(synced_template: Path, short_tmp: Path,
                                                              embedder: Embedder,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    vault = tmp_path / "vault"
+    vault = short_tmp / "vault"
     shutil.copytree(synced_template, vault, symlinks=True)
     with Cortex.open(vault, embedder=embedder) as cx:
         cx.sync()

@@ -186,7 +186,10 @@ def test_a_10_mb_transcript_streams(vault: Path, tmp_path: Path) -> None:
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert len(done.created) == last and done.tool_calls > last
-    assert peak < 3_000_000, peak
+    # half the file: streaming holds one exchange (~30 kB) and the redaction's detectors; reading the file whole
+    # would take more than the file. tracemalloc counts every thread of the process, and under xdist a worker's
+    # earlier tests leave threads (the model's idle release) that allocate now and then: 3 MB was crossed once
+    assert peak < 5_000_000, peak
 
 
 
