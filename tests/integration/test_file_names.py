@@ -34,17 +34,23 @@ def _template(root: Path) -> Path:
 TEMPLATE = _template(Path(tempfile.mkdtemp(prefix="vc-names-")) / "vault")
 
 
+def starter_with_note_named(tmp: Path, name: str, form: str, folder_form: str) -> tuple[Path, Path]:
+    """A starter vault in `tmp` with a `Désign notes` folder (its name in `folder_form`), and the path of a note
+    `name` in it, in `form` (not written)."""
+    root = tmp / "vault"
+    shutil.copytree(TEMPLATE, root)
+    folder = root / unicodedata.normalize(folder_form, "Désign notes")
+    folder.mkdir()
+    return root, folder / (unicodedata.normalize(form, name) + ".md")
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(words=st.lists(WORDS, min_size=1, max_size=3), form=FORMS, folder_form=FORMS, upper=st.booleans())
 def test_every_interface_reaches_the_note_it_found(words: list[str], form: str, folder_form: str,
                                                    upper: bool) -> None:
     name = " ".join(words).upper() if upper else " ".join(words)
     with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp) / "vault"
-        shutil.copytree(TEMPLATE, root)
-        folder = root / unicodedata.normalize(folder_form, "Désign notes")
-        folder.mkdir()
-        on_disk = folder / (unicodedata.normalize(form, name) + ".md")
+        root, on_disk = starter_with_note_named(Path(tmp), name, form, folder_form)
         on_disk.write_text("# Title\n\nThe first line.\n", encoding="utf-8")
         with Cortex.open(root, embedder=FakeEmbedder()) as cx:
             cx.sync()
@@ -58,7 +64,7 @@ def test_every_interface_reaches_the_note_it_found(words: list[str], form: str, 
             again = cx.read_note(path)
             cx.write_note(path, again.content + "Replaced.\n", again.etag)
             assert on_disk.read_text(encoding="utf-8").endswith("Replaced.\n")
-            assert sorted(os.listdir(folder)) == [on_disk.name], "no twin was made"
+            assert sorted(os.listdir(on_disk.parent)) == [on_disk.name], "no twin was made"
             moved = cx.move_note(path, "long_term/Moved here.md")
             assert not on_disk.exists() and (root / "long_term" / "Moved here.md").read_text(
                 encoding="utf-8").endswith("Replaced.\n")
@@ -81,11 +87,7 @@ def test_a_note_saved_under_any_normalisation_while_serve_runs_is_indexed_by_the
     no file): the note stayed out of the index until the next full sync. Saved, saved again and deleted here."""
     name = " ".join(words).upper() if upper else " ".join(words)
     with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp) / "vault"
-        shutil.copytree(TEMPLATE, root)
-        folder = root / unicodedata.normalize(folder_form, "Désign notes")
-        folder.mkdir()
-        file = folder / (unicodedata.normalize(form, name) + ".md")
+        root, file = starter_with_note_named(Path(tmp), name, form, folder_form)
         path = unicodedata.normalize("NFC", f"Désign notes/{name}.md")
         with Cortex.open(root, embedder=FakeEmbedder()) as cx:
             watcher = Watcher(cx, debounce_ms=50)
