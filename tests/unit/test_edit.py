@@ -548,3 +548,14 @@ def test_a_frontmatter_alias_bomb_is_refused_before_the_edit_loads_it() -> None:
         with pytest.raises(NoteParseError, match="expands to more than 50,000 values"):
             edit(text)
 
+
+
+@pytest.mark.parametrize("first", ["? [a, b]\n: c\n", "? [a, b]\n: c\ntitle: x\n", "?   long key\n:   c\n"])
+def test_a_property_added_after_a_complex_key_stays_at_the_top_level(first: str) -> None:
+    text = f"---\n{first}---\nbody\n"
+    out = set_property(text, "status", "done")
+    safe = YAML(typ="safe")
+    assert safe.load(out.split("---\n")[1]) == {**safe.load(first), "status": "done"}
+    assert out == f"---\n{first}status: done\n---\nbody\n"
+    out = add_relation(text, "supports", "[[Other]]")
+    assert safe.load(out.split("---\n")[1])["relations"] == {"supports": ["[[Other]]"]}

@@ -94,7 +94,7 @@ def add_relation(text: str, rel: str, target: str) -> str:
     link = target if target.startswith("[[") and target.endswith("]]") else f"[[{target}]]"
     fm = _parse(text)
     data = fm.data
-    top, (off, dash) = _indent(data), _item_style(fm, data)
+    top, (off, dash) = _indent(fm, data), _item_style(fm, data)
     if "relations" not in data:
         child = top + " " * _map_unit(data)
         new = [top + "relations:", child + render_key(rel) + ":", child + " " * off + dash + scalar(link)]
@@ -108,7 +108,7 @@ def add_relation(text: str, rel: str, target: str) -> str:
         rels = CommentedMap()
     elif not isinstance(rels, CommentedMap) or rels.fa.flow_style() or rels.merge:
         raise NoteParseError("'relations' is not a block mapping of type → list; cannot add a relation minimally")
-    child = " " * rels.lc.key(next(iter(rels)))[1] if rels else top + " " * _map_unit(data)
+    child = _indent(fm, rels) if rels else top + " " * _map_unit(data)
     lists = [v for v in rels.values() if isinstance(v, CommentedSeq)]
     style = "flow" if lists and all(_flow(v) for v in lists) else "block"
     _add(fm, rels, rel, link, e.end, child, child + " " * off + dash, style)
@@ -251,14 +251,22 @@ def _what(x: object) -> str:
     return "a mapping" if isinstance(x, Mapping) else "a list" if isinstance(x, list) else f"a {type(x).__name__}"
 
 
-def _indent(m: CommentedMap) -> str:
-    return " " * m.lc.key(next(iter(m)))[1] if m else ""
+def _indent(fm: _Fm, m: CommentedMap) -> str:
+    """The indentation of a mapping's keys: its first key's column, or that of its `?` when the first key is a
+    complex one (`? [a, b]` — the key's own column is past the `? `)."""
+    if not m:
+        return ""
+    row, col = m.lc.key(next(iter(m)))
+    line = fm.lines[row] if row < len(fm.lines) else ""
+    head = line[:col].rstrip(" \t")
+    return " " * (len(head) - 1) if head.endswith("?") and not head[:-1].strip() else " " * col
 
 
 def _top(fm: _Fm) -> tuple[str, str]:
     """Indentation of top-level keys, and the prefix of a new top-level block list item."""
     off, dash = _item_style(fm, fm.data)
-    return _indent(fm.data), _indent(fm.data) + " " * off + dash
+    top = _indent(fm, fm.data)
+    return top, top + " " * off + dash
 
 
 def _item_style(fm: _Fm, m: CommentedMap) -> tuple[int, str]:
