@@ -91,7 +91,6 @@ class Watcher:
         self._pending_since: float | None = time.monotonic()  # the start-up sync is owed
         self._wake = anyio.Event()
         self._wake.set()
-        self._idle = anyio.Event()
         self._syncs = 0
         self._last_sync_at: str | None = None
         self._last_report: SyncReport | None = None
@@ -156,11 +155,6 @@ class Watcher:
             self._pending_since = time.monotonic()
         self._changed = None
         self._wake.set()
-
-    async def wait_idle(self) -> None:
-        """Return once no change waits for a sync (for tests and the benchmark)."""
-        while self._pending_since is not None:
-            await self._idle.wait()
 
     async def run(self) -> None:
         """Watch and sync until cancelled."""
@@ -241,5 +235,3 @@ class Watcher:
                 self._pending_since = started
             else:
                 self._pending_since = None
-                self._idle.set()
-                self._idle = anyio.Event()

@@ -342,10 +342,6 @@ class Cortex:
         """Apply exactly a plan, journalled; files changed since planning are skipped and reported."""
         return sleep.apply(self.vault, plan, commit=commit)
 
-    def sleep_resume(self, commit: bool = False) -> sleep.ApplyReport:
-        """Finish a sleep that was interrupted, from its journal."""
-        return sleep.resume(self.vault, commit=commit)
-
     def sleep_recover(self, commit: bool = False) -> sleep.ApplyReport | None:
         """Resume an interrupted sleep (or finish its interrupted rollback); None when nothing was interrupted."""
         return sleep.recover(self.vault, commit=commit)

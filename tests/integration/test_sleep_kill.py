@@ -1,7 +1,7 @@
 """A sleep SIGKILLed at random points, then resumed or rolled back: no note lost, none half-written.
 
-Each trial copies one planned vault, runs `python -m server.cli sleep apply PLAN` with
-VAULT_CORTEX_SLEEP_KILL_AFTER=N (the CLI kills itself at its N-th journal checkpoint), checks the
+Each trial copies one planned vault, runs `vault-cortex sleep apply PLAN` in a subprocess that kills itself at
+its N-th journal checkpoint (`sleep_killed.py`, through the journal's checkpoint seam), checks the
 half-done vault, then resumes (three trials in four) or rolls back (one in four) and compares every file
 with an uninterrupted run (or with the vault before the sleep).
 """
@@ -28,6 +28,7 @@ from vault_cortex.sleep import cycle as sleep
 from vault_cortex.sleep.operations import Plan
 
 TRIALS = 24
+KILLED = Path(__file__).with_name("sleep_killed.py")
 
 
 class Prepared:
@@ -68,9 +69,9 @@ def test_a_killed_sleep_resumes_or_rolls_back_without_losing_a_note(prepared: Pr
     for trial, n in enumerate(points):
         vault = tmp_path / f"trial-{trial}"
         shutil.copytree(p.root, vault, symlinks=True)
-        run = subprocess.run([sys.executable, "-m", "server.cli", "sleep", "--vault", str(vault),
+        run = subprocess.run([sys.executable, str(KILLED), str(n), "sleep", "--vault", str(vault),
                               "apply", str(vault / plan_file)], cwd=REPO, capture_output=True, text=True,
-                             env={**env, "VAULT_CORTEX_SLEEP_KILL_AFTER": str(n)}, timeout=300)
+                             env=env, timeout=300)
         assert run.returncode == -signal.SIGKILL, (n, run.stderr)
 
         half = snapshot(vault)

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,23 +17,6 @@ from vault_cortex.sleep import cycle as sleep
 
 if TYPE_CHECKING:
     from vault_cortex.cli.main import AddCommand
-
-
-def _kill_after() -> Callable[[], None] | None:
-    """Test hook: VAULT_CORTEX_SLEEP_KILL_AFTER=N makes `sleep` SIGKILL itself at its N-th journal checkpoint."""
-    raw = os.environ.get("VAULT_CORTEX_SLEEP_KILL_AFTER")
-    if not raw:
-        return None
-    left = [int(raw)]
-
-    def tick() -> None:
-        left[0] -= 1
-        if left[0] <= 0:
-            import signal
-
-            os.kill(os.getpid(), signal.SIGKILL)
-
-    return tick
 
 
 def _print_apply(report: sleep.ApplyReport) -> None:
@@ -79,12 +60,11 @@ def _action(args: argparse.Namespace) -> str:
 def cmd_sleep(args: argparse.Namespace) -> int:
     """`sleep` (or `sleep plan`) plans and changes no note; `sleep apply [PLAN]`, `resume` and `rollback` write."""
     action = _action(args)
-    hook = _kill_after()
     with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
         if action == "rollback":
-            report = sleep.rollback(cx.vault, checkpoint=hook)
+            report = sleep.rollback(cx.vault)
         elif action == "resume":
-            report = sleep.resume(cx.vault, commit=args.commit, checkpoint=hook)
+            report = sleep.resume(cx.vault, commit=args.commit)
         else:
             plan = _saved(cx.root, args.plan) if args.plan else cx.sleep_plan(args.mode)
             if not args.plan:
@@ -96,7 +76,7 @@ def cmd_sleep(args: argparse.Namespace) -> int:
                 elif not plan.ops:
                     print("nothing to do: no note would change", file=sys.stderr)
                 return 0
-            report = sleep.apply(cx.vault, plan, commit=args.commit, checkpoint=hook)
+            report = sleep.apply(cx.vault, plan, commit=args.commit)
     if args.json and (args.plan or action != "apply"):
         print(msgspec.json.encode(report).decode())
     else:

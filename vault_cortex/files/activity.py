@@ -162,11 +162,6 @@ def stamp(now: datetime) -> datetime:
     return now.astimezone(UTC).replace(microsecond=0)
 
 
-def month_file(vault_root: Path, ts: datetime) -> Path:
-    """The versioned log file an event with this timestamp belongs to."""
-    return vault_root / ACTIVITY_DIR / f"{stamp(ts):%Y-%m}.jsonl"
-
-
 _encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder(Event)
 
