@@ -1,16 +1,17 @@
-"""The privacy gate with the real Claude Code CLI (tests/e2e/claude_code.py): five `claude -p` sessions on a git-versioned
-starter vault, with the hooks `vault-cortex install claude-code` writes into the session's HOME and `vault-cortex
-serve` answering them. Secrets of each class the redactor handles (tests/unit/test_privacy.py's corpus) and
-`<private>` spans (nested, unclosed, upper case) are in the prompts, the scripted answers, the Bash calls the scripted
-model makes (their commands and what they print) and a failing command's error.
+"""The privacy gate with the real Claude Code CLI (tests/e2e/claude_code.py): five `claude -p` sessions on a
+git-versioned starter vault, with the hooks `vault-cortex install claude-code` writes into the session's HOME (four
+posting to `vault-cortex serve`, the fifth with serve stopped: the stdio MCP server answers, or the hook opens the
+vault). Secrets of each class the redactor handles (tests/unit/test_privacy.py's corpus) and `<private>` spans
+(nested, unclosed, upper case) are in the prompts, the scripted answers, the Bash calls the scripted model makes
+(their commands and what they print) and a failing command's error.
 
-After the sessions and `vault-cortex activity flush`: no byte of any secret or private text is under the vault (its
-index folder `.cortex/index` included: every file, each SQLite database's rows and its full-text vocabulary), under the
-HOME (the user cache, and whatever vault-cortex keeps there; Claude Code's own `.claude` files left out: they are the
-client's transcript, not ours) or in the server's log, in plain, lower-case, JSON-escaped or percent-encoded form;
-`git status` names no prompt text and the diff of every versioned file but the captures in raw/ holds none. The
-sessions were captured (raw notes hold their words) and the hooks were asked (the server's log names each event), so
-nothing passes for want of data.
+After the sessions, `vault-cortex activity flush` and a sleep plan: no byte of any secret or private text is under
+the vault (its index folder `.cortex/index` included: every file, each SQLite database's rows and its full-text
+vocabulary), under the HOME (the user cache, Claude Code's MCP logs, whatever vault-cortex keeps there; Claude
+Code's own `.claude` files left out: they are the client's transcript, not ours), in the project folder or in the
+server's log, in plain, lower-case, JSON-escaped or percent-encoded form; `git status` names no prompt text and the
+diff of every versioned file but the captures in raw/ holds none. The sessions were captured (raw notes hold their
+words) and the hooks were asked (the server's log names each event), so nothing passes for want of data.
 """
 
 from __future__ import annotations
@@ -285,6 +286,7 @@ def test_no_secret_or_private_text_of_five_real_sessions_reaches_the_disk(synced
     assert not [n for n in NEEDLES if n in status + diff]
     # no byte of a secret or private text anywhere vault-cortex writes
     found = (leaks(vault, baseline, skip=[".git/"]) + leaks(home, baseline, skip=[".claude/", ".claude.json"])
+             + leaks(project, baseline)
              + [f"serve.log: {n}" for n in NEEDLES if any(f in log.read_bytes() for f in forms(n))]
              + [f"the sleep plan: {n}" for n in NEEDLES if n in planned.stdout])
     assert not found, "\n".join(found)
