@@ -42,6 +42,10 @@ from typing import Any
 
 from scripted_api import RecordingAPI, Stream, Text, find_client
 
+__all__ = ["CLI_ENV", "EVENT_LABELS", "FunctionCall", "Reply", "ResponsesAPI", "Session", "Text", "client_env",
+           "exec_command", "find_codex", "hook_trust", "hook_trust_hash", "hooks_list", "messages", "offline_config",
+           "request_text", "run_codex", "trust_toml"]
+
 CLI_ENV = "CODEX_CLI"
 MODEL = "scripted"
 PROVIDER = "scripted"  # the model provider run_codex configures
@@ -251,7 +255,8 @@ def offline_config(api: ResponsesAPI) -> list[str]:
 def run_codex(codex: Path, api: ResponsesAPI, project: Path, home: Path, prompt: str, *,
               extra: Sequence[str] = (), env: Mapping[str, str] | None = None, timeout: float = 240) -> Session:
     """`codex exec PROMPT` in `project`, offline against `api`, allowed to run commands, with `home` as HOME."""
-    done = subprocess.run([str(codex), "exec", "--skip-git-repo-check", *offline_config(api), *extra, prompt],
+    done = subprocess.run([str(codex), "exec", "--skip-git-repo-check", "--strict-config", *offline_config(api),
+                           *extra, prompt],
                           cwd=project, env=client_env(home, env), capture_output=True, text=True, timeout=timeout,
                           stdin=subprocess.DEVNULL)
     return Session(done=done, home=home, project=project)

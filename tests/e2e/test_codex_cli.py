@@ -21,8 +21,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from codex_cli import (ResponsesAPI, Session, Text, exec_command, find_codex, hook_trust, hooks_list, messages,
-                       run_codex, trust_toml)
+from codex_cli import (
+    ResponsesAPI,
+    Session,
+    Text,
+    exec_command,
+    find_codex,
+    hook_trust,
+    hooks_list,
+    messages,
+    run_codex,
+    trust_toml,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -45,11 +55,12 @@ transcript = pathlib.Path(payload.get("transcript_path") or "/nonexistent")
 lines = transcript.read_text().splitlines() if transcript.is_file() else []
 with open(sys.argv[1], "a") as log:
     log.write(json.dumps({"payload": payload, "transcript": lines}) + "\\n")
-if event in %r:
+if event in __CONTEXT_EVENTS__:
     print(json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": "MARKER " + event}}))
 elif event == "Stop" and not payload["stop_hook_active"]:
-    print(json.dumps({"decision": "block", "reason": %r}))
-''' % (CONTEXT_EVENTS, STOP_REASON)
+    print(json.dumps({"decision": "block", "reason": __STOP_REASON__}))
+'''.replace("__CONTEXT_EVENTS__", repr(CONTEXT_EVENTS)).replace(
+    "__STOP_REASON__", repr(STOP_REASON))
 
 
 def marker(event: str) -> str:
