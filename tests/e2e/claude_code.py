@@ -13,44 +13,27 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
-import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import pytest
+from scripted_api import SKIP_CLIENTS, SKIP_ENV, RecordingAPI, Stream, Text, find_client
+
+__all__ = ["CLI_ENV", "MODEL", "SKIP_CLIENTS", "SKIP_ENV", "MessagesAPI", "Reply", "Session", "Text", "ToolUse",
+           "bash", "find_claude", "request_text", "run_claude"]
 
 CLI_ENV = "CLAUDE_CODE_CLI"
-SKIP_ENV = "VAULT_CORTEX_SKIP_CLIENTS"
-# read when the tests are collected: each test runs with the VAULT_CORTEX_* variables cleared (tests/conftest.py)
-SKIP_CLIENTS = os.environ.get(SKIP_ENV) == "1"
 MODEL = "scripted"  # the model named in replies (Claude Code asks for its default one)
 
 
 def find_claude() -> Path:
     """The `claude` binary; a failure when it is not installed, a skip only when VAULT_CORTEX_SKIP_CLIENTS=1."""
-    given = os.environ.get(CLI_ENV, "").strip()
-    found = Path(given) if given else (Path(p) if (p := shutil.which("claude")) else None)
-    if found is not None and found.is_file() and os.access(found, os.X_OK):
-        return found
-    if SKIP_CLIENTS:
-        pytest.skip(f"{SKIP_ENV}=1: the real Claude Code CLI is left out")
-    pytest.fail(f"the Claude Code CLI is not installed (${CLI_ENV}={given or 'unset'}, no `claude` on PATH): run the "
-                f"tests with `bash tests/run`, which installs the pinned one, or set {SKIP_ENV}=1 to leave it out")
+    return find_client(CLI_ENV, "claude", "Claude Code CLI")
 
 
 # -- replies ---------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Text:
-    """The model answers in words and ends its turn."""
-
-    text: str
-
-
 @dataclass(frozen=True)
 class ToolUse:
     """The model calls a tool (Claude Code runs it and sends the result back)."""
@@ -99,76 +82,33 @@ class MessagesAPI:
     """A scripted Messages API on a free loopback port; `requests` logs every (path, body) it received."""
 
     script: Sequence[Reply] = ()
-    requests: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    server: RecordingAPI = field(init=False)
 
     def __post_init__(self) -> None:
-        api = self
+        self.server = RecordingAPI(self.route, "messages-api")
+        self.url = self.server.url
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: object) -> None:  # quiet
-                pass
-
-            def do_HEAD(self) -> None:
-                self.send_response(200)
-                self.end_headers()
-
-            def do_GET(self) -> None:
-                self._json({})
-
-            def do_POST(self) -> None:
-                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                try:
-                    body = json.loads(raw) if raw else {}
-                except ValueError:
-                    body = {"unparsed": raw.decode("utf-8", "replace")}
-                path = self.path.split("?")[0]
-                with api.lock:
-                    api.requests.append((path, body))
-                if path.endswith("/count_tokens"):
-                    self._json({"input_tokens": max(1, len(json.dumps(body)) // 4)})
-                elif path.endswith("/v1/messages"):
-                    blocks, stop, n = api.answer(body)
-                    if body.get("stream"):
-                        self._stream(blocks, stop, n)
-                    else:
-                        self._json({"id": f"msg_{n:04d}", "type": "message", "role": "assistant", "model": MODEL,
-                                    "content": blocks, "stop_reason": stop, "stop_sequence": None,
-                                    "usage": {"input_tokens": 100, "output_tokens": 20}})
-                else:
-                    self._json({})
-
-            def _json(self, data: object) -> None:
-                out = json.dumps(data).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(out)))
-                self.end_headers()
-                self.wfile.write(out)
-
-            def _stream(self, blocks: list[dict[str, Any]], stop: str, n: int) -> None:
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Cache-Control", "no-cache")
-                self.send_header("Connection", "close")
-                self.end_headers()
-                for name, data in _events(blocks, stop, n):
-                    self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
-                self.wfile.flush()
-                self.close_connection = True
-
-        self.lock = threading.Lock()
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, name="messages-api", daemon=True)
+    @property
+    def requests(self) -> list[tuple[str, dict[str, Any]]]:
+        return self.server.logged()
 
     def __enter__(self) -> MessagesAPI:
-        self.thread.start()
+        self.server.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.server.stop()
+
+    def route(self, path: str, body: dict[str, Any]) -> Stream | dict[str, Any]:
+        if path.endswith("/count_tokens"):
+            return {"input_tokens": max(1, len(json.dumps(body)) // 4)}
+        if not path.endswith("/v1/messages"):
+            return {}
+        blocks, stop, n = self.answer(body)
+        if body.get("stream"):
+            return Stream(_events(blocks, stop, n))
+        return {"id": f"msg_{n:04d}", "type": "message", "role": "assistant", "model": MODEL, "content": blocks,
+                "stop_reason": stop, "stop_sequence": None, "usage": {"input_tokens": 100, "output_tokens": 20}}
 
     def answer(self, body: dict[str, Any]) -> tuple[list[dict[str, Any]], str, int]:
         """The scripted reply for a main-loop request (one that offers Bash), else a short text."""
