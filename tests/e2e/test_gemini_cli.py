@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gemini_cli import SHELL_TOOL, GeminiAPI, Session, Text, find_gemini, parts_text, run_gemini, shell
+from gemini_cli import SHELL_TOOL, Call, GeminiAPI, Reply, Session, Text, find_gemini, parts_text, run_gemini, shell
 
 pytestmark = pytest.mark.slow
 
@@ -64,10 +64,9 @@ class Run:
         return [p for p in self.payloads if p["hook_event_name"] == event]
 
 
-@pytest.fixture(scope="module")
-def run(tmp_path_factory: pytest.TempPathFactory) -> Run:
+def recorded_session(work: Path, script: list[Reply]) -> Run:
+    """One `gemini -p PROMPT` run in `work`/project with a recording hook on every event; it must exit 0."""
     gemini = find_gemini()
-    work = tmp_path_factory.mktemp("gemini")
     project, home, log = work / "project", work / "home", work / "hooks.jsonl"
     (project / ".gemini").mkdir(parents=True)
     (work / "record.py").write_text(HOOK, encoding="utf-8")
@@ -75,11 +74,16 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Run:
     hooks = {event: [{"hooks": [{"type": "command", "command": command, "name": f"record-{event}"}]}]
              for event in EVENTS}
     (project / ".gemini" / "settings.json").write_text(json.dumps({"hooks": hooks}, indent=2), encoding="utf-8")
-    with GeminiAPI([shell(FAILING), Text(FIRST), Text(SECOND)]) as api:
+    with GeminiAPI(script) as api:
         session = run_gemini(gemini, api, project, home, PROMPT)
     assert session.done.returncode == 0, session.done.stderr
     payloads = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
     return Run(api=api, payloads=payloads, session=session)
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> Run:
+    return recorded_session(tmp_path_factory.mktemp("gemini"), [shell(FAILING), Text(FIRST), Text(SECOND)])
 
 
 def test_a_session_with_a_failing_shell_call_runs_offline(run: Run) -> None:
@@ -184,3 +188,18 @@ def test_the_chat_log_is_the_fixture(run: Run) -> None:
     got = chat_log(run)
     want = [json.loads(line) for line in (FIXTURES / "session.jsonl").read_text(encoding="utf-8").splitlines()]
     assert got == want, "\n".join(json.dumps(record) for record in got)
+
+
+def test_after_tool_context_is_dropped_when_the_tool_itself_fails(tmp_path: Path) -> None:
+    """A tool that fails (read_file of a missing file, not a failing command) sends the model only its error:
+    AfterTool still fires, with the error in `tool_response`, but its context goes nowhere."""
+    run = recorded_session(tmp_path, [Call("read_file", {"file_path": "missing.txt"}), Text(FIRST)])
+    response = run.api.main_requests()[1]["contents"][-1]["parts"][0]["functionResponse"]
+    assert response["name"] == "read_file"
+    assert response["response"] == {"error": f"File not found: {run.session.project / 'missing.txt'}"}
+    assert "AfterTool context" not in json.dumps(run.api.requests)
+    [after] = run.of("AfterTool")
+    assert after["tool_response"]["error"] == {"message": f"File not found: {run.session.project / 'missing.txt'}",
+                                               "type": "file_not_found"}
+    want = json.loads((FIXTURES / "after-tool-error.json").read_text(encoding="utf-8"))
+    assert normalised_payload(run, "AfterTool") == want, json.dumps(normalised_payload(run, "AfterTool"), indent=2)
