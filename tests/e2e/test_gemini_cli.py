@@ -7,6 +7,7 @@ calls the shell tool with a failing command, answers, is sent on by the block, a
 and exits 0; (b) the SessionStart, BeforeAgent and AfterTool markers reach the model, wrapped and escaped, and the
 BeforeTool one does not; (c) the block sends the agent on exactly once; (d) the recorded payloads, normalised, are
 the fixtures under tests/fixtures/gemini/ (one per event, and the session's chat log) that the adapter is built on.
+A second session, whose tool itself fails (not a failing command), shows AfterTool's context dropped.
 """
 
 from __future__ import annotations
