@@ -89,11 +89,12 @@ def bench(name: str, vault: Path, home: Path) -> dict[str, tuple[int, int]]:
     """Capture ten sessions into the vault, then count (memories offered, captures among them) per surface."""
     folder = home / ".claude/projects/-home-me-project"
     folder.mkdir(parents=True, exist_ok=True)
-    notes = curated(vault)[:SESSIONS]
+    found = curated(vault)
+    notes = [found[i % len(found)] for i in range(SESSIONS)]  # a small vault: a note asked about again
     claims = []
     for n, (_, title, sentence) in enumerate(notes):
         sid = f"{n:08x}-1111-4222-8333-444455556666"
-        prompt = f"What do my notes say about {title}?"
+        prompt = f"What do my notes say about {title}?" + (" Again, please." if n >= len(found) else "")
         said = wrong(sentence)
         claims.append((prompt, said))
         day = f"2026-11-{n + 10:02d}"
@@ -128,7 +129,7 @@ def bench(name: str, vault: Path, home: Path) -> dict[str, tuple[int, int]]:
             "error": f"Exit code 1\nRuntimeError: {title}: {said}"})))
     for paths in pane:
         count("pane top 5", paths)
-    print(f"{name}: {len(notes)} sessions captured, {captured} captures in raw/")
+    print(f"{name}: {len(notes)} sessions captured ({len(found)} notes asked about), {captured} captures in raw/")
     return {k: (v[0], v[1]) for k, v in counts.items()}
 
 
