@@ -85,6 +85,10 @@ When = Annotated[str | None, Field(description="An ISO date (2026-11-01), a date
 PathPrefix = Annotated[str | None, Field(description="Only notes under this folder/path prefix, e.g. "
                                                      "'scientific/' or 'projects/greenhouse'.",
                                          max_length=MAX_PATH_CHARS)]
+Captures = Annotated[str | None, Field(description="Captured sessions (`layer: raw`: what was said in a session, "
+                                                   "not what is true): 'exclude' (default) leaves them out, "
+                                                   "'include' keeps them, 'only' returns nothing else.",
+                                       max_length=16)]
 
 
 def _builtins(value: Any) -> dict[str, Any]:
@@ -156,16 +160,18 @@ def build_mcp(cx: Cortex, *, client: str = "mcp", watcher: Watcher | None = None
                created_after: When = None, created_before: When = None,
                modified_after: Annotated[str | None, Field(description="Only notes whose file changed since this "
                                                                        "date or age ('7d').", max_length=40)] = None,
-               path_prefix: PathPrefix = None,
+               path_prefix: PathPrefix = None, captures: Captures = None,
                ) -> dict[str, Any]:
         """Search long-term memory. Call this BEFORE answering from memory, when the user mentions earlier
         work, a person, a project or a decision, or when you are unsure what was decided. Returns notes best
         first, each with its path, score, the reason it was chosen and the passage that matched. Narrow it
         with tags, regions, project, created/modified dates or a path prefix when you know where to look:
-        the filters apply inside the search, so you still get k notes when k match."""
+        the filters apply inside the search, so you still get k notes when k match. Captured sessions (what
+        was said, including your own earlier claims) are left out: pass captures='only' to ask what was said
+        in earlier sessions, and read them as a record of talk, not as evidence."""
         filters = call(lambda: Filters.build(tags=tags, project=project, created_after=created_after,
                                              created_before=created_before, modified_after=modified_after,
-                                             path_prefix=path_prefix))
+                                             path_prefix=path_prefix, captures=captures))
         return _builtins(call(lambda: cx.recall(query, k=k, mode=mode, budget_tokens=budget_tokens,
                                                 regions=regions, include_archive=include_archive,
                                                 client=client, filters=filters)))
@@ -179,23 +185,24 @@ def build_mcp(cx: Cortex, *, client: str = "mcp", watcher: Watcher | None = None
                 created_after: When = None, created_before: When = None,
                 modified_after: Annotated[str | None, Field(description="Only notes whose file changed since this "
                                                                         "date or age ('7d').", max_length=40)] = None,
-                path_prefix: PathPrefix = None) -> str:
+                path_prefix: PathPrefix = None, captures: Captures = None) -> str:
         """Load what memory holds for a task. Call this ONCE AT THE START of a task or session: it returns a
         token-budgeted markdown block with identity notes, memories of the project and task, matching habits,
         open questions and the last handoff, grouped by region. The filters (tags, regions, dates, path
         prefix) narrow only the recalled memories, not the pinned notes, habits, questions or handoff."""
         filters = call(lambda: Filters.build(tags=tags, regions=regions, created_after=created_after,
                                              created_before=created_before, modified_after=modified_after,
-                                             path_prefix=path_prefix))
+                                             path_prefix=path_prefix, captures=captures))
         result = call(lambda: cx.context(task=task, project=project, active_note=active_note, recent=recent,
                                          budget_tokens=budget_tokens, mode=mode, client=client, filters=filters))
         return result.markdown
 
     @tool(READ_ONLY)
-    def related(path: NotePath, k: K = None, mode: Mode = None) -> dict[str, Any]:
-        """Memories related to one note, found from its content; the note itself and the notes it already
-        links are left out. Call this when working on a note to find what it should connect to."""
-        return _builtins(call(lambda: cx.related(path, k=k, mode=mode, client=client)))
+    def related(path: NotePath, k: K = None, mode: Mode = None, captures: Captures = None) -> dict[str, Any]:
+        """Memories related to one note, found from its content; the note itself, the notes it already
+        links and captured sessions are left out. Call this when working on a note to find what it should
+        connect to."""
+        return _builtins(call(lambda: cx.related(path, k=k, mode=mode, client=client, captures=captures)))
 
     @tool(ADDITIVE)
     def remember(

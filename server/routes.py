@@ -35,6 +35,9 @@ Budget = Annotated[int, Meta(ge=MIN_BUDGET_TOKENS, le=MAX_BUDGET_TOKENS)]
 NotePath = Annotated[str, Meta(min_length=1, max_length=MAX_PATH_CHARS)]
 PathQuery = Annotated[str, QueryParameter(min_length=1, max_length=MAX_PATH_CHARS,
                                           description="Vault-relative path of a note, e.g. soul/Values.md")]
+Captures = Annotated[str | None, QueryParameter(
+    description="Captured sessions (notes of `layer: raw`, what was said): exclude (the default) leaves them out, "
+                "include keeps them, only returns nothing else.")]
 
 
 class FilterFields(msgspec.Struct, frozen=True, kw_only=True):
@@ -46,11 +49,13 @@ class FilterFields(msgspec.Struct, frozen=True, kw_only=True):
     created_before: str | None = None
     modified_after: str | None = None
     path_prefix: str | None = None
+    captures: str | None = None  # exclude (default): no capture; include; only: captures alone
 
     def filters(self, regions: list[str] | None = None) -> Filters:
         return Filters.build(tags=self.tags, regions=regions, project=self.project,
                              created_after=self.created_after, created_before=self.created_before,
-                             modified_after=self.modified_after, path_prefix=self.path_prefix)
+                             modified_after=self.modified_after, path_prefix=self.path_prefix,
+                             captures=self.captures)
 
 
 class RecallBody(FilterFields, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -159,13 +164,14 @@ def recall_get(
     created_before: Annotated[str | None, QueryParameter(description="Only notes created before.")] = None,
     modified_after: Annotated[str | None, QueryParameter(description="Only files changed since.")] = None,
     path_prefix: Annotated[str | None, QueryParameter(description="Only notes under this path.")] = None,
+    captures: Captures = None,
     gate: Annotated[bool, QueryParameter(description="Only the hits the push gate passes (none when nothing is "
                                          "close enough to push unasked), each with push_probability.")] = False,
 ) -> Recall:
     """Notes that answer a query, best first, each with the reason it was chosen; filters apply inside the
     search, so k results come back whenever k notes match."""
     filters = Filters.build(tags=tags, project=project, created_after=created_after, created_before=created_before,
-                            modified_after=modified_after, path_prefix=path_prefix)
+                            modified_after=modified_after, path_prefix=path_prefix, captures=captures)
     return cx.recall(q, k=k, mode=mode, budget_tokens=budget_tokens, regions=regions,
                      include_archive=include_archive, filters=filters,
                      gate=gate)
@@ -184,7 +190,7 @@ def context(cx: CortexDep, data: JSONBody[ContextBody]) -> Context:
     (tags, regions, dates, path prefix) narrow its recall part. `project` names the task's project."""
     filters = Filters.build(tags=data.tags, regions=data.regions, created_after=data.created_after,
                             created_before=data.created_before, modified_after=data.modified_after,
-                            path_prefix=data.path_prefix)
+                            path_prefix=data.path_prefix, captures=data.captures)
     return cx.context(task=data.task, project=data.project, active_note=data.active_note, recent=data.recent,
                       budget_tokens=data.budget_tokens, mode=data.mode, filters=filters)
 
@@ -195,9 +201,11 @@ def related(
     path: PathQuery,
     k: Annotated[int | None, QueryParameter(ge=MIN_K, le=MAX_K)] = None,
     mode: FromQuery[str | None] = None,
+    captures: Captures = None,
 ) -> Recall:
-    """Memories related to a note, from its content, leaving out the note and the notes it already links."""
-    return cx.related(path, k=k, mode=mode)
+    """Memories related to a note, from its content, leaving out the note, the notes it already links and the
+    captures (unless `captures` asks for them)."""
+    return cx.related(path, k=k, mode=mode, captures=captures)
 
 
 @get("/notes", sync_to_thread=True)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from vault_cortex import Cortex
 from vault_cortex.index.embed import Embedder
+from vault_cortex.recall.filters import Filters
 from vault_cortex.recall.scored import Hit
 
 
@@ -23,11 +24,12 @@ def write_vault(root: Path, notes: dict[str, str]) -> Path:
 
 def recall(root: Path, embedder: Embedder, query: str, mode: str | None = None, **changed: float) -> list[Hit]:
     """The top six hits for `query` after a sync, with the recall settings in `changed` set through their
-    variables (`echo=0`: VAULT_CORTEX_RECALL_ECHO=0), in `mode` (the vault's default when None)."""
+    variables (`echo=0`: VAULT_CORTEX_RECALL_ECHO=0), in `mode` (the vault's default when None); captured
+    sessions ranked among the other notes (`captures=include`), as the ranking's cues are about them too."""
     env = {f"VAULT_CORTEX_RECALL_{k.upper()}": str(v) for k, v in changed.items()}
     with Cortex.open(root, env=env, embedder=embedder) as cx:
         cx.sync()
-        return cx.recall(query, k=6, mode=mode, log_activity=False).hits
+        return cx.recall(query, k=6, mode=mode, log_activity=False, filters=Filters(captures="include")).hits
 
 
 def digest(root: Path) -> dict[str, str]:

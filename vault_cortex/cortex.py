@@ -33,7 +33,7 @@ from vault_cortex.index.location import index_location
 from vault_cortex.index.sync import Indexing, Progress, SyncReport
 from vault_cortex.index.upkeep import Index
 from vault_cortex.index.vectors import EmbeddingCache, Vector, Vectors
-from vault_cortex.recall.filters import Filters
+from vault_cortex.recall.filters import Filters, Scope
 from vault_cortex.recall.graph import Graph
 from vault_cortex.recall.health import GraphHealth
 from vault_cortex.recall.pack import Candidate, Packed
@@ -147,10 +147,11 @@ class Cortex:
                shown: frozenset[str] = frozenset(), push: PushSettings | None = None) -> Recall:
         """Notes for a query, ranked by the mode's signals; with a budget, also the packed context.
 
-        filters (tags, regions, project, dates, path prefix) are applied inside the candidate search, so k
-        results come back whenever k notes match. With `gate`, only the hits the push gate passes, each with its
-        `push_probability`: each at or above `push.floor` on its own, and none at all unless one not in `shown`
-        (the paths an agent session was shown already, left out) reaches `push.threshold`. Empty means
+        filters (tags, regions, project, dates, path prefix, captures) are applied inside the candidate search,
+        so k results come back whenever k notes match; without filters, the captures are left out. With `gate`,
+        only the hits the push gate passes, each with its `push_probability`: each at or above `push.floor` on
+        its own, and none at all unless one not in `shown` (the paths an agent session was shown already, left
+        out) reaches `push.threshold`. Empty means
         nothing is close enough to push unasked. `push` judges with other gate settings than the vault's (the
         second look's own threshold). `exclude`: paths never returned (a session's own captures, for its hooks).
         """
@@ -159,23 +160,25 @@ class Cortex:
                                     filters=filters, gate=gate, exclude=exclude, shown=shown, push=push)
 
     def ranked(self, query: str, qvec: Vector, weights: dict[str, float], *, regions: list[str] | None = None,
-               exclude: frozenset[str] = frozenset(), allowed: frozenset[int] | None = None) -> list[Scored]:
-        """Every candidate for a query, scored by the given signal weights, best first (only `allowed` notes)."""
-        return self.recaller.ranked(query, qvec, weights, regions=regions, exclude=exclude, allowed=allowed)
+               exclude: frozenset[str] = frozenset(), scope: Scope | None = None) -> list[Scored]:
+        """Every candidate for a query, scored by the given signal weights, best first (only the `scope`'s notes;
+        None: every note)."""
+        return self.recaller.ranked(query, qvec, weights, regions=regions, exclude=exclude, scope=scope)
 
-    def allowed(self, filters: Filters | None, regions: list[str] | None = None,
-                exclude: frozenset[str] = frozenset()) -> frozenset[int] | None:
-        """The note ids recall may return under filters and regions (None: no filter, every note)."""
-        return self.recaller.allowed(filters, regions, exclude)
+    def scope(self, filters: Filters | None, regions: list[str] | None = None,
+              exclude: frozenset[str] = frozenset()) -> Scope:
+        """The notes recall may return under filters and regions (no filters: every note but the captures)."""
+        return self.recaller.scope(filters, regions, exclude)
 
     def similarity(self, qvec: Vector, paths: Sequence[str]) -> dict[str, float]:
         """Best cosine similarity between a query vector and any chunk of each note."""
         return self.recaller.similarity(qvec, paths)
 
-    def related(self, path: str, *, k: int | None = None, mode: str | None = None, client: str = "api") -> Recall:
+    def related(self, path: str, *, k: int | None = None, mode: str | None = None, client: str = "api",
+                captures: str | None = None) -> Recall:
         """Notes related to a note (a path or a name) by its content, leaving out itself and the notes it already
-        links to."""
-        return self.recaller.related(self.resolve(path), k=k, mode=mode, client=client)
+        links to, and the captures unless `captures` is `include` or `only` (`Filters.captures`)."""
+        return self.recaller.related(self.resolve(path), k=k, mode=mode, client=client, captures=captures)
 
     def context(self, *, task: str | None = None, project: str | None = None, active_note: str | None = None,
                 recent: list[str] | None = None, budget_tokens: int | None = None, mode: str | None = None,

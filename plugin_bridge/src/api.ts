@@ -57,6 +57,7 @@ export interface Context {
 export interface ContextBody {
   active_note?: string | null;
   budget_tokens?: number | null;
+  captures?: string | null;
   created_after?: string | null;
   created_before?: string | null;
   mode?: string | null;
@@ -378,6 +379,7 @@ export interface Recall {
 
 export interface RecallBody {
   budget_tokens?: number | null;
+  captures?: string | null;
   created_after?: string | null;
   created_before?: string | null;
   gate?: boolean;
@@ -744,6 +746,8 @@ export interface Routes {
       modified_after?: string | null;
       /** Only notes under this path. */
       path_prefix?: string | null;
+      /** Captured sessions (notes of `layer: raw`, what was said): exclude (the default) leaves them out, include keeps them, only returns nothing else. */
+      captures?: string | null;
       /** Only the hits the push gate passes (none when nothing is close enough to push unasked), each with push_probability. */
       gate?: boolean;
     };
@@ -777,6 +781,8 @@ export interface Routes {
       path: string;
       k?: number | null;
       mode?: string | null;
+      /** Captured sessions (notes of `layer: raw`, what was said): exclude (the default) leaves them out, include keeps them, only returns nothing else. */
+      captures?: string | null;
     };
     path: never;
     headers: never;

@@ -56,6 +56,9 @@ export const consoleLogger: Logger = {
 
 const DEFAULT_TIMEOUT_MS = 15_000;
 
+/** Whether captured sessions (`layer: raw`) come back: the server leaves them out unless asked. */
+export type Captures = "exclude" | "include" | "only";
+
 type Query = Record<string, string | number | boolean | readonly string[] | null | undefined>;
 
 interface CallOptions {
@@ -143,17 +146,19 @@ export class CortexClient {
     return this.call("GET /v1/status", {});
   }
 
-  /** Memories related to a note (by its indexed content), best first. */
-  related(path: string, options: { mode?: string | null; k?: number | null } = {}): Promise<Recall> {
-    return this.call("GET /v1/related", { query: { path, mode: options.mode, k: options.k } });
+  /** Memories related to a note (by its indexed content), best first; captured sessions only when `captures` asks. */
+  related(path: string, options: { mode?: string | null; k?: number | null; captures?: Captures } = {}): Promise<Recall> {
+    return this.call("GET /v1/related", { query: { path, mode: options.mode, k: options.k, captures: options.captures } });
   }
 
   /**
    * Memories for a text through the push gate (`gate: true`): only those close enough to show unasked, each
    * with `push_probability`; none when nothing is. POST, so a long paragraph never makes a long URL.
    */
-  recall(query: string, options: { mode?: string | null; k?: number | null; gate?: boolean } = {}): Promise<Recall> {
-    return this.call("POST /v1/recall", { body: { query, mode: options.mode ?? null, k: options.k ?? null, gate: options.gate ?? false } });
+  recall(query: string, options: { mode?: string | null; k?: number | null; gate?: boolean; captures?: Captures } = {}): Promise<Recall> {
+    // `captures` only when asked: a server older than the field refuses a body that names it
+    const captures = options.captures === undefined ? {} : { captures: options.captures };
+    return this.call("POST /v1/recall", { body: { query, mode: options.mode ?? null, k: options.k ?? null, gate: options.gate ?? false, ...captures } });
   }
 
   /** A token-budgeted context block; its `markdown` is what an agent or a paste should receive. */

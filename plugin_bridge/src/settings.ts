@@ -15,6 +15,8 @@ export interface CortexSettings {
   defaultMode: string;
   /** How long the pane waits after the note changes before it asks again (ms). */
   refreshDelayMs: number;
+  /** Whether the pane shows captured sessions (notes of `layer: raw`: what was said, not what is true). */
+  showCaptures: boolean;
 }
 
 export const DEFAULT_SETTINGS: Readonly<CortexSettings> = {
@@ -23,6 +25,7 @@ export const DEFAULT_SETTINGS: Readonly<CortexSettings> = {
   budgetTokens: 1500,
   defaultMode: "balanced",
   refreshDelayMs: 1500,
+  showCaptures: false,
 };
 
 export const LIMITS = {
@@ -48,6 +51,7 @@ export function normaliseSettings(raw: unknown): CortexSettings {
     budgetTokens: int(data["budgetTokens"], DEFAULT_SETTINGS.budgetTokens, LIMITS.budgetTokens.min, LIMITS.budgetTokens.max),
     defaultMode: str(data["defaultMode"], DEFAULT_SETTINGS.defaultMode),
     refreshDelayMs: int(data["refreshDelayMs"], DEFAULT_SETTINGS.refreshDelayMs, LIMITS.refreshDelayMs.min, LIMITS.refreshDelayMs.max),
+    showCaptures: data["showCaptures"] === true,
   };
 }
 
@@ -129,6 +133,16 @@ export class CortexSettingTab extends PluginSettingTab {
           await this.host.saveSettings();
         });
       });
+
+    new Setting(containerEl)
+      .setName("Show captured sessions")
+      .setDesc("Also show the notes captured from agent sessions (raw/): what was said, not what is true. Off: the pane shows memories only.")
+      .addToggle((toggle) =>
+        toggle.setValue(s.showCaptures).onChange(async (value) => {
+          s.showCaptures = value;
+          await this.host.saveSettings();
+        }),
+      );
 
     new Setting(containerEl)
       .setName("Check the connection")

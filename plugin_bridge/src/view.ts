@@ -113,6 +113,7 @@ export class CortexView extends ItemView {
       serverUrl: () => this.host.settings.serverUrl,
       mode,
       link: (path) => this.linkTo(path),
+      captures: () => this.host.settings.showCaptures,
       onChange: (state) => this.drawState(state),
     });
   }

@@ -243,8 +243,8 @@ export function indexingLine(indexing: Indexing): string {
 }
 
 export interface PaneClient {
-  related(path: string, options: { mode?: string | null; k?: number | null }): Promise<Recall>;
-  recall(query: string, options: { mode?: string | null; k?: number | null; gate?: boolean }): Promise<Recall>;
+  related(path: string, options: { mode?: string | null; k?: number | null; captures?: "include" }): Promise<Recall>;
+  recall(query: string, options: { mode?: string | null; k?: number | null; gate?: boolean; captures?: "include" }): Promise<Recall>;
   status(): Promise<Status>;
 }
 
@@ -257,6 +257,8 @@ export interface PaneModelOptions {
   k?: number;
   /** How a path becomes the `[[link]]` that is inserted or dragged (Obsidian's shortest form in the app). */
   link?: (path: string) => string;
+  /** Whether captured sessions are shown too (the "Show captured sessions" setting; off: memories only). */
+  captures?: () => boolean;
 }
 
 /**
@@ -320,8 +322,12 @@ export class PaneModel {
     try {
       const draft = this.draft;
       const k = this.options.k ?? null;
+      // the server leaves captured sessions out unless asked: asked only when the setting is on
+      const captures = this.options.captures?.() === true ? { captures: "include" as const } : {};
       const [answer, order] = await Promise.all([
-        draft === null ? this.options.client.related(path, { mode, k }) : this.options.client.recall(draft, { mode, k, gate: true }),
+        draft === null
+          ? this.options.client.related(path, { mode, k, ...captures })
+          : this.options.client.recall(draft, { mode, k, gate: true, ...captures }),
         this.regionOrder(),
       ]);
       // a paragraph of this note recalls the note itself: not news to its writer

@@ -83,6 +83,16 @@ describe("requests", () => {
     expect(t.requests[0]?.url).toBe("http://127.0.0.1:8765/v1/related?path=a.md");
   });
 
+  it("asks for captured sessions only when told to", async () => {
+    const t = scripted(() => json(200, RELATED));
+    await client(t).related("a.md", { captures: "include" });
+    await client(t).recall("why did the dashboard freeze", { gate: true });
+    await client(t).recall("why did the dashboard freeze", { gate: true, captures: "include" });
+    expect(t.requests[0]?.url).toBe("http://127.0.0.1:8765/v1/related?path=a.md&captures=include");
+    expect(JSON.parse(t.requests[1]?.body ?? "{}")).not.toHaveProperty("captures"); // an older server refuses it
+    expect(JSON.parse(t.requests[2]?.body ?? "{}")).toMatchObject({ captures: "include" });
+  });
+
   it("posts JSON bodies for context and remember", async () => {
     const t = scripted((req) =>
       req.url.endsWith("/v1/context")

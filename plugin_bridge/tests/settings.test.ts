@@ -15,8 +15,14 @@ describe("normaliseSettings", () => {
   it("keeps valid values, trims, and clamps numbers into range", () => {
     expect(
       normaliseSettings({ serverUrl: " http://localhost:9000/ ", token: " abc \n", budgetTokens: "2500", defaultMode: "explore", refreshDelayMs: 5 }),
-    ).toEqual({ serverUrl: "http://localhost:9000", token: "abc", budgetTokens: 2500, defaultMode: "explore", refreshDelayMs: 200 });
+    ).toEqual({ serverUrl: "http://localhost:9000", token: "abc", budgetTokens: 2500, defaultMode: "explore", refreshDelayMs: 200, showCaptures: false });
     expect(normaliseSettings({ budgetTokens: 10_000_000, refreshDelayMs: "soon" })).toMatchObject({ budgetTokens: 100_000, refreshDelayMs: 1500 });
+  });
+
+  it("shows captured sessions only when the setting is on (off by default)", () => {
+    expect(DEFAULT_SETTINGS.showCaptures).toBe(false);
+    expect(normaliseSettings({ showCaptures: true }).showCaptures).toBe(true);
+    expect(normaliseSettings({ showCaptures: "yes" }).showCaptures).toBe(false);
   });
 
   it("ignores fields of the wrong type", () => {
@@ -43,10 +49,10 @@ describe("CortexSettingTab", () => {
     return { t, settings, saves: () => saves };
   }
 
-  it("has the five settings and a connection check, with the token in a password field", () => {
+  it("has the six settings and a connection check, with the token in a password field", () => {
     const { t } = tab();
     const names = [...t.containerEl.querySelectorAll(".setting-item-name")].map((e) => e.textContent);
-    expect(names).toEqual(["Server URL", "Token", "Context budget", "Default mode", "Refresh delay (ms)", "Check the connection"]);
+    expect(names).toEqual(["Server URL", "Token", "Context budget", "Default mode", "Refresh delay (ms)", "Show captured sessions", "Check the connection"]);
     const inputs = t.containerEl.querySelectorAll("input");
     expect(inputs[1]?.type).toBe("password");
     expect(inputs[1]?.value).toBe("secret-token-value");
@@ -67,8 +73,10 @@ describe("CortexSettingTab", () => {
     const select = t.containerEl.querySelector("select") as HTMLSelectElement;
     select.value = "identity";
     select.dispatchEvent(new Event("change"));
+    expect(settings.showCaptures).toBe(false); // off until turned on
+    (t.containerEl.querySelector(".checkbox-container") as HTMLElement).click();
     await Promise.resolve();
-    expect(settings).toMatchObject({ serverUrl: "http://127.0.0.1:9999", token: "new-token", budgetTokens: 100, refreshDelayMs: 800, defaultMode: "identity" });
-    expect(saves()).toBe(5);
+    expect(settings).toMatchObject({ serverUrl: "http://127.0.0.1:9999", token: "new-token", budgetTokens: 100, refreshDelayMs: 800, defaultMode: "identity", showCaptures: true });
+    expect(saves()).toBe(6);
   });
 });

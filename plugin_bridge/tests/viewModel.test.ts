@@ -136,14 +136,17 @@ interface FakeOptions {
   status?: () => Promise<Status>;
 }
 
-function fake(options: FakeOptions = {}) {
+function fake(options: FakeOptions = {}, captures?: () => boolean) {
   const calls: string[] = [];
+  const asked: Array<string | undefined> = [];
   const client: PaneClient = {
     related: async (path, o) => {
+      asked.push(o.captures);
       calls.push(`related ${path} ${o.mode ?? ""}`);
       return options.related ? options.related(path, o.mode ?? "") : { ...RELATED, mode: o.mode ?? "balanced" };
     },
     recall: async (query, o) => {
+      asked.push(o.captures);
       calls.push(`recall ${query} gate=${String(o.gate)}`);
       return options.recall ? options.recall(query, o.gate ?? false) : { ...RELATED, query, mode: o.mode ?? "balanced" };
     },
@@ -153,8 +156,8 @@ function fake(options: FakeOptions = {}) {
     },
   };
   const states: PaneState[] = [];
-  const model = new PaneModel({ client, serverUrl: () => "http://127.0.0.1:8765", onChange: (s) => states.push(s) });
-  return { model, calls, states, kinds: () => states.map((s) => s.kind) };
+  const model = new PaneModel({ client, serverUrl: () => "http://127.0.0.1:8765", onChange: (s) => states.push(s), ...(captures ? { captures } : {}) });
+  return { model, calls, states, asked, kinds: () => states.map((s) => s.kind) };
 }
 
 const apiError = (kind: CortexApiError["kind"], status: number | null, error: string | null = null, detail = "") =>
@@ -198,6 +201,20 @@ describe("PaneModel", () => {
     expect(f.model.state.kind).toBe("loading");
     expect(f.model.state.kind === "loading" && f.model.state.previous?.length).toBeGreaterThan(0);
     await loading;
+  });
+
+  it("asks for captured sessions only while the setting is on", async () => {
+    const off = fake();
+    await off.model.show(NOTE);
+    await off.model.typing("The dashboard froze again while the weekly report ran, like last time.");
+    expect(off.asked).toEqual([undefined, undefined]); // the server leaves captures out unless asked
+    let on = true;
+    const f = fake({}, () => on);
+    await f.model.show(NOTE);
+    await f.model.typing("The dashboard froze again while the weekly report ran, like last time.");
+    on = false;
+    await f.model.show("long_term/other.md");
+    expect(f.asked).toEqual(["include", "include", undefined]);
   });
 
   it("says when nothing is related", async () => {

@@ -21,6 +21,7 @@ from vault_cortex.importers.substance import has_substance
 from vault_cortex.importers.transcript import parse_transcript
 from vault_cortex.index.embed import Embedder
 from vault_cortex.privacy import PRIVATE_MARK, redact
+from vault_cortex.recall.filters import Filters
 
 TRANSCRIPTS = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
 SID = "5e2b7a10-9c4d-4f3e-8a61-2d7f0c9b1e38"
@@ -245,7 +246,7 @@ def test_after_a_captured_session_the_curated_note_answers_its_question_first(
     with Cortex.open(vault, embedder=embedder) as cx:
         cx.sync()
         for question in (QUESTION, "soil probe calibration", "how do I calibrate the soil probes?"):
-            hits = cx.recall(question, k=5, mode=mode).hits
+            hits = cx.recall(question, k=5, mode=mode, filters=Filters(captures="include")).hits
             assert hits[0].path == CALIBRATION, (question, [(h.path, h.score) for h in hits])
             assert "raw" not in hits[0].signals  # a curated note keeps its score
             captured = [h for h in hits if h.path.startswith("raw/")]
@@ -268,7 +269,8 @@ def test_a_sessions_own_captures_are_never_pushed_back_to_it(vault: Path, tmp_pa
     with Cortex.open(vault) as cx:
         cx.sync()
     own = "raw/2026-11-30 greenhouse 5e2b7a10 01.md"
-    assert own in push(vault, "another-session", QUESTION)  # another session may be reminded of it
+    reminded = push(vault, "another-session", QUESTION)  # another session is reminded of the curated note, and
+    assert CALIBRATION in reminded and own not in reminded  # of no capture: what was said is not a memory
     start = {"session_id": SID, "cwd": "/home/me/greenhouse", "hook_event_name": "SessionStart", "source": "compact"}
     started = io.StringIO()
     hooks.main("session-start", str(vault), DEAD_URL, stdin=io.StringIO(json.dumps(start)), stdout=started,

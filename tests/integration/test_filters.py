@@ -107,3 +107,34 @@ def test_a_loose_filter_searches_the_ann_index_first_and_still_returns_k(cx: Cor
     assert [h.score for h in result.hits] == [h.score for h in unfiltered]
     last = unfiltered[-1].score
     assert [h.path for h in result.hits if h.score > last] == [h.path for h in unfiltered if h.score > last]
+
+
+@pytest.fixture(scope="module")
+def crowded(tmp_path_factory: pytest.TempPathFactory) -> Cortex:
+    """600 captures (`layer: raw`) that match the query best, and 10 curated notes that match it less."""
+    root = tmp_path_factory.mktemp("captures") / "vault"
+    (root / ".cortex").mkdir(parents=True)
+    (root / "raw").mkdir()
+    (root / "short_term").mkdir()
+    for i in range(600):
+        (root / "raw" / f"session {i:04d}.md").write_text(
+            f"---\nlayer: raw\nsession: s{i // 6}\n---\n## Prompt\n\nbattery voltage drop battery battery {i}?\n")
+    for i in range(10):
+        (root / "short_term" / f"note {i:02d}.md").write_text(f"A note about the battery voltage drop {i}.\n")
+    cortex = Cortex.open(root, embedder=FakeEmbedder())
+    cortex.sync()
+    return cortex
+
+
+def test_captures_crowding_the_candidates_still_leave_k_curated_hits(crowded: Cortex) -> None:
+    plain = crowded.recall("battery voltage drop", k=10, log_activity=False).hits
+    assert len(plain) == 10 and all(h.path.startswith("short_term/") for h in plain), [h.path for h in plain]
+    only = crowded.recall("battery voltage drop", k=10, filters=Filters(captures="only"), log_activity=False).hits
+    assert len(only) == 10 and all(h.path.startswith("raw/") for h in only)
+    both = crowded.recall("battery voltage drop", k=10, filters=Filters(captures="include"), log_activity=False).hits
+    assert any(h.path.startswith("raw/") for h in both)
+    tagged = crowded.recall("battery voltage drop", k=5, filters=Filters(path_prefix="short_term/note 0"),
+                            log_activity=False).hits  # another filter: captures left out of its notes too
+    assert len(tagged) == 5 and all(h.path.startswith("short_term/") for h in tagged)
+    with pytest.raises(InvalidRequest, match="captures must be one of exclude, include, only, not 'some'"):
+        Filters.build(captures="some")

@@ -53,3 +53,9 @@ def test_an_answer_naming_something_the_tools_did_not_print_is_kept(prompt: str,
 def test_a_decision_or_preference_is_kept_even_when_answered_by_an_acknowledgement(
         words: list[str], answer: str, rule: str) -> None:
     assert has_substance(_chatter([*words, rule]), answer)
+
+
+def test_the_issues_example_look_it_up_then_noted_is_left_out() -> None:
+    """Issue 42's example of a trivial exchange: a bare command answered by an acknowledgement."""
+    assert not has_substance("Look it up.", "Noted.")
+    assert has_substance("Look it up.", "Noted: the probe reads 2870 dry.")  # a figure of its own is kept

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 
 def filter_args(p: argparse.ArgumentParser, *, project: bool = True) -> None:
-    """--tag, --region, --project, --created-after, --created-before, --modified-after, --path-prefix."""
+    """--tag, --region, --project, --created-after, --created-before, --modified-after, --path-prefix, --captures."""
     g = p.add_argument_group("filters (applied inside the search; every one given must hold)")
     g.add_argument("--tag", dest="filter_tags", action="append", metavar="TAG",
                    help="only notes with this tag; nested: `a` matches `a/b` (repeatable: all must match)")
@@ -35,13 +35,21 @@ def filter_args(p: argparse.ArgumentParser, *, project: bool = True) -> None:
         g.add_argument(f"--{name}", dest=name.replace("-", "_"), default=None, metavar="WHEN",
                        help=f"only notes {what} WHEN: an ISO date (2026-11-01) or an age (7d, 12h, 2w)")
     g.add_argument("--path-prefix", default=None, metavar="PREFIX", help="only notes under this path")
+    captures_arg(g)
+
+
+def captures_arg(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """--captures: whether captured sessions (notes of `layer: raw`) come back."""
+    p.add_argument("--captures", default=None, metavar="exclude|include|only",
+                   help="captured sessions (what was said, not what is true): exclude (the default) leaves them "
+                        "out, include keeps them, only returns nothing else")
 
 
 def filters_from(args: argparse.Namespace) -> Filters:
     return Filters.build(tags=args.filter_tags, regions=args.filter_regions,
                          project=getattr(args, "filter_project", None), created_after=args.created_after,
                          created_before=args.created_before, modified_after=args.modified_after,
-                         path_prefix=args.path_prefix)
+                         path_prefix=args.path_prefix, captures=args.captures)
 
 
 def _text(value: str) -> str:
@@ -139,7 +147,7 @@ def cmd_related(args: argparse.Namespace) -> int:
 
     with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
         cx.sync(indexing_progress())
-        result = cx.related(cx.resolve(args.note), k=args.k, mode=args.mode, client="cli")
+        result = cx.related(cx.resolve(args.note), k=args.k, mode=args.mode, client="cli", captures=args.captures)
     return emit(result, args.json, _print_recall)
 
 
@@ -168,6 +176,7 @@ def add_note_commands(add: AddCommand) -> None:
     p.add_argument("note", help="a vault path or a note name")
     p.add_argument("-k", "--k", type=int, default=None)
     p.add_argument("--mode", default=None)
+    captures_arg(p)
     p.add_argument("--json", action="store_true")
 
     p = add("link", cmd_link, "add a typed relation from one note to another (one frontmatter line)")

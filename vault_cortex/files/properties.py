@@ -18,10 +18,12 @@ from vault_cortex.files.links import WIKILINK, parse_linktext
 
 __all__ = [
     "DEFAULT_WEIGHT",
+    "RAW_LAYER",
     "TAG_CHAR",
     "Typed",
     "as_weight",
     "get_property",
+    "is_capture",
     "is_date",
     "is_tag",
     "normalise_tag",
@@ -103,6 +105,15 @@ def _text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
+
+
+RAW_LAYER = "raw"  # `layer: raw`: what the session capture and the chat importers write
+
+
+def is_capture(layer: str | None) -> bool:
+    """Whether a note of this layer is a capture: a session's words as they were said (the capture hook's or an
+    imported chat's `layer: raw`), what was said rather than what is true, until sleep consolidates it."""
+    return layer == RAW_LAYER
 
 
 class Typed(msgspec.Struct, frozen=True, kw_only=True):

@@ -18,7 +18,7 @@ from vault_cortex.index.host import Searchable
 from vault_cortex.index.sync import Indexing
 from vault_cortex.index.vectors import Vector
 from vault_cortex.limits import MIN_BUDGET_TOKENS, check_budget
-from vault_cortex.recall.filters import Filters
+from vault_cortex.recall.filters import Filters, Scope
 from vault_cortex.recall.pack import Candidate, Packed, Piece
 from vault_cortex.recall.scored import Scored
 
@@ -27,13 +27,13 @@ class Recalling(Searchable, Protocol):
     """What session-start context uses: the store, ranking and packing, modes and the archive."""
 
     def ranked(self, query: str, qvec: Vector, weights: dict[str, float], *, regions: list[str] | None = None,
-               exclude: frozenset[str] = frozenset(), allowed: frozenset[int] | None = None) -> list[Scored]: ...
+               exclude: frozenset[str] = frozenset(), scope: Scope | None = None) -> list[Scored]: ...
     def pack(self, scored: list[Scored], budget_tokens: int, extra: Sequence[Candidate] = (),
              section_order: Sequence[str] = ()) -> Packed: ...
     def mode(self, mode: str | None) -> tuple[str, dict[str, float]]: ...
     def archived(self) -> frozenset[str]: ...
-    def allowed(self, filters: Filters | None, regions: list[str] | None = None,
-                exclude: frozenset[str] = frozenset()) -> frozenset[int] | None: ...
+    def scope(self, filters: Filters | None, regions: list[str] | None = None,
+              exclude: frozenset[str] = frozenset()) -> Scope: ...
 
 
 HANDOFF = "HANDOFF.md"
@@ -129,8 +129,8 @@ def build_context(cx: Recalling, *, task: str | None, project: str | None, activ
     scored: list[Scored] = []
     if qvec is not None:
         taken = frozenset(c.path for c in extra) | cx.archived() | exclude
-        allowed = cx.allowed(filters, exclude=taken)
-        scored = cx.ranked(text, qvec, weights, exclude=taken, allowed=allowed)[: cx.settings.recall.max_k]
+        within = cx.scope(filters, exclude=taken)  # no capture unless the filters ask for them
+        scored = cx.ranked(text, qvec, weights, exclude=taken, scope=within)[: cx.settings.recall.max_k]
     packed = cx.pack(scored, max(MIN_BUDGET_TOKENS, budget - nudge_tokens), extra=extra, section_order=SECTIONS)
     if task or project:
         cx.log(RecallEvent(ts=cx.clock(), client=client, query=text[:500], mode=mode_name,

@@ -26,6 +26,7 @@ from vault_cortex.index.changes import GraphRows
 from vault_cortex.index.dbfile import get_meta, open_index, open_reader, quick_check, set_meta, transaction
 from vault_cortex.index.lexical import Lexical, Search, TokenRows, merge_step
 from vault_cortex.index.rows import ChunkRow, FileState, LinkRow, NoteRow, chunk_row, note_row
+from vault_cortex.index.schema import CAPTURES
 
 
 class IndexDB:
@@ -307,10 +308,11 @@ class IndexDB:
         """BM25 scores (higher is better) of the best `limit` chunks or of the given ids (`Lexical.search`)."""
         return self.lex.search(query, limit, only=only, notes=notes, also=also, budget=budget)
 
-    def begin_lexical(self, query: str, limit: int, notes: frozenset[int] | None = None, budget: int = 0) -> Search:
-        """`lexical`'s search of the best `limit` chunks begun on a worker thread; `finish(also)` ends it
-        (`Lexical.begin`)."""
-        return self.lex.begin(query, limit, notes=notes, budget=budget)
+    def begin_lexical(self, query: str, limit: int, notes: frozenset[int] | None = None, budget: int = 0,
+                      without: frozenset[int] = frozenset()) -> Search:
+        """`lexical`'s search of the best `limit` chunks (of `notes`, of none of `without`) begun on a worker
+        thread; `finish(also)` ends it (`Lexical.begin`)."""
+        return self.lex.begin(query, limit, notes=notes, budget=budget, without=without)
 
     def access(self) -> dict[str, tuple[int, float | None]]:
         return {p: (c, t) for p, c, t in self._r().execute("SELECT path, count, last_ts FROM access")}
@@ -371,6 +373,10 @@ class IndexDB:
         for r in rows:
             out[r[1]].append(chunk_row(r))
         return out
+
+    def capture_notes(self) -> frozenset[int]:
+        """Ids of the captures (`properties.is_capture`), read by their partial index: the cost of the captures."""
+        return frozenset(r[0] for r in self._r().execute(f"SELECT id FROM notes WHERE {CAPTURES}"))
 
     def notes_tagged(self, tag: str) -> set[int]:
         """Notes with the tag or a tag nested under it (`a` matches `a` and `a/b`, as in Obsidian)."""

@@ -57,10 +57,12 @@ class Lexical:
         return tokens
 
     def search(self, query: str, limit: int, only: Sequence[int] | None = None,
-               notes: frozenset[int] | None = None, also: Sequence[int] = (), budget: int = 0) -> dict[int, float]:
+               notes: frozenset[int] | None = None, also: Sequence[int] = (), budget: int = 0,
+               without: frozenset[int] = frozenset()) -> dict[int, float]:
         """BM25 scores (higher is better) of the best `limit` chunks, or of the given chunk ids; with `notes`,
-        only chunks of those notes (filtered inside the search, so `limit` of them come back when they exist);
-        with `also`, the scores of those chunks too (those that match).
+        only chunks of those notes, and with `without`, no chunk of those notes (both filtered inside the search,
+        so `limit` of them come back when they exist); with `also`, the scores of those chunks too (those that
+        match).
 
         The top `limit` are picked by FTS5 inside SQLite (`ORDER BY bm25 LIMIT`); the listed ids are filtered
         with `+rowid`, before scoring, so only they are scored. With a `budget`, BM25's work stays bounded by
@@ -71,7 +73,7 @@ class Lexical:
         word outside FTS5 (`scores`, the same score at the cost of those chunks), so the budget changes
         which chunks are found, never their scores."""
         if only is None:
-            return self.begin(query, limit, notes=notes, budget=budget).finish(also)
+            return self.begin(query, limit, notes=notes, budget=budget, without=without).finish(also)
         terms = fts_terms(query)
         if not terms:
             return {}
@@ -79,7 +81,8 @@ class Lexical:
             return self._fts_scores(fts_match(terms), only)
         return scores(self._r(), self._tokens(), terms, freqs, only)
 
-    def begin(self, query: str, limit: int, notes: frozenset[int] | None = None, budget: int = 0) -> Search:
+    def begin(self, query: str, limit: int, notes: frozenset[int] | None = None, budget: int = 0,
+              without: frozenset[int] = frozenset()) -> Search:
         """A search (see `search`) begun: `Search.finish(also)` ends it with the chunks the caller lists.
 
         In an index of more chunks than the budget, the top `limit` is looked for on a worker thread, while the
@@ -88,45 +91,49 @@ class Lexical:
         listed chunks are known."""
         terms = fts_terms(query)
         if not terms or not 0 < budget < self.max_chunk_id():
-            return Search(self, terms, limit, notes, budget, None)
+            return Search(self, terms, limit, (notes, without), budget, None)
         freqs = self.doc_freqs(terms)
         with self._pool_lock:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="vault-cortex-read")
-            top = self._pool.submit(self._find, terms, limit, notes, budget, freqs)
-        return Search(self, terms, limit, notes, budget, (freqs, top))
+            top = self._pool.submit(self._find, terms, limit, notes, budget, freqs, without)
+        return Search(self, terms, limit, (notes, without), budget, (freqs, top))
 
     def _find(self, terms: list[str], limit: int, notes: frozenset[int] | None, budget: int,
-              freqs: Mapping[str, int]) -> dict[int, float]:
+              freqs: Mapping[str, int], without: frozenset[int] = frozenset()) -> dict[int, float]:
         """On the worker: the top `limit` chunks, scored by FTS5 when the words match no more than `budget`
         chunks together, else found by the rarer words (their scores then do not count: `Search.finish` scores
         them on every word)."""
         if sum(freqs.values()) <= budget:
-            return self._fts_top(fts_match(terms), limit, notes=notes)
+            return self._fts_top(fts_match(terms), limit, notes=notes, without=without)
         picked = fts_match(rarest(terms, dict(freqs), budget) or terms)
-        floor = self._newest_match(picked, budget) if notes is None else None
-        return self._fts_top(picked, limit, notes=notes, floor=floor)
+        floor = self._newest_match(picked, budget, without) if notes is None else None
+        return self._fts_top(picked, limit, notes=notes, floor=floor, without=without)
 
     _SCORED = (f"SELECT rowid, -bm25(chunks_fts, {', '.join(map(str, COLUMN_WEIGHTS))}) AS s FROM chunks_fts "
                 "WHERE chunks_fts MATCH ?")
     # `+rowid` keeps a listed-ids filter out of FTS5, which would otherwise run the match once per listed id
     _LISTED = " AND +rowid IN (SELECT value FROM json_each(?))"
+    _OF_NOTES = "+rowid {op} (SELECT id FROM chunks WHERE note_id IN (SELECT value FROM json_each(?)))"
 
     def _fts_scores(self, match: str, ids: Sequence[int]) -> dict[int, float]:
         """BM25 scores of the listed chunks that match."""
         return self._fts_rows(self._SCORED + self._LISTED, [match, json.dumps(list(ids))]) if ids else {}
 
     def _fts_top(self, match: str, limit: int, notes: frozenset[int] | None = None, also: Sequence[int] = (),
-                 floor: int | None = None) -> dict[int, float]:
-        """The best `limit` matching chunks (of `notes`, from chunk id `floor` on), and the listed `also` that
-        match, in one statement."""
+                 floor: int | None = None, without: frozenset[int] = frozenset()) -> dict[int, float]:
+        """The best `limit` matching chunks (of `notes`, of none of `without`, from chunk id `floor` on), and the
+        listed `also` that match, in one statement."""
         sql, args = self._SCORED, list[Any]([match])
         if floor is not None:
             sql += " AND rowid >= ?"
             args.append(floor)
         if notes is not None:
-            sql += " AND +rowid IN (SELECT id FROM chunks WHERE note_id IN (SELECT value FROM json_each(?)))"
+            sql += " AND " + self._OF_NOTES.format(op="IN")
             args.append(json.dumps(sorted(notes)))
+        if without:
+            sql += " AND " + self._OF_NOTES.format(op="NOT IN")
+            args.append(json.dumps(sorted(without)))
         sql = f"SELECT * FROM ({sql} ORDER BY s DESC LIMIT ?)"
         args.append(limit)
         if also:
@@ -140,12 +147,16 @@ class Lexical:
         except sqlite3.OperationalError:
             return {}
 
-    def _newest_match(self, match: str, count: int) -> int | None:
-        """The lowest chunk id among the `count` newest chunks matching (ids grow as chunks are written); None
-        when fewer match. FTS5 walks its doclists backwards by rowid without scoring, so this is cheap."""
+    def _newest_match(self, match: str, count: int, without: frozenset[int] = frozenset()) -> int | None:
+        """The lowest chunk id among the `count` newest chunks matching (ids grow as chunks are written), leaving
+        out the chunks of the `without` notes; None when fewer match. FTS5 walks its doclists backwards by rowid
+        without scoring, so this is cheap."""
+        sql, args = "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?", list[Any]([match])
+        if without:
+            sql += " AND " + self._OF_NOTES.format(op="NOT IN")
+            args.append(json.dumps(sorted(without)))
         try:
-            row = self._r().execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rowid DESC "
-                                    "LIMIT 1 OFFSET ?", (match, count - 1)).fetchone()
+            row = self._r().execute(sql + " ORDER BY rowid DESC LIMIT 1 OFFSET ?", (*args, count - 1)).fetchone()
         except sqlite3.OperationalError:
             return None
         return None if row is None else int(row[0])
@@ -189,11 +200,12 @@ def merge_step(conn: sqlite3.Connection, pages: int) -> bool:
 class Search:
     """A search begun by `Lexical.begin`; its top chunks come from the worker."""
 
-    def __init__(self, lex: Lexical, terms: list[str], limit: int, notes: frozenset[int] | None, budget: int,
+    def __init__(self, lex: Lexical, terms: list[str], limit: int,
+                 notes: tuple[frozenset[int] | None, frozenset[int]], budget: int,
                  pending: tuple[Mapping[str, int], Future[dict[int, float]]] | None) -> None:
-        """`pending`: the words' row counts and the top chunks being found on the worker; None when one FTS5
-        statement does it all (`Lexical.begin`)."""
-        self._lex, self._terms, self._limit, self._notes = lex, terms, limit, notes
+        """`notes`: the notes searched (None: all) and those left out; `pending`: the words' row counts and the
+        top chunks being found on the worker; None when one FTS5 statement does it all (`Lexical.begin`)."""
+        self._lex, self._terms, self._limit, (self._notes, self._without) = lex, terms, limit, notes
         self._budget, self._pending = budget, pending
 
     def finish(self, also: Sequence[int] = ()) -> dict[int, float]:
@@ -204,7 +216,8 @@ class Search:
             return {}
         lex, listed = self._lex, list(dict.fromkeys(also))
         if self._pending is None:  # FTS5 finds and scores them all, in one statement
-            return lex._fts_top(fts_match(self._terms), self._limit, notes=self._notes, also=listed)
+            return lex._fts_top(fts_match(self._terms), self._limit, notes=self._notes, also=listed,
+                                without=self._without)
         freqs, top = self._pending
         if sum(freqs.values()) <= self._budget:  # within the budget: FTS5 scores the listed ones too
             return {**lex._fts_scores(fts_match(self._terms), listed), **top.result()}

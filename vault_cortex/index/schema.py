@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from vault_cortex.files.properties import RAW_LAYER
+
 SCHEMA_VERSION = "2"  # 2: no stored embed_text, FTS5 over the chunks (external content)
 
 _SCHEMA = """
@@ -130,6 +132,11 @@ SCHEMA = _SCHEMA + _TRIGGERS + _NOTE_COUNT  # run at every open: everything is I
 # name by an index lookup, not a scan of every path.
 FILE_NAME = "lower(replace(path, rtrim(path, replace(path, '/', '')), ''))"
 
+# The captures (`properties.is_capture`), by a partial index holding only them: recall leaves them out (or keeps
+# only them) at the cost of the captures, never of a pass over every note.
+CAPTURES = f"layer = '{RAW_LAYER}'"
+
 INDEXES = ("CREATE INDEX IF NOT EXISTS links_name ON links(name);\n"
+           f"CREATE INDEX IF NOT EXISTS notes_captures ON notes(id) WHERE {CAPTURES};\n"
            f"CREATE INDEX IF NOT EXISTS notes_file_name ON notes({FILE_NAME});\n"
            f"CREATE INDEX IF NOT EXISTS attachments_file_name ON attachments({FILE_NAME});\n")

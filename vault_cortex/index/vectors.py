@@ -319,21 +319,23 @@ class Vectors:
                 self.index.remove(np.asarray(sorted(self._dead), dtype=np.uint64))
                 self._dead.clear()
 
-    def search(self, query: Vector, count: int) -> dict[int, float]:
-        """Cosine similarity of the `count` nearest chunks (vectors set aside by `remove` left out)."""
+    def search(self, query: Vector, count: int, skip: frozenset[int] = frozenset()) -> dict[int, float]:
+        """Cosine similarity of the `count` nearest chunks (vectors set aside by `remove` left out, and the
+        `skip` ones: a few more are fetched, four times as many each round while too few are left)."""
         with self._lock:
             total = len(self.index)
             if total - len(self._dead) <= 0 or count <= 0:
                 return {}
-            extra = min(len(self._dead), count)  # an edited chunk's old vector is often near its new one
+            left = len(self._dead) + len(skip)
+            extra = min(left, count)  # an edited chunk's old vector is often near its new one
             while True:
                 fetch = min(count + extra, total)
                 matches = self.index.search(np.asarray(query, dtype=np.float32), fetch)
-                found = {int(k): 1.0 - float(d) for k, d in zip(matches.keys, matches.distances, strict=True)
-                         if int(k) not in self._dead}
-                if len(found) >= count or fetch >= total or extra >= len(self._dead):
+                found = {k: 1.0 - float(d) for key, d in zip(matches.keys, matches.distances, strict=True)
+                         if (k := int(key)) not in self._dead and k not in skip}
+                if len(found) >= count or fetch >= total or extra >= left:
                     return dict(list(found.items())[:count])
-                extra = len(self._dead)
+                extra = min(left, extra * 4) if skip else left
 
     def search_among(self, query: Vector, ids: Sequence[int], count: int) -> dict[int, float]:
         """Cosine similarity of the `count` chunks nearest to the query among the given ids (exact)."""

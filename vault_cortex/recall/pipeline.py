@@ -96,14 +96,17 @@ def rank(
     vector_lock: Callable[[], object] | None = None,
     allowed: frozenset[int] | None = None,
     at_least: int = 0,
+    without: frozenset[int] = frozenset(),
 ) -> list[Scored]:
-    """Every candidate note scored and sorted, best first; with `allowed` (note ids), only those notes,
-    filtered inside the dense and lexical searches so that filtering never starves the candidates. Each search
-    gathers `recall.candidates` chunks, or `at_least` (the results asked for) when that is more."""
+    """Every candidate note scored and sorted, best first; with `allowed` (note ids), only those notes, and never
+    the `without` notes, filtered inside the dense and lexical searches so that filtering never starves the
+    candidates. Each search gathers `recall.candidates` chunks, or `at_least` (the results asked for) when that
+    is more."""
     rs = settings.recall
     count = max(rs.candidates, at_least)
-    search = db.begin_lexical(query, count, notes=allowed, budget=rs.lexical_budget)  # its top found meanwhile
-    dense = dense_candidates(qvec, db, vectors, count, allowed)
+    search = db.begin_lexical(query, count, notes=allowed, budget=rs.lexical_budget,
+                              without=without)  # its top found meanwhile
+    dense = dense_candidates(qvec, db, vectors, count, allowed, without)
     lexical = search.finish(also=list(dense))  # the top N and the dense ones
     dense.update(vectors.similarity(qvec, [i for i in lexical if i not in dense]))
     chunks = db.chunks_by_id(set(dense) | set(lexical))
@@ -112,7 +115,7 @@ def rank(
     # a sync running beside us may remove a chunk or note between these reads: such candidates drop out
     chunks = {i: c for i, c in chunks.items() if c.note_id in notes}
     best = [f for f in best_per_note(fused, {i: c.note_id for i, c in chunks.items()})
-            if _wanted(notes[chunks[f.chunk_id].note_id], regions, exclude, allowed)]
+            if _wanted(notes[chunks[f.chunk_id].note_id], regions, exclude, allowed, without)]
 
     use_graph = weights.get("graph", 0.0) > 0 and graph.n_notes > 0
     prox: dict[str, float] = {}
@@ -124,7 +127,7 @@ def rank(
         nearest = heapq.nsmallest(GRAPH_EXTRAS + len(have), prox.items(), key=lambda kv: (-kv[1], kv[0]))
         extra_paths = [p for p, v in nearest if v > 0 and p not in have][:GRAPH_EXTRAS]
         if extra_paths:
-            ids = db.note_ids(extra_paths)
+            ids = {p: i for p, i in db.note_ids(extra_paths).items() if i not in without}
             extra_chunks = [c for cs in db.chunks_of(ids.values()).values() for c in cs]
             chunk_ids = [c.id for c in extra_chunks]
             dense.update(vectors.similarity(qvec, chunk_ids))
@@ -134,7 +137,7 @@ def rank(
             chunks = {i: c for i, c in chunks.items() if c.note_id in notes}
             fused = fuse(dense, lexical, rs.dense_weight, rs.lexical_weight)
             best = [f for f in best_per_note(fused, {i: c.note_id for i, c in chunks.items()})
-                    if _wanted(notes[chunks[f.chunk_id].note_id], regions, exclude, allowed)]
+                    if _wanted(notes[chunks[f.chunk_id].note_id], regions, exclude, allowed, without)]
 
     linked = (linked_among(graph, [notes[chunks[f.chunk_id].note_id].path for f in best])
               if rs.company > 0 or rs.echo > 0 else {})
@@ -331,20 +334,21 @@ def _people_and_sessions(db: IndexDB, note_ids: Sequence[int], people_too: bool,
 
 
 def _wanted(note: NoteRow, regions: Sequence[str] | None, exclude: frozenset[str],
-            allowed: frozenset[int] | None = None) -> bool:
+            allowed: frozenset[int] | None = None, without: frozenset[int] = frozenset()) -> bool:
     return (note.path not in exclude and (not regions or note.region in regions)
-            and (allowed is None or note.id in allowed))
+            and (allowed is None or note.id in allowed) and note.id not in without)
 
 
 EXACT_LIMIT = 20_000  # a filter keeping more chunks than this always searches the ANN index first
 
 
-def dense_candidates(qvec: Vector, db: IndexDB, vectors: Vectors, count: int,
-                     allowed: frozenset[int] | None) -> dict[int, float]:
-    """The `count` chunks nearest the query; with `allowed` notes, the nearest among their chunks only."""
+def dense_candidates(qvec: Vector, db: IndexDB, vectors: Vectors, count: int, allowed: frozenset[int] | None,
+                     without: frozenset[int] = frozenset()) -> dict[int, float]:
+    """The `count` chunks nearest the query; with `allowed` notes, the nearest among their chunks only; never a
+    chunk of the `without` notes (the ANN search fetches past them)."""
     if allowed is None:
-        return vectors.search(qvec, count)
-    ids = db.chunk_ids_of(allowed)
+        return vectors.search(qvec, count, skip=frozenset(db.chunk_ids_of(without)) if without else frozenset())
+    ids = db.chunk_ids_of(allowed - without)
     if not ids:
         return {}
     total = max(1, len(vectors))

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 import msgspec
 
+from vault_cortex.files.properties import is_capture
 from vault_cortex.index.fts import WORD
 
 
@@ -173,7 +174,6 @@ def weighted(signals: Mapping[str, float], weights: Mapping[str, float]) -> floa
     return sum(weights.get(k, 0.0) * v for k, v in signals.items() if weights.get(k, 0.0) > 0) / total
 
 
-RAW_LAYER = "raw"
 RAW_FACTOR = 0.85  # a raw capture's score is multiplied by this until sleep consolidates it into a summary
 
 
@@ -181,7 +181,7 @@ def layer_factor(layer: str | None) -> float:
     """What a note's layer multiplies its score by: a raw capture (a session's words as they were said, the
     question as much as the answer) ranks below a curated note of equal relevance; every other note keeps its
     score. Reported as the `raw` signal, so the why-line says so (ranking, never filtering)."""
-    return RAW_FACTOR if layer == RAW_LAYER else 1.0
+    return RAW_FACTOR if is_capture(layer) else 1.0
 
 
 _PHRASES = {

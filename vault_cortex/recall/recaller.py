@@ -31,7 +31,7 @@ from vault_cortex.index.embed import Embedder
 from vault_cortex.index.sync import Indexing
 from vault_cortex.index.vectors import Vector, Vectors
 from vault_cortex.limits import check_budget
-from vault_cortex.recall.filters import Filters, allowed_notes
+from vault_cortex.recall.filters import Filters, Scope, scope
 from vault_cortex.recall.graph import Graph
 from vault_cortex.recall.health import GraphHealth, health
 from vault_cortex.recall.live import LiveGraph
@@ -98,9 +98,9 @@ class Recaller:
         self.check_regions(regions)
         if not (include_archive or self.settings.index.include_archive):
             exclude = exclude | self.archived() if exclude else self.archived()  # no copy of the archive per recall
-        allowed = self.allowed(filters, regions, exclude)
+        within = self.scope(filters, regions, exclude)
         qvec = self.index.embedder.embed([query])[0]
-        ranked = self.ranked(query, qvec, weights, regions=regions, exclude=exclude, allowed=allowed, at_least=k)
+        ranked = self.ranked(query, qvec, weights, regions=regions, exclude=exclude, scope=within, at_least=k)
         if gate:
             passed = gate_passed(ranked, query, push or self.settings.push, k, shown)
             top = [s for s, _ in passed]
@@ -116,10 +116,11 @@ class Recaller:
                       took_ms=round((time.perf_counter() - started) * 1000, 2), indexing=self.index.indexing)
 
     def ranked(self, query: str, qvec: Vector, weights: dict[str, float], *, regions: list[str] | None = None,
-               exclude: frozenset[str] = frozenset(), allowed: frozenset[int] | None = None,
+               exclude: frozenset[str] = frozenset(), scope: Scope | None = None,
                at_least: int = 0) -> list[Scored]:
-        """Every candidate for a query, scored by the given signal weights, best first (only `allowed` notes;
-        at least `at_least` chunks gathered from each search)."""
+        """Every candidate for a query, scored by the given signal weights, best first (only the notes of the
+        `scope`, None: every note; at least `at_least` chunks gathered from each search)."""
+        within = scope or Scope()
         graph = self.graph()
         concepts = self.concepts()
         db = self.index.db
@@ -127,21 +128,19 @@ class Recaller:
             return rank(query=query, qvec=qvec, db=db, vectors=self.index.vectors, graph=graph,
                         concepts=concepts, access=db.access_of, pairs=self.live.pairs,
                         settings=self.settings, weights=weights, now=self.clock().timestamp(), regions=regions,
-                        exclude=exclude, allowed=allowed, at_least=at_least)
+                        exclude=exclude, allowed=within.among, without=within.without, at_least=at_least)
 
-    def allowed(self, filters: Filters | None, regions: list[str] | None = None,
-                exclude: frozenset[str] = frozenset()) -> frozenset[int] | None:
-        """The note ids recall may return under filters and regions (None: no filter, every note)."""
+    def scope(self, filters: Filters | None, regions: list[str] | None = None,
+              exclude: frozenset[str] = frozenset()) -> Scope:
+        """The notes recall may return under filters and regions (no filters: every note but the captures)."""
         filters = filters or Filters()
         self.check_regions(filters.regions)
         if regions:
             both = [r for r in filters.regions if r in regions] if filters.regions else list(regions)
             if not both:
-                return frozenset()
+                return Scope(among=frozenset())
             filters = msgspec.structs.replace(filters, regions=both)
-        if not filters.active():
-            return None
-        return allowed_notes(self.index.db, filters, self.clock(), exclude)
+        return scope(self.index.db, filters, self.clock(), exclude)
 
     def similarity(self, qvec: Vector, paths: Sequence[str]) -> dict[str, float]:
         """Best cosine similarity between a query vector and any chunk of each note."""
@@ -151,8 +150,11 @@ class Recaller:
         return {path: max(vectors.similarity(qvec, [c.id for c in chunks.get(i, [])]).values(), default=0.0)
                 for path, i in ids.items()}
 
-    def related(self, path: str, *, k: int | None = None, mode: str | None = None, client: str = "api") -> Recall:
-        """Notes related to a note by its content, leaving out itself and the notes it already links to."""
+    def related(self, path: str, *, k: int | None = None, mode: str | None = None, client: str = "api",
+                captures: str | None = None) -> Recall:
+        """Notes related to a note by its content, leaving out itself and the notes it already links to, and the
+        captures unless `captures` (`Filters.captures`) asks for them."""
+        within = self.scope(Filters.build(captures=captures))
         started = time.perf_counter()
         note_path(self.root, path)
         k = self.check_k(k)
@@ -173,7 +175,7 @@ class Recaller:
         text = " ".join([note_name(path), *(c.text for c in chunks)])[:2000]
         linked = {ln.dst for ln in db.links(src=path) if ln.dst}
         exclude = frozenset({path, *linked}) | self.archived()
-        top = self.ranked(text, qvec, weights, exclude=exclude)[:k]
+        top = self.ranked(text, qvec, weights, exclude=exclude, scope=within, at_least=k)[:k]
         hits = [to_hit(s, text) for s in top]
         self.log(OpenEvent(ts=self.clock(), client=client, path=path))
         return Recall(query=path, mode=mode_name, hits=hits, took_ms=round((time.perf_counter() - started) * 1000, 2),

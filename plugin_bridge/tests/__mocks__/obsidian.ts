@@ -631,6 +631,31 @@ export class TextComponent extends ValueComponent<string> {
   }
 }
 
+/** Obsidian's toggle: a `div.checkbox-container` that flips (and reports) its value on click. */
+export class ToggleComponent extends ValueComponent<boolean> {
+  toggleEl: HTMLElement;
+  private on = false;
+
+  constructor(parent: HTMLElement) {
+    super();
+    this.toggleEl = parent.createDiv("checkbox-container");
+    this.toggleEl.addEventListener("click", () => {
+      this.setValue(!this.on);
+      void this.handler?.(this.on);
+    });
+  }
+
+  setValue(on: boolean): this {
+    this.on = on;
+    this.toggleEl.classList.toggle("is-enabled", on);
+    return this;
+  }
+
+  getValue(): boolean {
+    return this.on;
+  }
+}
+
 export class DropdownComponent extends ValueComponent<string> {
   selectEl: HTMLSelectElement;
 
@@ -704,6 +729,11 @@ export class Setting {
 
   addDropdown(cb: (dropdown: DropdownComponent) => unknown): this {
     cb(new DropdownComponent(this.controlEl));
+    return this;
+  }
+
+  addToggle(cb: (toggle: ToggleComponent) => unknown): this {
+    cb(new ToggleComponent(this.controlEl));
     return this;
   }
 

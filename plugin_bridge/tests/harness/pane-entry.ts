@@ -11,6 +11,8 @@ export interface MountOptions {
   token: string;
   path: string | null;
   mode?: string;
+  /** The "Show captured sessions" setting. */
+  captures?: boolean;
 }
 
 export interface Recorded {
@@ -32,7 +34,13 @@ export function mount(root: HTMLElement, options: MountOptions) {
     record.states.push(state.kind);
     renderPane(root, state, { modes: modeChoices(model.lastStatus, model.mode), mode: model.mode }, handlers);
   };
-  const model: PaneModel = new PaneModel({ client, serverUrl: () => options.serverUrl, onChange: draw, ...(options.mode ? { mode: options.mode } : {}) });
+  const model: PaneModel = new PaneModel({
+    client,
+    serverUrl: () => options.serverUrl,
+    onChange: draw,
+    captures: () => options.captures === true,
+    ...(options.mode ? { mode: options.mode } : {}),
+  });
   void model.show(options.path);
   return { record, model };
 }
