@@ -13,6 +13,7 @@ from pydantic import Field
 from vault_cortex.cortex import Cortex
 from vault_cortex.files.sections import EditOp, Operation
 from vault_cortex.limits import MAX_PATH_CHARS
+from vault_cortex.privacy import agent_text
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 EDITS = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
@@ -71,8 +72,10 @@ def note_tools(tool: Callable[[ToolAnnotations], Callable[[Any], Any]], cx: Cort
         the touched lines change, the write is atomic, refused if the note changed since you read it (pass
         `etag`), and logged. A missing heading or a `find` that occurs a different number of times is an
         error and nothing changes. For a new memory, call `remember` instead."""
-        op = EditOp(op=operation, content=content, heading=heading, find=find, replace=replace, count=count,
-                    key=key, value=value)
+        said = [agent_text(v) for v in value] if isinstance(value, list) else (
+            agent_text(value) if isinstance(value, str) else value)
+        op = EditOp(op=operation, content=agent_text(content), heading=heading, find=find,
+                    replace=agent_text(replace), count=count, key=key, value=said)
         return out(lambda: cx.edit_note(note, op, etag=etag, client=client))
 
     @tool(MOVES)

@@ -21,6 +21,7 @@ from vault_cortex.cortex import Cortex
 from vault_cortex.errors import VaultCortexError
 from vault_cortex.index.sync import Indexing
 from vault_cortex.limits import MAX_BUDGET_TOKENS, MAX_K, MAX_PATH_CHARS, MAX_QUERY_CHARS, MIN_BUDGET_TOKENS, MIN_K
+from vault_cortex.privacy import agent_text
 from vault_cortex.recall.filters import Filters
 from vault_cortex.sleep.consolidate import DEFAULT_MODE, SleepMode
 from vault_cortex.sleep.operations import plan_markdown
@@ -222,8 +223,8 @@ def build_mcp(cx: Cortex, *, client: str = "mcp", watcher: Watcher | None = None
         """Save a new memory as a note. Call this AFTER learning something worth keeping across sessions: a
         decision and its reason, a fix and its cause, a preference, a fact that was hard to find. One idea per
         memory. Returns the new note's path and ETag."""
-        doc = call(lambda: cx.remember(text, title=title, region=region, tags=tags, importance=importance,
-                                       project=project, relations=relations, client=client))
+        doc = call(lambda: cx.remember(agent_text(text), title=agent_text(title), region=region, tags=tags,
+                                       importance=importance, project=project, relations=relations, client=client))
         return {"path": doc.path, "etag": doc.etag}
 
     @tool(ADDITIVE)
@@ -274,7 +275,7 @@ def _memory_tools(tool: Register[Any], cx: Cortex, client: str, call: Call) -> N
     ) -> dict[str, Any]:
         """Record that you FOLLOWED a habit: raises its weight so it ranks higher next time (unused habits
         decay back toward their baseline). Call it once per habit per task, after acting on it."""
-        return _builtins(call(lambda: cx.reinforce(path, context=context, client=client)))
+        return _builtins(call(lambda: cx.reinforce(path, context=agent_text(context), client=client)))
 
     @tool(ADDITIVE)
     def resonate(
@@ -308,7 +309,7 @@ def _memory_tools(tool: Register[Any], cx: Cortex, client: str, call: Call) -> N
         """Save an OPEN QUESTION worth answering later (a note in curiosities/). Call it when you or the user
         hit something unresolved that is not for now. Asking again returns the existing question; open
         questions come back at session start when they match the task."""
-        return _builtins(call(lambda: cx.wonder(question, context=context)))
+        return _builtins(call(lambda: cx.wonder(agent_text(question), context=agent_text(context))))
 
     @tool(READ_ONLY)
     def list_curiosities(

@@ -17,7 +17,7 @@ import hmac
 import re
 from collections.abc import Callable, Iterator
 from functools import lru_cache
-from typing import Any
+from typing import Any, overload
 
 import msgspec
 
@@ -58,6 +58,16 @@ def strip_private(text: str) -> tuple[str, int]:
     if depth == 0:
         out.append(text[at:])
     return "".join(out), spans
+
+
+@overload
+def agent_text(text: str) -> str: ...
+@overload
+def agent_text(text: None) -> None: ...
+def agent_text(text: str | None) -> str | None:
+    """What an agent asked to write (a memory, an edit, a question), as it may be written: its `<private>` spans
+    and secrets gone. An agent's words are session text; a person's own edits (the API, the plugin) are not."""
+    return redact(text).text if text else text
 
 
 def fingerprint(text: str, key: bytes) -> str:

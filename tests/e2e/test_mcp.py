@@ -138,3 +138,29 @@ def test_a_damaged_index_is_a_readable_tool_error_and_the_call_starts_its_rebuil
             assert cx.index.recovered is not None and "no such table: meta" in cx.index.recovered
             hit = over_http(server, recall).structured_content["hits"][0]
             assert hit["path"] == "scientific/SQLite WAL mode.md"
+
+
+def test_what_an_agent_writes_over_mcp_passes_the_privacy_gate(live: LiveServer, cx: Cortex) -> None:
+    """An agent's own words are session text: `remember`, `edit_note` and `wonder` leave out `<private>` spans and
+    redact secrets before anything is written (a person's own edits, over HTTP, are theirs and untouched)."""
+    key = "AKIAZ3MHQWERTY7EXAMP"
+
+    async def body(client: Client) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        out["remember"] = await client.call_tool("remember", {
+            "text": f"The backup bucket uses key {key} <private>and my PIN is 4921</private>; it syncs at 02:00.",
+            "title": "Backup bucket sync", "region": "scientific"})
+        out["edit"] = await client.call_tool("edit_note", {
+            "note": "scientific/Backup bucket sync.md", "operation": "append",
+            "content": "Login: https://admin:S3cr3t/pa#ss@backup.example.com/ <private>home alarm 7788</private>"})
+        out["wonder"] = await client.call_tool("wonder", {
+            "question": "Why does the backup stall?", "context": "password=Hunter2Secret! <private>PIN 4921</private>"})
+        return out
+
+    out = over_http(live, body)
+    assert not any(r.is_error for r in out.values()), out
+    written = b"".join(p.read_bytes() for p in cx.root.rglob("*.md") if ".cortex" not in p.parts)
+    for needle in (key, "4921", "S3cr3t", "7788", "Hunter2Secret"):
+        assert needle.encode() not in written, needle
+    note = (cx.root / "scientific" / "Backup bucket sync.md").read_text()
+    assert "it syncs at 02:00" in note and "[private]" in note and "[redacted" in note
