@@ -22,7 +22,7 @@ PURE = {"files.note", "files.frontmatter", "files.properties", "files.links", "f
         "files.edit", "files.yamltext", "files.sections", "files.relink", "files.paths",
         "index.fts", "index.schema", "index.rows",
         "recall.rank", "recall.edges", "recall.nodes", "recall.pairs", "recall.note_links", "recall.graph",
-        "recall.proximity", "recall.health", "recall.pack", "recall.company", "recall.question",
+        "recall.proximity", "recall.health", "recall.pack", "recall.company", "recall.question", "recall.supersession",
         "sleep.merge", "sleep.tiers", "sleep.dream", "sleep.agree",
         "errors", "limits", "privacy"}
 IMPURE = {"os", "sqlite3", "pathlib", "shutil", "tempfile", "socket", "subprocess", "time", "usearch",
