@@ -9,15 +9,18 @@ again from the file when the index is rebuilt. A rollback restores the sidecar.
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
+import anyio
 import pytest
 from versioned import committed, git
 
 from server.cli import main
+from server.watch import Watcher
 from vault_cortex.cortex import Cortex
 from vault_cortex.files.relations import KIND, RELATIONS_PATH, line, parse
 from vault_cortex.index.embed import Embedder
@@ -34,6 +37,13 @@ NOTES = {
          "POST them over HTTP, every five minutes.\n",
 }
 QUERY = "Do the greenhouse nodes send their readings over MQTT to the collector?"
+
+
+async def until(predicate: Callable[[], bool], timeout: float = 60.0) -> None:
+    """Wait for `predicate`; the deadline only fails a watcher that never gets there."""
+    with anyio.fail_after(timeout):
+        while not predicate():
+            await anyio.sleep(0.02)
 
 
 def notes(root: Path) -> dict[str, bytes]:
@@ -121,3 +131,24 @@ def test_the_sidecar_is_read_incrementally_and_again_by_a_rebuilt_index(vault: P
         cx.sync()
         assert ("supersedes", OLD) in {(ln.rel, ln.dst) for ln in cx.index.db.links(src=NEW) if ln.kind == KIND}
         assert OLD in cx.graph().neighbours(NEW)
+
+
+def test_serve_follows_the_sidecar_when_git_brings_edges(vault: Path, embedder: Embedder) -> None:
+    """The watcher syncs a changed sidecar (a `git pull`, a sleep on another machine) as a targeted sync of no
+    note: the index folds the new edges and the graph follows, no vault walk."""
+    with Cortex.open(vault, embedder=embedder) as cx:
+        watcher = Watcher(cx, debounce_ms=100)
+
+        async def main() -> None:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(watcher.run)
+                await until(lambda: watcher.status().syncs >= 1 and not watcher.status().pending)
+                full = watcher.full
+                tmp = vault / ".cortex" / "relations.jsonl.tmp"
+                tmp.write_text(line(NEW, "supersedes", "Nodes send readings over MQTT"), encoding="utf-8")
+                os.replace(tmp, vault / RELATIONS_PATH)  # as git writes a file it checks out
+                await until(lambda: OLD in cx.graph().neighbours(NEW))
+                assert watcher.full == full
+                tg.cancel_scope.cancel()
+
+        anyio.run(main)
