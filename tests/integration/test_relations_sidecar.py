@@ -152,3 +152,15 @@ def test_serve_follows_the_sidecar_when_git_brings_edges(vault: Path, embedder: 
                 tg.cancel_scope.cancel()
 
         anyio.run(main)
+
+
+def test_the_sidecar_follows_a_note_moved_through_vault_cortex(vault: Path, embedder: Embedder) -> None:
+    (vault / RELATIONS_PATH).write_text(line(NEW, "supersedes", "Nodes send readings over MQTT"), encoding="utf-8")
+    with Cortex.open(vault, embedder=embedder) as cx:
+        cx.sync()
+        cx.move_note(OLD, "Decisions/MQTT decision.md")
+        cx.move_note(NEW, "Decisions/HTTP decision.md")
+        assert parse((vault / RELATIONS_PATH).read_bytes()) == {
+            ("Decisions/HTTP decision.md", "supersedes", "MQTT decision")}
+        assert "Decisions/MQTT decision.md" in cx.graph().neighbours("Decisions/HTTP decision.md")
+        assert notes(vault).keys() >= {"Decisions/MQTT decision.md", "Decisions/HTTP decision.md"}

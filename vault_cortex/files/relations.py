@@ -14,6 +14,7 @@ vault has none, so its notes — vault-cortex's own — carry their relations in
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 RELATIONS_PATH = ".cortex/relations.jsonl"
 MERGE_RULE = "relations.jsonl merge=union"  # in `.cortex/.gitattributes`
@@ -49,3 +50,25 @@ def with_relation(text: str, src: str, rel: str, dst: str) -> str:
     if (src, rel, dst) in parse(text.encode()):
         return text
     return text + ("\n" if text and not text.endswith("\n") else "") + line(src, rel, dst)
+
+
+def moved(text: str, path: str, dest: str, retarget: Callable[[str, str, str], str | None]) -> str:
+    """The file's text after the note at `path` moved to `dest`: an edge from it is from `dest`, and each link
+    target becomes `retarget(src before, src after, target)` when that is not None (the move broke it); every
+    other line is kept byte for byte."""
+    out = []
+    for raw in text.splitlines(keepends=True):
+        try:
+            item = json.loads(raw)
+        except ValueError:
+            item = None
+        if not isinstance(item, dict) or not all(isinstance(item.get(k), str) for k in ("src", "rel", "dst")):
+            out.append(raw)
+            continue
+        src = dest if item["src"] == path else item["src"]
+        dst = retarget(item["src"], src, item["dst"])
+        if src == item["src"] and dst is None:
+            out.append(raw)
+        else:
+            out.append(line(src, item["rel"], item["dst"] if dst is None else dst))
+    return "".join(out)
