@@ -10,6 +10,7 @@ import re
 
 from vault_cortex.cortex import Cortex
 from vault_cortex.errors import InvalidRequest
+from vault_cortex.files.relations import RELATIONS_PATH
 from vault_cortex.files.vault import note_path
 from vault_cortex.sleep.consolidate import MODES
 from vault_cortex.sleep.cycle import load_plan, plan_file
@@ -18,6 +19,7 @@ from vault_cortex.sleep.operations import STATE_PATH, Op, Plan
 PLAN_ID = re.compile(r"\d{8}T\d{6}Z")  # what `sleep.plan` names a plan: its UTC time, e.g. 20261130T033000Z
 EDITS = ("set_property", "add_to_list", "add_relation")
 WRITES = ("create", "write")
+EDGE = "add_edge"  # an edge added to the relations sidecar (an adopted vault's)
 
 
 def check_id(plan_id: str) -> str:
@@ -53,6 +55,11 @@ def _problem(cx: Cortex, op: Op, index: int) -> str | None:
     if op.path == STATE_PATH:
         if (op.phase, op.action) != ("state", "write"):
             return f"only the state phase may write {STATE_PATH}"
+    elif op.path == RELATIONS_PATH or op.action == EDGE:
+        if op.path != RELATIONS_PATH or op.action != EDGE or op.src is None or op.key is None \
+                or not isinstance(op.value, str):
+            return f"{EDGE} adds an edge (src, key, value) to {RELATIONS_PATH}, and only it writes there"
+        note_path(cx.root, op.src)  # the edge is from a note inside the vault
     else:
         note_path(cx.root, op.path)  # UnsafePath (400) outside the vault, in a dot-folder, or not .md
     if op.path not in op.hashes or set(op.hashes) - {op.path, op.dest}:
@@ -67,6 +74,6 @@ def _problem(cx: Cortex, op: Op, index: int) -> str | None:
     elif op.action in WRITES:
         if op.content is None:
             return f"{op.action} needs the content"
-    else:
+    elif op.action != EDGE:
         return f"unknown action {op.action!r}"
     return None

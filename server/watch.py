@@ -19,6 +19,7 @@ from watchfiles import Change, awatch
 
 from vault_cortex import clock
 from vault_cortex.errors import SyncCancelled
+from vault_cortex.files.relations import RELATIONS_PATH
 from vault_cortex.index.sync import Progress, SyncReport
 
 log = logging.getLogger(__name__)
@@ -66,7 +67,8 @@ def in_dot_folder(root: str, path: str) -> bool:
 
 
 class Watcher:
-    """Runs `cortex.sync()` at start and after file changes outside dot-folders.
+    """Runs `cortex.sync()` at start and after file changes outside dot-folders (and of the relations sidecar,
+    `.cortex/relations.jsonl`: a sync of no note reads it).
 
     A lone save syncs as soon as watchfiles reports it (within GATHER_MS); while changes keep coming, syncs
     start at most once per `debounce_ms`, so a burst (a git checkout, a sync client) is batched. Changes
@@ -111,6 +113,8 @@ class Watcher:
             return
         for _, path in changes:
             rel = os.path.relpath(path, self.root).replace(os.sep, "/")
+            if rel == RELATIONS_PATH:
+                continue  # any sync, even of no note, folds the relations sidecar into the index
             if not rel.lower().endswith(".md") or len(self._changed) >= TARGETED_MAX:
                 self._changed = None  # a folder, an attachment, or too many: walk the vault
                 return
@@ -122,7 +126,8 @@ class Watcher:
             progress(phase, done, total)
 
     def _keep(self, change: Change, path: str) -> bool:
-        return not in_dot_folder(self.root, path)
+        return not in_dot_folder(self.root, path) or \
+            os.path.relpath(path, self.root).replace(os.sep, "/") == RELATIONS_PATH
 
     def status(self) -> WatchStatus:
         pending = self._pending_since

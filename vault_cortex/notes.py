@@ -13,12 +13,13 @@ from vault_cortex.files.edit import add_relation
 from vault_cortex.files.links import Dangling, Resolver, parse_linktext
 from vault_cortex.files.paths import note_name, top_folder, unique_path
 from vault_cortex.files.properties import normalise_tag
-from vault_cortex.files.relink import Relinked, relink
+from vault_cortex.files.relations import RELATIONS_PATH, moved
+from vault_cortex.files.relink import Relinked, link_text, relink
 from vault_cortex.files.sections import EditOp
 from vault_cortex.files.sections import apply as apply_edit
 from vault_cortex.files.vault import ARCHIVE, NoteDoc, content_hash, nfc, note_path, on_disk, walk
 from vault_cortex.files.yamltext import note_filename, render_new_note
-from vault_cortex.store.change import Vault
+from vault_cortex.store.change import Change, Vault
 
 MOVE_TRIES = 3  # a note saved while it is being moved is read again and moved again, this many times at most
 
@@ -211,7 +212,29 @@ def move(vault: Vault, path: str, dest: str, *, etag: str | None = None, client:
                     skipped.append(src)
                     continue
                 relinked += changes
+        _move_relations(tx, path, dest, before, after)
     return Moved(path=path, dest=dest, etag=new_etag, relinked=relinked, skipped=skipped, warnings=tx.warnings)
+
+
+def _move_relations(tx: Change, path: str, dest: str, before: Resolver, after: Resolver) -> None:
+    """The relations sidecar (an adopted vault's) follows a moved note: its edges from the note, and the links
+    to it that the move would break, rewritten as its notes' links are."""
+    try:
+        old = tx.file(RELATIONS_PATH, own=True).read_bytes()
+    except FileNotFoundError:
+        return
+
+    def retarget(src: str, new_src: str, target: str) -> str | None:
+        was = before.resolve(target, src)
+        if isinstance(was, Dangling) or was.path != path:
+            return None
+        now = after.resolve(target, new_src)
+        return None if not isinstance(now, Dangling) and now.path == dest else link_text(dest, new_src, after)
+
+    text = moved(old.decode("utf-8", "surrogateescape"), path, dest, retarget)
+    new = text.encode("utf-8", "surrogateescape")
+    if new != old:
+        tx.write(RELATIONS_PATH, new, content_hash(old), own=True)
 
 
 def archive(vault: Vault, path: str, *, etag: str | None = None, client: str = "api") -> Moved:

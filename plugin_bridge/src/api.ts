@@ -313,6 +313,7 @@ export interface Op {
   reason: string;
   requires?: number[];
   result: string;
+  src?: string | null;
   step: number;
   value?: string | number | null;
 }

@@ -44,7 +44,7 @@ def test_init_adopts_an_obsidian_vault_writing_only_cortex(fixture_vault: Callab
     assert files(vault) == before  # every note, attachment and .obsidian/ file byte for byte
     assert git(vault, "status", "--porcelain", "-uall").splitlines() == [
         "?? .cortex/.gitattributes", "?? .cortex/.gitignore", "?? .cortex/activity/.gitkeep",
-        "?? .cortex/config.toml"]
+        "?? .cortex/config.toml", "?? .cortex/relations.jsonl"]
     assert main(["init", str(vault)]) == 1  # never twice
     assert "already holds a vault" in capsys.readouterr().err
 

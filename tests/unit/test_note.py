@@ -529,7 +529,7 @@ def test_an_unquoted_wikilink_in_yaml_is_reported_not_linked() -> None:
 
 def test_relation_types() -> None:
     assert {"supports", "derived_from", "co_retrieved", "follows", "answered_by"} <= RELATION_TYPES
-    assert len(RELATION_TYPES) == 12
+    assert len(RELATION_TYPES) == 13
 
 
 # --- robustness ----------------------------------------------------------------------------------------

@@ -2,8 +2,10 @@
 
 `init_vault` (files/vault.py) copies the starter vault into an empty folder; `adopt_vault` leaves every note,
 attachment and setting where it is and adds only `.cortex/`: the settings (the starter vault's config.toml),
-the activity log's folder, and the git rules for it — what is machine-local is ignored (`.cortex/.gitignore`,
-so the vault's own .gitignore is never edited) and the activity log merges by union (`.cortex/.gitattributes`).
+the activity log's folder, the relations sidecar (files/relations.py: what a sleep derives between the notes is
+kept there, not written into them), and the git rules for them — what is machine-local is ignored
+(`.cortex/.gitignore`, so the vault's own .gitignore is never edited) and the activity log and the relations
+merge by union (`.cortex/.gitattributes`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import shutil
 from pathlib import Path
 
 from vault_cortex.errors import VaultExists, VaultNotFound
+from vault_cortex.files.relations import MERGE_RULE, RELATIONS_PATH
 from vault_cortex.files.vault import is_vault, require_writable, template_dir
 
 log = logging.getLogger(__name__)
@@ -34,9 +37,11 @@ hooks/
 sleep/*
 !sleep/state.json
 """
-MERGE_RULES = """\
+MERGE_RULES = f"""\
 # The activity log is append-only JSON lines: on a merge, keep the lines of both sides.
 activity/*.jsonl merge=union
+# The relations sleep derives between your notes (kept here, not in the notes), likewise.
+{MERGE_RULE}
 """
 NOTE_SUFFIXES = (".md", ".markdown")
 LOOK_AT_MOST = 20_000  # entries looked at to find a first note before calling a folder noteless
@@ -72,6 +77,7 @@ def adopt_vault(root: Path) -> list[str]:
     shutil.copytree(template_dir() / ".cortex", staging)
     (staging / ".gitignore").write_text(MACHINE_LOCAL, encoding="utf-8")
     (staging / ".gitattributes").write_text(MERGE_RULES, encoding="utf-8")
+    (staging / RELATIONS_PATH.removeprefix(".cortex/")).write_bytes(b"")  # sleep's edges go here, not in notes
     os.rename(staging, cortex)
     log.info("adopted %s as a vault", root)
     return sorted(p.relative_to(root).as_posix() for p in cortex.rglob("*") if p.is_file())

@@ -42,6 +42,7 @@ RELATION_TYPES = frozenset(
         "co_retrieved",
         "follows",
         "answered_by",
+        "supersedes",  # a later note that reverses or corrects an earlier one (recall/supersession.py)
     ]
 )
 

@@ -31,6 +31,8 @@ CREATE TABLE IF NOT EXISTS links(
     dst_path TEXT, ambiguous TEXT, name TEXT);
 CREATE INDEX IF NOT EXISTS links_note ON links(note_id);
 CREATE INDEX IF NOT EXISTS links_dst ON links(dst_path);
+CREATE TABLE IF NOT EXISTS relation_edges(src TEXT NOT NULL, rel TEXT NOT NULL, dst TEXT NOT NULL,
+    PRIMARY KEY(src, rel, dst)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS tags(note_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE, tag TEXT);
 CREATE INDEX IF NOT EXISTS tags_tag ON tags(tag);
 CREATE INDEX IF NOT EXISTS tags_note ON tags(note_id);

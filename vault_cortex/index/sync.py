@@ -22,6 +22,7 @@ from vault_cortex.files.note import RELATION_TYPES, Note, decode, is_binary, par
 from vault_cortex.files.vault import Skipped, VaultFile, Walk, content_hash, stat_notes, walk
 from vault_cortex.index.db import IndexDB
 from vault_cortex.index.embed import Embedder
+from vault_cortex.index.relations import fold_relations
 from vault_cortex.index.replay import replay_activity
 from vault_cortex.index.restore import (
     LACKING,
@@ -276,6 +277,7 @@ def sync(
         replay_log = log_signature != db.get_meta("activity")
         with db.write():
             written = [f.path for f, _, _ in todo]
+            sided = fold_relations(root, db, written)  # the relations sidecar's edges, as those notes' links
             # Paths a link may now resolve to differently: notes added or gone, binary notes (link targets
             # that are not indexed), attachments added or gone.
             moved = {*gone, *(f.path for f, _, _ in todo if f.path not in states),
@@ -292,13 +294,13 @@ def sync(
             else:
                 if only is None and attachments:
                     moved |= attachments
-                _resolve_changed(root, db, settings, written, sorted(moved))
+                _resolve_changed(root, db, settings, [*written, *sided], sorted(moved))
             if only is None or not pending_before:
                 db.delete_meta("resolve_pending")
             if replay_log:
                 replay_activity(root, db)
                 db.set_meta("activity", log_signature)
-            if todo or gone or replay_log or changed:
+            if todo or gone or replay_log or changed or sided:
                 db.set_meta("generation", str(int(db.get_meta("generation") or 0) + 1))
             db.set_meta("last_sync", clock.local_now().strftime("%Y-%m-%dT%H:%M:%S%z"))
             if only is None:

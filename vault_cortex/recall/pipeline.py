@@ -48,6 +48,7 @@ from vault_cortex.recall.rank import (
     weighted,
 )
 from vault_cortex.recall.scored import Scored
+from vault_cortex.recall.supersession import SUPERSEDED_FACTOR, superseded_why
 
 SEEDS = 10  # best candidates that seed graph proximity
 GRAPH_EXTRAS = 10  # graph neighbours added as candidates though no text matched
@@ -204,10 +205,23 @@ def rank(
     drafts.sort(key=lambda d: (-d.score(), d.note.path))
     if rs.echo > 0 or across:
         _echo(drafts, query, session, linked, rs.echo, rs.session if across else 0.0)
-    out = [d.final() for d in drafts]
+    out = _superseded([d.final() for d in drafts], db.superseding(d.note.path for d in drafts))
     out.sort(key=lambda s: (-s.score, s.note.path))
     near = in_thread(graph, [s.note.path for s in out[: settings.push.candidates]], THREAD_HOPS)
     return [msgspec.structs.replace(s, thread=True) if s.note.path in near else s for s in out] if near else out
+
+
+def _superseded(scored: list[Scored], newer_of: Mapping[str, Sequence[str]]) -> list[Scored]:
+    """Each candidate a later note supersedes, its score times SUPERSEDED_FACTOR and its why-line saying by what."""
+    if not newer_of:
+        return scored
+    return [msgspec.structs.replace(s, score=round(s.score * SUPERSEDED_FACTOR, 4), superseded_by=tuple(newer),
+                                    explain=partial(_and, s.explain, superseded_why(newer)))
+            if (newer := newer_of.get(s.note.path)) else s for s in scored]
+
+
+def _and(explain: Callable[[], str], words: str) -> str:
+    return f"{explain()}; {words}"
 
 
 def in_thread(graph: Graph, paths: Sequence[str], hops: int) -> set[str]:

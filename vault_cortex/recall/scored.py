@@ -13,6 +13,7 @@ from vault_cortex.index.sync import Indexing
 from vault_cortex.recall.gate import Cue, Verdict, choose, judge
 from vault_cortex.recall.pack import Candidate, Packed, Piece
 from vault_cortex.recall.rank import Fused, snippet
+from vault_cortex.recall.supersession import push_order, superseded_why, supersedes_why
 
 
 class Hit(msgspec.Struct, frozen=True, kw_only=True):
@@ -54,6 +55,7 @@ class Scored(msgspec.Struct, frozen=True, kw_only=True):
     explain: Callable[[], str]  # composes the why-line: most candidates are never shown, so it is made when read
     vector: bool = True  # the chunk had its vector (its meaning counted)
     thread: bool = False  # a few exchanges from the best candidate in its conversation (`in_thread`)
+    superseded_by: tuple[str, ...] = ()  # the notes that supersede it (recall/supersession.py)
 
     @property
     def reason(self) -> str:
@@ -86,7 +88,26 @@ def gate_passed(scored: Sequence[Scored], query: str, push: PushSettings, k: int
     """
     verdicts = [(s, v) for s, v in zip(scored, gate(scored, query, push), strict=False) if s.note.path not in shown]
     picked = choose([v.probability for _, v in verdicts], push.threshold, push.floor, min(k, push.most))
-    return [verdicts[i] for i in picked]
+    return with_superseding([verdicts[i] for i in picked], verdicts, min(k, push.most))
+
+
+def with_superseding(passed: Sequence[tuple[Scored, Verdict]], among: Sequence[tuple[Scored, Verdict]],
+                     most: int) -> list[tuple[Scored, Verdict]]:
+    """A superseded memory the gate passed goes after the memories superseding it that are `among` its candidates
+    (`supersession.push_order`); each verdict's why says which supersedes which."""
+    if not any(s.superseded_by for s, _ in passed):
+        return list(passed)
+    by_path = {s.note.path: (s, v) for s, v in among}
+    superseded_by = {s.note.path: s.superseded_by for s, _ in passed}
+    order = push_order([s.note.path for s, _ in passed], superseded_by, by_path, most)
+    out = []
+    for path in order:
+        s, v = by_path[path]
+        older = [p for p in order if path in superseded_by.get(p, ())]
+        said = [v.why, supersedes_why(older) if older else "", superseded_why(s.superseded_by) if s.superseded_by
+                else ""]
+        out.append((s, msgspec.structs.replace(v, why="; ".join(w for w in said if w))))
+    return out
 
 
 def to_hit(s: Scored, query: str, verdict: Verdict | None = None) -> Hit:

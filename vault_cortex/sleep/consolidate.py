@@ -120,7 +120,8 @@ class _Sleep:
         self.notes = {m.path: m for m in world.notes}
         self.live = {p: m for p, m in self.notes.items() if top_folder(p) != ARCHIVE}
         self.vec = {p: v for p, v in vectors.items() if p in self.live}
-        self.draft = Draft({p: m.text for p, m in self.notes.items()}, {p: m.hash for p, m in self.notes.items()})
+        self.draft = Draft({p: m.text for p, m in self.notes.items()}, {p: m.hash for p, m in self.notes.items()},
+                           None if world.relations is None else (world.relations, world.relations_hash))
         self.draft.hash[STATE_PATH] = world.state_hash
         self.taken = set(world.taken)
         self.gone: set[str] = set()  # leaving the live vault: merged originals and pruned notes

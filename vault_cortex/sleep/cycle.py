@@ -22,6 +22,7 @@ from vault_cortex.errors import InvalidRequest
 from vault_cortex.files.activity import FeedbackEvent, OpenEvent, RecallEvent, query_key, read_events
 from vault_cortex.files.paths import top_folder
 from vault_cortex.files.properties import parse_datetime
+from vault_cortex.files.relations import RELATIONS_PATH
 from vault_cortex.files.vault import content_hash
 from vault_cortex.identity.habits import HABITS_DIR
 from vault_cortex.identity.resonance import DEFAULT_WEIGHT, RESONANCE_DIR, as_weight, last_feedback, last_touches
@@ -74,6 +75,7 @@ def gather(cx: Sleeping, now: datetime) -> tuple[World, dict[str, np.ndarray]]:
     cx.sync()
     root, db = cx.root, cx.db
     state, state_hash = load_state(root)
+    relations, relations_hash = load_relations(root)
     rows = db.all_notes()
     neighbours: dict[str, set[str]] = defaultdict(set)
     co_listed: dict[str, set[str]] = defaultdict(set)
@@ -136,7 +138,8 @@ def gather(cx: Sleeping, now: datetime) -> tuple[World, dict[str, np.ndarray]]:
         co_pairs=tuple((a, b, len(queries[(a, b)])) for (a, b) in sorted(pairs)),
         pair_last={f"{a}|{b}": max(ts) for (a, b), ts in pairs.items()},
         events_since=len(since), recalls_since=sum(isinstance(e, RecallEvent) for e in since),
-        opens_since=sum(isinstance(e, OpenEvent) for e in since), weight_use=weight_use)
+        opens_since=sum(isinstance(e, OpenEvent) for e in since), weight_use=weight_use,
+        relations=relations, relations_hash=relations_hash)
     return world, note_vectors(cx, [m.path for m in memos])
 
 
@@ -180,6 +183,15 @@ def load_state(root: Path) -> tuple[State, str | None]:
     except msgspec.DecodeError:
         log.warning("%s is not valid; decay counts from each note's last use", STATE_PATH)
         return State(), content_hash(data)
+
+
+def load_relations(root: Path) -> tuple[str | None, str | None]:
+    """The relations sidecar's text and hash; (None, None) when the vault has none (its notes take the edges)."""
+    try:
+        data = (root / RELATIONS_PATH).read_bytes()
+    except FileNotFoundError:
+        return None, None
+    return data.decode("utf-8", "replace"), content_hash(data)
 
 
 # -- plans ---------------------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ import msgspec
 
 from vault_cortex.errors import DiskFull, InvalidRequest, WriteConflict
 from vault_cortex.files.edit import edit_bytes
+from vault_cortex.files.relations import RELATIONS_PATH, with_relation
 from vault_cortex.files.vault import content_hash
 from vault_cortex.sleep.dream import dream_addendum, handoff_text
 from vault_cortex.sleep.operations import STATE_PATH, Op, Plan, apply_edit, state_json
@@ -34,6 +35,7 @@ SLEEP_DIR = ".cortex/sleep"
 JOURNAL = f"{SLEEP_DIR}/journal.jsonl"
 GITIGNORE = "# Plans, journals and backups stay local (this file too: a dry run leaves git clean);\n" \
     "# state.json (decay anchors) is versioned.\n*\n!state.json\n"
+OWN = frozenset({STATE_PATH, RELATIONS_PATH})  # the files a plan writes under .cortex/ (not notes)
 _TMP = re.compile(r"^\.[a-z0-9_]{8}\.tmp$")  # atomic_write's temp files
 Checkpoint = Callable[[], None]
 
@@ -144,7 +146,7 @@ class _Run:
         self.undone = {r["step"] for r in records if r.get("t") == "undo"}
 
     def file(self, path: str) -> Path:
-        return self.tx.file(path, own=path == STATE_PATH)
+        return self.tx.file(path, own=path in OWN)
 
     def current(self, path: str) -> str | None:
         f = self.file(path)
@@ -208,6 +210,10 @@ class _Run:
             assert old is not None and op.key is not None
             key = op.key
             return edit_bytes(old, lambda text: apply_edit(text, op.action, key, op.value))
+        if op.action == "add_edge":
+            assert op.src is not None and op.key is not None and isinstance(op.value, str)
+            side = (old or b"").decode("utf-8", "surrogateescape")  # lossless, as edit_bytes
+            return with_relation(side, op.src, op.key, op.value).encode("utf-8", "surrogateescape")
         text = old.decode("utf-8", "surrogateescape") if old is not None else None  # lossless, as edit_bytes
         assert op.content is not None
         if op.phase == "dream":
@@ -240,7 +246,7 @@ class _Run:
             self.journal.write(t="begin", step=op.step, result=content_hash(new), content=late,
                                backup=backup.relative_to(self.root).as_posix() if backup else None)
             if new != old:
-                self.tx.write(op.path, new, op.hashes[op.path], own=op.path == STATE_PATH)
+                self.tx.write(op.path, new, op.hashes[op.path], own=op.path in OWN)
                 self.journal.tick()
         self.journal.write(t="done", step=op.step)
         self.done.add(op.step)
@@ -268,9 +274,9 @@ class _Run:
         if now != result:
             return f"`{op.path}` changed since the sleep; left as it is"
         if before is None:
-            self.tx.remove(op.path, result, own=op.path == STATE_PATH)
+            self.tx.remove(op.path, result, own=op.path in OWN)
         else:
-            self.tx.write(op.path, (self.root / rec["backup"]).read_bytes(), result, own=op.path == STATE_PATH)
+            self.tx.write(op.path, (self.root / rec["backup"]).read_bytes(), result, own=op.path in OWN)
         return None
 
     def cleanup(self) -> None:

@@ -14,7 +14,9 @@ import msgspec
 from vault_cortex.errors import InvalidRequest, NoteParseError
 from vault_cortex.files.edit import add_relation, add_to_list, set_property
 from vault_cortex.files.paths import note_name, top_folder
+from vault_cortex.files.relations import RELATIONS_PATH, with_relation
 from vault_cortex.files.vault import ARCHIVE, content_hash
+from vault_cortex.recall.edges import CO_RETRIEVED
 from vault_cortex.recall.health import GraphHealth
 from vault_cortex.sleep.dream import Findings, Handoff, findings_markdown
 
@@ -79,6 +81,10 @@ class World(msgspec.Struct, frozen=True, kw_only=True):
     state: State = msgspec.field(default_factory=State)
     state_hash: str | None = None  # of state.json as read (None: no file yet)
     weight_use: dict[str, datetime] = msgspec.field(default_factory=dict)  # last reinforcement or touch
+    # the relations sidecar's text and hash (files/relations.py); None: the vault has none, so the edges a sleep
+    # derives go into the notes' frontmatter
+    relations: str | None = None
+    relations_hash: str | None = None
 
 
 # -- the plan ------------------------------------------------------------------------------------------
@@ -88,7 +94,7 @@ class Op(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 
     step: int
     phase: str  # merge, decay, wire, promote, prune, tier, dream, handoff, state
-    action: str  # create, write, move, set_property, add_to_list, add_relation
+    action: str  # create, write, move, set_property, add_to_list, add_relation, add_edge (to the sidecar)
     path: str
     reason: str
     hashes: dict[str, str | None]
@@ -100,6 +106,7 @@ class Op(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     before: str | None = None
     after: str | None = None
     requires: tuple[int, ...] = ()
+    src: str | None = None  # add_edge: the note the edge is from
 
 
 class Plan(msgspec.Struct, frozen=True, kw_only=True):
@@ -162,14 +169,31 @@ class Links:
         return f"[[{self.target(path)}]]"
 
 
-class Draft:
-    """Operations under construction; tracks each file's planned text so hashes chain through the plan."""
+def edge_of(action: str, key: str, value: str | float | None) -> tuple[str, str] | None:
+    """The edge (relation, link target) a frontmatter edit adds, if it adds one: a relation or a co_retrieved link."""
+    if not isinstance(value, str):
+        return None
+    if action == "add_relation" or (action == "add_to_list" and key == CO_RETRIEVED):
+        return (key, value.strip("[] "))
+    return None
 
-    def __init__(self, texts: Mapping[str, str | None], hashes: Mapping[str, str]) -> None:
+
+class Draft:
+    """Operations under construction; tracks each file's planned text so hashes chain through the plan.
+
+    With a relations sidecar (`sidecar`), an edge from a note the plan did not make goes to the sidecar, not into
+    the note: in an adopted vault the notes are the user's."""
+
+    def __init__(self, texts: Mapping[str, str | None], hashes: Mapping[str, str],
+                 sidecar: tuple[str, str | None] | None = None) -> None:
         self.text: dict[str, str | None] = dict(texts)
         self.hash: dict[str, str | None] = dict(hashes)
         self.ops: list[Op] = []
         self.warnings: list[str] = []
+        self.made: set[str] = set()  # notes the plan creates: vault-cortex's own, their edges in their frontmatter
+        self.sidecar = sidecar is not None
+        if sidecar is not None:
+            self.text[RELATIONS_PATH], self.hash[RELATIONS_PATH] = sidecar
 
     def _push(self, **kw: object) -> int:
         step = len(self.ops) + 1
@@ -182,21 +206,41 @@ class Draft:
         if old is None:
             self.warnings.append(f"{path}: not valid UTF-8 or gone; {phase} left it alone")
             return None
+        edge = edge_of(action, key, value) if self.sidecar and path not in self.made else None
         try:
             new = apply_edit(old, action, key, value)
         except (NoteParseError, InvalidRequest) as exc:
+            if edge is not None:  # the note's frontmatter need not take an edit for the sidecar to hold the edge
+                return self.relate(phase, path, edge, reason)
             self.warnings.append(f"{path}: {exc}; {phase} left it alone")
             return None
         if new == old:
-            return None
+            return None  # the note says it already
+        if edge is not None:
+            return self.relate(phase, path, edge, reason)
         h = content_hash(new.encode())
         step = self._push(phase=phase, action=action, path=path, key=key, value=value, reason=reason,
                           before=before, after=after, hashes={path: self.hash.get(path)}, result=h)
         self.text[path], self.hash[path] = new, h
         return step
 
+    def relate(self, phase: str, src: str, edge: tuple[str, str], reason: str) -> int | None:
+        """Add an edge from `src` to the relations sidecar (None when it holds it already)."""
+        rel, dst = edge
+        old = self.text[RELATIONS_PATH] or ""
+        new = with_relation(old, src, rel, dst)
+        if new == old:
+            return None
+        h = content_hash(new.encode())
+        step = self._push(phase=phase, action="add_edge", path=RELATIONS_PATH, src=src, key=rel, value=dst,
+                          reason=reason, hashes={RELATIONS_PATH: self.hash.get(RELATIONS_PATH)}, result=h)
+        self.text[RELATIONS_PATH], self.hash[RELATIONS_PATH] = new, h
+        return step
+
     def create(self, phase: str, path: str, content: str, reason: str, requires: tuple[int, ...] = (),
                action: str = "create") -> int:
+        if action == "create":
+            self.made.add(path)
         h = content_hash(content.encode())
         step = self._push(phase=phase, action=action, path=path, content=content, reason=reason,
                           hashes={path: self.hash.get(path)}, result=h, requires=requires)
@@ -228,6 +272,7 @@ def plan_markdown(plan: Plan) -> str:
                 "set_property": f"`{op.path}`: {op.key}: {op.before or '∅'} → {op.after or op.value}",
                 "add_to_list": f"`{op.path}`: {op.key} += {op.value}",
                 "add_relation": f"`{op.path}`: relations.{op.key} += [[{op.value}]]",
+                "add_edge": f"`{op.src}` {op.key} [[{op.value}]] (in `{op.path}`)",
                 "create": f"create `{op.path}`", "write": f"write `{op.path}`"}[op.action]
         out.append(f"{op.step}. **{op.phase}** {what} — {op.reason}")
     return "\n".join(out) + "\n"

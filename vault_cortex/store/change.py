@@ -32,6 +32,7 @@ from vault_cortex.files.activity import append as append_event
 from vault_cortex.files.activity_files import fingerprint_key
 from vault_cortex.files.activity_files import flush as flush_pending
 from vault_cortex.files.edit import edit_bytes
+from vault_cortex.files.relations import RELATIONS_PATH
 from vault_cortex.files.vault import (
     NoteDoc,
     NotRegular,
@@ -136,6 +137,7 @@ class Change:
         self.vault, self.client = vault, client
         self.touched: list[str] = []
         self.warnings: list[str] = []
+        self.relations = False  # the relations sidecar was written: the index reads it again
 
     def file(self, path: str, *, own: bool = False) -> Path:
         """The file for a vault path: a note (`note_path`'s checks: never a dot-folder), or with `own` one of
@@ -161,6 +163,7 @@ class Change:
         atomic_write(file, data, expected)  # refuses a folder, FIFO or device at the path
         if not own:
             self._touch(path)
+        self.relations |= path == RELATIONS_PATH
         if op is not None:
             self.vault.log(EditEvent(ts=self.vault.clock(), client=self.client, path=path, op=op))
         return content_hash(data)
@@ -192,6 +195,7 @@ class Change:
         fsync_dir(file.parent)
         if not own:
             self._touch(path)
+        self.relations |= path == RELATIONS_PATH
 
     def move(self, path: str, dest: str, data: bytes, expected: str, *, op: str | None = None,
              between: Callable[[], None] | None = None) -> str:
@@ -264,8 +268,9 @@ class Change:
         """Index the notes this change touched so far (at its end, or earlier when the caller must); a failure is
         a warning, never an error: the files are saved."""
         touched, self.touched = self.touched, []
-        if not touched:
+        if not touched and not self.relations:
             return
+        self.relations = False
         try:
             self.vault.index.sync_paths(touched)
         except Exception as exc:  # noqa: BLE001 - the rule: a saved file is a successful write
