@@ -273,10 +273,7 @@ def cmd_install(args: argparse.Namespace) -> int:
     if args.agent == "gemini":
         return cmd_gemini(args)
 
-    install_ = args.fn is cmd_install
-    vault = Path(args.vault).expanduser() if install_ else None
-    project = Path(args.project).expanduser().resolve() if args.project else None
-    transport = getattr(args, "transport", "stdio")
+    install_, vault, project, transport = _install_args(args)
     changes = install.apply(args.scope, vault, install=install_, dry_run=args.dry_run, command=args.command,
                             project=project, transport=transport)
     _report_changes(changes, args.dry_run)
@@ -292,6 +289,14 @@ def cmd_install(args: argparse.Namespace) -> int:
         if vault is not None and not args.no_index:
             return _index_for_the_first_session(vault)
     return 0
+
+
+def _install_args(args: argparse.Namespace) -> tuple[bool, Path | None, Path | None, str]:
+    """An agent install's arguments: installing (else uninstalling), the vault, the project folder, the transport."""
+    install_ = args.fn is cmd_install
+    vault = Path(args.vault).expanduser() if install_ else None
+    project = Path(args.project).expanduser().resolve() if args.project else None
+    return install_, vault, project, getattr(args, "transport", "stdio")
 
 
 def _report_changes(changes: list[Change], dry_run: bool) -> None:
@@ -311,10 +316,7 @@ def cmd_gemini(args: argparse.Namespace) -> int:
     """Write (or with uninstall, remove) the MCP server and hook entries in Gemini CLI's settings.json."""
     from server import install, install_gemini
 
-    install_ = args.fn is cmd_install
-    vault = Path(args.vault).expanduser() if install_ else None
-    project = Path(args.project).expanduser().resolve() if args.project else None
-    transport = getattr(args, "transport", "stdio")
+    install_, vault, project, transport = _install_args(args)
     change = install_gemini.apply(args.scope, vault, install_=install_, dry_run=args.dry_run, command=args.command,
                                   project=project, transport=transport)
     _report_changes([change], args.dry_run)

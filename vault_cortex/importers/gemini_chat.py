@@ -21,9 +21,8 @@ from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Any
 
-from vault_cortex.errors import InvalidRequest
 from vault_cortex.files.properties import parse_datetime
-from vault_cortex.importers.transcript import OUTPUT_CHARS, Exchange, output_size, tool_line
+from vault_cortex.importers.transcript import OUTPUT_CHARS, Exchange, output_size, records, tool_line
 from vault_cortex.recall.second_look import HEADER as SECOND_LOOK
 
 FORMAT = "gemini"
@@ -80,19 +79,7 @@ class _Exchange:
 def iter_chat(lines: Iterable[tuple[int, str | bytes]]) -> Iterator[tuple[int, Exchange]]:
     """Exchanges of a Gemini CLI chat log as they close, each with the offset its prompt line had."""
     cur: _Exchange | None = None
-    for n, (offset, line) in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            if isinstance(line, bytes) and not line.endswith(b"\n"):
-                break  # the last line, still being written
-            raise InvalidRequest(f"chat log line {n} is not JSON") from None
-        except RecursionError:
-            raise InvalidRequest(f"chat log line {n} is JSON nested too deeply to read") from None
-        if not isinstance(rec, dict):
-            continue
+    for offset, rec in records(lines, "chat log"):
         if "$rewindTo" in rec:
             if cur is not None and cur.rewind(rec["$rewindTo"]):
                 cur = None

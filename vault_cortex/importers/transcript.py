@@ -130,9 +130,11 @@ class _Open:
                                      tools=tools, at=self.at, output="\n".join(self.output))
 
 
-def iter_jsonl(lines: Iterable[tuple[int, str | bytes]]) -> Iterator[tuple[int, Exchange]]:
-    """Exchanges of a Claude Code transcript as they close, each with the offset its prompt line had."""
-    cur: _Open | None = None
+def records(lines: Iterable[tuple[int, str | bytes]], what: str = "transcript",
+            ) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The JSON objects of a JSONL file's lines with their offsets, blank lines and other values passed over; a last
+    line still being written (no newline yet) ends it, any other line that is no JSON is InvalidRequest (`what`
+    names the file in the message)."""
     for n, (offset, line) in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -140,12 +142,18 @@ def iter_jsonl(lines: Iterable[tuple[int, str | bytes]]) -> Iterator[tuple[int, 
             rec = json.loads(line)
         except ValueError:
             if isinstance(line, bytes) and not line.endswith(b"\n"):
-                break  # the last line, still being written
-            raise InvalidRequest(f"transcript line {n} is not JSON") from None
+                return  # the last line, still being written
+            raise InvalidRequest(f"{what} line {n} is not JSON") from None
         except RecursionError:
-            raise InvalidRequest(f"transcript line {n} is JSON nested too deeply to read") from None
-        if not isinstance(rec, dict):
-            continue
+            raise InvalidRequest(f"{what} line {n} is JSON nested too deeply to read") from None
+        if isinstance(rec, dict):
+            yield offset, rec
+
+
+def iter_jsonl(lines: Iterable[tuple[int, str | bytes]]) -> Iterator[tuple[int, Exchange]]:
+    """Exchanges of a Claude Code transcript as they close, each with the offset its prompt line had."""
+    cur: _Open | None = None
+    for offset, rec in records(lines):
         kind = rec.get("type")
         if kind not in ("user", "assistant") or rec.get("isMeta") or rec.get("isSidechain") or rec.get(
                 "isCompactSummary") or rec.get("isVisibleInTranscriptOnly"):
