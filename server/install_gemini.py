@@ -21,6 +21,7 @@ Each handler is named (`vault-cortex-EVENT`), so that `hooks.disabled` in the se
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from pathlib import Path
 
@@ -40,6 +41,7 @@ HOOKS: dict[str, tuple[str, str | None]] = {
     "SessionEnd": ("session-end", None),
 }
 CAPTURE = "SessionEnd"  # the event whose hook captures the session into the vault
+_COMMENT = re.compile(r"^\s*//|/\*", re.M)  # a comment Gemini CLI strips before it parses its settings
 
 
 def settings_file(scope: str, *, home: Path | None = None, project: Path | None = None) -> Path:
@@ -83,7 +85,13 @@ def apply(scope: str, vault: Path | None, *, install_: bool, dry_run: bool = Fal
     A shared file (a project's, or a user file kept as a link into a dotfiles repository) gets the HTTP entry with
     a reference to `$VAULT_CORTEX_TOKEN`; the user's own file the token itself, and mode 0600."""
     path = settings_file(scope, home=home, project=project)
-    data, text = install.load(path)
+    try:
+        data, text = install.load(path)
+    except ConfigError as exc:
+        if "not valid JSON" in str(exc) and _COMMENT.search(path.read_text(encoding="utf-8", errors="replace")):
+            raise ConfigError(f"{exc} (Gemini CLI reads comments in its settings; this installer writes JSON only: "
+                              "take them out, or add the entries by hand)") from exc
+        raise
     if install_:
         vault = install.a_vault(vault)
     command = command or install.default_command()

@@ -222,4 +222,5 @@ def test_malformed_settings_are_a_clear_error_and_nothing_is_written(vault: Path
     assert gemini("install", "--vault", str(vault), "--no-index") == 1  # as for any settings error
     err = capsys.readouterr().err
     assert "settings.json is not valid JSON (line 2" in err and "nothing was changed" in err
+    assert "Gemini CLI reads comments in its settings; this installer writes JSON only" in err
     assert settings_file.read_bytes() == before
