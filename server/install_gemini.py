@@ -15,7 +15,8 @@ The hooks run the core's events for Gemini (`vault-cortex hook EVENT --client ge
 - Not BeforeTool: its context reaches no model request. Not PreCompress: it fires before every model request,
   compressed or not, so it says nothing about a compaction and would capture the session over and over.
 
-Each handler is named (`vault-cortex-EVENT`), so that `hooks.disabled` in the settings can turn one off.
+Each handler is named (`vault-cortex-EVENT`), so that `hooksConfig.disabled` in the settings (or `/hooks
+disable NAME` in Gemini CLI) can turn one off.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ def settings_file(scope: str, *, home: Path | None = None, project: Path | None 
 
 
 def hook_name(event: str) -> str:
-    """The name a handler is known by in Gemini CLI (`hooks.disabled` lists such names)."""
+    """The name a handler is known by in Gemini CLI (`hooksConfig.disabled` lists such names)."""
     return f"{install.SERVER_NAME}-{HOOKS[event][0]}"
 
 
@@ -110,4 +111,4 @@ def apply(scope: str, vault: Path | None, *, install_: bool, dry_run: bool = Fal
 def capture_notice(vault: Path, change: Change) -> str:
     """One line: sessions are captured, where, and how to turn that off."""
     return (f"Sessions are captured into raw/ of {vault} when they end (the {CAPTURE} hook); to turn that off, add "
-            f"\"{hook_name(CAPTURE)}\" to hooks.disabled in {change.path}")
+            f"\"{hook_name(CAPTURE)}\" to hooksConfig.disabled in {change.path}")

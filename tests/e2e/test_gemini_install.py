@@ -1,6 +1,7 @@
 """`vault-cortex install gemini --scope project`, then a real `gemini -p` session in that project (offline against
 the scripted API of tests/e2e/gemini_cli.py): Gemini CLI runs the installed command for every registered event and
-starts the installed MCP server, and the session completes.
+starts the installed MCP server, and the session completes; with the capture hook's name in `hooksConfig.disabled`
+(as install's notice says), the next session runs every hook but that one.
 
 The installed `vault-cortex` is a recording wrapper of that name (`--command`): it logs each call and its payload's
 event, then runs this installation's real `vault-cortex` with the same input and hands back its output and exit.
@@ -72,5 +73,16 @@ def test_a_real_gemini_session_runs_every_installed_hook_and_the_mcp_server(
     offered = {d["name"] for tool in api.main_requests()[0].get("tools") or []
                for d in tool.get("functionDeclarations") or []}
     assert any("recall" in name for name in offered), sorted(offered)  # the MCP server's tools reached the model
+    # what install's notice says turns the capture off: the SessionEnd hook's name in hooksConfig.disabled
+    settings_file = project / ".gemini" / "settings.json"
+    settings = json.loads(settings_file.read_text(encoding="utf-8"))
+    settings_file.write_text(json.dumps({**settings, "hooksConfig": {"disabled": ["vault-cortex-session-end"]}}),
+                             encoding="utf-8")
+    log.unlink()
+    with GeminiAPI([Text("Nothing to do.")]) as api:
+        session = run_gemini(gemini, api, project, home, "Anything?")
+    assert session.done.returncode == 0, session.done.stderr
+    events = [c["event"] for c in map(json.loads, log.read_text(encoding="utf-8").splitlines()) if "event" in c]
+    assert events == ["SessionStart", "BeforeAgent", "AfterAgent"]
     assert main(["uninstall", "gemini", "--scope", "project", "--project", str(project)]) == 0
-    assert not (project / ".gemini" / "settings.json").exists()
+    assert json.loads(settings_file.read_text()) == {"hooksConfig": {"disabled": ["vault-cortex-session-end"]}}

@@ -46,7 +46,7 @@ def gemini(*args: str) -> int:
 
 def test_the_hooks_run_the_core_events_for_gemini(vault: Path, home: Path) -> None:
     """One handler per registered Gemini event, running `vault-cortex hook CORE-EVENT --client gemini --vault V`;
-    AfterTool for every tool; each named so that hooks.disabled can turn it off; the stdio MCP server."""
+    AfterTool for every tool; each named so that hooksConfig.disabled can turn it off; the stdio MCP server."""
     settings_file = home / ".gemini" / "settings.json"
     change = install_gemini.apply("user", vault, install_=True, command=CMD)
     assert change.created and change.path == str(settings_file)
@@ -110,7 +110,7 @@ def test_uninstall_gives_back_the_users_file_byte_for_byte(vault: Path, home: Pa
     text = settings_file.read_bytes()
     after = json.loads(text)
     assert (b"\r\n" in text) == (b"\r\n" in before) and text.endswith(b"}") == before.endswith(b"}")
-    assert after["hooks"]["disabled"] == ["lint-on-write"] and after["ui"] == data["ui"]
+    assert after["hooksConfig"] == {"disabled": ["lint-on-write"]} and after["ui"] == data["ui"]
     assert after["hooks"]["BeforeTool"] == data["hooks"]["BeforeTool"]  # an event we do not register: untouched
     assert after["hooks"]["AfterTool"][0] == data["hooks"]["AfterTool"][0] and len(after["hooks"]["AfterTool"]) == 2
     assert set(after["mcpServers"]) == {"github", "vault-cortex"}
@@ -151,7 +151,7 @@ def test_the_install_says_what_runs_and_that_sessions_are_captured(vault: Path, 
     assert "Gemini CLI (user scope) now runs vault-cortex on" in err
     assert "SessionStart, BeforeAgent, AfterTool, AfterAgent, SessionEnd" in err
     assert (f"Sessions are captured into raw/ of {vault.resolve()} when they end (the SessionEnd hook); to turn that "
-            f'off, add "vault-cortex-session-end" to hooks.disabled in {settings_file}') in err
+            f'off, add "vault-cortex-session-end" to hooksConfig.disabled in {settings_file}') in err
 
 
 def test_user_and_project_scope_files(vault: Path, home: Path, tmp_path: Path,
