@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
     import uvicorn
 
+    from server.install import Change
     from vault_cortex.cli.main import AddCommand
     from vault_cortex.cortex import Cortex
     from vault_cortex.index.sync import SyncReport
@@ -269,22 +270,13 @@ def cmd_install(args: argparse.Namespace) -> int:
 
     if args.agent == "obsidian":
         return cmd_obsidian(args)
+    if args.agent == "gemini":
+        return cmd_gemini(args)
 
-    install_ = args.fn is cmd_install
-    vault = Path(args.vault).expanduser() if install_ else None
-    project = Path(args.project).expanduser().resolve() if args.project else None
-    transport = getattr(args, "transport", "stdio")
+    install_, vault, project, transport = _install_args(args)
     changes = install.apply(args.scope, vault, install=install_, dry_run=args.dry_run, command=args.command,
                             project=project, transport=transport)
-    for change in changes:
-        if args.dry_run and change.diff:
-            print(change.diff, end="")
-        state = ("deleted (left empty)" if change.removed else "created" if change.created
-                 else "updated" if change.changed else "unchanged")
-        if change.target and change.changed:
-            state += f" (a link: {'its target ' if change.removed else 'written to '}{change.target}"
-            state += " deleted, the link kept)" if change.removed else ")"
-        print(f"{change.path}: {'would be ' if args.dry_run and change.changed else ''}{state}", file=sys.stderr)
+    _report_changes(changes, args.dry_run)
     if args.dry_run:
         print("dry run: nothing written", file=sys.stderr)
     elif install_:
@@ -295,6 +287,51 @@ def cmd_install(args: argparse.Namespace) -> int:
         if transport == "http" and vault is not None:
             print(install.http_notice(changes[1], vault), file=sys.stderr)
         if vault is not None and not args.no_index:
+            return _index_for_the_first_session(vault)
+    return 0
+
+
+def _install_args(args: argparse.Namespace) -> tuple[bool, Path | None, Path | None, str]:
+    """An agent install's arguments: installing (else uninstalling), the vault, the project folder, the transport."""
+    install_ = args.fn is cmd_install
+    vault = Path(args.vault).expanduser() if install_ else None
+    project = Path(args.project).expanduser().resolve() if args.project else None
+    return install_, vault, project, getattr(args, "transport", "stdio")
+
+
+def _report_changes(changes: list[Change], dry_run: bool) -> None:
+    """Each settings file's fate, one line on stderr (with a dry run, the diff first, on stdout)."""
+    for change in changes:
+        if dry_run and change.diff:
+            print(change.diff, end="")
+        state = ("deleted (left empty)" if change.removed else "created" if change.created
+                 else "updated" if change.changed else "unchanged")
+        if change.target and change.changed:
+            state += f" (a link: {'its target ' if change.removed else 'written to '}{change.target}"
+            state += " deleted, the link kept)" if change.removed else ")"
+        print(f"{change.path}: {'would be ' if dry_run and change.changed else ''}{state}", file=sys.stderr)
+
+
+def cmd_gemini(args: argparse.Namespace) -> int:
+    """Write (or with uninstall, remove) the MCP server and hook entries in Gemini CLI's settings.json."""
+    from server import install, install_gemini
+
+    install_, vault, project, transport = _install_args(args)
+    change = install_gemini.apply(args.scope, vault, install_=install_, dry_run=args.dry_run, command=args.command,
+                                  project=project, transport=transport)
+    _report_changes([change], args.dry_run)
+    if args.dry_run:
+        print("dry run: nothing written", file=sys.stderr)
+    elif install_ and vault is not None:
+        vault = vault.resolve()
+        events = ", ".join(install_gemini.HOOKS)
+        print(f"{install_gemini.TITLE} ({args.scope} scope) now runs vault-cortex on {vault}: the MCP server "
+              f"'{install.SERVER_NAME}' ({transport}) and the hooks {events}. Start a new Gemini CLI "
+              "session to load them.", file=sys.stderr)
+        print(install_gemini.capture_notice(vault, change), file=sys.stderr)
+        if transport == "http":
+            print(install.http_notice(change, vault, install_gemini.TITLE), file=sys.stderr)
+        if not args.no_index:
             return _index_for_the_first_session(vault)
     return 0
 
@@ -400,26 +437,29 @@ def add_server_commands(add: AddCommand) -> None:
     for name in ("install", "uninstall"):
         verb = "write" if name == "install" else "remove"
         p = add(name, cmd_install if name == "install" else cmd_uninstall,
-                f"{verb} vault-cortex in Claude Code (MCP server and hooks) or Obsidian (the plugin)",
+                f"{verb} vault-cortex in Claude Code or Gemini CLI (MCP server and hooks) or Obsidian (the plugin)",
                 description=f"claude-code: {verb} the MCP server entry and the hook entries of every event "
                             "vault-cortex supports in Claude Code's settings, merging with what is there (other "
-                            f"hooks and servers are never touched). obsidian: {verb} the plugin in the vault's "
+                            f"hooks and servers are never touched). gemini: the same in Gemini CLI's settings.json. "
+                            f"obsidian: {verb} the plugin in the vault's "
                             ".obsidian/plugins/vault-cortex/ (with install, its settings: the server's URL and the "
                             "token, git-ignored).")
-        p.add_argument("agent", choices=("claude-code", "obsidian"))
+        p.add_argument("agent", choices=("claude-code", "gemini", "obsidian"))
         _vault_arg(p)
         if name == "install":
             p.add_argument("--transport", choices=("stdio", "http"), default="stdio",
-                           help="claude-code: stdio: Claude Code starts `vault-cortex mcp` itself (works with no "
-                                "server); http: it talks to the running `vault-cortex serve` over HTTP with the "
-                                "bearer token (default: stdio)")
+                           help="claude-code, gemini: stdio: the agent starts `vault-cortex mcp` itself (works "
+                                "with no server); http: it talks to the running `vault-cortex serve` over HTTP with "
+                                "the bearer token (default: stdio)")
         p.add_argument("--scope", choices=("user", "project"), default="user",
                        help="claude-code: user: ~/.claude/settings.json and ~/.claude.json; project: "
-                            ".claude/settings.json and .mcp.json in the project folder (default: user)")
+                            ".claude/settings.json and .mcp.json in the project folder; gemini: "
+                            "~/.gemini/settings.json or the project's .gemini/settings.json (default: user)")
         p.add_argument("--project", default=None, metavar="DIR",
-                       help="claude-code: the project folder (default: the current one)")
+                       help="claude-code, gemini: the project folder (default: the current one)")
         p.add_argument("--command", default=None, metavar="CMD",
-                       help="claude-code: how to run vault-cortex (default: this installation's executable, absolute)")
+                       help="claude-code, gemini: how to run vault-cortex (default: this installation's executable, "
+                            "absolute)")
         if name == "install":
             p.add_argument("--url", default=None,
                            help="obsidian: the server's URL for the plugin (default: the vault's [server] host and "
@@ -427,9 +467,9 @@ def add_server_commands(add: AddCommand) -> None:
         p.add_argument("--dry-run", action="store_true", help="print what would be written; write nothing")
         if name == "install":
             p.add_argument("--no-index", action="store_true",
-                           help="claude-code: write the settings only; leave the vault's first index to `serve`, "
-                                "the MCP server or `vault-cortex sync` (by default install indexes it, so the first "
-                                "session has its memories)")
+                           help="claude-code, gemini: write the settings only; leave the vault's first index to "
+                                "`serve`, the MCP server or `vault-cortex sync` (by default install indexes it, so "
+                                "the first session has its memories)")
 
 
 def _hook_fast(argv: Sequence[str]) -> int:

@@ -99,8 +99,10 @@ def default_command() -> str:
     return shutil.which("vault-cortex") or "vault-cortex"
 
 
-def hook_command(command: str, event: str, vault: Path) -> str:
-    return f"{command} hook {event} --vault {shlex.quote(str(vault))}"
+def hook_command(command: str, event: str, vault: Path, client: str | None = None) -> str:
+    """The command line of a hook handler (`client`: the agent it runs for, when not Claude Code)."""
+    named = f" --client {client}" if client else ""
+    return f"{command} hook {event}{named} --vault {shlex.quote(str(vault))}"
 
 
 def server_entry(command: str, vault: Path) -> JSONObject:
@@ -177,20 +179,27 @@ def strip(settings: JSONObject) -> tuple[JSONObject, dict[str, int]]:
 
 def with_hooks(settings: JSONObject, command: str, vault: Path) -> JSONObject:
     """settings with one matcher group per event running `vault-cortex hook`, each where the old one was."""
+    groups: dict[str, JSONObject] = {}
+    for event, (ours, matcher) in HOOKS.items():
+        handler: JSONObject = {"type": "command", "command": hook_command(command, ours, vault)}
+        if event in TIMEOUTS:
+            handler["timeout"] = TIMEOUTS[event]
+        groups[event] = {"matcher": matcher, "hooks": [handler]} if matcher is not None else {"hooks": [handler]}
+    return with_groups(settings, groups)
+
+
+def with_groups(settings: JSONObject, groups: Mapping[str, JSONObject]) -> JSONObject:
+    """settings without this command's hook handlers and with `groups` (client event → its matcher group), each
+    where the old one was, else last: the merge every client's settings share (their `hooks` are alike)."""
     out, where = strip(settings)
     hooks = out.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise ConfigError("`hooks` in the settings is not an object; fix it by hand first")
-    for event, (ours, matcher) in HOOKS.items():
-        groups = hooks.setdefault(event, [])
-        if not isinstance(groups, list):
+    for event, group in groups.items():
+        present = hooks.setdefault(event, [])
+        if not isinstance(present, list):
             raise ConfigError(f"`hooks.{event}` in the settings is not a list; fix it by hand first")
-        group: JSONObject = {"matcher": matcher} if matcher is not None else {}
-        handler: JSONObject = {"type": "command", "command": hook_command(command, ours, vault)}
-        if event in TIMEOUTS:
-            handler["timeout"] = TIMEOUTS[event]
-        group["hooks"] = [handler]
-        groups.insert(where.get(event, len(groups)), group)
+        present.insert(where.get(event, len(present)), copy.deepcopy(group))
     return out
 
 
@@ -210,9 +219,9 @@ def with_server(config: JSONObject, entry: JSONObject | None) -> JSONObject:
     return out
 
 
-def http_notice(change: Change, vault: Path) -> str:
+def http_notice(change: Change, vault: Path, client: str = "Claude Code") -> str:
     """What a user of the HTTP transport must know: the server must run, and where the token comes from
-    (`change`: the MCP servers file's)."""
+    (`change`: the MCP servers file's; `client`: who reads it)."""
     where = f"`vault-cortex serve --vault {shlex.quote(str(vault))}` must be running for the MCP tools to answer"
     name = Path(change.path).name
     if change.private:
@@ -220,7 +229,7 @@ def http_notice(change: Change, vault: Path) -> str:
     token_file = shlex.quote(str(vault / ".cortex" / "token"))
     shared = f"{name} (a link to {change.target}, so shared)" if change.target else name
     return (f"{where}. {shared} holds no secret: its header reads ${{{TOKEN_ENV}}}, so export it where you "
-            f'start Claude Code: export {TOKEN_ENV}="$(cat {token_file})"')
+            f'start {client}: export {TOKEN_ENV}="$(cat {token_file})"')
 
 
 def mcp_entry(transport: str, shared: bool, command: str, vault: Path, *, dry_run: bool = False) -> JSONObject:
@@ -331,10 +340,7 @@ def apply(scope: str, vault: Path | None, *, install: bool, dry_run: bool = Fals
     `serve` (where it recorded its URL, else the vault's `[server]` host and port)."""
     settings_file, mcp_file = files(scope, home=home, project=project)
     if install:
-        if vault is None or not (vault / ".cortex").is_dir():
-            raise VaultNotFound(f"{vault} is not a vault (no .cortex/): create it with `vault-cortex init` or "
-                                "`vault-cortex serve` first")
-        vault = vault.expanduser().resolve()
+        vault = a_vault(vault)
     command = command or default_command()
     loaded = [(settings_file, *load(settings_file)), (mcp_file, *load(mcp_file))]
     (s_path, s_data, s_text), (m_path, m_data, m_text) = loaded
@@ -348,12 +354,25 @@ def apply(scope: str, vault: Path | None, *, install: bool, dry_run: bool = Fals
         m_new = with_server(m_data, None)
     changes = [plan(s_path, s_data, s_text, s_new), plan(m_path, m_data, m_text, m_new, private=holds_token)]
     if not dry_run:
-        for change, before, text, after in ((changes[0], s_data, s_text, s_new), (changes[1], m_data, m_text, m_new)):
-            where = Path(change.target or change.path)
-            if change.removed:
-                where.unlink()
-            elif change.changed:
-                write(where, dump(after, style_of(text, before)), private=change.private)
-            elif change.private and where.stat().st_mode & 0o077:
-                where.chmod(0o600)  # installed before, unchanged, but readable by others: the token is not
+        save(changes[0], s_data, s_text, s_new)
+        save(changes[1], m_data, m_text, m_new)
     return changes
+
+
+def a_vault(vault: Path | None) -> Path:
+    """The vault an install names, resolved; VaultNotFound when it is none (nothing is written then)."""
+    if vault is None or not (vault / ".cortex").is_dir():
+        raise VaultNotFound(f"{vault} is not a vault (no .cortex/): create it with `vault-cortex init` or "
+                            "`vault-cortex serve` first")
+    return vault.expanduser().resolve()
+
+
+def save(change: Change, before: JSONObject, text: str | None, after: JSONObject) -> None:
+    """Carry out a planned change of a settings file (`before`, read as `text`, becomes `after`) in its own format."""
+    where = Path(change.target or change.path)
+    if change.removed:
+        where.unlink()
+    elif change.changed:
+        write(where, dump(after, style_of(text, before)), private=change.private)
+    elif change.private and where.stat().st_mode & 0o077:
+        where.chmod(0o600)  # installed before, unchanged, but readable by others: the token is not

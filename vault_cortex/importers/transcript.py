@@ -18,7 +18,7 @@ import os
 import re
 import stat as filestat
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, BinaryIO
@@ -63,7 +63,7 @@ class Exchange(msgspec.Struct, frozen=True, kw_only=True):
 
 class Transcript(msgspec.Struct, frozen=True, kw_only=True):
     session: str
-    format: str  # "jsonl" or "markdown"
+    format: str  # "jsonl", "gemini" or "markdown"
     exchanges: tuple[Exchange, ...]
 
 
@@ -85,13 +85,28 @@ def parse_transcript(text: str, session: str) -> Transcript:
     """A transcript from JSONL (Claude Code) or markdown chat text; the format is detected."""
     lines = text.splitlines()
     fmt = detect(lines)
-    exchanges = iter_jsonl((0, line) for line in lines) if fmt == "jsonl" else iter_markdown(lines)
+    exchanges = iter_markdown(lines) if fmt == "markdown" else reader(fmt)((0, line) for line in lines)
     return Transcript(session=session, format=fmt, exchanges=tuple(x for _, x in exchanges))
 
 
 def detect(lines: Iterable[str | bytes]) -> str:
+    """`jsonl` (Claude Code), `gemini` (a Gemini CLI chat log) or `markdown`, from the first line that is not blank."""
+    from vault_cortex.importers.gemini_chat import FORMAT, is_chat
+
     first = next((line for line in lines if line.strip()), "")
-    return "jsonl" if (first.lstrip()[:1] in ("{", b"{")) else "markdown"
+    if first.lstrip()[:1] not in ("{", b"{"):
+        return "markdown"
+    return FORMAT if is_chat(first) else "jsonl"
+
+
+Reader = Callable[[Iterable[tuple[int, str | bytes]]], Iterator[tuple[int, Exchange]]]
+
+
+def reader(fmt: str) -> Reader:
+    """How the lines of a JSONL transcript in `fmt` (as `detect` names it) are read into exchanges."""
+    from vault_cortex.importers.gemini_chat import FORMAT, iter_chat
+
+    return iter_chat if fmt == FORMAT else iter_jsonl
 
 
 class _Open:
@@ -115,9 +130,11 @@ class _Open:
                                      tools=tools, at=self.at, output="\n".join(self.output))
 
 
-def iter_jsonl(lines: Iterable[tuple[int, str | bytes]]) -> Iterator[tuple[int, Exchange]]:
-    """Exchanges of a Claude Code transcript as they close, each with the offset its prompt line had."""
-    cur: _Open | None = None
+def records(lines: Iterable[tuple[int, str | bytes]], what: str = "transcript",
+            ) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The JSON objects of a JSONL file's lines with their offsets, blank lines and other values passed over; a last
+    line still being written (no newline yet) ends it, any other line that is no JSON is InvalidRequest (`what`
+    names the file in the message)."""
     for n, (offset, line) in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -125,12 +142,18 @@ def iter_jsonl(lines: Iterable[tuple[int, str | bytes]]) -> Iterator[tuple[int, 
             rec = json.loads(line)
         except ValueError:
             if isinstance(line, bytes) and not line.endswith(b"\n"):
-                break  # the last line, still being written
-            raise InvalidRequest(f"transcript line {n} is not JSON") from None
+                return  # the last line, still being written
+            raise InvalidRequest(f"{what} line {n} is not JSON") from None
         except RecursionError:
-            raise InvalidRequest(f"transcript line {n} is JSON nested too deeply to read") from None
-        if not isinstance(rec, dict):
-            continue
+            raise InvalidRequest(f"{what} line {n} is JSON nested too deeply to read") from None
+        if isinstance(rec, dict):
+            yield offset, rec
+
+
+def iter_jsonl(lines: Iterable[tuple[int, str | bytes]]) -> Iterator[tuple[int, Exchange]]:
+    """Exchanges of a Claude Code transcript as they close, each with the offset its prompt line had."""
+    cur: _Open | None = None
+    for offset, rec in records(lines):
         kind = rec.get("type")
         if kind not in ("user", "assistant") or rec.get("isMeta") or rec.get("isSidechain") or rec.get(
                 "isCompactSummary") or rec.get("isVisibleInTranscriptOnly"):
@@ -152,9 +175,9 @@ def iter_jsonl(lines: Iterable[tuple[int, str | bytes]]) -> Iterator[tuple[int, 
             if kind == "assistant" and b.get("type") == "text" and str(b.get("text") or "").strip():
                 cur.answer.append(str(b["text"]).strip())
             elif b.get("type") == "tool_use":
-                cur.tools[str(b.get("id") or len(cur.tools))] = [_tool(b), ""]
+                cur.tools[str(b.get("id") or len(cur.tools))] = [tool_line(b), ""]
             elif b.get("type") == "tool_result" and str(b.get("tool_use_id")) in cur.tools:
-                cur.tools[str(b.get("tool_use_id"))][1] = _size(b.get("content"))
+                cur.tools[str(b.get("tool_use_id"))][1] = output_size(b.get("content"))
                 cur.printed(b.get("content"))
     if cur is not None:
         yield cur.close()
@@ -164,7 +187,7 @@ def _clean(text: str) -> str:
     return _NOISE_LINE.sub("", _NOISE_TAG.sub("", text)).strip()
 
 
-def _tool(block: dict[str, Any]) -> str:
+def tool_line(block: dict[str, Any]) -> str:
     name = str(block.get("name") or "tool")
     raw = block.get("input")
     args: dict[str, Any] = raw if isinstance(raw, dict) else {}
@@ -184,7 +207,7 @@ def _text(content: Any) -> str:
     return str(content or "")
 
 
-def _size(content: Any) -> str:
+def output_size(content: Any) -> str:
     """How much output a tool gave, in lines; the output itself is never kept."""
     lines = len(_text(content).strip().splitlines())
     return f"{lines} line{'s' if lines != 1 else ''} of output" if lines else "no output"
@@ -332,12 +355,12 @@ def capture_transcript(tx: Change, file: str | Path, session: str | None = None,
         fmt = detect(line for _, line in _lines(fh, 0))
         start, first = 0, 1
         r = log.resume
-        if (fmt == "jsonl" and r.get("session") == name and isinstance(r.get("offset"), int)
+        if (fmt != "markdown" and r.get("session") == name and isinstance(r.get("offset"), int)
                 and isinstance(r.get("n"), int) and stat.st_size >= int(r.get("size") or 0)
                 and _head(fh, int(r["offset"])) == r.get("head")):
             start, first = int(r["offset"]), int(r["n"])  # read from the exchange that may have grown
-        if fmt == "jsonl":
-            exchanges: Iterator[tuple[int, Exchange]] = iter_jsonl(_lines(fh, start))
+        if fmt != "markdown":
+            exchanges: Iterator[tuple[int, Exchange]] = reader(fmt)(_lines(fh, start))
         else:
             fh.seek(0)
             exchanges = iter_markdown(line.decode("utf-8", "replace").rstrip("\r\n") for line in fh)
@@ -362,7 +385,7 @@ def capture_transcript(tx: Change, file: str | Path, session: str | None = None,
                 tools += len(x.tools)
             if read < 1:
                 raise InvalidRequest(f"no prompt and answer found in {path}")
-            if fmt == "jsonl":
+            if fmt != "markdown":
                 log.resume = {"session": name, "offset": last, "n": last_n, "size": stat.st_size,
                               "head": _head(fh, last)}
             else:
@@ -409,7 +432,8 @@ def session_name(file: str | Path, project: str | None) -> str:
             day = day or datetime.fromtimestamp(os.fstat(fh.fileno()).st_mtime, UTC)
     except (OSError, InvalidRequest):
         day = clock.now()
-    parts = [day.strftime("%Y-%m-%d"), project or "", path.stem[:8]]
+    ident = path.stem.rsplit("-", 1)[-1] if path.stem.startswith("session-") else path.stem  # Gemini: its id's start
+    parts = [day.strftime("%Y-%m-%d"), project or "", ident[:8]]
     return " ".join(p for p in parts if p)
 
 
