@@ -292,6 +292,8 @@ def cmd_install(args: argparse.Namespace) -> int:
         print(f"Claude Code ({args.scope} scope) now runs vault-cortex on {vault}: the MCP server "
               f"'{install.SERVER_NAME}' ({transport}) and the hooks {events}. Restart Claude Code to load them.",
               file=sys.stderr)
+        if vault is not None:
+            print(install.capture_notice(vault.resolve()), file=sys.stderr)
         if transport == "http" and vault is not None:
             print(install.http_notice(changes[1], vault), file=sys.stderr)
         if vault is not None and not args.no_index:
