@@ -29,6 +29,7 @@ from vault_cortex import clock
 from vault_cortex.config import CaptureSettings
 from vault_cortex.errors import InvalidRequest, WriteConflict
 from vault_cortex.files.properties import parse_datetime
+from vault_cortex.files.vault import remove_stale_temps
 from vault_cortex.files.yamltext import note_filename, render_new_note
 from vault_cortex.importers.importlog import ImportLog
 from vault_cortex.importers.substance import has_substance
@@ -334,6 +335,7 @@ def capture_transcript(tx: Change, file: str | Path, session: str | None = None,
     """
     path = transcript_file(file)
     log = ImportLog(tx, f"transcript:{path}")
+    remove_stale_temps(tx.vault.root / keep.path)  # left by a capture killed part way; the write lock is held
     with open_transcript(path) as fh:
         stat = os.fstat(fh.fileno())
         fallback = datetime.fromtimestamp(stat.st_mtime, UTC)
