@@ -284,6 +284,8 @@ def cmd_install(args: argparse.Namespace) -> int:
         print(f"Claude Code ({args.scope} scope) now runs vault-cortex on {vault}: the MCP server "
               f"'{install.SERVER_NAME}' ({transport}) and the hooks {events}. Restart Claude Code to load them.",
               file=sys.stderr)
+        if vault is not None:
+            print(install.capture_notice(vault.resolve()), file=sys.stderr)
         if transport == "http" and vault is not None:
             print(install.http_notice(changes[1], vault), file=sys.stderr)
         if vault is not None and not args.no_index:
@@ -328,7 +330,7 @@ def cmd_gemini(args: argparse.Namespace) -> int:
         print(f"{install_gemini.TITLE} ({args.scope} scope) now runs vault-cortex on {vault}: the MCP server "
               f"'{install.SERVER_NAME}' ({transport}) and the hooks {events}. Start a new Gemini CLI "
               "session to load them.", file=sys.stderr)
-        print(install_gemini.capture_notice(vault, change), file=sys.stderr)
+        print(install.capture_notice(vault), file=sys.stderr)
         if transport == "http":
             print(install.http_notice(change, vault, install_gemini.TITLE), file=sys.stderr)
         if not args.no_index:

@@ -1,6 +1,6 @@
 """Claude Code hooks: session-start context, pushed memories on prompts and failed tool results (through the push
-gate, each memory once per session), tool habits, and capture of the session's transcript into `raw/` at
-SessionEnd and PreCompact.
+gate, each memory once per session), tool habits, and capture of the session's transcript into `raw/` (the
+`[capture]` folder, with what it keeps) at SessionEnd and PreCompact.
 
 `vault-cortex hook EVENT` reads the hook's JSON input on stdin and prints its output. It posts to the running
 server (found where `serve` recorded its URL, else at the config's host and port) when, within HEALTH_TIMEOUT,
@@ -168,7 +168,8 @@ def _stop(open_cx: OpenCortex, payload: Mapping[str, Any]) -> str | None:
         return None
     from vault_cortex.importers.transcript import last_prompt
 
-    named = str(payload.get("transcript_path") or "")  # none: the answer alone is judged
+    # none, or captures turned off (the transcripts are not read then): the answer alone is judged
+    named = str(payload.get("transcript_path") or "") if cx.settings.capture.enabled else ""
     prompt = last_prompt(transcript(cx.settings.hooks.transcript_dirs, named)) if named else ""
     query = second_look.query(answer, prompt, cx.settings.recall.max_query_chars)
     state = SessionState(cx.root, str(payload.get("session_id") or ""))
@@ -181,17 +182,24 @@ def _stop(open_cx: OpenCortex, payload: Mapping[str, Any]) -> str | None:
 
 
 def capture(cx: Cortex, payload: Mapping[str, Any]) -> str | None:
-    """Import the session's transcript into `raw/`, one note per exchange; the summary goes to stderr only.
+    """Import the session's transcript into the `[capture]` folder (`raw/`), one note per exchange, with what the
+    settings keep; the summary goes to stderr only. Captures turned off (or keeping nothing): the transcript is not
+    even read.
 
     Only files: the running server's watcher (or the next sync) indexes the notes. Importing again adds
     nothing; a transcript that grew adds its new exchanges and refreshes its last one (see importers/transcript).
     """
     from vault_cortex.importers.transcript import capture_transcript, session_name
 
+    keep = cx.settings.capture
+    if not keep.on:
+        print("vault-cortex: session not captured ([capture] " + ("enabled = false" if not keep.enabled else
+              "keeps no prompts, answers or tools") + ")", file=sys.stderr)
+        return None
     file = transcript(cx.settings.hooks.transcript_dirs, str(payload.get("transcript_path") or ""))
     project = Path(str(payload.get("cwd") or "")).name or None
     with cx.vault.change("capture", index=False) as tx:  # the running server's watcher indexes them
-        done = capture_transcript(tx, file, default_session=session_name(file, project))
+        done = capture_transcript(tx, file, default_session=session_name(file, project), keep=keep)
     state = SessionState(cx.root, str(payload.get("session_id") or ""))
     state.captured_too(done.created + done.updated + done.unchanged + done.kept)  # never pushed back to it
     left = "".join(f", {v} {k}" for k, v in done.counts.items() if k != "exchanges")

@@ -332,6 +332,22 @@ def write(path: Path, text: str, *, private: bool = False) -> None:
         raise
 
 
+def capture_notice(vault: Path) -> str:
+    """One line: whether the capture hooks write sessions into the vault, where, and how to turn that off."""
+    from vault_cortex.config import CONFIG_PATH, load_settings
+    from vault_cortex.errors import ConfigError
+
+    config = vault / CONFIG_PATH
+    try:
+        keep = load_settings(vault).capture
+        folder = keep.path
+    except ConfigError as exc:
+        return f"Sessions are not captured until {config} loads: {exc}"
+    if not keep.on:
+        return f"Sessions are not captured ([capture] in {config}); turn it on with [capture] enabled = true"
+    return f"Sessions are captured into {folder}/ of {vault}; turn off with [capture] enabled = false in {config}"
+
+
 def apply(scope: str, vault: Path | None, *, install: bool, dry_run: bool = False, command: str | None = None,
           home: Path | None = None, project: Path | None = None, transport: str = "stdio") -> list[Change]:
     """Install (vault given) or uninstall; both files are read and checked before either is written.

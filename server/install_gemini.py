@@ -106,9 +106,3 @@ def apply(scope: str, vault: Path | None, *, install_: bool, dry_run: bool = Fal
     if not dry_run:
         install.save(change, data, text, after)
     return change
-
-
-def capture_notice(vault: Path, change: Change) -> str:
-    """One line: sessions are captured, where, and how to turn that off."""
-    return (f"Sessions are captured into raw/ of {vault} when they end (the {CAPTURE} hook); to turn that off, add "
-            f"\"{hook_name(CAPTURE)}\" to hooksConfig.disabled in {change.path}")

@@ -1,5 +1,6 @@
 """`vault-cortex status`: one look at a vault — its index, whether a server serves it (and its watcher and indexing,
-asked of that server), and where vault-cortex is installed for it (Claude Code's settings, the Obsidian plugin).
+asked of that server), where vault-cortex is installed for it (Claude Code's settings, the Obsidian plugin), and
+whether sessions are captured (what is kept, and where).
 
 It changes nothing and loads no model: with a server running it asks GET /v1/status; without one it reads the
 index's counts itself. The server is found through `serve.lock` in the index folder (`.cortex/index/` unless
@@ -46,6 +47,15 @@ class Installed(msgspec.Struct, frozen=True, kw_only=True):
     obsidian: str | None  # the plugin's version, URL and token check, or None when it is not in the vault
 
 
+class Capture(msgspec.Struct, frozen=True, kw_only=True):
+    """Whether the SessionEnd and PreCompact hooks capture sessions, what they keep and where (`[capture]`)."""
+
+    enabled: bool  # on, and keeping something
+    kept: list[str]  # of "prompts", "answers", "tools"
+    folder: str
+    error: str | None = None  # the settings do not load: nothing is captured until they do
+
+
 class VaultStatus(msgspec.Struct, frozen=True, kw_only=True):
     vault: str
     version: str
@@ -53,6 +63,21 @@ class VaultStatus(msgspec.Struct, frozen=True, kw_only=True):
     server: Server
     mcp: list[int]  # pids of the stdio MCP servers (one per Claude Code session) answering the hooks
     installed: Installed
+    capture: Capture
+
+
+def capture(vault: Path, env: Mapping[str, str]) -> Capture:
+    """The vault's `[capture]` settings as the hooks read them."""
+    from vault_cortex.config import load_settings
+    from vault_cortex.errors import ConfigError
+
+    try:
+        keep = load_settings(vault, env).capture
+        folder = keep.path
+    except ConfigError as exc:
+        return Capture(enabled=False, kept=[], folder="", error=str(exc))
+    kept = [name for name in ("prompts", "answers", "tools") if getattr(keep, name)]
+    return Capture(enabled=keep.on, kept=kept, folder=folder)
 
 
 def serving(lock: Path) -> Server:
@@ -144,7 +169,18 @@ def gather(vault: Path, env: Mapping[str, str] | None = None, *, index_dir: Path
     installed = Installed(claude_code=claude_code(vault, project=Path.cwd()),
                           obsidian=obsidian_plugin(vault, env, server.url if server.answers else None))
     return VaultStatus(vault=str(vault), version=__version__, index=index, server=server,
-                       mcp=server_pids(where.path), installed=installed)
+                       mcp=server_pids(where.path), installed=installed, capture=capture(vault, env))
+
+
+def render_capture(c: Capture) -> str:
+    """One line: whether sessions are captured, what is kept and where."""
+    if c.error:
+        return f"off until the settings load: {c.error}"
+    if not c.enabled:
+        return "off ([capture] enabled = false, or nothing kept): the hooks write no session"
+    words = {"prompts": "prompts", "answers": "answers", "tools": "tool calls"}
+    kept = [words[k] for k in c.kept]
+    return f"on: {', '.join(kept[:-1]) + ' and ' if len(kept) > 1 else ''}{kept[-1]} into {c.folder}/"
 
 
 def render(s: VaultStatus) -> str:
@@ -177,4 +213,5 @@ def render(s: VaultStatus) -> str:
                  else "no stdio server running (Claude Code starts one for each session)"))
     rows.extend(("claude-code", line) for line in s.installed.claude_code or ["not installed"])
     rows.append(("obsidian", s.installed.obsidian or "plugin not installed (vault-cortex install obsidian)"))
+    rows.append(("capture", render_capture(s.capture)))
     return "".join(f"{name:<12} {text}\n" for name, text in rows)

@@ -188,6 +188,48 @@ class HooksSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     transcript_dirs: list[str] = msgspec.field(default_factory=lambda: ["~/.claude/projects"])
 
 
+class CaptureSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """What the SessionEnd and PreCompact hooks keep of a Claude Code session, and where they write it."""
+
+    enabled: bool = True  # false: the hooks write nothing and do not read the transcript
+    prompts: bool = True  # the user's prompts
+    answers: bool = True  # the assistant's answers
+    tools: bool = True  # one line per tool call (its output is never kept)
+    folder: str = "raw"  # vault-relative; may be git-ignored
+
+    @property
+    def on(self) -> bool:
+        """Whether a capture writes anything: enabled, and keeping something."""
+        return self.enabled and (self.prompts or self.answers or self.tools)
+
+    @property
+    def path(self) -> str:
+        """The folder as a vault path (`raw/` → `raw`); ConfigError when it is not one."""
+        return capture_folder(self.folder)
+
+
+def capture_folder(folder: str) -> str:
+    """`[capture] folder` as a vault path: relative, without `..`, outside dot-folders (`.cortex/` holds
+    vault-cortex's own files; a dot-folder is never indexed); ConfigError else."""
+    import ntpath
+    import posixpath
+
+    where = f"capture.folder {folder!r}"
+    if folder.startswith("~") or posixpath.isabs(folder) or ntpath.isabs(folder) or ntpath.splitdrive(folder)[0]:
+        raise ConfigError(f"{where} must be a folder inside the vault, relative to it (e.g. \"raw\"), not an absolute "
+                          "path")
+    parts = [p for p in folder.replace("\\", "/").split("/") if p not in ("", ".")]
+    if not parts:
+        raise ConfigError(f"{where} must name a folder inside the vault (e.g. \"raw\")")
+    if ".." in parts:
+        raise ConfigError(f"{where} must stay inside the vault: no \"..\"")
+    if parts[0] == ".cortex":
+        raise ConfigError(f"{where} is inside .cortex/, which holds vault-cortex's own files, not notes")
+    if any(p.startswith(".") for p in parts):
+        raise ConfigError(f"{where} is a hidden folder, which is never indexed: name one without a leading dot")
+    return "/".join(parts)
+
+
 class ActivitySettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     log_hook_queries: bool = False  # keep a hook's query text (redacted) in the activity log, not only its fingerprint
 
@@ -208,6 +250,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     curiosity: CuriositySettings = msgspec.field(default_factory=CuriositySettings)
     hooks: HooksSettings = msgspec.field(default_factory=HooksSettings)
     activity: ActivitySettings = msgspec.field(default_factory=ActivitySettings)
+    capture: CaptureSettings = msgspec.field(default_factory=CaptureSettings)
 
     def region(self, name: str) -> Region:
         """The settings of a region; unknown names get the defaults of a plain region."""
@@ -217,7 +260,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
 # Environment variables that override a setting: VAULT_CORTEX_<SECTION>_<KEY>, e.g. VAULT_CORTEX_EMBEDDING_THREADS.
 _ENV_PREFIX = "VAULT_CORTEX_"
 _ENV_SECTIONS = ("index", "embedding", "recall", "push", "server", "hooks", "sleep", "habits", "resonance", "curiosity",
-                 "activity")
+                 "activity", "capture")
 # read by the adapters (INDEX_DIR: where the index lives, index/location.py; the last: a test hook of `sleep`)
 _ENV_IGNORED = ("TOKEN", "VAULT", "INDEX_DIR", "SLEEP_KILL_AFTER")
 _ENV_LISTS = ("hooks_transcript_dirs",)  # folders, separated as in PATH (os.pathsep)
@@ -341,6 +384,7 @@ def _check(settings: Settings) -> None:
         raise ConfigError(f"recall.budget_tokens must be between {MIN_BUDGET_TOKENS} and {MAX_BUDGET_TOKENS}")
     if not 1 <= rec.max_query_chars <= MAX_QUERY_CHARS:
         raise ConfigError(f"recall.max_query_chars must be between 1 and {MAX_QUERY_CHARS}")
+    capture_folder(settings.capture.folder)
 
 
 def load_settings(vault: Path, env: Mapping[str, str] | None = None) -> Settings:

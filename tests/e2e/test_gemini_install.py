@@ -73,7 +73,7 @@ def test_a_real_gemini_session_runs_every_installed_hook_and_the_mcp_server(
     offered = {d["name"] for tool in api.main_requests()[0].get("tools") or []
                for d in tool.get("functionDeclarations") or []}
     assert any("recall" in name for name in offered), sorted(offered)  # the MCP server's tools reached the model
-    # what install's notice says turns the capture off: the SessionEnd hook's name in hooksConfig.disabled
+    # Gemini CLI's own switch turns a hook off too: the SessionEnd hook's name in hooksConfig.disabled
     settings_file = project / ".gemini" / "settings.json"
     settings = json.loads(settings_file.read_text(encoding="utf-8"))
     settings_file.write_text(json.dumps({**settings, "hooksConfig": {"disabled": ["vault-cortex-session-end"]}}),

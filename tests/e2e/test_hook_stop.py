@@ -166,6 +166,25 @@ def test_the_setting_turns_it_off(cx: Cortex, tmp_path: Path) -> None:
     assert hook(json.dumps(stop_input("s-off-setting", WRONG, path)), vault) is None
 
 
+def test_with_captures_turned_off_the_transcript_is_not_read(cx: Cortex, tmp_path: Path) -> None:
+    """`[capture] enabled = false`: the Stop hook neither reads the transcript nor writes a note; the answer alone
+    is judged."""
+    vault = tmp_path / "vault"
+    shutil.copytree(cx.root, vault, symlinks=True)
+    config = vault / ".cortex" / "config.toml"
+    text = config.read_text(encoding="utf-8")
+    assert text.count("\nenabled = true\n") == 1  # [capture]'s
+    config.write_text(text.replace("\nenabled = true\n", "\nenabled = false\n"), encoding="utf-8")
+    notes = sorted(vault.rglob("*.md"))
+    missing = projects(tmp_path) / "never-there.jsonl"  # reading it would be an error on stderr
+    env = {**os.environ, hooks.VAULT_ENV: str(vault), hooks.URL_ENV: DEAD_URL}
+    done = subprocess.run([sys.executable, "-m", "server.cli", "hook", "stop"], text=True, capture_output=True,
+                          input=json.dumps(stop_input("s-no-capture", WRONG, missing)), env=env, timeout=120)
+    assert done.returncode == 0 and "transcript" not in done.stderr, done.stderr
+    assert not done.stdout.strip() or memories(block_reason(json.loads(done.stdout)))
+    assert sorted(vault.rglob("*.md")) == notes
+
+
 def test_the_running_server_answers_stop(live: LiveServer, cx: Cortex, tmp_path: Path) -> None:
     shell = tmp_path / "shell"
     (shell / ".cortex").mkdir(parents=True)  # opened directly it would recall nothing: the answer is the server's

@@ -345,3 +345,21 @@ def test_a_linked_claude_json_gets_a_reference_to_the_token_not_the_token(vault:
     assert entry["headers"] == {"Authorization": f"Bearer ${{{TOKEN_ENV}}}"}
     err = capsys.readouterr().err
     assert f"export {TOKEN_ENV}=" in err and "yours only" not in err
+
+
+def test_install_says_in_one_line_that_sessions_are_captured_where_and_how_to_turn_it_off(
+        vault: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    args = ["install", "claude-code", "--vault", str(vault), "--scope", "project", "--project", str(project),
+            "--no-index"]
+    assert main(args) == 0
+    root, config = vault.resolve(), vault.resolve() / ".cortex/config.toml"
+    said = [line for line in capsys.readouterr().err.splitlines() if "captured" in line]
+    assert said == [f"Sessions are captured into raw/ of {root}; turn off with [capture] enabled = false in {config}"]
+    text = config.read_text(encoding="utf-8")
+    config.write_text(text.replace("enabled = true\n# What a captured", "enabled = false\n# What a captured"),
+                      encoding="utf-8")
+    assert main(args) == 0
+    said = [line for line in capsys.readouterr().err.splitlines() if "captured" in line]
+    assert said == [f"Sessions are not captured ([capture] in {config}); turn it on with [capture] enabled = true"]

@@ -150,8 +150,9 @@ def test_the_install_says_what_runs_and_that_sessions_are_captured(vault: Path, 
     assert f"{settings_file}: created" in err
     assert "Gemini CLI (user scope) now runs vault-cortex on" in err
     assert "SessionStart, BeforeAgent, AfterTool, AfterAgent, SessionEnd" in err
-    assert (f"Sessions are captured into raw/ of {vault.resolve()} when they end (the SessionEnd hook); to turn that "
-            f'off, add "vault-cortex-session-end" to hooksConfig.disabled in {settings_file}') in err
+    config = vault.resolve() / ".cortex" / "config.toml"
+    assert (f"Sessions are captured into raw/ of {vault.resolve()}; turn off with [capture] enabled = false in "
+            f"{config}") in err
 
 
 def test_user_and_project_scope_files(vault: Path, home: Path, tmp_path: Path,

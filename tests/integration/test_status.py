@@ -80,3 +80,24 @@ def test_version() -> None:
     import vault_cortex
 
     assert vault_cortex.__version__ == "0.1.0"
+
+
+def test_status_says_whether_sessions_are_captured_what_is_kept_and_where(tmp_path: Path) -> None:
+    vault, home = tmp_path / "vault", tmp_path / "home"
+    init_vault(vault)
+    home.mkdir()
+    shown = run(home, "status", "--vault", str(vault))
+    assert dict(line.split(None, 1) for line in shown.stdout.splitlines())["capture"] == (
+        "on: prompts, answers and tool calls into raw/")
+    config = vault / ".cortex/config.toml"
+    text = config.read_text(encoding="utf-8")
+    kept = text.replace('folder = "raw"', 'folder = "sessions/"').replace("answers = true", "answers = false")
+    config.write_text(kept, encoding="utf-8")
+    as_json = json.loads(run(home, "status", "--vault", str(vault), "--json").stdout)
+    assert as_json["capture"] == {"enabled": True, "kept": ["prompts", "tools"], "folder": "sessions", "error": None}
+    assert "on: prompts and tool calls into sessions/" in run(home, "status", "--vault", str(vault)).stdout
+    config.write_text(text.replace("enabled = true\n# What a captured", "enabled = false\n# What a captured"),
+                      encoding="utf-8")
+    shown = run(home, "status", "--vault", str(vault))
+    assert dict(line.split(None, 1) for line in shown.stdout.splitlines())["capture"].startswith("off ([capture]")
+    assert json.loads(run(home, "status", "--vault", str(vault), "--json").stdout)["capture"]["enabled"] is False

@@ -10,6 +10,7 @@ import msgspec
 
 from vault_cortex.config import (
     ActivitySettings,
+    CaptureSettings,
     CuriositySettings,
     EmbeddingSettings,
     HabitsSettings,
@@ -53,7 +54,7 @@ def test_every_setting_is_in_the_configuration_page() -> None:
     fields += [f"push.{f}" for f in PushSettings.__struct_fields__ if f != "weights"] + ["push.weights.<feature>"]
     fields += ["modes.<name>.<signal>", "relations"]
     for struct in (ServerSettings, HooksSettings, HabitsSettings, ResonanceSettings, CuriositySettings,
-                   ActivitySettings):
+                   ActivitySettings, CaptureSettings):
         section = struct.__name__.removesuffix("Settings").lower()
         fields += [f"{section}.{f}" for f in struct.__struct_fields__]
     fields += [f"sleep.{f}" for f in SleepSettings.__struct_fields__ if f != "keywords"] + ["sleep.keywords.<region>"]
@@ -62,7 +63,7 @@ def test_every_setting_is_in_the_configuration_page() -> None:
     assert not missing, f"settings missing from docs/configuration.md's table: {missing}"
     assert set(Settings.__struct_fields__) == {"regions", "index", "embedding", "recall", "push", "modes",
                                                "relations", "server", "sleep", "habits", "resonance", "curiosity",
-                                               "hooks", "activity"}, (
+                                               "hooks", "activity", "capture"}, (
         "a new settings section needs a row in docs/configuration.md")
     assert msgspec.to_builtins(Settings())  # the defaults serialise
 

@@ -295,6 +295,22 @@ def read_regular(path: Path) -> bytes:
         os.close(fd)
 
 
+TEMP_PREFIX, TEMP_SUFFIX = ".", ".tmp"  # an atomic write's temp file beside its note: `.<8 random>.tmp`
+_TEMP = re.compile(r"^\.[a-z0-9_]{8}\.tmp$")  # as tempfile.mkstemp names it
+
+
+def remove_stale_temps(folder: Path) -> list[str]:
+    """Remove the temp files that atomic writes killed part way left in a folder (a hook's timeout); only under the
+    vault's write lock, when no write of the vault is under way. Returns their names."""
+    try:
+        found = [e for e in os.scandir(folder) if _TEMP.match(e.name) and e.is_file(follow_symlinks=False)]
+    except OSError:
+        return []
+    for entry in found:
+        Path(entry.path).unlink(missing_ok=True)
+    return [e.name for e in found]
+
+
 def atomic_write(path: Path, data: bytes, expected_hash: str | None) -> None:
     """Write via a temp file in the same folder, fsync and rename; refuse if the file changed underneath.
 
@@ -313,7 +329,7 @@ def atomic_write(path: Path, data: bytes, expected_hash: str | None) -> None:
     if expected_hash is not None and (current is None or content_hash(current) != expected_hash):
         raise WriteConflict(f"{path.name} changed on disk since it was read; the write was refused")
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)

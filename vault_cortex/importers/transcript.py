@@ -26,8 +26,10 @@ from typing import IO, Any, BinaryIO
 import msgspec
 
 from vault_cortex import clock
+from vault_cortex.config import CaptureSettings
 from vault_cortex.errors import InvalidRequest, WriteConflict
 from vault_cortex.files.properties import parse_datetime
+from vault_cortex.files.vault import remove_stale_temps
 from vault_cortex.files.yamltext import note_filename, render_new_note
 from vault_cortex.importers.importlog import ImportLog
 from vault_cortex.importers.substance import has_substance
@@ -47,6 +49,7 @@ HEAD_BYTES = 1 << 16  # the start of a transcript, hashed to tell a grown transc
 TOOL_INPUT_CHARS = 60  # of a tool call's input, on its one line
 OUTPUT_CHARS = 1 << 16  # of an exchange's tool output, kept in memory while it is read
 MAX_TRANSCRIPT_BYTES = 1 << 28  # 256 MiB: a long Claude Code session with big tool outputs is tens of MiB
+ALL = CaptureSettings()  # everything kept, in raw/: what an import writes
 # A FIFO opens at once instead of waiting for a writer; a symbolic link as the file's last part is refused.
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
@@ -253,13 +256,19 @@ def title(session: str, n: int) -> str:
 
 
 def render_exchange(session: str, n: int, x: Exchange, *, fallback: datetime, source: str,
-                    extra: dict[str, object] | None = None) -> tuple[str, str]:
-    """The raw note of a session's n-th exchange (from 1) as (vault path, text)."""
+                    extra: dict[str, object] | None = None, keep: CaptureSettings = ALL) -> tuple[str, str]:
+    """The raw note of a session's n-th exchange (from 1) as (vault path, text): in `keep.folder`, with the parts
+    `keep` keeps (prompt, answer, tool lines)."""
     name = title(session, n)
-    body = (f"## Prompt\n\n{x.prompt or '(empty)'}\n\n## Answer\nanswer_to:: [[#Prompt]]\n\n"
-            f"{x.answer or '(no answer)'}\n")
-    if x.tools:
-        body += "\n" + "\n".join(x.tools) + "\n"
+    parts = []
+    if keep.prompts:
+        parts.append(f"## Prompt\n\n{x.prompt or '(empty)'}\n")
+    if keep.answers:
+        points = "answer_to:: [[#Prompt]]\n" if keep.prompts else ""
+        parts.append(f"## Answer\n{points}\n{x.answer or '(no answer)'}\n")
+    if keep.tools and x.tools:
+        parts.append("\n".join(x.tools) + "\n")
+    body = "\n".join(parts)
     if n > 1:
         body += f"\nfollows:: [[{title(session, n - 1)}]]\n"
     at = x.at or fallback
@@ -267,7 +276,7 @@ def render_exchange(session: str, n: int, x: Exchange, *, fallback: datetime, so
                                 "created": at.strftime("%Y-%m-%dT%H:%M"), "source": source}
     props.update(extra or {})
     props["tags"] = ["transcript"]
-    return f"{RAW}/{name}.md", render_new_note(title=name, body=body, properties=props)
+    return f"{keep.path}/{name}.md", render_new_note(title=name, body=body, properties=props)
 
 
 def render(t: Transcript, *, fallback: datetime, source: str) -> list[tuple[str, str]]:
@@ -338,8 +347,9 @@ class Tally:
 
 
 def capture_transcript(tx: Change, file: str | Path, session: str | None = None, *,
-                       default_session: str | None = None) -> Imported:
-    """Write a transcript's exchanges as raw notes, within one change of the vault (which indexes them).
+                       default_session: str | None = None, keep: CaptureSettings = ALL) -> Imported:
+    """Write a transcript's exchanges as raw notes, within one change of the vault (which indexes them), with
+    what `keep` keeps (`[capture]`: prompts, answers, tool lines) in its folder.
 
     The session's name is `session`, else the one used the last time this file was imported, else
     `default_session`, else the file's name. A note that exists with other content and was not written by
@@ -348,6 +358,7 @@ def capture_transcript(tx: Change, file: str | Path, session: str | None = None,
     """
     path = transcript_file(file)
     log = ImportLog(tx, f"transcript:{path}")
+    remove_stale_temps(tx.vault.root / keep.path)  # left by a capture killed part way; the write lock is held
     with open_transcript(path) as fh:
         stat = os.fstat(fh.fileno())
         fallback = datetime.fromtimestamp(stat.st_mtime, UTC)
@@ -370,13 +381,13 @@ def capture_transcript(tx: Change, file: str | Path, session: str | None = None,
             for offset, x in exchanges:
                 read += 1
                 last, last_n = offset, n + 1  # where a later capture resumes, and the number this one takes
-                x, private, secrets = scrub(x)
+                x, private, secrets = scrub(kept(x, keep))
                 left.update({"private": private, "redacted": sum(secrets.values())})
-                if not has_substance(x.prompt, x.answer, x.output):
+                if not worth_keeping(x, keep):
                     left["left_out"] += 1  # an acknowledgement, or the tool output read back: echo, not memory
                     continue
                 n += 1
-                rel, text = render_exchange(name, n, x, fallback=fallback, source=path.name)
+                rel, text = render_exchange(name, n, x, fallback=fallback, source=path.name, keep=keep)
                 outcome = log.write(rel, text)
                 if outcome == "kept" and log.fresh and n == 1:
                     raise WriteConflict(f"{rel} already exists with other content; import under another --session "
@@ -395,6 +406,22 @@ def capture_transcript(tx: Change, file: str | Path, session: str | None = None,
                 log.save()
     return tally.result(name, fmt, tool_calls=tools, counts={"exchanges": n} | left_out(
         left["left_out"], left["private"], left["redacted"]))
+
+
+def kept(x: Exchange, keep: CaptureSettings) -> Exchange:
+    """The exchange with only the parts `keep` keeps (what is left out is never read again, nor redacted)."""
+    if keep.prompts and keep.answers and keep.tools:
+        return x
+    return msgspec.structs.replace(x, prompt=x.prompt if keep.prompts else "",
+                                   answer=x.answer if keep.answers else "", tools=x.tools if keep.tools else ())
+
+
+def worth_keeping(x: Exchange, keep: CaptureSettings) -> bool:
+    """Whether an exchange's kept parts hold anything to write: the prompt and answer kept have substance, or,
+    keeping tool lines alone, it has some."""
+    if keep.prompts or keep.answers:
+        return has_substance(x.prompt, x.answer, x.output)
+    return bool(x.tools)
 
 
 def left_out(echo: int, private: int, redacted: int) -> dict[str, int]:
