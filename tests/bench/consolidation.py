@@ -42,6 +42,7 @@ sys.path.insert(0, str(ROOT))
 from vault_cortex.cortex import Cortex  # noqa: E402
 from vault_cortex.files.adopt import adopt_vault  # noqa: E402
 from vault_cortex.files.paths import top_folder  # noqa: E402
+from vault_cortex.files.vault import template_dir  # noqa: E402
 from vault_cortex.sleep.cycle import gather  # noqa: E402
 from vault_cortex.sleep.operations import Plan, special  # noqa: E402
 
@@ -68,13 +69,15 @@ def labels() -> dict[frozenset[str], str]:
 
 
 def open_vault(source: Path, work: Path, notes: list[str] | None = None) -> Cortex:
-    """A copy of `source` (or of `notes` from it) at `work`, adopted and synced; an existing copy is reused."""
+    """A copy of `source` (or of `notes` from it) at `work`, adopted and synced; an existing copy is reused (its
+    settings reset to the starter vault's)."""
     if not (work / ".cortex").is_dir():
         work.mkdir(parents=True, exist_ok=True)
         for rel in notes if notes is not None else [p.relative_to(source).as_posix() for p in source.rglob("*.md")]:
             (work / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source / rel, work / rel)
         adopt_vault(work)
+    shutil.copy2(template_dir() / ".cortex" / "config.toml", work / ".cortex" / "config.toml")  # this code's defaults
     cx = Cortex.open(work)
     cx.clock = lambda: NOW
     started = time.perf_counter()
@@ -148,7 +151,13 @@ def dev_set(work: Path) -> None:
             print_edits(plan, notes)
             if mode == "full":
                 for m in plan.findings.merges:
-                    print(f"      merge {m.sources} sim {m.similarity:.2f}: {lab.get(pair(*m.sources[:2]), 'unrelated')}")
+                    cls = lab.get(pair(*m.sources[:2]), "unrelated")
+                    print(f"      merge {m.sources} sim {m.similarity:.2f}: {cls}; agree {m.agree}, share {m.shared}")
+                for x in plan.findings.supersedes:
+                    cls = lab.get(pair(x.newer, x.older), "unrelated")
+                    print(f"      supersede {x.newer} > {x.older}: {cls}; differ {x.differ}")
+                for w in wires:
+                    print(f"      wire {w.src} -> {w.dst}: {w.why}")
         missed = [p for p in dups if p not in merged_pairs(cx.sleep_plan("full", save=False))]
         for p in missed:
             a, b = sorted(p)
