@@ -152,7 +152,8 @@ def dev_set(work: Path) -> None:
             if mode == "full":
                 for m in plan.findings.merges:
                     cls = lab.get(pair(*m.sources[:2]), "unrelated")
-                    print(f"      merge {m.sources} sim {m.similarity:.2f}: {cls}; agree {m.agree}, share {m.shared}")
+                    shared = getattr(m, "shared", [])  # none before the distinctive-words check
+                    print(f"      merge {m.sources} sim {m.similarity:.2f}: {cls}; agree {m.agree}, share {shared}")
                 for x in plan.findings.supersedes:
                     cls = lab.get(pair(x.newer, x.older), "unrelated")
                     print(f"      supersede {x.newer} > {x.older}: {cls}; differ {x.differ}")
