@@ -177,7 +177,9 @@ def hub(vault: Path, sample: int, seed: int, folders: list[str], work: Path) -> 
         print(f"template vault {vault.name}: {len(notes)} notes sampled (seed {seed}) of {len(pool)} in "
               + ", ".join(folders))
         for mode in ("full", "light"):
+            started = time.perf_counter()
             plan = cx.sleep_plan(mode, save=False)
+            print(f"  {mode} plan: {time.perf_counter() - started:.1f} s", file=sys.stderr)
             merged = merged_pairs(plan)
             same_page = [p for p in merged if len({Path(x).stem.casefold() for x in p}) == 1]
             print(f"  {mode}:")

@@ -310,6 +310,29 @@ def test_pages_of_one_template_close_in_vectors_are_neither_merged_superseded_no
     assert not [op for op in p.ops if op.path.startswith("Plugins/")]
 
 
+PERSON = """- GitHub: [{handle}](https://github.com/{handle})
+%% Feel free to add a bio below this comment %%
+## Author of
+%% Begin Hub: Released contributions %%
+### Plugins
+- [[{plugin}]], which syncs reading highlights into daily notes
+%% End Hub: Released contributions %%
+## Sponsor this author
+# This note in GitHub"""
+
+
+def test_two_pages_of_one_template_are_never_merged_even_when_they_say_the_same() -> None:
+    """Two authors of one plugin: their pages share the plugin and agree on every point, but a template makes one
+    page per thing, so they are two people, not one written twice."""
+    people = [memo(f"People/{h}.md", PERSON.format(handle=h, plugin="Highlights Sync"), importance=None)
+              for h in ("0xbolt", "0xpapercut")]
+    others = [memo(f"People/{h}.md", PERSON.format(handle=h, plugin=f"Plugin {h}"), importance=None)
+              for h in ("ann", "bo", "cy")]
+    vecs = {m.path: axis("a", 0.01 * i) for i, m in enumerate([*people, *others])}
+    p = plan(world([*people, *others]), vecs)
+    assert p.findings.merges == []
+
+
 def test_related_to_needs_shared_distinctive_words_or_a_link_path() -> None:
     notes = [memo("long_term/Pump.md", "The greenhouse pump primes slowly after a dry night.", importance=None),
              memo("long_term/Priming.md", "Priming the greenhouse pump after a dry night takes a minute.",

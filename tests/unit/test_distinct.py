@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from vault_cortex.sleep.distinct import BOILERPLATE_NOTES, Distinct, content_lines, shared_neighbours, words
+from vault_cortex.sleep.distinct import (
+    BOILERPLATE_NOTES,
+    TEMPLATE_LINES,
+    Distinct,
+    content_lines,
+    shared_neighbours,
+    words,
+)
 
 SKELETON = """%% ----- Do not edit this section ----- %%
 Plugin ID: `{id}`
@@ -46,6 +53,7 @@ def test_template_pages_share_little_and_a_paraphrase_shares_most() -> None:
     same = d.evidence("SD card died.md", "SD card again.md")
     assert same.overlap >= 0.7 and {"card", "greenhouse", "18", "months"} <= set(same.shared)
     assert d.evidence("SD card died.md", "Compost.md").overlap == 0.0
+    assert d.evidence(pages[0], pages[1]).template >= TEMPLATE_LINES > same.template == 0  # pages of one template
     # a short page naming a long one is not the same thing: overlap is over the larger note's words
     short = Distinct(NOTES | {"People/mira.md": ("mira", "Author of [[calendar|Calendar]].")})
     assert short.evidence("People/mira.md", "Plugins/calendar.md").overlap < 0.35

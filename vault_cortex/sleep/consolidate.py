@@ -26,7 +26,7 @@ from vault_cortex.identity.resonance import RESONANCE_DIR, decay_step
 from vault_cortex.identity.resonance import half_life as resonance_half_life
 from vault_cortex.recall.edges import CO_RETRIEVED, EdgeWeights
 from vault_cortex.sleep.agree import agreement, complete_groups
-from vault_cortex.sleep.distinct import Distinct, Evidence, shared_neighbours
+from vault_cortex.sleep.distinct import TEMPLATE_LINES, Distinct, Evidence, shared_neighbours
 from vault_cortex.sleep.dream import (
     PATTERN_DAYS,
     Decay,
@@ -195,6 +195,7 @@ class _Sleep:
             evidence = {(i, j): self.distinct.evidence(paths[i], paths[j]) for _, i, j in proposed}
             close = [(s, i, j) for s, i, j in proposed if backed(evidence[i, j])]
             verdict = {(i, j): agreement(self.words(paths[i]), self.words(paths[j])) for _, i, j in close}
+            kin = {(i, j) for _, i, j in close if evidence[i, j].template >= TEMPLATE_LINES}  # two things of a kind
             for sim, i, j in close:
                 v = verdict[i, j]
                 if v.agree:
@@ -206,7 +207,8 @@ class _Sleep:
                     differ = agreement(self.words(older.path), self.words(newer.path)).differ
                     supersedes.append(Supersede(newer=newer.path, older=older.path, similarity=round(sim, 3),
                                                 differ=[_sides(x) for x in differ], shared=evidence[i, j].shared))
-            for idx in complete_groups(len(paths), [(s, i, j) for s, i, j in close if verdict[i, j].agree]):
+            for idx in complete_groups(len(paths), [(s, i, j) for s, i, j in close
+                                                    if verdict[i, j].agree and (i, j) not in kin]):
                 members = [paths[i] for i in idx]
                 low = round(min(float(sims[i, j]) for i in idx for j in idx if i < j), 3)
                 points = list(dict.fromkeys(x for i in idx for j in idx if i < j for x in verdict[i, j].same))

@@ -15,6 +15,9 @@ from what each note says of its own:
    words of their titles (a page and the page that links it by name) say nothing alike: `untitled` counts the
    shared words in neither title.
 
+Pages of one template (two notes holding `TEMPLATE_LINES` of the same boilerplate lines) are pages of two
+things of one kind — two plugins, two people, two meetings — so sleep never merges them, whatever they share.
+
 One pass over the vault builds the tables (a line and a word count per note), so a sleep of 10,000 notes
 spends a fraction of a second here.
 """
@@ -29,7 +32,9 @@ from collections.abc import Iterable, Mapping
 import msgspec
 
 BOILERPLATE_NOTES = 4  # a line in this many notes or more is template (a duplicate group is rarely this large)
+TEMPLATE_LINES = 3  # two notes holding this many of the same boilerplate lines are pages of one template
 SHOWN = 6  # shared words named in a plan's reason
+DISTINCTIVE = 1.0  # least weight of a word named or counted as shared: in at most ~37% (1/e) of the notes, or two
 _COMMENT = re.compile(r"%%.*?%%|<!--.*?-->", re.S)
 _ADDRESS = re.compile(r"\]\([^)\s]*(?:\s+\"[^\"]*\")?\)|<?(?:https?|obsidian|file)://\S+")
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
@@ -45,6 +50,7 @@ class Evidence(msgspec.Struct, frozen=True, kw_only=True):
     overlap: float  # shared weight over the larger note's weight, 0..1
     shared: list[str]  # the heaviest shared words, heaviest first
     untitled: int  # shared words in neither note's title: what they say alike beyond naming each other
+    template: int  # boilerplate lines both hold: TEMPLATE_LINES or more make them pages of one template
 
 
 def _line_key(line: str) -> str:
@@ -78,12 +84,15 @@ class Distinct:
             line_df.update({_line_key(line) for line in ls})
         self.boilerplate = frozenset(k for k, n in line_df.items() if n >= BOILERPLATE_NOTES)
         self.body = {p: "\n".join(x for x in ls if _line_key(x) not in self.boilerplate) for p, ls in lines.items()}
+        self.skeleton = {p: frozenset(k for x in ls if (k := _line_key(x)) in self.boilerplate)
+                         for p, ls in lines.items()}
         self.titled = {p: words(title) for p, (title, _) in notes.items()}
         self.terms = {p: words(title) | words(self.body[p]) for p, (title, _) in notes.items()}
         df: Counter[str] = Counter()
         for ts in self.terms.values():
             df.update(ts)
         self.weight = {w: math.log((len(notes) + 1) / n) for w, n in df.items()}
+        self.distinctive = min(DISTINCTIVE, math.log((len(notes) + 1) / 2))  # a pair's words, in a tiny vault
 
     def join(self, path: str, members: Iterable[str]) -> None:
         """A merged note's distinctive words: its members'."""
@@ -100,8 +109,9 @@ class Distinct:
         got = sum(self.weight[w] for w in shared)
         titled = self.titled.get(a, set()) | self.titled.get(b, set())
         return Evidence(overlap=round(got / large, 3) if large > 0 else 0.0,
-                        shared=[w for w in shared if self.weight[w] > 0][:SHOWN],
-                        untitled=sum(1 for w in shared if w not in titled))
+                        shared=[w for w in shared if self.weight[w] >= self.distinctive][:SHOWN],
+                        untitled=sum(1 for w in shared if w not in titled and self.weight[w] >= self.distinctive),
+                        template=len(self.skeleton.get(a, frozenset()) & self.skeleton.get(b, frozenset())))
 
 
 def shared_neighbours(a: Iterable[str], b: Iterable[str], degree: Mapping[str, int], most: int) -> list[str]:
