@@ -258,6 +258,7 @@ export interface Merge {
   archived: string[];
   importance: number;
   into: string;
+  shared?: string[];
   similarity: number;
   sources: string[];
 }
@@ -473,6 +474,7 @@ export interface Supersede {
   differ: string[];
   newer: string;
   older: string;
+  shared?: string[];
   similarity: number;
 }
 
