@@ -1,9 +1,10 @@
 """Consolidation never makes memory more confidently wrong: a real vault, the real model, one sleep plan each.
 
 A decision and its reversal, and a measurement and its correction, can be as similar as true duplicates
-(the merge bar is lowered here so that similarity proposes all of them); the plan must keep both and let
-the newer supersede the older. Identity is
-the owner's, and the first sleep never archives what the user wrote as important.
+(at the default bar, 0.8, similarity proposes all of them); the plan must keep both and let the newer
+supersede the older. Pages of one template are never merged, superseded or linked for their skeleton, while a
+paraphrased duplicate merges. Identity is the owner's, and the first sleep never archives what the user wrote
+as important.
 """
 
 from __future__ import annotations
@@ -72,10 +73,7 @@ NOTES = {
 def cx(tmp_path: Path, embedder: Embedder) -> Iterator[Cortex]:
     root = tmp_path / "vault"
     init_vault(root)
-    # a permissive bar, so similarity proposes every pair here: agreement alone must decide
-    config = root / ".cortex" / "config.toml"
-    config.write_text(config.read_text(encoding="utf-8").replace("merge_threshold = 0.92", "merge_threshold = 0.8"),
-                      encoding="utf-8")
+    # the default bar (0.8) proposes every pair here: agreement alone must decide
     for path, text in NOTES.items():
         (root / path).write_text(text, encoding="utf-8")
     with Cortex.open(root, embedder=embedder) as c:
