@@ -151,7 +151,7 @@ def _keywords() -> dict[str, list[str]]:
 class SleepSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """Consolidation: merge, promote and prune thresholds, the nightly run and the promotion keywords."""
 
-    merge_threshold: float = 0.92
+    merge_threshold: float = 0.8
     promote_above: float = 0.7
     prune_below: float = 0.3
     co_retrieved_min: int = 3

@@ -259,6 +259,7 @@ export interface Merge {
   archived: string[];
   importance: number;
   into: string;
+  shared?: string[];
   similarity: number;
   sources: string[];
 }
@@ -476,6 +477,7 @@ export interface Supersede {
   differ: string[];
   newer: string;
   older: string;
+  shared?: string[];
   similarity: number;
 }
 

@@ -1,13 +1,16 @@
 """Consolidation never makes memory more confidently wrong: a real vault, the real model, one sleep plan each.
 
 A decision and its reversal, and a measurement and its correction, can be as similar as true duplicates
-(the merge bar is lowered here so that similarity proposes all of them); the plan must keep both and let
-the newer supersede the older. Identity is
-the owner's, and the first sleep never archives what the user wrote as important.
+(at the default bar, 0.8, similarity proposes all of them); the plan must keep both and let the newer
+supersede the older. Pages of one template are never merged, superseded or linked for their skeleton, while a
+paraphrased duplicate merges. Identity is the owner's, and the first sleep never archives what the user wrote
+as important.
 """
 
 from __future__ import annotations
 
+import re
+import shutil
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,8 +18,10 @@ from pathlib import Path
 import pytest
 
 from vault_cortex.cortex import Cortex
+from vault_cortex.files.adopt import adopt_vault
 from vault_cortex.files.vault import init_vault
 from vault_cortex.index.embed import Embedder
+from vault_cortex.sleep.cycle import gather, plan_markdown
 
 NOW = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 
@@ -68,10 +73,7 @@ NOTES = {
 def cx(tmp_path: Path, embedder: Embedder) -> Iterator[Cortex]:
     root = tmp_path / "vault"
     init_vault(root)
-    # a permissive bar, so similarity proposes every pair here: agreement alone must decide
-    config = root / ".cortex" / "config.toml"
-    config.write_text(config.read_text(encoding="utf-8").replace("merge_threshold = 0.92", "merge_threshold = 0.8"),
-                      encoding="utf-8")
+    # the default bar (0.8) proposes every pair here: agreement alone must decide
     for path, text in NOTES.items():
         (root / path).write_text(text, encoding="utf-8")
     with Cortex.open(root, embedder=embedder) as c:
@@ -120,3 +122,57 @@ def test_the_first_sleep_never_archives_what_was_written_important(cx: Cortex) -
     decided = {t.path: t.decision for t in plan.findings.triage}
     assert decided["short_term/Greenhouse heater schedule.md"] in ("promote", "stay")
     assert decided["short_term/Compost bin rota.md"] in ("promote", "stay")
+
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+def adopted(src: Path, dest: Path, embedder: Embedder, bar: float | None = None) -> Cortex:
+    """A copy of a fixture folder of notes adopted as a vault (`.cortex/` added), synced; with `bar`, the merge
+    and related_to similarity bars lowered to it."""
+    shutil.copytree(src, dest)
+    adopt_vault(dest)
+    if bar is not None:
+        config = dest / ".cortex" / "config.toml"
+        text = re.sub(r"(?m)^(merge_threshold|related_threshold) = .*$", rf"\1 = {bar}", config.read_text("utf-8"))
+        config.write_text(text, encoding="utf-8")
+    cx = Cortex.open(dest, embedder=embedder)
+    cx.clock = lambda: NOW
+    cx.sync()
+    return cx
+
+
+def test_template_pages_are_never_merged_superseded_or_wired(tmp_path: Path, embedder: Embedder) -> None:
+    """Eight plugin pages and their authors' pages, each from one template: alike for their shared skeleton,
+    with nothing distinctive in common. The bars are lowered so that similarity proposes every pair of pages
+    (as a bigger template vault does at the default bars): no merge, supersession or related_to between them."""
+    with adopted(FIXTURES / "vaults" / "template_lookalikes", tmp_path / "v", embedder, bar=0.5) as cx:
+        _, vectors = gather(cx, NOW)
+        pages = sorted(vectors)
+        close = [(a, b) for i, a in enumerate(pages) for b in pages[i + 1:] if float(vectors[a] @ vectors[b]) >= 0.5]
+        assert len(close) >= 40  # the template alone makes them look alike
+        for mode in ("full", "light"):
+            plan = cx.sleep_plan(mode, save=False)
+            assert plan.findings.merges == [] and plan.findings.supersedes == []
+            assert [w for w in plan.findings.wires if w.rel == "related_to"] == []
+            assert not [op for op in plan.ops if op.path.startswith("Plugins/")]
+
+
+def test_a_paraphrased_duplicate_merges_with_the_points_it_agrees_on(tmp_path: Path, embedder: Embedder) -> None:
+    """The same fact written twice in other words (note similarity ~0.85) merges at the default settings, and
+    the plan says what the two agree on; a reversal's supersession says what differs."""
+    router = ["long_term/Router admin password.md", "long_term/Where the router password is.md"]
+    with adopted(FIXTURES / "consolidation" / "vault", tmp_path / "v", embedder) as cx:
+        _, vectors = gather(cx, NOW)
+        assert 0.82 <= float(vectors[router[0]] @ vectors[router[1]]) <= 0.88
+        plan = cx.sleep_plan("full", save=False)
+        (merge,) = [m for m in plan.findings.merges if router[0] in m.sources]
+        assert sorted(merge.sources) == router
+        assert {"router", "password", "fridge"} <= set(merge.shared)
+        create = next(op for op in plan.ops if op.phase == "merge" and op.path == merge.into)
+        assert "router" in create.reason and "fridge" in create.reason
+        sup = {(x.newer, x.older): x for x in plan.findings.supersedes}
+        mqtt = sup["long_term/Nodes POST readings over HTTP.md", "long_term/Nodes send readings over MQTT.md"]
+        assert '"no longer" 0× ≠ 1×' in mqtt.differ
+        md = plan_markdown(plan)
+        assert "router" in md and '"no longer" 0× ≠ 1×' in md

@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import re
 import shutil
 import sys
 from collections.abc import Iterator
@@ -114,6 +115,10 @@ def build_vault(root: Path) -> Path:
     init_vault(root)
     for path, text in EXTRA.items():
         (root / path).write_text(text, encoding="utf-8")
+    # the two backup notes say nearly the same and would merge at the default bar (0.8): kept two, to be related
+    config = root / ".cortex" / "config.toml"
+    config.write_text(re.sub(r"(?m)^merge_threshold = .*$", "merge_threshold = 0.9", config.read_text("utf-8")),
+                      encoding="utf-8")
     recall = {"event": "recall", "client": "cli", "query": "wal", "mode": "balanced",
               "paths": ["long_term/Prefer boring technology.md", "scientific/SQLite WAL mode.md",
                         "short_term/Wake current of node 2.md"]}

@@ -166,7 +166,7 @@ def test_config_modes_and_feature_sections(vault: Path) -> None:
     sleep = dict(extra["sleep"])
     keywords = sleep.pop("keywords")
     assert sleep == {
-        "merge_threshold": 0.92, "promote_above": 0.7, "prune_below": 0.3, "co_retrieved_min": 3,
+        "merge_threshold": 0.8, "promote_above": 0.7, "prune_below": 0.3, "co_retrieved_min": 3,
         "related_threshold": 0.8, "prune_min_connections": 5, "nightly": False, "nightly_at": "03:30",
     }
     assert set(keywords) <= set(CORTICES) and keywords

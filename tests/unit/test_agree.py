@@ -43,6 +43,14 @@ def test_different_people_of_one_template_disagree() -> None:
     assert agreement(a, b).differ == ["names: Siemens (first only), Bosch (second only)"]
 
 
+def test_a_name_that_starts_a_sentence_in_one_note_is_the_name_written_inside_the_other() -> None:
+    a = "Grandma's birthday is on 3 June. She likes yellow roses."
+    b = "Remember yellow roses for Grandma: her birthday falls on June 3rd."
+    v = agreement(a, b)
+    assert v.agree and {"Grandma", "June", "06-03"} <= set(v.same)
+    assert not agreement("Tom said yes.", "Anna said yes to Bosch.").agree  # a first word alone stays unknown
+
+
 def test_the_extractors() -> None:
     assert numbers("48 mA, peaks of 310 mA, 3.9 s awake, node 2") == {"ma": {48.0, 310.0}, "s": {3.9}, "": {2.0}}
     assert numbers("on 2026-11-26 and 3 March") == {}

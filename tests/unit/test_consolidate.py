@@ -135,7 +135,7 @@ def test_next_nightly() -> None:
 
 def test_three_near_duplicates_merge_at_their_highest_importance() -> None:
     bodies = ["The Pi's SD card died. Backups had failed silently.",
-              "The Pi's SD card died. We lost two days of readings.",
+              "The Pi's SD card died. Backups had failed silently. We lost two days of readings.",
               "The Pi's SD card died. Backups had failed silently. Boot from a disk next time."]
     notes = [memo(f"short_term/SD {i}.md", body, importance=0.5, created=NOW - timedelta(days=5 - i))
              for i, body in enumerate(bodies)]
@@ -161,7 +161,8 @@ def test_three_near_duplicates_merge_at_their_highest_importance() -> None:
 @pytest.mark.parametrize(("a", "b", "merged"), [(0.8, 0.4, 0.8), (0.9, 0.9, 0.9), (0.3, 0.5, 0.5)])
 def test_pair_merge_importance(a: float, b: float, merged: float) -> None:
     """A merge is never more important than its most important member: saying a thing twice is not evidence."""
-    notes = [memo("long_term/A.md", "Alpha.", importance=a), memo("long_term/B.md", "Beta.", importance=b)]
+    notes = [memo("long_term/A.md", "The tank sensor reads the water level.", importance=a),
+             memo("long_term/B.md", "The tank sensor reads the water level.", importance=b)]
     p = plan(world(notes), {"long_term/A.md": axis("a"), "long_term/B.md": axis("a", 0.1)})
     assert [m.importance for m in p.findings.merges] == [merged]
 
@@ -261,15 +262,16 @@ def test_small_decay_accumulates_until_it_reaches_a_hundredth() -> None:
 
 def test_co_retrieved_and_related_to_are_one_line_edits() -> None:
     notes = [memo("long_term/A.md", importance=None), memo("long_term/B.md", importance=None),
-             memo("long_term/C.md", importance=None), memo("long_term/D.md", importance=None,
-                                                          co_listed=("long_term/E.md",)),
+             memo("long_term/C.md", "The tank sensor drifts in cold weather.", importance=None),
+             memo("long_term/D.md", "In cold weather the tank sensor drifts; recalibrate it.", importance=None,
+                  co_listed=("long_term/E.md",)),
              memo("long_term/E.md", importance=None)]
     pairs = (("long_term/A.md", "long_term/B.md", 3), ("long_term/A.md", "long_term/C.md", 2),
              ("long_term/D.md", "long_term/E.md", 9))
     vecs = {"long_term/A.md": axis("a"), "long_term/B.md": axis("b"), "long_term/C.md": axis("c"),
             "long_term/D.md": axis("c", 0.62, "b"), "long_term/E.md": axis("d")}
     w = world(notes, co_pairs=pairs)
-    p = plan(w, vecs)
+    p = plan(w, vecs, settings=parse_settings({"sleep": {"merge_threshold": 0.95}}))  # C and D stay two notes
     assert [(x.src, x.rel, x.dst) for x in p.findings.wires] == [
         ("long_term/A.md", "co_retrieved", "long_term/B.md"), ("long_term/C.md", "related_to", "long_term/D.md")]
     files = simulate(w, p)
@@ -279,6 +281,77 @@ def test_co_retrieved_and_related_to_are_one_line_edits() -> None:
         ops = difflib.SequenceMatcher(a=before, b=after).get_opcodes()
         assert [tag for tag, *_ in ops if tag != "equal"] == ["insert"]  # only added lines, nothing else moves
         assert [after[j] for tag, _, _, j1, j2 in ops if tag == "insert" for j in range(j1, j2)] == added
+
+
+PAGE = """Plugin ID: `{id}`
+Developed by: [[{author}]]
+Mobile compatible: [[Mobile-compatible plugins|Yes]]
+Links: the GitHub repository or Open in Obsidian
+
+{text}
+
+%% ----- Do not edit anything above this line ----- %%
+# This note in GitHub
+Edit In GitHub | Copy this note | Download this vault"""
+
+
+def test_pages_of_one_template_close_in_vectors_are_neither_merged_superseded_nor_wired() -> None:
+    """Similarity from a shared skeleton is no evidence: what each page says of its own decides."""
+    pages = [memo(f"Plugins/{i}.md", PAGE.format(id=i, author=a, text=t), importance=None)
+             for i, a, t in (("calendar", "Mira", "Shows a small month calendar in the sidebar."),
+                             ("tags", "Jon", "Rename and merge tags from the tag pane."),
+                             ("kanban", "Osei", "Turns a list into a board of cards."),
+                             ("sprint", "Lucia", "Counts the words written in a timed sprint."),
+                             ("pdf", "Hana", "Extracts the highlights of a PDF into a note."))]
+    vecs = {m.path: axis("a", 0.1 * i) for i, m in enumerate(pages)}  # all above 0.95 with each other
+    p = plan(world(pages), vecs)
+    assert p.findings.merges == [] and p.findings.supersedes == []
+    assert [w for w in p.findings.wires if w.rel == "related_to"] == []
+    assert not [op for op in p.ops if op.path.startswith("Plugins/")]
+
+
+PERSON = """- GitHub: [{handle}](https://github.com/{handle})
+%% Feel free to add a bio below this comment %%
+## Author of
+%% Begin Hub: Released contributions %%
+### Plugins
+- [[{plugin}]], which syncs reading highlights into daily notes
+%% End Hub: Released contributions %%
+## Sponsor this author
+# This note in GitHub"""
+
+
+def test_two_pages_of_one_template_are_never_merged_even_when_they_say_the_same() -> None:
+    """Two authors of one plugin: their pages share the plugin and agree on every point, but a template makes one
+    page per thing, so they are two people, not one written twice."""
+    people = [memo(f"People/{h}.md", PERSON.format(handle=h, plugin="Highlights Sync"), importance=None)
+              for h in ("0xbolt", "0xpapercut")]
+    others = [memo(f"People/{h}.md", PERSON.format(handle=h, plugin=f"Plugin {h}"), importance=None)
+              for h in ("ann", "bo", "cy")]
+    vecs = {m.path: axis("a", 0.01 * i) for i, m in enumerate([*people, *others])}
+    p = plan(world([*people, *others]), vecs)
+    assert p.findings.merges == []
+
+
+def test_related_to_needs_shared_distinctive_words_or_a_link_path() -> None:
+    notes = [memo("long_term/Pump.md", "The greenhouse pump primes slowly after a dry night.", importance=None),
+             memo("long_term/Priming.md", "Priming the greenhouse pump after a dry night takes a minute.",
+                  importance=None),
+             memo("long_term/Bread.md", "Rye bread needs a long cold proof.", importance=None),
+             memo("long_term/Valves.md", "Brass valves seize in winter.", importance=None),
+             memo("long_term/Workshop.md", "Links to [[Bread]] and [[Valves]].", importance=None),
+             memo("long_term/Other.md", "Something else entirely, about tea.", importance=None)]
+    vecs = {"long_term/Pump.md": axis("a"), "long_term/Priming.md": axis("a", 0.6, "b"),
+            "long_term/Bread.md": axis("c"), "long_term/Valves.md": axis("c", 0.6, "b"),
+            "long_term/Workshop.md": axis("d"), "long_term/Other.md": axis("c", 0.6, "d")}
+    w = world(notes, [("long_term/Workshop.md", "long_term/Bread.md"),
+                      ("long_term/Workshop.md", "long_term/Valves.md")])
+    p = plan(w, vecs, settings=parse_settings({"sleep": {"merge_threshold": 0.95}}))
+    wires = {(x.src, x.dst): x.why for x in p.findings.wires if x.rel == "related_to"}
+    assert set(wires) == {("long_term/Priming.md", "long_term/Pump.md"), ("long_term/Bread.md", "long_term/Valves.md")}
+    assert "share " in wires["long_term/Priming.md", "long_term/Pump.md"]
+    assert "greenhouse" in wires["long_term/Priming.md", "long_term/Pump.md"]
+    assert "both linked with Workshop" in wires["long_term/Bread.md", "long_term/Valves.md"]
 
 
 # -- the plan as a whole ----------------------------------------------------------------------------------

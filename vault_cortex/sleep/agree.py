@@ -80,8 +80,9 @@ def turns(text: str) -> Counter[str]:
                    else m.group(0).casefold() for m in _TURN.finditer(text))
 
 
-def names(text: str) -> set[str]:
-    """Proper names: capitalised words inside a sentence, acronyms, and sentence-first words capitalised elsewhere."""
+def names(text: str, known: frozenset[str] | set[str] = frozenset()) -> set[str]:
+    """Proper names: capitalised words inside a sentence, acronyms, and sentence-first words capitalised elsewhere
+    or among `known` (the names of the note it is compared with)."""
     inside: set[str] = set()
     first: set[str] = set()
     for m in _WORD.finditer(text):
@@ -94,7 +95,7 @@ def names(text: str) -> set[str]:
             first.add(word)
         elif word != "I":
             inside.add(word)
-    return inside | (first & inside)
+    return inside | (first & (inside | known))
 
 
 def _starts_sentence(text: str, i: int) -> bool:
@@ -128,6 +129,7 @@ def agreement(a: str, b: str) -> Agreement:
         else:
             differ.append(f'"{word}" {ta[word]}× ≠ {tb[word]}×')
     pa, pb = names(a), names(b)
+    pa, pb = names(a, pb), names(b, pa)  # "Grandma's birthday…" and "…roses for Grandma" name the same person
     if pa == pb:
         same += sorted(pa)
     else:

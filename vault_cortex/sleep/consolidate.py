@@ -26,6 +26,7 @@ from vault_cortex.identity.resonance import RESONANCE_DIR, decay_step
 from vault_cortex.identity.resonance import half_life as resonance_half_life
 from vault_cortex.recall.edges import CO_RETRIEVED, EdgeWeights
 from vault_cortex.sleep.agree import agreement, complete_groups
+from vault_cortex.sleep.distinct import TEMPLATE_LINES, Distinct, Evidence, shared_neighbours
 from vault_cortex.sleep.dream import (
     PATTERN_DAYS,
     Decay,
@@ -71,7 +72,21 @@ ACCESS_BOOST = 0.3  # the most accesses can add to a short-term note's importanc
 KEYWORD_WEIGHT = 0.06  # a keyword hit's pull toward its region, on the cosine scale of centroid similarity
 EDGE_WEIGHT = EdgeWeights().of(CO_RETRIEVED)
 RELATED_PER_NOTE = 3  # most related_to links suggested from one note in one sleep
+# Similarity proposes; what each note says of its own must back it (sleep/distinct.py: boilerplate lines out,
+# words weighed by how few notes use them). EVIDENCE: the share of the larger note's distinctive weight two notes
+# must have in common to merge, supersede or be suggested related_to (on the development set, true paraphrased
+# duplicates share 0.36-0.78, a reversal or a correction 0.48-0.75, two bugs with one symptom 0.24-0.33, two
+# pages of one template at most 0.32), with at least EVIDENCE_WORDS shared words in neither title (a page and the
+# page naming it share only names). A related_to may instead rest on a link path.
+EVIDENCE = 0.35
+EVIDENCE_WORDS = 2
+PATH_MAX_DEGREE = 8  # a note linking both ends is a link path between them unless it links more notes (a hub)
 WEIGHT_STEP = 0.01  # least habit or resonance weight change worth a written line; smaller ones accumulate
+
+
+def backed(e: Evidence) -> bool:
+    """Whether what two similar notes share of their own is enough to merge, supersede or relate them."""
+    return e.overlap >= EVIDENCE and e.untitled >= EVIDENCE_WORDS
 
 
 def _sides(point: str) -> str:
@@ -120,6 +135,8 @@ class _Sleep:
         self.notes = {m.path: m for m in world.notes}
         self.live = {p: m for p, m in self.notes.items() if top_folder(p) != ARCHIVE}
         self.vec = {p: v for p, v in vectors.items() if p in self.live}
+        self.distinct = Distinct({p: (m.title, body_text(m.text)) for p, m in self.live.items()
+                                  if m.text is not None and not special(p)})
         self.draft = Draft({p: m.text for p, m in self.notes.items()}, {p: m.hash for p, m in self.notes.items()},
                            None if world.relations is None else (world.relations, world.relations_hash))
         self.draft.hash[STATE_PATH] = world.state_hash
@@ -155,9 +172,9 @@ class _Sleep:
 
     # -- merge ---------------------------------------------------------------------------------------
     def words(self, path: str) -> str:
-        """A note's body without its title heading: what the agreement check reads."""
+        """What the agreement check reads: a note's distinctive lines (sleep/distinct.py) without its title heading."""
         m = self.live[path]
-        lines = body_text(m.text or "").strip("\n").splitlines()
+        lines = self.distinct.body.get(path, "").strip("\n").splitlines()
         if lines and lines[0].lstrip("# ").strip().casefold() == m.title.casefold():
             lines = lines[1:]
         return "\n".join(lines)
@@ -174,9 +191,12 @@ class _Sleep:
         for region, paths in sorted(by_region.items()):
             sims = unit_rows([self.vec[p] for p in paths])
             sims = sims @ sims.T
-            close = [(float(sims[i, j]), i, j) for i in range(len(paths)) for j in range(i + 1, len(paths))
-                     if sims[i, j] >= self.cfg.merge_threshold]
+            proposed = [(float(sims[i, j]), i, j) for i in range(len(paths)) for j in range(i + 1, len(paths))
+                        if sims[i, j] >= self.cfg.merge_threshold]
+            evidence = {(i, j): self.distinct.evidence(paths[i], paths[j]) for _, i, j in proposed}
+            close = [(s, i, j) for s, i, j in proposed if backed(evidence[i, j])]
             verdict = {(i, j): agreement(self.words(paths[i]), self.words(paths[j])) for _, i, j in close}
+            kin = {(i, j) for _, i, j in close if evidence[i, j].template >= TEMPLATE_LINES}  # two things of a kind
             for sim, i, j in close:
                 v = verdict[i, j]
                 if v.agree:
@@ -187,11 +207,14 @@ class _Sleep:
                     newer, older = (a, b) if ta > tb else (b, a)
                     differ = agreement(self.words(older.path), self.words(newer.path)).differ
                     supersedes.append(Supersede(newer=newer.path, older=older.path, similarity=round(sim, 3),
-                                                differ=[_sides(x) for x in differ]))
-            for idx in complete_groups(len(paths), [(s, i, j) for s, i, j in close if verdict[i, j].agree]):
+                                                differ=[_sides(x) for x in differ], shared=evidence[i, j].shared))
+            for idx in complete_groups(len(paths), [(s, i, j) for s, i, j in close
+                                                    if verdict[i, j].agree and (i, j) not in kin]):
                 members = [paths[i] for i in idx]
                 low = round(min(float(sims[i, j]) for i in idx for j in idx if i < j), 3)
                 points = list(dict.fromkeys(x for i in idx for j in idx if i < j for x in verdict[i, j].same))
+                shared = [w for w in evidence[idx[0], idx[1]].shared
+                          if all(w in evidence[i, j].shared for i in idx for j in idx if i < j)]
                 group = sorted((self.live[p] for p in members), key=lambda m: (-(m.importance or 0.5), m.path))
                 imp = max(self.decayed(m, region)[0] for m in group)
                 created = min(m.created or m.mtime for m in group)
@@ -201,9 +224,10 @@ class _Sleep:
                 self.moved |= {m.path: self.claim(f"{ARCHIVE}/{m.path}") for m in group}
                 self.anchors[into] = self.now  # decayed up to now, so decay counts on from here
                 merge = Merge(into=into, sources=[m.path for m in group], similarity=low, importance=imp,
-                              archived=[self.moved[m.path] for m in group], agree=points)
+                              archived=[self.moved[m.path] for m in group], agree=points, shared=shared)
                 out.append((merge, merged_note(group, region, imp, created, self.moved)))
                 self.vec[into] = unit_rows([np.mean(unit_rows([self.vec[p] for p in members]), axis=0)])[0]
+                self.distinct.join(into, members)
         return out, supersedes
 
     # -- decay -----------------------------------------------------------------------------------------
@@ -327,8 +351,9 @@ class _Sleep:
 
     # -- wiring ----------------------------------------------------------------------------------------
     def wires(self, fresh: Sequence[str], apart: set[frozenset[str]]) -> list[Wire]:
-        """co_retrieved edges from the activity log and related_to links between close, unlinked notes (not
-        between the pairs in `apart`, already related by supersedes)."""
+        """co_retrieved edges from the activity log and related_to links between close, unlinked notes that share
+        distinctive words or a link path through a note that is not a hub (not between the pairs in `apart`,
+        already related by supersedes)."""
         out = []
         ok = {p for p in self.live if not special(p) and p not in self.gone} | set(fresh)
         for a, b, n in sorted(self.world.co_pairs):
@@ -343,15 +368,31 @@ class _Sleep:
         pairs = sorted(((float(sims[i, j]), i, j) for i in range(len(cands)) for j in range(i + 1, len(cands))
                         if self.cfg.related_threshold <= sims[i, j]), reverse=True)
         used: dict[str, int] = {}
+        degree = {p: m.degree for p, m in self.live.items()}
         for sim, i, j in pairs:
             a, b = cands[i], cands[j]
-            ma = self.live.get(a)
+            ma, mb = self.live.get(a), self.live.get(b)
             if (ma and b in ma.neighbours) or frozenset((a, b)) in apart \
                     or max(used.get(a, 0), used.get(b, 0)) >= RELATED_PER_NOTE:
                 continue
+            why = self.related_evidence(a, b, ma.neighbours if ma else (), mb.neighbours if mb else (), degree)
+            if why is None:
+                continue
             used[a], used[b] = used.get(a, 0) + 1, used.get(b, 0) + 1
-            out.append(Wire(src=a, rel="related_to", dst=b, why=f"similar ({sim:.2f}) but not linked"))
+            out.append(Wire(src=a, rel="related_to", dst=b, why=f"similar ({sim:.2f}), not linked; {why}"))
         return out
+
+    def related_evidence(self, a: str, b: str, na: Sequence[str], nb: Sequence[str],
+                         degree: Mapping[str, int]) -> str | None:
+        """Why two similar notes are related beyond their similarity (shared distinctive words, or a link path
+        through a note that is not a hub), or None: similarity alone (a shared template) proposes no link."""
+        e = self.distinct.evidence(a, b)
+        if backed(e):
+            return f"share {', '.join(e.shared)} ({e.overlap:.0%} of what is distinctive)"
+        via = shared_neighbours(na, nb, degree, PATH_MAX_DEGREE)
+        if via:
+            return f"both linked with {', '.join(note_name(p) for p in via[:3])}"
+        return None
 
 
 def make_plan(world: World, vectors: Mapping[str, Vector], *, settings: Settings, mode: str, embed: Embed,
@@ -373,11 +414,13 @@ def make_plan(world: World, vectors: Mapping[str, Vector], *, settings: Settings
     made = {m.into: d.create("merge", m.into, content, f"merges {len(m.sources)} near-duplicates in "
                              f"{s.live[m.sources[0]].region} (similarity ≥ {m.similarity:.2f}) that agree on "
                              + ("; ".join(m.agree) if m.agree else "every point checked (no number, date, "
-                                "negation or name in them)"))
+                                "negation or name in them)")
+                             + (f"; they share {', '.join(m.shared)}" if m.shared else ""))
             for m, content in merges}
     supersedes = [x for x in supersedes if d.edit(
         "supersede", x.newer, "add_relation", "supersedes", links.target(x.older),
-        f"newer than {x.older} and similar ({x.similarity:.2f}) but they differ (older ≠ newer): "
+        f"newer than {x.older} and similar ({x.similarity:.2f}"
+        + (f"; both about {', '.join(x.shared)}" if x.shared else "") + "), but they differ (older ≠ newer): "
         + "; ".join(x.differ))]
     for x in decay:
         if d.edit("decay", x.path, "set_property", "importance", x.after, f"unused {x.days:g} days, half-life "

@@ -45,6 +45,7 @@ class Merge(msgspec.Struct, frozen=True, kw_only=True):
     similarity: float  # the lowest similarity between two members
     importance: float  # the highest of its members': merging never makes a memory more important
     agree: list[str] = msgspec.field(default_factory=list)  # the checked points every pair agrees on
+    shared: list[str] = msgspec.field(default_factory=list)  # distinctive words every pair shares (sleep/distinct.py)
 
 
 class Supersede(msgspec.Struct, frozen=True, kw_only=True):
@@ -54,6 +55,7 @@ class Supersede(msgspec.Struct, frozen=True, kw_only=True):
     older: str
     similarity: float
     differ: list[str]  # the points that differ (numbers, dates, negation or correction words, names)
+    shared: list[str] = msgspec.field(default_factory=list)  # the distinctive words both are about
 
 
 class Triage(msgspec.Struct, frozen=True, kw_only=True):
@@ -160,11 +162,13 @@ def findings_markdown(f: Findings, link: Link) -> str:
         out += ["", "## Merged"]
         out += [f"- {link(m.into)} ← {', '.join(link(x) for x in m.archived)}: near-duplicates (similarity ≥ "
                 f"{m.similarity:.2f}); importance {m.importance:.2f}; originals moved to archive."
-                + (f" They agree on: {'; '.join(m.agree)}." if m.agree else "") for m in f.merges]
+                + (f" They agree on: {'; '.join(m.agree)}." if m.agree else "")
+                + (f" They share: {', '.join(m.shared)}." if m.shared else "") for m in f.merges]
     if f.supersedes:
         out += ["", "## Superseded (both kept)"]
-        out += [f"- {link(x.newer)} `supersedes` {link(x.older)}: similar ({x.similarity:.2f}) but they differ: "
-                f"{'; '.join(x.differ)}." for x in f.supersedes]
+        out += [f"- {link(x.newer)} `supersedes` {link(x.older)}: similar ({x.similarity:.2f}"
+                + (f"; both about {', '.join(x.shared)}" if x.shared else "")
+                + f") but they differ: {'; '.join(x.differ)}." for x in f.supersedes]
     for decision, heading in (("promote", "Promoted"), ("prune", "Pruned to archive"),
                               ("keep", "Kept though unimportant"), ("stay", "Stayed in short-term")):
         rows = [t for t in f.triage if t.decision == decision]
