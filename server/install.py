@@ -32,26 +32,16 @@ from typing import Any
 import msgspec
 
 from server.bearer import TOKEN_ENV, load_or_create_token, read_token
+from server.clients import CLAUDE_CODE, Client
 from server.hooks import server_urls
 from vault_cortex.errors import ConfigError, VaultNotFound
 
 SERVER_NAME = "vault-cortex"
-# Claude Code event → (`vault-cortex hook` event, matcher or None). `tool-failure` (PostToolUseFailure: a tool
-# call that failed, such as a command exiting non-zero) and `tool-result` (PostToolUse: a tool that ran but
-# printed a failure) push memories about what failed; test_install checks that every hook in server.hooks is here.
-HOOKS: dict[str, tuple[str, str | None]] = {
-    "SessionStart": ("session-start", None),
-    "UserPromptSubmit": ("prompt", None),
-    "PreToolUse": ("tool", "*"),
-    "PostToolUse": ("tool-result", "*"),
-    "PostToolUseFailure": ("tool-failure", "*"),
-    "Stop": ("stop", None),  # the second look before the answer (`[hooks] second_look` turns it off)
-    "PreCompact": ("pre-compact", None),
-    "SessionEnd": ("session-end", None),
-}
-# Seconds Claude Code gives a handler (its `timeout`). SessionEnd hooks otherwise get 1.5 s, and Claude Code 2.1
-# cancels the capture ("Hook cancelled") while the hook process is still loading the library.
-TIMEOUTS: dict[str, int] = {"SessionEnd": 60, "PreCompact": 60}  # 60: the most SessionEnd gets
+# Claude Code event → (`vault-cortex hook` event, matcher or None), and the seconds Claude Code gives a handler (its
+# `timeout`) where its default is too short: server/clients.py's record of Claude Code (test_install checks that
+# every hook in server.hooks is here).
+HOOKS: dict[str, tuple[str, str | None]] = {e: (h.event, h.matcher) for e, h in CLAUDE_CODE.hooks.items()}
+TIMEOUTS: dict[str, int] = {e: h.timeout for e, h in CLAUDE_CODE.hooks.items() if h.timeout is not None}
 JSONObject = dict[str, Any]
 
 
@@ -99,8 +89,10 @@ def default_command() -> str:
     return shutil.which("vault-cortex") or "vault-cortex"
 
 
-def hook_command(command: str, event: str, vault: Path) -> str:
-    return f"{command} hook {event} --vault {shlex.quote(str(vault))}"
+def hook_command(command: str, event: str, vault: Path, client: Client = CLAUDE_CODE) -> str:
+    """A hook's command line (Claude Code's as it always was; another client's names it with `--client`)."""
+    named = "" if client is CLAUDE_CODE else f" --client {client.name}"
+    return f"{command} hook {event} --vault {shlex.quote(str(vault))}{named}"
 
 
 def server_entry(command: str, vault: Path) -> JSONObject:
@@ -175,20 +167,21 @@ def strip(settings: JSONObject) -> tuple[JSONObject, dict[str, int]]:
     return out, where
 
 
-def with_hooks(settings: JSONObject, command: str, vault: Path) -> JSONObject:
-    """settings with one matcher group per event running `vault-cortex hook`, each where the old one was."""
+def with_hooks(settings: JSONObject, command: str, vault: Path, client: Client = CLAUDE_CODE) -> JSONObject:
+    """settings with one matcher group per event of `client` running `vault-cortex hook`, each where the old one
+    was."""
     out, where = strip(settings)
     hooks = out.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise ConfigError("`hooks` in the settings is not an object; fix it by hand first")
-    for event, (ours, matcher) in HOOKS.items():
+    for event, hook in client.hooks.items():
         groups = hooks.setdefault(event, [])
         if not isinstance(groups, list):
             raise ConfigError(f"`hooks.{event}` in the settings is not a list; fix it by hand first")
-        group: JSONObject = {"matcher": matcher} if matcher is not None else {}
-        handler: JSONObject = {"type": "command", "command": hook_command(command, ours, vault)}
-        if event in TIMEOUTS:
-            handler["timeout"] = TIMEOUTS[event]
+        group: JSONObject = {"matcher": hook.matcher} if hook.matcher is not None else {}
+        handler: JSONObject = {"type": "command", "command": hook_command(command, hook.event, vault, client)}
+        if hook.timeout is not None:
+            handler["timeout"] = hook.timeout
         group["hooks"] = [handler]
         groups.insert(where.get(event, len(groups)), group)
     return out
@@ -294,6 +287,13 @@ def plan(path: Path, before: JSONObject, text: str | None, after: JSONObject, *,
     removed = text is not None and not after and before != after
     changed = before != after or (text is None and bool(after))
     new = "" if removed else dump(after, style_of(text, before))
+    return text_plan(path, text, new, changed=changed, removed=removed, private=private)
+
+
+def text_plan(path: Path, text: str | None, new: str, *, changed: bool | None = None, removed: bool = False,
+              private: bool = False) -> Change:
+    """A file's change from `text` (None: missing) to `new` ("" and `removed`: deleted), with its diff."""
+    changed = (text or "") != new if changed is None else changed
     diff = "".join(difflib.unified_diff((text or "").splitlines(True), new.splitlines(True),
                                         f"a/{path}" if text is not None else "/dev/null",
                                         f"b/{path}" if not removed else "/dev/null")) if changed else ""
@@ -323,6 +323,14 @@ def write(path: Path, text: str, *, private: bool = False) -> None:
         raise
 
 
+def vault_root(vault: Path | None) -> Path:
+    """The vault to install for, resolved; VaultNotFound when it is none."""
+    if vault is None or not (vault / ".cortex").is_dir():
+        raise VaultNotFound(f"{vault} is not a vault (no .cortex/): create it with `vault-cortex init` or "
+                            "`vault-cortex serve` first")
+    return vault.expanduser().resolve()
+
+
 def apply(scope: str, vault: Path | None, *, install: bool, dry_run: bool = False, command: str | None = None,
           home: Path | None = None, project: Path | None = None, transport: str = "stdio") -> list[Change]:
     """Install (vault given) or uninstall; both files are read and checked before either is written.
@@ -331,10 +339,7 @@ def apply(scope: str, vault: Path | None, *, install: bool, dry_run: bool = Fals
     `serve` (where it recorded its URL, else the vault's `[server]` host and port)."""
     settings_file, mcp_file = files(scope, home=home, project=project)
     if install:
-        if vault is None or not (vault / ".cortex").is_dir():
-            raise VaultNotFound(f"{vault} is not a vault (no .cortex/): create it with `vault-cortex init` or "
-                                "`vault-cortex serve` first")
-        vault = vault.expanduser().resolve()
+        vault = vault_root(vault)
     command = command or default_command()
     loaded = [(settings_file, *load(settings_file)), (mcp_file, *load(mcp_file))]
     (s_path, s_data, s_text), (m_path, m_data, m_text) = loaded

@@ -18,7 +18,7 @@ import os
 import re
 import stat as filestat
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, BinaryIO
@@ -94,7 +94,7 @@ def detect(lines: Iterable[str | bytes]) -> str:
     return "jsonl" if (first.lstrip()[:1] in ("{", b"{")) else "markdown"
 
 
-class _Open:
+class Turn:
     def __init__(self, prompt: str, at: datetime | None, offset: int) -> None:
         self.prompt, self.at, self.offset = prompt, at, offset
         self.answer: list[str] = []
@@ -117,7 +117,7 @@ class _Open:
 
 def iter_jsonl(lines: Iterable[tuple[int, str | bytes]]) -> Iterator[tuple[int, Exchange]]:
     """Exchanges of a Claude Code transcript as they close, each with the offset its prompt line had."""
-    cur: _Open | None = None
+    cur: Turn | None = None
     for n, (offset, line) in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -144,7 +144,7 @@ def iter_jsonl(lines: Iterable[tuple[int, str | bytes]]) -> Iterator[tuple[int, 
             if any(texts):
                 if cur is not None:
                     yield cur.close()
-                cur = _Open("\n\n".join(t for t in texts if t), parse_datetime(rec.get("timestamp")), offset)
+                cur = Turn("\n\n".join(t for t in texts if t), parse_datetime(rec.get("timestamp")), offset)
                 continue
         if cur is None:
             continue
@@ -152,9 +152,9 @@ def iter_jsonl(lines: Iterable[tuple[int, str | bytes]]) -> Iterator[tuple[int, 
             if kind == "assistant" and b.get("type") == "text" and str(b.get("text") or "").strip():
                 cur.answer.append(str(b["text"]).strip())
             elif b.get("type") == "tool_use":
-                cur.tools[str(b.get("id") or len(cur.tools))] = [_tool(b), ""]
+                cur.tools[str(b.get("id") or len(cur.tools))] = [tool_line(b), ""]
             elif b.get("type") == "tool_result" and str(b.get("tool_use_id")) in cur.tools:
-                cur.tools[str(b.get("tool_use_id"))][1] = _size(b.get("content"))
+                cur.tools[str(b.get("tool_use_id"))][1] = output_size(b.get("content"))
                 cur.printed(b.get("content"))
     if cur is not None:
         yield cur.close()
@@ -164,7 +164,7 @@ def _clean(text: str) -> str:
     return _NOISE_LINE.sub("", _NOISE_TAG.sub("", text)).strip()
 
 
-def _tool(block: dict[str, Any]) -> str:
+def tool_line(block: dict[str, Any]) -> str:
     name = str(block.get("name") or "tool")
     raw = block.get("input")
     args: dict[str, Any] = raw if isinstance(raw, dict) else {}
@@ -184,7 +184,7 @@ def _text(content: Any) -> str:
     return str(content or "")
 
 
-def _size(content: Any) -> str:
+def output_size(content: Any) -> str:
     """How much output a tool gave, in lines; the output itself is never kept."""
     lines = len(_text(content).strip().splitlines())
     return f"{lines} line{'s' if lines != 1 else ''} of output" if lines else "no output"
@@ -192,7 +192,7 @@ def _size(content: Any) -> str:
 
 def iter_markdown(lines: Iterable[str]) -> Iterator[tuple[int, Exchange]]:
     """Exchanges of a markdown chat (`**User:**` lines or `## User` headings), as they close."""
-    cur: _Open | None = None
+    cur: Turn | None = None
     role: str | None = None
     body: list[str] = []
     seen = False
@@ -203,7 +203,7 @@ def iter_markdown(lines: Iterable[str]) -> Iterator[tuple[int, Exchange]]:
         if role in _USER:
             if cur is not None:
                 yield cur.close()
-            cur = _Open(text, None, 0)
+            cur = Turn(text, None, 0)
         elif role is not None and cur is not None and text:
             cur.answer.append(text)
 
@@ -337,7 +337,7 @@ def capture_transcript(tx: Change, file: str | Path, session: str | None = None,
                 and _head(fh, int(r["offset"])) == r.get("head")):
             start, first = int(r["offset"]), int(r["n"])  # read from the exchange that may have grown
         if fmt == "jsonl":
-            exchanges: Iterator[tuple[int, Exchange]] = iter_jsonl(_lines(fh, start))
+            exchanges: Iterator[tuple[int, Exchange]] = _reader(fh)(_lines(fh, start))
         else:
             fh.seek(0)
             exchanges = iter_markdown(line.decode("utf-8", "replace").rstrip("\r\n") for line in fh)
@@ -409,7 +409,8 @@ def session_name(file: str | Path, project: str | None) -> str:
             day = day or datetime.fromtimestamp(os.fstat(fh.fileno()).st_mtime, UTC)
     except (OSError, InvalidRequest):
         day = clock.now()
-    parts = [day.strftime("%Y-%m-%d"), project or "", path.stem[:8]]
+    ident = path.stem.rsplit("-", 5)[-5] if path.stem.startswith("rollout-") else path.stem  # Codex: its uuid
+    parts = [day.strftime("%Y-%m-%d"), project or "", ident[:8]]
     return " ".join(p for p in parts if p)
 
 
@@ -458,8 +459,19 @@ def last_prompt(file: Path, tail: int = TAIL_BYTES) -> str:
 
 
 def _prompt_of(line: bytes) -> str:
-    """The prompt a transcript line holds, as `iter_jsonl` reads it ("" for any other line)."""
+    """The prompt a transcript line holds, as `iter_jsonl` (or for a Codex rollout `iter_rollout`) reads it ("" for
+    any other line)."""
+    from vault_cortex.importers.codex_rollout import iter_rollout
+
     try:
-        return next((x.prompt for _, x in iter_jsonl([(0, line + b"\n")])), "")
+        return next((x.prompt for reader in (iter_jsonl, iter_rollout) for _, x in reader([(0, line + b"\n")])), "")
     except InvalidRequest:
         return ""
+
+
+def _reader(fh: IO[bytes]) -> Callable[[Iterable[tuple[int, bytes]]], Iterator[tuple[int, Exchange]]]:
+    """How a JSONL transcript is read: a Codex rollout by codex_rollout, any other as Claude Code's."""
+    from vault_cortex.importers.codex_rollout import is_rollout, iter_rollout
+
+    fh.seek(0)
+    return iter_rollout if is_rollout(fh.readline()) else iter_jsonl
