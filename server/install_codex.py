@@ -190,9 +190,9 @@ def owned_tables(hooks_file: Path, hooks: Mapping[str, Any], project: Path | Non
     """The trust tables the block needs for `hooks_file` (and `project`), leaving out what `user` (config.toml
     outside the block) already says; a clear error where it says otherwise."""
     tables: dict[str, str] = {}
-    state = (user.get("hooks") or {}).get("state") or {}
+    state = _sub(_sub(user, "hooks"), "state")
     for key, digest in hook_trust(hooks_file, hooks, install.is_ours).items():
-        theirs = state.get(key, {}).get("trusted_hash") if isinstance(state.get(key), dict) else None
+        theirs = _sub(state, key).get("trusted_hash")
         if theirs == digest:
             continue
         if theirs is not None:
@@ -200,13 +200,19 @@ def owned_tables(hooks_file: Path, hooks: Mapping[str, Any], project: Path | Non
                               f"[hooks.state] table first — nothing was changed")
         tables[f"hooks.state.{json.dumps(key)}"] = f"trusted_hash = {json.dumps(digest)}\n"
     if project is not None:
-        level = ((user.get("projects") or {}).get(str(project)) or {}).get("trust_level")
+        level = _sub(_sub(user, "projects"), str(project)).get("trust_level")
         if level not in (None, "trusted"):
             raise ConfigError(f"config.toml marks {project} {level!r}; Codex runs a project's hooks only when it is "
                               "trusted: change that yourself, or install with --scope user — nothing was changed")
         if level is None:
             tables[f"projects.{json.dumps(str(project))}"] = 'trust_level = "trusted"\n'
     return tables
+
+
+def _sub(data: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    """A table of parsed TOML, or {} where there is none (or a value that is no table: the final parse tells)."""
+    value = data.get(key)
+    return value if isinstance(value, dict) else {}
 
 
 def _mine(header: str, hooks_file: Path, project: Path | None) -> bool:
@@ -232,7 +238,7 @@ def apply(scope: str, vault: Path | None, *, install_: bool, dry_run: bool = Fal
     rest, block = split(c_text or "")
     user = _parse(config_file, rest)
     if install_ and vault is not None:
-        if install.SERVER_NAME in (user.get("mcp_servers") or {}):
+        if install.SERVER_NAME in _sub(user, "mcp_servers"):
             raise ConfigError(f"{config_file} already has [{SERVER_TABLE}] of its own; remove it (or rename it) "
                               "first — nothing was changed")
         h_new = install.with_hooks(h_data, command, vault, CODEX)
