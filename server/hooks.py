@@ -1,6 +1,6 @@
-"""Claude Code hooks: session-start context, pushed memories on prompts and failed tool results (through the push
-gate, each memory once per session), tool habits, and capture of the session's transcript into `raw/` at
-SessionEnd and PreCompact.
+"""The agents' hooks, one core in Claude Code's events (server/clients.py maps another client's onto them):
+session-start context, pushed memories on prompts and failed tool results (through the push gate, each memory once
+per session), tool habits, and capture of the session's transcript into `raw/` at SessionEnd and PreCompact.
 
 `vault-cortex hook EVENT` reads the hook's JSON input on stdin and prints its output. It posts to the running
 server (found where `serve` recorded its URL, else at the config's host and port) when, within HEALTH_TIMEOUT,

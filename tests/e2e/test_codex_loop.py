@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -32,28 +31,30 @@ from codex_cli import (
     request_text,
     run_codex,
 )
+from memory_loop import (
+    ANSWER,
+    COMPOSED,
+    FAILING,
+    FIX,
+    PROJECT,
+    PROMPT,
+    PUSHED,
+    REPO,
+    REVISED,
+    SECOND_LOOK,
+    SHORT_PROMPT,
+    raw_notes,
+    scenario_vault,
+)
 
 from server.install import is_ours
-from vault_cortex.cortex import Cortex
 from vault_cortex.index.embed import Embedder
 
 pytestmark = pytest.mark.slow
 
-PROJECT = "greenhouse-sensor"  # the starter vault's project: the start context is about it
-PROMPT = "What is my convention for writing commit messages in this repo?"
-PUSHED = "linguistic/Commit messages.md"  # not in the start context; the prompt pulls it
-FAILING = "echo 'sqlite3.OperationalError: database is locked' >&2; exit 1"
-FIX = "scientific/2026-11-20 collector database is locked.md"  # the earlier fix, added to the vault
-FIX_SOURCE = Path(__file__).resolve().parents[1] / "fixtures" / "tool_result" / Path(FIX).name
-ANSWER = "Imperative subject under 50 characters, a body that says why; the lock came from the report's long read."
 START = "[[soul/Build things that last]]"  # in the start context of the starter vault's project
 PROMPT_MARK = "Memories (vault-cortex) that may bear on this prompt"
 FAILURE_MARK = "Memories (vault-cortex) about this Bash failure"
-SHORT_PROMPT = "and node 3?"  # under the prompt hook's 12 characters: no prompt push, only the answer meets memory
-COMPOSED = "Node 3 should run about ten months on one 18650 cell, as the paper estimate says."
-REVISED = "Checked the notes: node 3 ran flat after 43 days, far short of the ten-month estimate."
-SECOND_LOOK = "short_term/2026-11-29 node 3 battery ran flat.md"  # not in the start context; contradicts the answer
-REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -64,12 +65,7 @@ def codex() -> Path:
 @pytest.fixture
 def vault(synced_template: Path, tmp_path: Path, embedder: Embedder) -> Path:
     """The synced starter vault plus the note about the earlier fix, indexed."""
-    dest = tmp_path / "vault"
-    shutil.copytree(synced_template, dest, symlinks=True)
-    shutil.copy(FIX_SOURCE, dest / FIX)
-    with Cortex.open(dest, embedder=embedder) as cx:
-        cx.sync()
-    return dest
+    return scenario_vault(synced_template, tmp_path / "vault", embedder)
 
 
 def user_env(home: Path) -> dict[str, str]:
@@ -116,12 +112,6 @@ def session(codex: Path, project: Path, home: Path, prompt: str, script: list[Re
     assert done.done.returncode == 0, done.done.stderr
     assert "hook" not in done.done.stderr.lower() or "failed" not in done.done.stderr.lower(), done.done.stderr
     return Run(api=api, session=done)
-
-
-def raw_notes(vault: Path) -> dict[str, str]:
-    """The raw notes the sessions captured (the starter vault's own raw note left out)."""
-    return {p.relative_to(vault).as_posix(): p.read_text(encoding="utf-8") for p in (vault / "raw").rglob("*.md")
-            if "debugging session" not in p.name}
 
 
 def test_the_memory_loop_in_codex(codex: Path, vault: Path, tmp_path: Path) -> None:

@@ -18,9 +18,8 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from vault_cortex.errors import InvalidRequest
 from vault_cortex.files.properties import parse_datetime
-from vault_cortex.importers.transcript import Exchange, Turn, output_size, tool_line
+from vault_cortex.importers.transcript import Exchange, Turn, output_size, records, tool_line
 
 FORMAT = "codex"
 # user messages Codex writes itself: the session's setting, instructions, a hook's prompt, a shell command's echo
@@ -82,18 +81,8 @@ def tool_output(output: Any) -> str:
 def iter_rollout(lines: Iterable[tuple[int, str | bytes]]) -> Iterator[tuple[int, Exchange]]:
     """Exchanges of a Codex rollout as they close, each with the offset its prompt line had."""
     cur: Turn | None = None
-    for n, (offset, line) in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            if isinstance(line, bytes) and not line.endswith(b"\n"):
-                break  # the last line, still being written
-            raise InvalidRequest(f"rollout line {n} is not JSON") from None
-        except RecursionError:
-            raise InvalidRequest(f"rollout line {n} is JSON nested too deeply to read") from None
-        payload = rec.get("payload") if isinstance(rec, dict) and rec.get("type") == "response_item" else None
+    for offset, rec in records(lines):
+        payload = rec.get("payload") if rec.get("type") == "response_item" else None
         if not isinstance(payload, dict):
             continue
         kind, role = payload.get("type"), payload.get("role")

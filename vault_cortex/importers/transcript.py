@@ -115,9 +115,9 @@ class Turn:
                                      tools=tools, at=self.at, output="\n".join(self.output))
 
 
-def iter_jsonl(lines: Iterable[tuple[int, str | bytes]]) -> Iterator[tuple[int, Exchange]]:
-    """Exchanges of a Claude Code transcript as they close, each with the offset its prompt line had."""
-    cur: Turn | None = None
+def records(lines: Iterable[tuple[int, str | bytes]]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The JSON objects of a JSONL transcript's lines, each with its offset; a last line still being written ends
+    it, any other line that is no JSON is an InvalidRequest."""
     for n, (offset, line) in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -125,12 +125,18 @@ def iter_jsonl(lines: Iterable[tuple[int, str | bytes]]) -> Iterator[tuple[int, 
             rec = json.loads(line)
         except ValueError:
             if isinstance(line, bytes) and not line.endswith(b"\n"):
-                break  # the last line, still being written
+                return  # the last line, still being written
             raise InvalidRequest(f"transcript line {n} is not JSON") from None
         except RecursionError:
             raise InvalidRequest(f"transcript line {n} is JSON nested too deeply to read") from None
-        if not isinstance(rec, dict):
-            continue
+        if isinstance(rec, dict):
+            yield offset, rec
+
+
+def iter_jsonl(lines: Iterable[tuple[int, str | bytes]]) -> Iterator[tuple[int, Exchange]]:
+    """Exchanges of a Claude Code transcript as they close, each with the offset its prompt line had."""
+    cur: Turn | None = None
+    for offset, rec in records(lines):
         kind = rec.get("type")
         if kind not in ("user", "assistant") or rec.get("isMeta") or rec.get("isSidechain") or rec.get(
                 "isCompactSummary") or rec.get("isVisibleInTranscriptOnly"):
