@@ -25,13 +25,14 @@ from __future__ import annotations
 import json
 import os
 import stat
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 CAPTURE = "session-end"  # the core event whose handler captures the transcript into raw/
-ROLLOUT_TAIL_BYTES = 1 << 18  # how far back from the rollout's end a command's exit code is looked for
+ROLLOUT_TAIL_BYTES = 1 << 20  # how far back from the rollout's end a command's exit code is looked for
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 Payload = Mapping[str, Any]
@@ -93,7 +94,7 @@ def run(client: Client, event: str, payload: Payload, step: Callable[[str, Paylo
         except Exception as exc:  # noqa: BLE001 - one step's failure (capture) must not cost the next (second look)
             if len(hook.steps) == 1:
                 raise
-            print(f"vault-cortex hook {event} ({core_event}): {type(exc).__name__}: {exc}", file=_stderr())
+            print(f"vault-cortex hook {event} ({core_event}): {type(exc).__name__}: {exc}", file=sys.stderr)
     return shape(name, next((o for o in outputs if o), {}))
 
 
@@ -107,12 +108,6 @@ def shape(client_event: str, out: Output) -> Output:
     if not context:
         return {}
     return {"hookSpecificOutput": {"hookEventName": client_event, "additionalContext": context}}
-
-
-def _stderr() -> Any:
-    import sys
-
-    return sys.stderr
 
 
 # -- Codex CLI --------------------------------------------------------------------------------------------
