@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from server import hooks
+from server import clients, hooks
 from server.serve_lock import recorded_url, sole_server
 
 if TYPE_CHECKING:
@@ -36,6 +36,8 @@ MAX_PORT = 65535
 def _hook_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("event", metavar="EVENT", help=f"one of: {', '.join(hooks.HOOK_EVENTS)}")
     p.add_argument("--vault", default=None, help=f"the vault folder (default: ${hooks.VAULT_ENV})")
+    p.add_argument("--client", default=clients.DEFAULT, metavar="NAME",
+                   help=f"the agent running the hook: {', '.join(clients.CLIENTS)} (default: {clients.DEFAULT})")
     p.add_argument("--url", default=None,
                    help=f"the server's URL (default: ${hooks.URL_ENV}, else the vault's [server] host and port)")
 
@@ -261,7 +263,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_hook(args: argparse.Namespace) -> int:
-    return hooks.main(args.event, args.vault, args.url)
+    return hooks.main(args.event, args.vault, args.url, agent=args.client)
 
 
 def cmd_install(args: argparse.Namespace) -> int:
@@ -272,14 +274,14 @@ def cmd_install(args: argparse.Namespace) -> int:
         return cmd_obsidian(args)
     if args.agent == "gemini":
         return cmd_gemini(args)
+    if args.agent == "codex":
+        return cmd_codex(args)
 
     install_, vault, project, transport = _install_args(args)
     changes = install.apply(args.scope, vault, install=install_, dry_run=args.dry_run, command=args.command,
                             project=project, transport=transport)
-    _report_changes(changes, args.dry_run)
-    if args.dry_run:
-        print("dry run: nothing written", file=sys.stderr)
-    elif install_:
+    _report(changes, args.dry_run)
+    if install_ and not args.dry_run:
         events = ", ".join(install.HOOKS)
         print(f"Claude Code ({args.scope} scope) now runs vault-cortex on {vault}: the MCP server "
               f"'{install.SERVER_NAME}' ({transport}) and the hooks {events}. Restart Claude Code to load them.",
@@ -301,8 +303,8 @@ def _install_args(args: argparse.Namespace) -> tuple[bool, Path | None, Path | N
     return install_, vault, project, getattr(args, "transport", "stdio")
 
 
-def _report_changes(changes: list[Change], dry_run: bool) -> None:
-    """Each settings file's fate, one line on stderr (with a dry run, the diff first, on stdout)."""
+def _report(changes: Sequence[Change], dry_run: bool) -> None:
+    """What an install or uninstall changed (or with dry_run would change): each file's state, and the diffs."""
     for change in changes:
         if dry_run and change.diff:
             print(change.diff, end="")
@@ -312,6 +314,8 @@ def _report_changes(changes: list[Change], dry_run: bool) -> None:
             state += f" (a link: {'its target ' if change.removed else 'written to '}{change.target}"
             state += " deleted, the link kept)" if change.removed else ")"
         print(f"{change.path}: {'would be ' if dry_run and change.changed else ''}{state}", file=sys.stderr)
+    if dry_run:
+        print("dry run: nothing written", file=sys.stderr)
 
 
 def cmd_gemini(args: argparse.Namespace) -> int:
@@ -321,10 +325,8 @@ def cmd_gemini(args: argparse.Namespace) -> int:
     install_, vault, project, transport = _install_args(args)
     change = install_gemini.apply(args.scope, vault, install_=install_, dry_run=args.dry_run, command=args.command,
                                   project=project, transport=transport)
-    _report_changes([change], args.dry_run)
-    if args.dry_run:
-        print("dry run: nothing written", file=sys.stderr)
-    elif install_ and vault is not None:
+    _report([change], args.dry_run)
+    if install_ and not args.dry_run and vault is not None:
         vault = vault.resolve()
         events = ", ".join(install_gemini.HOOKS)
         print(f"{install_gemini.TITLE} ({args.scope} scope) now runs vault-cortex on {vault}: the MCP server "
@@ -336,6 +338,40 @@ def cmd_gemini(args: argparse.Namespace) -> int:
         if not args.no_index:
             return _index_for_the_first_session(vault)
     return 0
+
+
+def cmd_codex(args: argparse.Namespace) -> int:
+    """Write (or with uninstall, remove) the hooks, their trust and the MCP server in Codex CLI's files."""
+    from server import install, install_codex
+
+    if getattr(args, "transport", "stdio") != "stdio":
+        print("error: codex: the MCP server is the stdio one Codex starts (no --transport http)", file=sys.stderr)
+        return 2
+    installing = args.fn is cmd_install
+    vault = Path(args.vault).expanduser() if installing else None
+    project = Path(args.project).expanduser() if args.project else None
+    changes = install_codex.apply(args.scope, vault, install_=installing, dry_run=args.dry_run, command=args.command,
+                                  project=project)
+    _report(changes, args.dry_run)
+    if installing and not args.dry_run and vault is not None:
+        print(f"Codex CLI ({args.scope} scope) now runs vault-cortex on {vault}: the MCP server "
+              f"'{install.SERVER_NAME}' and the hooks {', '.join(clients.CODEX.hooks)}, trusted in "
+              f"{changes[1].path}. Codex loads them when it next starts.", file=sys.stderr)
+        _codex_transcripts_allowed(vault)
+        if not args.no_index:
+            return _index_for_the_first_session(vault)
+    return 0
+
+
+def _codex_transcripts_allowed(vault: Path) -> None:
+    """Say so when the vault's `[hooks] transcript_dirs` leaves out Codex's rollouts (a config from an older starter
+    vault names Claude Code's folder only): no capture, and the second look without its prompt, until it names it."""
+    from vault_cortex.config import load_settings
+
+    folder = clients.transcript_folders([clients.CODEX.transcript_folder(os.environ)], os.environ)
+    if folder and folder[0] not in clients.transcript_folders(load_settings(vault).hooks.transcript_dirs, os.environ):
+        print(f"note: {vault}/.cortex/config.toml's [hooks] transcript_dirs does not name {folder[0]}: Codex "
+              'sessions are not captured until it does (add "~/.codex/sessions")', file=sys.stderr)
 
 
 def _index_for_the_first_session(vault: Path) -> int:
@@ -439,14 +475,17 @@ def add_server_commands(add: AddCommand) -> None:
     for name in ("install", "uninstall"):
         verb = "write" if name == "install" else "remove"
         p = add(name, cmd_install if name == "install" else cmd_uninstall,
-                f"{verb} vault-cortex in Claude Code or Gemini CLI (MCP server and hooks) or Obsidian (the plugin)",
+                f"{verb} vault-cortex in Claude Code, Codex CLI or Gemini CLI (MCP server and hooks) or Obsidian "
+                "(the plugin)",
                 description=f"claude-code: {verb} the MCP server entry and the hook entries of every event "
                             "vault-cortex supports in Claude Code's settings, merging with what is there (other "
                             f"hooks and servers are never touched). gemini: the same in Gemini CLI's settings.json. "
                             f"obsidian: {verb} the plugin in the vault's "
                             ".obsidian/plugins/vault-cortex/ (with install, its settings: the server's URL and the "
-                            "token, git-ignored).")
-        p.add_argument("agent", choices=("claude-code", "gemini", "obsidian"))
+                            "token, git-ignored). codex: the same in Codex CLI's hooks.json (user: ~/.codex, project: "
+                            "the project's .codex) and ~/.codex/config.toml (the MCP server, each hook's trust, the "
+                            "project's trust), in a block of its own.")
+        p.add_argument("agent", choices=("claude-code", "codex", "gemini", "obsidian"))
         _vault_arg(p)
         if name == "install":
             p.add_argument("--transport", choices=("stdio", "http"), default="stdio",
@@ -482,7 +521,7 @@ def _hook_fast(argv: Sequence[str]) -> int:
         args = p.parse_args(argv)
     except SystemExit:  # argparse exits 2 on a usage error, which would block the prompt: a hook exits 0
         return 0
-    return hooks.main(args.event, args.vault, args.url)
+    return hooks.main(args.event, args.vault, args.url, agent=args.client)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

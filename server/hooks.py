@@ -1,5 +1,6 @@
-"""Claude Code hooks: session-start context, pushed memories on prompts and failed tool results (through the push
-gate, each memory once per session), tool habits, and capture of the session's transcript into `raw/` (the
+"""The agents' hooks, one core in Claude Code's events (server/clients.py maps another client's onto them):
+session-start context, pushed memories on prompts and failed tool results (through the push gate, each memory once
+per session), tool habits, and capture of the session's transcript into `raw/` (the
 `[capture]` folder, with what it keeps) at SessionEnd and PreCompact.
 
 `vault-cortex hook EVENT` reads the hook's JSON input on stdin and prints its output. It posts to the running
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from server.bearer import read_token
+from server.clients import DEFAULT, client, run, transcript_folders
 from server.hook_socket import ask, live_sockets
 from server.proof import NotProven, proven_connection
 from server.serve_lock import recorded_url
@@ -215,17 +217,6 @@ def transcript(dirs: Iterable[str], named: str) -> Path:
     return allowed_transcript(named, transcript_folders(dirs, os.environ))
 
 
-def transcript_folders(dirs: Iterable[str], env: Mapping[str, str]) -> list[Path]:
-    """The folders a hook may read transcripts from, resolved: `dirs` (`~` is env's HOME), and Claude Code's
-    `$CLAUDE_CONFIG_DIR/projects` when that is set."""
-    home = env.get("HOME") or str(Path.home())
-    named = [d for d in dirs if d]
-    if env.get("CLAUDE_CONFIG_DIR"):
-        named.append(str(Path(env["CLAUDE_CONFIG_DIR"]) / "projects"))
-    expanded = (home + d[1:] if d == "~" or d.startswith("~/") else os.path.expanduser(d) for d in named)
-    return list(dict.fromkeys(Path(os.path.realpath(d)) for d in expanded if os.path.isabs(d)))  # never the cwd
-
-
 def allowed_transcript(named: str, folders: Iterable[Path]) -> Path:
     """`named` with its folders resolved, when it is a `.jsonl` file inside one of `folders`; InvalidRequest else
     (a request names nothing outside the vault but the agent's own transcripts)."""
@@ -374,14 +365,16 @@ class SessionState:
 
 # -- the command: stdin → server or vault → stdout ---------------------------------------------------------
 def main(event: str, vault: str | None, url: str | None, *, stdin: IO[str] | None = None,
-         stdout: IO[str] | None = None, env: Mapping[str, str] | None = None) -> int:
-    """Run one hook; always returns 0 and writes valid JSON or nothing."""
+         stdout: IO[str] | None = None, env: Mapping[str, str] | None = None, agent: str = DEFAULT) -> int:
+    """Run one hook of the client `agent` (server/clients.py maps it onto the core); always returns 0 and writes
+    valid JSON or nothing."""
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
     env = os.environ if env is None else env
     try:
         payload = read_payload(stdin)
-        out = dispatch(event, payload, vault or env.get(VAULT_ENV), url or env.get(URL_ENV), env)
+        where = vault or env.get(VAULT_ENV), url or env.get(URL_ENV)
+        out = run(client(agent), event, payload, lambda core, p: dispatch(core, dict(p), *where, env), env)
         if out:
             stdout.write(json.dumps(out) + "\n")
             stdout.flush()

@@ -32,26 +32,16 @@ from typing import Any
 import msgspec
 
 from server.bearer import TOKEN_ENV, load_or_create_token, read_token
+from server.clients import CLAUDE_CODE, Client
 from server.hooks import server_urls
 from vault_cortex.errors import ConfigError, VaultNotFound
 
 SERVER_NAME = "vault-cortex"
-# Claude Code event → (`vault-cortex hook` event, matcher or None). `tool-failure` (PostToolUseFailure: a tool
-# call that failed, such as a command exiting non-zero) and `tool-result` (PostToolUse: a tool that ran but
-# printed a failure) push memories about what failed; test_install checks that every hook in server.hooks is here.
-HOOKS: dict[str, tuple[str, str | None]] = {
-    "SessionStart": ("session-start", None),
-    "UserPromptSubmit": ("prompt", None),
-    "PreToolUse": ("tool", "*"),
-    "PostToolUse": ("tool-result", "*"),
-    "PostToolUseFailure": ("tool-failure", "*"),
-    "Stop": ("stop", None),  # the second look before the answer (`[hooks] second_look` turns it off)
-    "PreCompact": ("pre-compact", None),
-    "SessionEnd": ("session-end", None),
-}
-# Seconds Claude Code gives a handler (its `timeout`). SessionEnd hooks otherwise get 1.5 s, and Claude Code 2.1
-# cancels the capture ("Hook cancelled") while the hook process is still loading the library.
-TIMEOUTS: dict[str, int] = {"SessionEnd": 60, "PreCompact": 60}  # 60: the most SessionEnd gets
+# Claude Code event → (`vault-cortex hook` event, matcher or None), and the seconds Claude Code gives a handler (its
+# `timeout`) where its default is too short: server/clients.py's record of Claude Code (test_install checks that
+# every hook in server.hooks is here).
+HOOKS: dict[str, tuple[str, str | None]] = {e: (h.event, h.matcher) for e, h in CLAUDE_CODE.hooks.items()}
+TIMEOUTS: dict[str, int] = {e: h.timeout for e, h in CLAUDE_CODE.hooks.items() if h.timeout is not None}
 JSONObject = dict[str, Any]
 
 
@@ -99,10 +89,11 @@ def default_command() -> str:
     return shutil.which("vault-cortex") or "vault-cortex"
 
 
-def hook_command(command: str, event: str, vault: Path, client: str | None = None) -> str:
-    """The command line of a hook handler (`client`: the agent it runs for, when not Claude Code)."""
-    named = f" --client {client}" if client else ""
-    return f"{command} hook {event}{named} --vault {shlex.quote(str(vault))}"
+def hook_command(command: str, event: str, vault: Path, client: Client | str = CLAUDE_CODE) -> str:
+    """A hook's command line (Claude Code's as it always was; another client's names it with `--client`)."""
+    name = client if isinstance(client, str) else client.name
+    named = "" if client is CLAUDE_CODE or name == CLAUDE_CODE.name else f" --client {name}"
+    return f"{command} hook {event} --vault {shlex.quote(str(vault))}{named}"
 
 
 def server_entry(command: str, vault: Path) -> JSONObject:
@@ -177,14 +168,16 @@ def strip(settings: JSONObject) -> tuple[JSONObject, dict[str, int]]:
     return out, where
 
 
-def with_hooks(settings: JSONObject, command: str, vault: Path) -> JSONObject:
-    """settings with one matcher group per event running `vault-cortex hook`, each where the old one was."""
+def with_hooks(settings: JSONObject, command: str, vault: Path, client: Client = CLAUDE_CODE) -> JSONObject:
+    """settings with one matcher group per event of `client` running `vault-cortex hook`, each where the old one
+    was."""
     groups: dict[str, JSONObject] = {}
-    for event, (ours, matcher) in HOOKS.items():
-        handler: JSONObject = {"type": "command", "command": hook_command(command, ours, vault)}
-        if event in TIMEOUTS:
-            handler["timeout"] = TIMEOUTS[event]
-        groups[event] = {"matcher": matcher, "hooks": [handler]} if matcher is not None else {"hooks": [handler]}
+    for event, hook in client.hooks.items():
+        handler: JSONObject = {"type": "command", "command": hook_command(command, hook.event, vault, client)}
+        if hook.timeout is not None:
+            handler["timeout"] = hook.timeout
+        groups[event] = {"matcher": hook.matcher, "hooks": [handler]} if hook.matcher is not None else {
+            "hooks": [handler]}
     return with_groups(settings, groups)
 
 
@@ -303,6 +296,13 @@ def plan(path: Path, before: JSONObject, text: str | None, after: JSONObject, *,
     removed = text is not None and not after and before != after
     changed = before != after or (text is None and bool(after))
     new = "" if removed else dump(after, style_of(text, before))
+    return text_plan(path, text, new, changed=changed, removed=removed, private=private)
+
+
+def text_plan(path: Path, text: str | None, new: str, *, changed: bool | None = None, removed: bool = False,
+              private: bool = False) -> Change:
+    """A file's change from `text` (None: missing) to `new` ("" and `removed`: deleted), with its diff."""
+    changed = (text or "") != new if changed is None else changed
     diff = "".join(difflib.unified_diff((text or "").splitlines(True), new.splitlines(True),
                                         f"a/{path}" if text is not None else "/dev/null",
                                         f"b/{path}" if not removed else "/dev/null")) if changed else ""
@@ -348,6 +348,14 @@ def capture_notice(vault: Path) -> str:
     return f"Sessions are captured into {folder}/ of {vault}; turn off with [capture] enabled = false in {config}"
 
 
+def vault_root(vault: Path | None) -> Path:
+    """The vault to install for, resolved; VaultNotFound when it is none."""
+    if vault is None or not (vault / ".cortex").is_dir():
+        raise VaultNotFound(f"{vault} is not a vault (no .cortex/): create it with `vault-cortex init` or "
+                            "`vault-cortex serve` first")
+    return vault.expanduser().resolve()
+
+
 def apply(scope: str, vault: Path | None, *, install: bool, dry_run: bool = False, command: str | None = None,
           home: Path | None = None, project: Path | None = None, transport: str = "stdio") -> list[Change]:
     """Install (vault given) or uninstall; both files are read and checked before either is written.
@@ -356,7 +364,7 @@ def apply(scope: str, vault: Path | None, *, install: bool, dry_run: bool = Fals
     `serve` (where it recorded its URL, else the vault's `[server]` host and port)."""
     settings_file, mcp_file = files(scope, home=home, project=project)
     if install:
-        vault = a_vault(vault)
+        vault = vault_root(vault)
     command = command or default_command()
     loaded = [(settings_file, *load(settings_file)), (mcp_file, *load(mcp_file))]
     (s_path, s_data, s_text), (m_path, m_data, m_text) = loaded
@@ -373,14 +381,6 @@ def apply(scope: str, vault: Path | None, *, install: bool, dry_run: bool = Fals
         save(changes[0], s_data, s_text, s_new)
         save(changes[1], m_data, m_text, m_new)
     return changes
-
-
-def a_vault(vault: Path | None) -> Path:
-    """The vault an install names, resolved; VaultNotFound when it is none (nothing is written then)."""
-    if vault is None or not (vault / ".cortex").is_dir():
-        raise VaultNotFound(f"{vault} is not a vault (no .cortex/): create it with `vault-cortex init` or "
-                            "`vault-cortex serve` first")
-    return vault.expanduser().resolve()
 
 
 def save(change: Change, before: JSONObject, text: str | None, after: JSONObject) -> None:

@@ -94,7 +94,7 @@ def apply(scope: str, vault: Path | None, *, install_: bool, dry_run: bool = Fal
                               "take them out, or add the entries by hand)") from exc
         raise
     if install_:
-        vault = install.a_vault(vault)
+        vault = install.vault_root(vault)
     command = command or install.default_command()
     shared = scope == "project" or path.is_symlink()
     if install_ and vault is not None:

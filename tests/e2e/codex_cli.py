@@ -10,8 +10,9 @@ the provider, sandbox and approval settings go on the command line (`-c`, the se
 CODEX_HOME/config.toml a test or an installer writes is left as it is. `find_codex` says where the binary is:
 `$CODEX_CLI` (tests/run installs the pinned one and sets it), else `codex` on PATH.
 
-Hook trust (Codex 0.171, read in codex-rs/hooks/src/engine/discovery.rs and checked by tests/e2e/test_codex_cli.py
-against `codex app-server`'s `hooks/list`): `codex exec` runs a user or project hook only when CODEX_HOME/config.toml
+Hook trust (Codex 0.171, read in codex-rs/hooks/src/engine/discovery.rs, computed by server/install_codex.py, which
+the installer uses and this module re-exports, and checked by tests/e2e/test_codex_cli.py against
+`codex app-server`'s `hooks/list`): `codex exec` runs a user or project hook only when CODEX_HOME/config.toml
 holds, for that hook, a table
 
     [hooks.state."<absolute path of the hooks.json>:<event label>:<group index>:<handler index>"]
@@ -30,7 +31,6 @@ disabled and runs none of it). `--dangerously-bypass-hook-trust` runs untrusted 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import subprocess
@@ -42,6 +42,8 @@ from typing import Any
 
 from scripted_api import RecordingAPI, Stream, Text, find_client
 
+from server.install_codex import EVENT_LABELS, hook_trust, hook_trust_hash, trust_toml
+
 __all__ = ["CLI_ENV", "EVENT_LABELS", "FunctionCall", "Reply", "ResponsesAPI", "Session", "Text", "client_env",
            "exec_command", "find_codex", "hook_trust", "hook_trust_hash", "hooks_list", "messages", "offline_config",
            "request_text", "run_codex", "trust_toml"]
@@ -51,11 +53,6 @@ MODEL = "scripted"
 PROVIDER = "scripted"  # the model provider run_codex configures
 KEY_ENV = "SCRIPTED_API_KEY"  # the provider's env_key: Codex sends its value as the bearer token
 SHELL_TOOL = "exec_command"  # Codex 0.171's shell tool (unified exec): arguments {"cmd": ...}
-EVENT_LABELS = {"PreToolUse": "pre_tool_use", "PermissionRequest": "permission_request",
-                "PostToolUse": "post_tool_use", "PreCompact": "pre_compact", "PostCompact": "post_compact",
-                "SessionStart": "session_start", "UserPromptSubmit": "user_prompt_submit", "Stop": "stop",
-                "SessionEnd": "session_end"}
-NO_MATCHER = {"UserPromptSubmit", "Stop"}  # events whose matcher Codex ignores (and leaves out of the hash)
 
 
 def find_codex() -> Path:
@@ -169,49 +166,6 @@ def request_text(body: dict[str, Any]) -> str:
         if isinstance(it.get("arguments"), str):
             parts.append(it["arguments"])
     return "\n".join(parts)
-
-
-# -- hook trust --------------------------------------------------------------------------------------------
-def hook_timeout(event: str, timeout: int | None) -> int:
-    """The timeout Codex gives a command hook: 600 s by default, at least 1; SessionEnd 1 s, at most 3."""
-    if event == "SessionEnd":
-        return min(max(timeout or 1, 1), 3)
-    return max(timeout or 600, 1)
-
-
-def hook_trust_hash(event: str, handler: Mapping[str, Any], matcher: str | None = None) -> str:
-    """The `trusted_hash` Codex expects for one command handler of `event` (see the module docstring)."""
-    normal: dict[str, Any] = {"type": "command", "command": handler["command"],
-                              "timeout": hook_timeout(event, handler.get("timeout")),
-                              "async": bool(handler.get("async", False))}
-    if handler.get("statusMessage") is not None:
-        normal["statusMessage"] = handler["statusMessage"]
-    identity: dict[str, Any] = {"event_name": EVENT_LABELS[event], "hooks": [normal]}
-    if matcher is not None and event not in NO_MATCHER:
-        identity["matcher"] = matcher
-    text = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
-
-
-def hook_trust(hooks_file: Path, hooks: Mapping[str, Any]) -> dict[str, str]:
-    """Each command handler's state key in config.toml and its trusted hash, for a hooks.json at `hooks_file`
-    holding `hooks` (its "hooks" object: event -> matcher groups)."""
-    trust: dict[str, str] = {}
-    for event, groups in hooks.items():
-        for g, group in enumerate(groups):
-            for h, handler in enumerate(group.get("hooks") or []):
-                if handler.get("type") == "command":
-                    key = f"{hooks_file}:{EVENT_LABELS[event]}:{g}:{h}"
-                    trust[key] = hook_trust_hash(event, handler, group.get("matcher"))
-    return trust
-
-
-def trust_toml(hooks_file: Path, hooks: Mapping[str, Any], projects: Sequence[Path] = ()) -> str:
-    """config.toml tables that trust every command hook in `hooks_file` (and the `projects`, for project hooks)."""
-    tables = [f"[hooks.state.{json.dumps(key)}]\ntrusted_hash = {json.dumps(digest)}\n"
-              for key, digest in hook_trust(hooks_file, hooks).items()]
-    tables += [f"[projects.{json.dumps(str(p))}]\ntrust_level = \"trusted\"\n" for p in projects]
-    return "\n".join(tables)
 
 
 # -- the client ----------------------------------------------------------------------------------------------

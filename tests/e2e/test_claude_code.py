@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -28,25 +27,31 @@ from pathlib import Path
 import pytest
 from claude_code import MessagesAPI, Reply, Session, Text, bash, find_claude, request_text, run_claude
 from harness import free_port, wait_for
+from memory_loop import (
+    ANSWER,
+    COMPOSED,
+    FAILING,
+    FIX,
+    PROJECT,
+    PROMPT,
+    PUSHED,
+    REPO,
+    REVISED,
+    SECOND_LOOK,
+    SHORT_PROMPT,
+    raw_notes,
+    scenario_vault,
+)
 
 from server.bearer import TOKEN_ENV, read_token
 from server.serve_lock import recorded_url
-from vault_cortex.cortex import Cortex
 from vault_cortex.index.embed import Embedder
 
 pytestmark = pytest.mark.slow
 
-PROJECT = "greenhouse-sensor"  # the starter vault's project: the start context is about it
-PROMPT = "What is my convention for writing commit messages in this repo?"
-PUSHED = "linguistic/Commit messages.md"  # not in the start context; the prompt pulls it
-FAILING = "echo 'sqlite3.OperationalError: database is locked' >&2; exit 1"
-FIX = "scientific/2026-11-20 collector database is locked.md"  # the earlier fix, added to the vault
-FIX_SOURCE = Path(__file__).resolve().parents[1] / "fixtures" / "tool_result" / Path(FIX).name
-ANSWER = "Imperative subject under 50 characters, a body that says why; the lock came from the report's long read."
 START_MARK = "SessionStart hook additional context"
 PROMPT_MARK = "UserPromptSubmit hook additional context"
 FAILURE_MARK = "Memories (vault-cortex) about this Bash failure"
-REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -57,12 +62,7 @@ def claude() -> Path:
 @pytest.fixture
 def vault(synced_template: Path, tmp_path: Path, embedder: Embedder) -> Path:
     """The synced starter vault plus the note about the earlier fix, indexed."""
-    dest = tmp_path / "vault"
-    shutil.copytree(synced_template, dest, symlinks=True)
-    shutil.copy(FIX_SOURCE, dest / FIX)
-    with Cortex.open(dest, embedder=embedder) as cx:
-        cx.sync()
-    return dest
+    return scenario_vault(synced_template, tmp_path / "vault", embedder)
 
 
 def clean_env() -> dict[str, str]:
@@ -114,12 +114,6 @@ def start(work: Path, vault: Path, *install_extra: str) -> tuple[Path, Path]:
     (home / ".claude").mkdir(parents=True)
     (home / ".claude" / "settings.json").write_text(json.dumps({"enableAllProjectMcpServers": True}))
     return project, home
-
-
-def raw_notes(vault: Path) -> dict[str, str]:
-    """The raw notes the sessions captured (the starter vault's own raw note left out)."""
-    return {p.relative_to(vault).as_posix(): p.read_text(encoding="utf-8") for p in (vault / "raw").rglob("*.md")
-            if "debugging session" not in p.name}
 
 
 def check_the_loop(claude: Path, vault: Path, project: Path, home: Path, env: dict[str, str] | None = None) -> Run:
@@ -218,10 +212,6 @@ def test_what_reaches_the_model_with_serve_on_another_port(claude: Path, vault: 
     assert "mcp__vault-cortex__recall" in "\n".join(json.dumps(b) for b in run.api.main_requests())
 
 
-SHORT_PROMPT = "and node 3?"  # under the prompt hook's 12 characters: no prompt push, only the answer meets memory
-COMPOSED = "Node 3 should run about ten months on one 18650 cell, as the paper estimate says."
-REVISED = "Checked the notes: node 3 ran flat after 43 days, far short of the ten-month estimate."
-SECOND_LOOK = "short_term/2026-11-29 node 3 battery ran flat.md"  # not in the start context; contradicts the answer
 STOP_MARK = "Stop hook feedback"
 
 

@@ -258,6 +258,16 @@ def test_the_transcript_is_written_before_each_hook(run: Recorded) -> None:
     assert kinds == {(line["type"], line["payload"].get("type")) for line in fixture_rollout(run)}
 
 
+def test_a_commands_exit_code_is_in_the_rollout_before_post_tool_use(run: Recorded) -> None:
+    """(d) PostToolUse's `tool_response` has no exit code, but the rollout as it stood when the hook ran holds the
+    command's `item_completed` record with it: what server/clients.py reads for a Codex PostToolUse."""
+    (post,) = [r for r in run.records if r["payload"]["hook_event_name"] == "PostToolUse"]
+    assert "exit_code" not in json.dumps(post["payload"])
+    completed = [json.loads(line)["payload"]["item"] for line in post["transcript"]
+                 if '"item_completed"' in line and '"CommandExecution"' in line]
+    assert [(i["id"], i["exit_code"]) for i in completed] == [(post["payload"]["tool_use_id"], 2)]
+
+
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory() as scratch:
         save_fixtures(record_session(find_codex(), Path(scratch)))

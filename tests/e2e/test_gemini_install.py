@@ -68,7 +68,7 @@ def test_a_real_gemini_session_runs_every_installed_hook_and_the_mcp_server(
         ("SessionStart", "session-start"), ("BeforeAgent", "prompt"), ("AfterTool", "tool-result"),
         ("AfterAgent", "stop"), ("SessionEnd", "session-end")]
     resolved = str(vault.resolve())
-    assert all(c["argv"][2:] == ["--client", "gemini", "--vault", resolved] and c["exit"] == 0 for c in hook_calls)
+    assert all(c["argv"][2:] == ["--vault", resolved, "--client", "gemini"] and c["exit"] == 0 for c in hook_calls)
     assert ["mcp", "--vault", resolved] in [c["argv"] for c in calls]
     offered = {d["name"] for tool in api.main_requests()[0].get("tools") or []
                for d in tool.get("functionDeclarations") or []}

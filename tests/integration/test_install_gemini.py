@@ -45,7 +45,7 @@ def gemini(*args: str) -> int:
 
 
 def test_the_hooks_run_the_core_events_for_gemini(vault: Path, home: Path) -> None:
-    """One handler per registered Gemini event, running `vault-cortex hook CORE-EVENT --client gemini --vault V`;
+    """One handler per registered Gemini event, running `vault-cortex hook CORE-EVENT --vault V --client gemini`;
     AfterTool for every tool; each named so that hooksConfig.disabled can turn it off; the stdio MCP server."""
     settings_file = home / ".gemini" / "settings.json"
     change = install_gemini.apply("user", vault, install_=True, command=CMD)
@@ -56,7 +56,7 @@ def test_the_hooks_run_the_core_events_for_gemini(vault: Path, home: Path) -> No
     core = {"SessionStart": "session-start", "BeforeAgent": "prompt", "AfterTool": "tool-result",
             "AfterAgent": "stop", "SessionEnd": "session-end"}
     assert {e: [h["command"] for h in hs] for e, hs in handlers.items()} == {
-        e: [f"{CMD} hook {c} --client gemini --vault '{vault.resolve()}'"] for e, c in core.items()}
+        e: [f"{CMD} hook {c} --vault '{vault.resolve()}' --client gemini"] for e, c in core.items()}
     assert set(core.values()) <= set(hooks.HOOK_EVENTS)
     assert {e: [h["name"] for h in hs] for e, hs in handlers.items()} == {
         e: [f"vault-cortex-{c}"] for e, c in core.items()}

@@ -93,13 +93,17 @@ def parse_transcript(text: str, session: str) -> Transcript:
 
 
 def detect(lines: Iterable[str | bytes]) -> str:
-    """`jsonl` (Claude Code), `gemini` (a Gemini CLI chat log) or `markdown`, from the first line that is not blank."""
+    """`jsonl` (Claude Code), `gemini` (a Gemini CLI chat log), `codex` (a Codex CLI rollout) or `markdown`, from
+    the first line that is not blank."""
+    from vault_cortex.importers.codex_rollout import is_rollout
     from vault_cortex.importers.gemini_chat import FORMAT, is_chat
 
     first = next((line for line in lines if line.strip()), "")
     if first.lstrip()[:1] not in ("{", b"{"):
         return "markdown"
-    return FORMAT if is_chat(first) else "jsonl"
+    if is_chat(first):
+        return FORMAT
+    return "codex" if is_rollout(first) else "jsonl"
 
 
 Reader = Callable[[Iterable[tuple[int, str | bytes]]], Iterator[tuple[int, Exchange]]]
@@ -107,12 +111,13 @@ Reader = Callable[[Iterable[tuple[int, str | bytes]]], Iterator[tuple[int, Excha
 
 def reader(fmt: str) -> Reader:
     """How the lines of a JSONL transcript in `fmt` (as `detect` names it) are read into exchanges."""
+    from vault_cortex.importers.codex_rollout import iter_rollout
     from vault_cortex.importers.gemini_chat import FORMAT, iter_chat
 
-    return iter_chat if fmt == FORMAT else iter_jsonl
+    return {FORMAT: iter_chat, "codex": iter_rollout}.get(fmt, iter_jsonl)
 
 
-class _Open:
+class Turn:
     def __init__(self, prompt: str, at: datetime | None, offset: int) -> None:
         self.prompt, self.at, self.offset = prompt, at, offset
         self.answer: list[str] = []
@@ -155,7 +160,7 @@ def records(lines: Iterable[tuple[int, str | bytes]], what: str = "transcript",
 
 def iter_jsonl(lines: Iterable[tuple[int, str | bytes]]) -> Iterator[tuple[int, Exchange]]:
     """Exchanges of a Claude Code transcript as they close, each with the offset its prompt line had."""
-    cur: _Open | None = None
+    cur: Turn | None = None
     for offset, rec in records(lines):
         kind = rec.get("type")
         if kind not in ("user", "assistant") or rec.get("isMeta") or rec.get("isSidechain") or rec.get(
@@ -170,7 +175,7 @@ def iter_jsonl(lines: Iterable[tuple[int, str | bytes]]) -> Iterator[tuple[int, 
             if any(texts):
                 if cur is not None:
                     yield cur.close()
-                cur = _Open("\n\n".join(t for t in texts if t), parse_datetime(rec.get("timestamp")), offset)
+                cur = Turn("\n\n".join(t for t in texts if t), parse_datetime(rec.get("timestamp")), offset)
                 continue
         if cur is None:
             continue
@@ -218,7 +223,7 @@ def output_size(content: Any) -> str:
 
 def iter_markdown(lines: Iterable[str]) -> Iterator[tuple[int, Exchange]]:
     """Exchanges of a markdown chat (`**User:**` lines or `## User` headings), as they close."""
-    cur: _Open | None = None
+    cur: Turn | None = None
     role: str | None = None
     body: list[str] = []
     seen = False
@@ -229,7 +234,7 @@ def iter_markdown(lines: Iterable[str]) -> Iterator[tuple[int, Exchange]]:
         if role in _USER:
             if cur is not None:
                 yield cur.close()
-            cur = _Open(text, None, 0)
+            cur = Turn(text, None, 0)
         elif role is not None and cur is not None and text:
             cur.answer.append(text)
 
@@ -459,7 +464,12 @@ def session_name(file: str | Path, project: str | None) -> str:
             day = day or datetime.fromtimestamp(os.fstat(fh.fileno()).st_mtime, UTC)
     except (OSError, InvalidRequest):
         day = clock.now()
-    ident = path.stem.rsplit("-", 1)[-1] if path.stem.startswith("session-") else path.stem  # Gemini: its id's start
+    if path.stem.startswith("session-"):
+        ident = path.stem.rsplit("-", 1)[-1]  # Gemini: its id's start
+    elif path.stem.startswith("rollout-"):
+        ident = path.stem.rsplit("-", 5)[-5]  # Codex: its uuid
+    else:
+        ident = path.stem
     parts = [day.strftime("%Y-%m-%d"), project or "", ident[:8]]
     return " ".join(p for p in parts if p)
 
@@ -509,8 +519,11 @@ def last_prompt(file: Path, tail: int = TAIL_BYTES) -> str:
 
 
 def _prompt_of(line: bytes) -> str:
-    """The prompt a transcript line holds, as `iter_jsonl` reads it ("" for any other line)."""
+    """The prompt a transcript line holds, as `iter_jsonl` (or for a Codex rollout `iter_rollout`) reads it ("" for
+    any other line)."""
+    from vault_cortex.importers.codex_rollout import iter_rollout
+
     try:
-        return next((x.prompt for _, x in iter_jsonl([(0, line + b"\n")])), "")
+        return next((x.prompt for reader in (iter_jsonl, iter_rollout) for _, x in reader([(0, line + b"\n")])), "")
     except InvalidRequest:
         return ""
