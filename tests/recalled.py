@@ -24,7 +24,8 @@ def write_vault(root: Path, notes: dict[str, str]) -> Path:
     return root
 
 
-def recall(root: Path, embedder: Embedder, query: str, mode: str | None = None, **changed: float | bool | str) -> list[Hit]:
+def recall(root: Path, embedder: Embedder, query: str, mode: str | None = None,
+           **changed: float | bool | str) -> list[Hit]:
     """The top six hits for `query` after a sync, with the ranking model's cue shares in `changed` replaced
     (`company=0`: the company lift off) and any other recall setting set through its variable
     (`conversation=True`: VAULT_CORTEX_RECALL_CONVERSATION=true), in `mode` (the vault's default when None)."""
