@@ -8,12 +8,14 @@ import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from vault_cortex import Cortex, InvalidRequest
 from vault_cortex.files.activity import OpenEvent, RecallEvent, append
 from vault_cortex.files.activity_files import PENDING_DIR, flush
 from vault_cortex.files.vault import init_vault
+from vault_cortex.recall.model import load_model
 from vault_cortex.recall.pipeline import GATHERED
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "vaults"
@@ -23,11 +25,11 @@ def test_graph_signal_lifts_a_linked_note_with_no_match(fixture_vault, embedder)
     root = fixture_vault("graph_lift")
     expected = json.loads((root / "expected.json").read_text())
     (root / ".cortex").mkdir(exist_ok=True)
-    (root / ".cortex/config.toml").write_text("[recall]\ncompany = 0.0\n")  # the control: no neighbour lift either
-    with Cortex.open(root, embedder=embedder) as cx:
+    shipped = load_model()
+    alone = msgspec.structs.replace(shipped, cues=msgspec.structs.replace(shipped.cues, company=0.0))
+    with Cortex.open(root, embedder=embedder, model=alone) as cx:  # the control: no neighbour lift either
         cx.sync()
         focus = [h.path for h in cx.recall(expected["query"], k=5, mode="focus").hits]
-    (root / ".cortex/config.toml").unlink()
     with Cortex.open(root, embedder=embedder) as cx:
         cx.sync()
         balanced = cx.recall(expected["query"], k=5).hits
