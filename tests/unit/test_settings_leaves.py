@@ -6,8 +6,8 @@ The counting rule: a leaf is one key a user's config.toml (or a `VAULT_CORTEX_*`
 `Settings` struct: a scalar, or a list or table that is one value (`index.exclude`, `hooks.transcript_dirs`,
 `sleep.keywords`, `relations`) counts 1. The per-mode weight tables (`[modes.<name>]`) and the per-region
 definitions (`[regions.<name>]`) are not counted: they are the user's own data (named modes and regions), not knobs.
-Before issue 44 this rule counted 84 leaves (25 of them the push gate's fitted weights); the budget is 40, with the
-`[capture]` section's five.
+Before issue 44 this rule counted 60 leaves, 84 with each of the push gate's 25 fitted weights (`[push.weights]`)
+counted as its own, as the issue did; now 35. The budget is 40, with the `[capture]` section's five.
 """
 
 from __future__ import annotations
