@@ -110,7 +110,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                       "--port N (or set port in [server] of .cortex/config.toml)", file=sys.stderr)
                 return 1
             with sock:
-                _serve(cx, args, sock, settings.debounce_ms, allowed_hosts)
+                _serve(cx, args, sock, allowed_hosts)
     print(f"stopped serving {root}", file=sys.stderr)
     return 0
 
@@ -143,7 +143,7 @@ def _bind_problem(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
-def _serve(cx: Cortex, args: argparse.Namespace, sock: socket.socket, debounce_ms: int,
+def _serve(cx: Cortex, args: argparse.Namespace, sock: socket.socket,
            allowed_hosts: Sequence[str] | None) -> None:
     """Serve the vault's API and MCP with its watcher and nightly sleep until Ctrl-C or SIGTERM."""
     import uvicorn
@@ -152,13 +152,13 @@ def _serve(cx: Cortex, args: argparse.Namespace, sock: socket.socket, debounce_m
     from server.bearer import TOKEN_ENV, TOKEN_FILE, load_or_create_token
     from server.guard import OncePerWhile, guarded, max_connections, raise_fd_limit
     from server.nightly import Nightly
-    from server.watch import Watcher
+    from server.watch import DEBOUNCE_MS, Watcher
     from vault_cortex.cli.output import ProgressBar
 
     # A read-only vault keeps its token beside its index, and sleeps no nightly sleep (it would write notes).
     token_file = cx.index.index_dir / "token" if cx.read_only else cx.root / TOKEN_FILE
     token = load_or_create_token(cx.root, os.environ, path=token_file)
-    watcher = Watcher(cx, debounce_ms=debounce_ms, progress=ProgressBar(), announce=_announce, filled=_filled)
+    watcher = Watcher(cx, debounce_ms=DEBOUNCE_MS, progress=ProgressBar(), announce=_announce, filled=_filled)
     nightly = Nightly(cx, schedule=lambda _s, _now: None) if cx.read_only else Nightly(cx)
     app = create_app(cx, token=token, watcher=watcher, nightly=nightly, allowed_hosts=allowed_hosts)
     host, port = sock.getsockname()[:2]
@@ -215,7 +215,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from server.app import warm_up
     from server.hook_socket import serve_hooks
     from server.mcp_tools import build_mcp
-    from server.watch import Watcher
+    from server.watch import DEBOUNCE_MS, Watcher
     from vault_cortex.cortex import Cortex
     from vault_cortex.errors import VaultNotFound
     from vault_cortex.files.vault import is_vault
@@ -231,7 +231,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     with Cortex.open(root, index_dir=args.index_dir) as cx:
         cx.index.check_index()
         cx.index.expect_sync()  # every tool says how far indexing is, from the first call until the index is whole
-        watcher = Watcher(cx, debounce_ms=cx.settings.server.debounce_ms)
+        watcher = Watcher(cx, debounce_ms=DEBOUNCE_MS)
         mcp = build_mcp(cx, watcher=watcher)
 
         async def serve() -> None:

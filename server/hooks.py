@@ -175,8 +175,9 @@ def _stop(open_cx: OpenCortex, payload: Mapping[str, Any]) -> str | None:
     prompt = last_prompt(transcript(cx.settings.hooks.transcript_dirs, named)) if named else ""
     query = second_look.query(answer, prompt, cx.settings.recall.max_query_chars)
     state = SessionState(cx.root, str(payload.get("session_id") or ""))
+    look = second_look.gate_settings(cx.push_gate(), cx.model.gate.second_look)
     hits = cx.recall(query, k=second_look.LIMIT, client="hook", gate=True, exclude=frozenset(state.captured),
-                     shown=frozenset(state.paths), push=second_look.gate_settings(cx.settings.push)).hits
+                     shown=frozenset(state.paths), push=look).hits
     if not hits:
         return None
     state.add(h.path for h in hits)

@@ -59,13 +59,13 @@ def habits_for_context(
 
 @post("/habits/reinforce", status_code=200, sync_to_thread=True)
 def reinforce(cx: CortexDep, data: JSONBody[ReinforceBody]) -> WeightChange:
-    """A habit was followed: raise its `weight` by `habits.reinforce_step` (one line) and log it."""
+    """A habit was followed: raise its `weight` by 0.1 (one line) and log it."""
     return cx.reinforce(data.path, context=data.context)
 
 
 @post("/resonance/touch", status_code=200, sync_to_thread=True)
 def touch(cx: CortexDep, data: JSONBody[TouchBody]) -> WeightChange:
-    """Touch a resonance concept (by name, alias or path): raise its `weight` by `resonance.touch_step` and log it."""
+    """Touch a resonance concept (by name, alias or path): raise its `weight` by 0.1 and log it."""
     return cx.touch(data.concept, by=data.by)
 
 

@@ -36,6 +36,7 @@ GATHER_MS = 100
 # a full sync walks the whole vault (about a second per 100k notes) on top of the same work.
 TARGETED_MAX = 2000
 RETRY_FIRST_S, RETRY_MAX_S = 2.0, 300.0  # a failed sync is retried after 2 s, then 4, 8, … up to 5 min
+DEBOUNCE_MS = 300  # least gap between two syncs while changes keep coming (a lone save is indexed at once)
 FULL_SYNC_S = 900.0  # and a full sync runs at least this often when changes come, to catch anything missed
 
 

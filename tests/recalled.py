@@ -1,5 +1,5 @@
-"""Recall as a ranking test asks it: a small vault written from a dict, its hits with some recall settings
-changed through their variables, and a digest of its notes to check that recall wrote none (shared by the
+"""Recall as a ranking test asks it: a small vault written from a dict, its hits with some cue shares of the
+ranking model or recall settings changed, and a digest of its notes to check that recall wrote none (shared by the
 tests of each ranking mechanism)."""
 
 from __future__ import annotations
@@ -7,9 +7,12 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+import msgspec
+
 from vault_cortex import Cortex
 from vault_cortex.index.embed import Embedder
 from vault_cortex.recall.filters import Filters
+from vault_cortex.recall.model import Cues, load_model
 from vault_cortex.recall.scored import Hit
 
 
@@ -22,12 +25,17 @@ def write_vault(root: Path, notes: dict[str, str]) -> Path:
     return root
 
 
-def recall(root: Path, embedder: Embedder, query: str, mode: str | None = None, **changed: float) -> list[Hit]:
-    """The top six hits for `query` after a sync, with the recall settings in `changed` set through their
-    variables (`echo=0`: VAULT_CORTEX_RECALL_ECHO=0), in `mode` (the vault's default when None); captured
-    sessions ranked among the other notes (`captures=include`), as the ranking's cues are about them too."""
-    env = {f"VAULT_CORTEX_RECALL_{k.upper()}": str(v) for k, v in changed.items()}
-    with Cortex.open(root, env=env, embedder=embedder) as cx:
+def recall(root: Path, embedder: Embedder, query: str, mode: str | None = None,
+           **changed: float | bool | str) -> list[Hit]:
+    """The top six hits for `query` after a sync, with the ranking model's cue shares in `changed` replaced
+    (`company=0`: the company lift off) and any other recall setting set through its variable
+    (`conversation=True`: VAULT_CORTEX_RECALL_CONVERSATION=true), in `mode` (the vault's default when None);
+    captured sessions ranked among the other notes (`captures=include`), as the ranking's cues are about them too."""
+    shipped = load_model()
+    cues = {k: float(v) for k, v in changed.items() if k in Cues.__struct_fields__}
+    model = msgspec.structs.replace(shipped, cues=msgspec.structs.replace(shipped.cues, **cues))
+    env = {f"VAULT_CORTEX_RECALL_{k.upper()}": str(v).lower() for k, v in changed.items() if k not in cues}
+    with Cortex.open(root, env=env, embedder=embedder, model=model) as cx:
         cx.sync()
         return cx.recall(query, k=6, mode=mode, log_activity=False, filters=Filters(captures="include")).hits
 

@@ -5,16 +5,19 @@ Core code never reads the environment or the disk; it receives a `Settings` valu
 
 from __future__ import annotations
 
+import logging
 import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import msgspec
 
 from vault_cortex.errors import ConfigError
 from vault_cortex.limits import MAX_BUDGET_TOKENS, MAX_K, MAX_QUERY_CHARS, MIN_BUDGET_TOKENS, MIN_K
+
+log = logging.getLogger(__name__)
 
 CONFIG_PATH = ".cortex/config.toml"
 SIGNALS = ("relevance", "region", "importance", "coactivation", "graph", "recency", "resonance")
@@ -78,53 +81,24 @@ class IndexSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
 class EmbeddingSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     model_dir: str = ""  # empty = the bundled int8 all-MiniLM-L6-v2
     threads: int = 2
-    batch_size: int = 4
 
 
 class RecallSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     k: int = 10
-    candidates: int = 60  # dense top-N and lexical top-N chunks gathered before fusion (at least k)
-    lexical_budget: int = 3000  # chunks BM25 scores per query at most (past it the top-N comes from rarer words)
-    dense_weight: float = 0.5
-    lexical_weight: float = 0.5
-    company: Annotated[float, msgspec.Meta(ge=0, le=1)] = 0.15  # how far a candidate's best neighbour lifts it
-    session: Annotated[float, msgspec.Meta(ge=0, le=1)] = 0.2  # see docs/configuration.md
-    person: Annotated[float, msgspec.Meta(ge=0, le=1)] = 0.4  # see docs/configuration.md
-    when: Annotated[float, msgspec.Meta(ge=0, le=1)] = 0.2  # see docs/configuration.md
-    dated: Annotated[float, msgspec.Meta(ge=0, le=1)] = 0.3  # see docs/configuration.md
-    echo: Annotated[float, msgspec.Meta(ge=0, le=1)] = 0.2  # see docs/configuration.md
-    answer: Annotated[float, msgspec.Meta(ge=0, le=1)] = 0.2  # see docs/configuration.md
-    across_sessions: bool = True  # see docs/configuration.md
+    # the conversation cues (session, person, when, dated, answer; recall/model.py holds how far each raises):
+    # "auto" = on where some note carries a `session` or `speaker` property, as imported conversations do
+    conversation: Literal["auto"] | bool = "auto"
     budget_tokens: int = 1000
     max_k: int = 100
     max_query_chars: int = 2000
 
 
-# The push gate's features (recall/gate.py computes them), in the order the config lists them.
-GATE_FEATURES = ("relevance", "dense", "lexical", "cosine", "coverage", "rank", "margin", "gap", "region",
-                 "recency", "known", "names", "words", "matched", "rare_words", "names_missed", "lead", "cosine_rank",
-                 "rare_rank", "asks", "length", "person_missed", "time", "dated", "thread")
-
-
-def _default_gate() -> dict[str, float]:
-    # fitted by tests/bench/fit_gate.py on the LoCoMo dev set and off-topic prompts; see docs/push.md
-    return {"relevance": -0.237, "dense": -0.573, "lexical": 0.098, "cosine": 2.664, "coverage": 2.269,
-            "rank": -1.021, "margin": 1.252, "gap": -1.899, "region": 0.0, "recency": 0.0, "known": 1.158,
-            "names": 1.08, "words": 0.415, "matched": 0.557, "rare_words": -0.487, "names_missed": 0.131,
-            "lead": 0.799, "cosine_rank": 0.023, "rare_rank": -0.152, "asks": -0.442, "length": 0.954,
-            "person_missed": -1.296, "time": 0.502, "dated": 1.541, "thread": 0.646}
-
-
 class PushSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """The push gate: a logistic regression over ranking features (recall/gate.py) and its threshold."""
+    """The push gate's threshold and size; its model (a logistic regression, its floor and second look) is the
+    ranking model's (recall/model.py)."""
 
     threshold: float = 0.28  # push only when the best candidate's probability reaches this
-    floor: float = 0.15  # once pushing, every candidate whose own probability reaches this goes along (up to most)
-    second_look: float = 0.22  # the Stop hook looks again when a memory's own probability reaches this
-    candidates: int = 10  # the best-ranked candidates the gate looks at
     most: int = 3  # memories in one push at most, the likeliest first (one when only one is likely)
-    intercept: float = -5.929
-    weights: dict[str, float] = msgspec.field(default_factory=_default_gate)
 
 
 NonNegative = Annotated[float, msgspec.Meta(ge=0)]
@@ -134,7 +108,6 @@ Count = Annotated[int, msgspec.Meta(ge=0)]
 class ServerSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     host: Annotated[str, msgspec.Meta(min_length=1)] = "127.0.0.1"  # keep a loopback address: the API serves your notes
     port: Annotated[int, msgspec.Meta(ge=1, le=65535)] = 8765
-    debounce_ms: Count = 300  # least gap between two syncs while changes keep coming
 
 
 def _keywords() -> dict[str, list[str]]:
@@ -154,9 +127,6 @@ class SleepSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     merge_threshold: float = 0.8
     promote_above: float = 0.7
     prune_below: float = 0.3
-    co_retrieved_min: int = 3
-    related_threshold: float = 0.8
-    prune_min_connections: int = 5
     nightly: bool = False
     nightly_at: str = "03:30"
     keywords: dict[str, list[str]] = msgspec.field(default_factory=_keywords)
@@ -165,19 +135,12 @@ class SleepSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
 class HabitsSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     max: Count = 12  # habits returned for one context
     token_cap: Count = 300  # tokens for all returned habits together
-    semantic_threshold: NonNegative = 0.45
-    reinforce_step: NonNegative = 0.1
     half_life_days: NonNegative = 30.0
 
 
 class ResonanceSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    touch_step: NonNegative = 0.1
     half_life_days: NonNegative = 30.0
     report_days: Annotated[int, msgspec.Meta(ge=1, le=36500)] = 30
-
-
-class CuriositySettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    match_threshold: NonNegative = 0.4
 
 
 class HooksSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -247,7 +210,6 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     sleep: SleepSettings = msgspec.field(default_factory=SleepSettings)
     habits: HabitsSettings = msgspec.field(default_factory=HabitsSettings)
     resonance: ResonanceSettings = msgspec.field(default_factory=ResonanceSettings)
-    curiosity: CuriositySettings = msgspec.field(default_factory=CuriositySettings)
     hooks: HooksSettings = msgspec.field(default_factory=HooksSettings)
     activity: ActivitySettings = msgspec.field(default_factory=ActivitySettings)
     capture: CaptureSettings = msgspec.field(default_factory=CaptureSettings)
@@ -261,8 +223,24 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
 _ENV_PREFIX = "VAULT_CORTEX_"
 _ENV_SECTIONS = ("index", "embedding", "recall", "push", "server", "hooks", "sleep", "habits", "resonance", "curiosity",
                  "activity", "capture")
-# read by the adapters (INDEX_DIR: where the index lives, index/location.py; the last: a test hook of `sleep`)
-_ENV_IGNORED = ("TOKEN", "VAULT", "INDEX_DIR", "SLEEP_KILL_AFTER")
+_FITTED = "now part of the ranking model shipped with vault-cortex (recall/model.py), not a setting"
+_UNCONFIRMED = "that mechanism was removed: held-out conversations did not confirm it"
+_FIXED = "now a fixed constant, not a setting"
+# Keys older versions read, each with why it is gone: a config.toml or variable still setting one is warned about
+# (one line naming it) and otherwise ignored, so an older vault still opens.
+REMOVED: dict[tuple[str, str], str] = {
+    **{("recall", k): _FITTED for k in ("company", "session", "person", "when", "dated", "answer", "dense_weight",
+                                        "lexical_weight")},
+    ("recall", "echo"): _UNCONFIRMED, ("recall", "across_sessions"): _UNCONFIRMED,
+    **{("push", k): _FITTED for k in ("intercept", "weights", "floor", "second_look")},
+    **{(section, k): _FIXED for section, k in (
+        ("recall", "candidates"), ("recall", "lexical_budget"), ("push", "candidates"), ("embedding", "batch_size"),
+        ("server", "debounce_ms"), ("sleep", "co_retrieved_min"), ("sleep", "related_threshold"),
+        ("sleep", "prune_min_connections"), ("habits", "semantic_threshold"), ("habits", "reinforce_step"),
+        ("resonance", "touch_step"), ("curiosity", "match_threshold"))},
+}
+# read by the adapters (INDEX_DIR: where the index lives, index/location.py)
+_ENV_IGNORED = ("TOKEN", "VAULT", "INDEX_DIR")
 _ENV_LISTS = ("hooks_transcript_dirs",)  # folders, separated as in PATH (os.pathsep)
 
 def _table(raw: Any, where: str) -> dict[str, Any]:
@@ -285,6 +263,7 @@ def parse_settings(raw: Mapping[str, Any], env: Mapping[str, str] | None = None)
         # a string, converted to the field's type below; a list's items are split at os.pathsep
         listed = f"{section}_{name}" in _ENV_LISTS
         data.setdefault(section, {})[name] = [v for v in value.split(os.pathsep) if v] if listed else value
+    _drop_removed(data)
     data["regions"] = _regions(_table(data.get("regions"), "[regions]"))
     data["modes"] = _modes(_table(data.get("modes"), "[modes]"))
     try:
@@ -295,6 +274,18 @@ def parse_settings(raw: Mapping[str, Any], env: Mapping[str, str] | None = None)
         raise ConfigError(f"invalid setting in {source}: {exc}") from exc
     _check(settings)
     return settings
+
+
+def _drop_removed(data: dict[str, Any]) -> None:
+    """Take out the keys older versions read (`REMOVED`), each with a one-line warning naming it."""
+    for (section, key), why in REMOVED.items():
+        table = data.get(section)
+        if isinstance(table, dict) and key in table:
+            del table[key]
+            log.warning("ignoring %s.%s (in %s or VAULT_CORTEX_%s_%s): %s", section, key, CONFIG_PATH,
+                        section.upper(), key.upper(), why)
+    if data.get("curiosity") == {}:  # the section's one key is gone; the empty table an older config has is fine
+        del data["curiosity"]
 
 
 def _regions(table: dict[str, Any]) -> dict[str, Any]:
@@ -350,8 +341,6 @@ def _check(settings: Settings) -> None:
         if region.cap < 1:
             raise ConfigError(f"regions.{name}.cap must be at least 1")
     emb, rec, idx = settings.embedding, settings.recall, settings.index
-    if not 1 <= emb.batch_size <= 64:
-        raise ConfigError("embedding.batch_size must be between 1 and 64")
     if emb.threads < 1:
         raise ConfigError("embedding.threads must be at least 1")
     if not 16 <= idx.chunk_tokens <= 512:
@@ -364,22 +353,11 @@ def _check(settings: Settings) -> None:
         raise ConfigError(f"recall.max_k must be between {MIN_K} and {MAX_K}")
     if not MIN_K <= rec.k <= rec.max_k:
         raise ConfigError(f"recall.k must be between {MIN_K} and recall.max_k ({rec.max_k})")
-    if rec.candidates < rec.k:
-        raise ConfigError("recall.candidates must be at least recall.k")
-    if rec.dense_weight < 0 or rec.lexical_weight < 0 or rec.dense_weight + rec.lexical_weight == 0:
-        raise ConfigError("recall.dense_weight and recall.lexical_weight must be >= 0 and not both 0")
     push = settings.push
-    if not 0 <= push.floor <= push.threshold <= 1:
-        raise ConfigError("push.floor and push.threshold must be between 0 and 1, the floor not above the threshold")
-    if not 0 <= push.second_look <= 1:
-        raise ConfigError("push.second_look must be between 0 and 1")
+    if not 0 <= push.threshold <= 1:
+        raise ConfigError("push.threshold must be between 0 and 1")
     if push.most < 1:
         raise ConfigError("push.most must be at least 1")
-    if not 1 <= push.candidates <= rec.candidates:
-        raise ConfigError("push.candidates must be between 1 and recall.candidates")
-    unknown = sorted(set(push.weights) - set(GATE_FEATURES))
-    if unknown:
-        raise ConfigError(f"push.weights names unknown features {unknown}; known: {', '.join(GATE_FEATURES)}")
     if not MIN_BUDGET_TOKENS <= rec.budget_tokens <= MAX_BUDGET_TOKENS:
         raise ConfigError(f"recall.budget_tokens must be between {MIN_BUDGET_TOKENS} and {MAX_BUDGET_TOKENS}")
     if not 1 <= rec.max_query_chars <= MAX_QUERY_CHARS:

@@ -12,7 +12,7 @@ from types import TracebackType
 import msgspec
 
 from vault_cortex import clock, notes
-from vault_cortex.config import PushSettings, Settings, load_settings
+from vault_cortex.config import Settings, load_settings
 from vault_cortex.errors import (
     InvalidRequest,
     VaultNotFound,
@@ -34,8 +34,10 @@ from vault_cortex.index.sync import Indexing, Progress, SyncReport
 from vault_cortex.index.upkeep import Index
 from vault_cortex.index.vectors import EmbeddingCache, Vector, Vectors
 from vault_cortex.recall.filters import Filters, Scope
+from vault_cortex.recall.gate import PushGate
 from vault_cortex.recall.graph import Graph
 from vault_cortex.recall.health import GraphHealth
+from vault_cortex.recall.model import RankingModel, load_model
 from vault_cortex.recall.pack import Candidate, Packed
 from vault_cortex.recall.recaller import Recaller
 from vault_cortex.recall.scored import Recall, Scored
@@ -54,15 +56,18 @@ class Cortex:
 
     def __init__(self, root: Path, settings: Settings, embedder: Embedder | None = None,
                  index_dir: Path | None = None, cache: EmbeddingCache | None = None, *,
-                 read_only: bool = False) -> None:
+                 read_only: bool = False, model: RankingModel | None = None) -> None:
         self.root = root
         self.settings = settings
         self.read_only = read_only  # a read-only vault: searched, never written (writes raise VaultReadOnly)
         self.clock: Callable[[], datetime] = clock.now
+        # the ranking model (recall/model.py; the shipped one unless given), read and checked here: a damaged file
+        # stops the vault opening rather than a request
+        self.model: RankingModel = model or load_model()
         # made before the index is opened, which may already replace a damaged one (`_index_replaced`); it reads
         # the index, the settings and the clock at each use, as they may be replaced
         self.recaller = Recaller(self, lambda: self.settings, clock=lambda: self.clock(), root=root, log=self.log,
-                                 concept_folder=resonance.RESONANCE_DIR)
+                                 concept_folder=resonance.RESONANCE_DIR, model=self.model)
         self.index = Index(root, settings, embedder, index_dir, cache, on_replaced=self._index_replaced)
         self.vault = Vault(root, settings, self.index, lambda: self.clock(), read_only=read_only)
 
@@ -112,7 +117,8 @@ class Cortex:
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, env: Mapping[str, str] | None = None,
-             embedder: Embedder | None = None, index_dir: Path | None = None) -> Cortex:
+             embedder: Embedder | None = None, index_dir: Path | None = None,
+             model: RankingModel | None = None) -> Cortex:
         """Open a vault (a folder holding `.cortex/`; its config.toml is optional) and its index: in the vault,
         or in `index_dir` / $VAULT_CORTEX_INDEX_DIR, or for a read-only vault in the user cache (said in one
         warning line)."""
@@ -127,7 +133,8 @@ class Cortex:
         where = index_location(root.resolve(), index_dir, env)
         if where.notice:  # a read-only vault is said on every command; an index kept elsewhere by choice, quietly
             log.log(logging.WARNING if where.read_only else logging.INFO, "%s", where.notice)
-        return cls(root.resolve(), load_settings(root, env), embedder, where.path, read_only=where.read_only)
+        return cls(root.resolve(), load_settings(root, env), embedder, where.path, read_only=where.read_only,
+                   model=model)
 
     def __enter__(self) -> Cortex:
         return self
@@ -144,7 +151,7 @@ class Cortex:
                budget_tokens: int | None = None, regions: list[str] | None = None,
                include_archive: bool = False, client: str = "api", log_activity: bool = True,
                filters: Filters | None = None, gate: bool = False, exclude: frozenset[str] = frozenset(),
-               shown: frozenset[str] = frozenset(), push: PushSettings | None = None) -> Recall:
+               shown: frozenset[str] = frozenset(), push: PushGate | None = None) -> Recall:
         """Notes for a query, ranked by the mode's signals; with a budget, also the packed context.
 
         filters (tags, regions, project, dates, path prefix, captures) are applied inside the candidate search,
@@ -158,6 +165,10 @@ class Cortex:
         return self.recaller.recall(query, k=k, mode=mode, budget_tokens=budget_tokens, regions=regions,
                                     include_archive=include_archive, client=client, log_activity=log_activity,
                                     filters=filters, gate=gate, exclude=exclude, shown=shown, push=push)
+
+    def push_gate(self) -> PushGate:
+        """The push gate as recall applies it: the vault's `[push]` settings and the ranking model's coefficients."""
+        return self.recaller.push_gate()
 
     def ranked(self, query: str, qvec: Vector, weights: dict[str, float], *, regions: list[str] | None = None,
                exclude: frozenset[str] = frozenset(), scope: Scope | None = None) -> list[Scored]:

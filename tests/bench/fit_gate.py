@@ -1,18 +1,19 @@
 """Fit the push gate (recall/gate.py) on the LoCoMo development set plus off-topic prompts; print its config.
 
 Each prompt is ranked by `Cortex.ranked` (balanced mode) in its conversation's vault (one note per dialog
-turn, as tests/bench/locomo.py builds it); the gate's features of the best `push.candidates` memories are
+turn, as tests/bench/locomo.py builds it); the gate's features of the best `gate.CANDIDATES` memories are
 labelled 1 when the memory is an evidence turn of the question, else 0. Off-topic prompts (another
 conversation's questions, coding and writing prompts, vague one-liners) label every candidate 0.
 
 Cross-validation is by conversation: fit on two, choose the threshold and the floor (the probability a memory
 needs on its own to go along) on those two, test on the third; the mean of the three held-out folds is
 reported. The setting chosen has the best coverage among those meeting the targets (precision per injection,
-pushed memories that are evidence, memories per injection, off-topic). The final fit uses all three and is
-printed as the `[push]` table of `.cortex/config.toml`.
+pushed memories that are evidence, memories per injection, off-topic). The final fit uses all three.
 
-The second look's threshold (`push.second_look`) is chosen for the same fit (tests/bench/second_look.py). One
-command prints every figure and the constants to ship, and with `--write` writes them where the defaults live.
+The second look's threshold is chosen for the same fit (tests/bench/second_look.py). One command prints every
+figure and the constants to ship, and with `--write` writes them where they ship: the coefficients, the floor
+and the second look into the ranking model (vault_cortex/index/data/ranking-model.json, with a new checksum), the
+threshold a person may change into the default of `push.threshold`.
 
 Run: `python tests/bench/fit_gate.py [--data DIR] [--work DIR] [--write]`.
 """
@@ -35,14 +36,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from server.hooks import MIN_PROMPT_CHARS, PROMPT_HEADER, render_memory  # noqa: E402
 from tests.bench import locomo  # noqa: E402
 from vault_cortex import Cortex  # noqa: E402
-from vault_cortex.config import GATE_FEATURES, PushSettings, load_settings  # noqa: E402
+from vault_cortex.config import PushSettings, load_settings  # noqa: E402
 from vault_cortex.index.embed import load_embedder  # noqa: E402
-from vault_cortex.recall.gate import choose, features  # noqa: E402
+from vault_cortex.recall.gate import CANDIDATES, choose, features  # noqa: E402
+from vault_cortex.recall.model import GATE_FEATURES, MODEL_PATH, Gate, encode, load_model  # noqa: E402
 from vault_cortex.recall.scored import cues, gate, to_hit  # noqa: E402
 
 DATA = locomo.DATA
 BUDGET_TOKENS = 400  # the prompt hook's default budget
-CANDIDATES = PushSettings().candidates
 MOST = PushSettings().most
 # The targets (README "Push"), met on the training folds with a little room: injections holding evidence, pushed
 # memories that are evidence, memories per injection, off-topic prompts that get an injection.
@@ -158,7 +159,7 @@ def row(cx: Cortex, prompt: str, kind: str, conv: int, fold: int, source: int, e
     every = cx.ranked(query, qvec, weights)
     ranked = every[:CANDIDATES]
     feats = features(query, cues(ranked), [s.chunk.text for s in every[CANDIDATES:]])
-    verdicts = gate(every, query, cx.settings.push)[:CANDIDATES]  # the block's why-line, as the hook would print it
+    verdicts = gate(every, query, cx.push_gate())[:CANDIDATES]  # the block's why-line, as the hook would print it
     costs = [cx.embedder.count_tokens(render_memory(to_hit(s, query, v)))
              for s, v in zip(ranked, verdicts, strict=True)]
     return Row(prompt=prompt, conv=conv, kind=kind, fold=fold, source=source,
@@ -405,6 +406,7 @@ def main(argv: list[str] | None = None) -> int:
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG_PY = ROOT / "vault_cortex" / "config.py"
 TEMPLATE = ROOT / "vault_template" / ".cortex" / "config.toml"
+MODEL = MODEL_PATH  # the ranking model shipped beside the embedding model (recall/model.py)
 DECIMALS = {"threshold": 2, "floor": 2, "second_look": 2}  # the rest (intercept, weights): 3
 
 
@@ -415,51 +417,46 @@ def number(key: str, value: float) -> str:
 
 
 def push_table(constants: dict[str, float], weights: dict[str, float]) -> list[str]:
-    """The fitted `[push]` and `[push.weights]` tables, as .cortex/config.toml holds them."""
-    return ["[push]", *(f"{k} = {number(k, v)}" for k, v in constants.items()), f"candidates = {CANDIDATES}",
-            "[push.weights]", *(f"{k} = {number(k, v)}" for k, v in weights.items())]
+    """The fit as it ships: the `[push]` threshold a person may change, and the ranking model's gate."""
+    gate = {k: v for k, v in constants.items() if k != "threshold"}
+    return ["[push]", f"threshold = {number('threshold', constants['threshold'])}",
+            "# the ranking model's gate (vault_cortex/index/data/ranking-model.json)",
+            *(f"{k} = {number(k, v)}" for k, v in gate.items()),
+            "weights = {" + ", ".join(f"{k} = {number(k, v)}" for k, v in weights.items()) + "}"]
 
 
 def write_defaults(constants: dict[str, float], weights: dict[str, float], config_py: Path = CONFIG_PY,
-                   template: Path = TEMPLATE) -> list[Path]:
-    """The fitted constants written where the defaults live: `PushSettings` and `_default_gate` in
-    vault_cortex/config.py, and the [push] tables of the starter config (each value and the 'default X' of
-    the comment above it)."""
+                   template: Path = TEMPLATE, model: Path = MODEL) -> list[Path]:
+    """The fit written where it ships: the gate's coefficients, floor and second look into the ranking model
+    (a new checksum; its version and provenance kept), and the threshold a person may change into the default of
+    `PushSettings` in vault_cortex/config.py and the starter config's `[push]` (the value and the comment's
+    'default X')."""
+    shipped = load_model(model)
+    gate = Gate(intercept=float(number("intercept", constants["intercept"])),
+                weights={k: float(number(k, v)) for k, v in weights.items()},
+                floor=float(number("floor", constants["floor"])),
+                second_look=float(number("second_look", constants["second_look"])))
+    model.write_bytes(encode(msgspec.structs.replace(shipped, gate=gate)))
+    threshold = number("threshold", constants["threshold"])
     source = config_py.read_text(encoding="utf-8")
     start = source.index("class PushSettings(")
     end = source.index("\n\n\n", start)
-    body = source[start:end]
-    for key, value in constants.items():
-        body = re.sub(rf"^(    {key}: float = )-?\d+(?:\.\d+)?", rf"\g<1>{number(key, value)}", body, count=1,
-                      flags=re.M)
-    source = source[:start] + body + source[end:]
-    items = [f'"{k}": {number(k, v)}' for k, v in weights.items()]
-    lines, line = [], "    return {"
-    for item in items:
-        if len(line) + len(item) + 2 > 118:
-            lines.append(line.rstrip())
-            line = "            "
-        line += item + ", "
-    lines.append(line.rstrip(", ") + "}")
-    source = re.sub(r"^    return \{\"relevance\".*?\}\n", lambda _: "\n".join(lines) + "\n", source, count=1,
-                    flags=re.M | re.S)
-    config_py.write_text(source, encoding="utf-8")
-    values = {**{("push", k): v for k, v in constants.items()}, **{("push.weights", k): v for k, v in weights.items()}}
+    body = re.sub(r"^(    threshold: float = )-?\d+(?:\.\d+)?", rf"\g<1>{threshold}", source[start:end], count=1,
+                  flags=re.M)
+    config_py.write_text(source[:start] + body + source[end:], encoding="utf-8")
     out, table = [], ""
     for text in template.read_text(encoding="utf-8").split("\n"):
         header = re.match(r"^\[([\w.]+)\]$", text)
         table = header.group(1) if header else table
-        key = re.match(r"^(\w+) = ", text)
-        if key and (table, key.group(1)) in values:
-            value = number(key.group(1), values[(table, key.group(1))])
-            text = f"{key.group(1)} = {value}"
+        if table == "push" and text.startswith("threshold = "):
+            text = f"threshold = {threshold}"
             i = len(out) - 1
             while i >= 0 and out[i].startswith("#"):  # the comment above states the default
-                out[i] = re.sub(r"(default )-?\d+(?:\.\d+)?", rf"\g<1>{value}", out[i], flags=re.I)
+                out[i] = re.sub(r"(default )-?\d+(?:\.\d+)?", rf"\g<1>{threshold}", out[i], flags=re.I)
                 i -= 1
         out.append(text)
     template.write_text("\n".join(out), encoding="utf-8")
-    return [config_py, template]
+    return [model, config_py, template]
 
 
 def coefficients(rows: Sequence[Row]) -> dict[str, Any]:

@@ -28,7 +28,7 @@ import numpy as np
 from tests.bench.gen import make_vault, queries
 from vault_cortex import Cortex
 from vault_cortex.config import load_settings
-from vault_cortex.index.embed import Embedder, load_embedder
+from vault_cortex.index.embed import BATCH_SIZE, Embedder, load_embedder
 from vault_cortex.index.sync import SyncReport
 
 INDEX_FILES = ("index.db", "index.db-wal", "index.db-shm", "vectors.usearch")
@@ -158,7 +158,7 @@ def run(root: Path, n_notes: int, n_queries: int, seed: int, profile: Path | Non
     model = TimedEmbedder(load_embedder(settings.embedding))
     load_s = time.perf_counter() - t0
     log(f"model {model.model_id} loaded in {load_s:.2f}s; threads={settings.embedding.threads} "
-        f"batch={settings.embedding.batch_size}")
+        f"batch={BATCH_SIZE}")
 
     # -- cold sync -------------------------------------------------------------------------------------
     cx = Cortex.open(root, embedder=model)

@@ -28,6 +28,8 @@ import msgspec
 from vault_cortex import Cortex
 from vault_cortex.config import load_settings
 from vault_cortex.index.embed import Embedder, load_embedder
+from vault_cortex.recall import pipeline
+from vault_cortex.recall.model import Cues
 
 DATA_ENV = "VAULT_CORTEX_LOCOMO"
 # The LoCoMo conversations, one JSON file each (`conversation` and `qa`, as the LoCoMo release gives them): --data,
@@ -135,16 +137,28 @@ def prepare(data: Path, work: Path, embedder: Embedder) -> Setups:
     return setups
 
 
+FUSION = {"dense_weight": "dense", "lexical_weight": "lexical"}  # the ranking model's fusion weights, by old name
+
+
 def with_recall(cx: Cortex, modes: dict[str, dict[str, float]] | None = None, **changes: Any) -> Cortex:
-    """The same vault and index with some recall settings (or mode weights) changed."""
-    settings = msgspec.structs.replace(cx.settings, recall=msgspec.structs.replace(cx.settings.recall, **changes))
+    """The same vault and index with some recall settings, cue shares or fusion weights of the ranking model (or
+    mode weights) changed."""
+    model = cx.model
+    cues = {k: v for k, v in changes.items() if k in Cues.__struct_fields__}
+    fusion = {FUSION[k]: v for k, v in changes.items() if k in FUSION}
+    model = msgspec.structs.replace(model, cues=msgspec.structs.replace(model.cues, **cues),
+                                    fusion=msgspec.structs.replace(model.fusion, **fusion))
+    rest = {k: v for k, v in changes.items() if k not in cues and k not in FUSION}
+    settings = msgspec.structs.replace(cx.settings, recall=msgspec.structs.replace(cx.settings.recall, **rest))
     if modes:
         settings = msgspec.structs.replace(settings, modes={**settings.modes, **modes})
     clone = Cortex.__new__(Cortex)
     clone.__dict__.update(cx.__dict__)
     clone.settings = settings
+    clone.model = model
     clone.recaller = copy.copy(cx.recaller)  # the same live graph and caches, reading the clone's settings
     clone.recaller._settings = lambda: settings
+    clone.recaller.model = model
     return clone
 
 
@@ -160,10 +174,13 @@ def packed_recall(setups: Setups, budget: int) -> float:
     return total / max(1, n)
 
 
-def run_all(setups: Setups, k: int = 10, **recall_kwargs: Any) -> Scores:
-    """Recall@k averaged over every question of every conversation (question-weighted), and per category."""
+def run_all(setups: Setups, k: int = 10, each: Callable[[Cortex], None] | None = None, **recall_kwargs: Any) -> Scores:
+    """Recall@k averaged over every question of every conversation (question-weighted), and per category (`each`
+    is called with each conversation's vault before its questions are asked)."""
     sums: dict[tuple[int, int], tuple[float, int]] = {}
     for cx, questions in setups:
+        if each is not None:
+            each(cx)
         def ask(q: str, cx: Cortex = cx) -> list[str]:
             return [h.path for h in cx.recall(q, k=k, log_activity=False, **recall_kwargs).hits]
 
@@ -216,9 +233,8 @@ MECHANISMS: dict[str, dict[str, Any]] = {
     "person (who is asked about)": {"person": 0.0},
     "when (holds a time)": {"when": 0.0},
     "dated (written when the query names)": {"dated": 0.0},
-    "echo (another session agrees)": {"echo": 0.0},
     "answer (follows a question)": {"answer": 0.0},
-    "across (lists look across sessions)": {"across_sessions": False},
+    "conversation cues (all five)": {"conversation": False},
 }
 OFF = {k: v for change in MECHANISMS.values() for k, v in change.items()}  # every mechanism switched off
 COMPANY_GRID = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4)
@@ -250,10 +266,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", type=Path, default=Path("/tmp/vault-cortex-locomo"))
     ap.add_argument("--sweep", action="store_true", help="also print a grid of fusion weights")
     ap.add_argument("--cv", action="store_true",
-                    help="also cross-validate recall.company, recall.session, recall.person, recall.when, "
-                         "recall.dated, recall.echo and recall.answer by conversation (fit on two, score the third)")
+                    help="also cross-validate the ranking model's cue shares (company, session, person, when, dated, "
+                         "answer) by conversation (fit on two, score the third)")
     ap.add_argument("--budget", action="store_true",
-                    help="also run with recall.lexical_budget at the share of the chunks it is at 100k notes")
+                    help="also run with the lexical budget at the share of the chunks it is at 100k notes")
     args = ap.parse_args(argv)
     started = time.perf_counter()
     embedder = load_embedder(load_settings(args.work, env={}).embedding)
@@ -287,7 +303,6 @@ def main(argv: list[str] | None = None) -> int:
         print(row("  person, cross-validated", cross_validated(base, "person", CUE_GRID)))
         print(row("  when, cross-validated", cross_validated(base, "when", CUE_GRID)))
         print(row("  dated, cross-validated", cross_validated(base, "dated", DATED_GRID)))
-        print(row("  echo, cross-validated", cross_validated(base, "echo", CUE_GRID)))
         print(row("  answer, cross-validated", cross_validated(base, "answer", CUE_GRID)))
     counts: dict[int, int] = {}
     for _, questions in setups:
@@ -302,10 +317,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {budget:>5} tokens: {packed_recall(base, budget):.3f}")
     if args.budget:  # the generated 100k vault has 305,690 chunks; LoCoMo's vaults a few hundred
         print("lexical budget at its share of a 100k-note vault's chunks:")
-        for budget in (10_000, 3_000):
-            scaled = [(with_recall(cx, lexical_budget=max(1, cx.db.lex.max_chunk_id() * budget // 305_690)), q)
-                      for cx, q in base]
-            print(row(f"  budget {budget:,} / 305,690", run_all(scaled)))
+        shipped = pipeline.LEXICAL_BUDGET
+        for budget in (10_000, 3_000):  # the budget is the pipeline's constant: set for each vault in turn
+            def scaled(cx: Cortex, budget: int = budget) -> None:
+                pipeline.LEXICAL_BUDGET = max(1, cx.db.lex.max_chunk_id() * budget // 305_690)
+            print(row(f"  budget {budget:,} / 305,690", run_all(base, each=scaled)))
+        pipeline.LEXICAL_BUDGET = shipped
     if args.sweep:
         for wd in (0.3, 0.4, 0.5, 0.6, 0.7):
             res = run_all([(with_recall(cx, dense_weight=wd, lexical_weight=1 - wd), q) for cx, q in base])

@@ -43,6 +43,7 @@ from tests.bench import fit_gate  # noqa: E402
 from tests.bench.fit_gate import Figures, Row, evaluate, fit, folds, probabilities  # noqa: E402
 from vault_cortex import Cortex  # noqa: E402
 from vault_cortex.config import PushSettings, load_settings  # noqa: E402
+from vault_cortex.recall.model import load_model  # noqa: E402
 
 GATE_THRESHOLDS = (0.14, 0.17, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5)
 COSINE_THRESHOLDS = (0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6)
@@ -86,10 +87,10 @@ def quality(rows: list[Row], budget: int) -> None:
     cv, chosen = fit_gate.cross_validate(rows, budget)
     picks = ", ".join(f"{t:.2f}/{floor:.2f}" for t, floor in chosen)
     print(line("gate, threshold from training", fit_gate.mean(cv)) + f"   (per fold, threshold/floor: {picks})")
-    shipped = PushSettings()
-    print(f"gate (cross-validated), by threshold, each memory at the shipped floor {shipped.floor:.2f} on its own:")
+    shipped, floor = PushSettings(), load_model().gate.floor
+    print(f"gate (cross-validated), by threshold, each memory at the shipped floor {floor:.2f} on its own:")
     for t in sorted({*GATE_THRESHOLDS, shipped.threshold}):
-        print(line(f"  p >= {t:.2f}", held_out(splits, gate, t, budget, min(t, shipped.floor))))
+        print(line(f"  p >= {t:.2f}", held_out(splits, gate, t, budget, min(t, floor))))
     print("gate (cross-validated), every candidate riding along once the best fires (floor 0, before lean pushes):")
     for t in (0.17, shipped.threshold):
         print(line(f"  p >= {t:.2f}", held_out(splits, gate, t, budget, 0.0)))

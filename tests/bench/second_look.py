@@ -42,10 +42,12 @@ from tests.bench import fit_gate, locomo  # noqa: E402
 from tests.bench.fit_gate import Row, fit, folds, inject, probabilities  # noqa: E402
 from tests.bench.push import command_times, failures, pct  # noqa: E402
 from vault_cortex import Cortex  # noqa: E402
-from vault_cortex.config import PushSettings, load_settings  # noqa: E402
+from vault_cortex.config import load_settings  # noqa: E402
 from vault_cortex.index.embed import load_embedder  # noqa: E402
 from vault_cortex.recall import second_look  # noqa: E402
+from vault_cortex.recall.gate import PushGate  # noqa: E402
 from vault_cortex.recall.gate import choose as gate_choose  # noqa: E402
+from vault_cortex.recall.model import load_model  # noqa: E402
 
 # The targets, met on the training folds with a little room: loop coverage, blocks that bring evidence.
 TARGET_LOOP = 0.76  # target 0.70 (at 0.72 and at 0.74 the choice held out sat 0.004 and 0.011 above it)
@@ -161,7 +163,8 @@ def blocked(look: Row, scores: Sequence[float], shown: set[str], threshold: floa
     """The candidates a second look brings, as the hook does (`second_look.gate_settings`): none unless one not
     shown reaches the threshold, then those at the push's floor, the likeliest first, at most LIMIT."""
     fresh = [i for i, p in enumerate(look.paths) if p not in shown]
-    at = second_look.gate_settings(PushSettings(floor=floor, second_look=threshold))
+    push = PushGate(threshold=0.0, floor=floor, most=second_look.LIMIT, intercept=0.0, weights={})
+    at = second_look.gate_settings(push, threshold)
     return [fresh[i] for i in gate_choose([scores[i] for i in fresh], at.threshold, at.floor, second_look.LIMIT)]
 
 
@@ -254,7 +257,7 @@ def quality(rows: list[Row], looks: list[Look], budget: int) -> float:
     by_threshold = {t: mean([evaluate(pushes, look_splits[i][1], gates[i], settings[i], t, budget)
                              for i in range(len(gates))]) for t in THRESHOLDS}
     print("by threshold (held out):")
-    for t in sorted({*REPORTED, PushSettings().second_look}):
+    for t in sorted({*REPORTED, load_model().gate.second_look}):
         print(line(f"  p >= {t:.2f}", by_threshold[t] if t in by_threshold else mean(
             [evaluate(pushes, look_splits[i][1], gates[i], settings[i], t, budget) for i in range(len(gates))])))
     print("targets: loop >= 0.70, added >= 0.05, precision >= 0.60, off-topic <= 0.02")
@@ -356,8 +359,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = fit_gate.build(args.data, args.work)
     looks = build(args.data, args.work)
     chosen = quality(rows, looks, fit_gate.BUDGET_TOKENS - fit_gate.header_tokens())
-    print(f"\nchosen by cross-validation: second_look = {chosen:.2f}; shipped: [push] second_look = "
-          f"{PushSettings().second_look:.2f} (tests/bench/fit_gate.py --write ships the fit and this threshold)")
+    print(f"\nchosen by cross-validation: second_look = {chosen:.2f}; shipped: the ranking model's second_look = "
+          f"{load_model().gate.second_look:.2f} (tests/bench/fit_gate.py --write ships the fit and this threshold)")
     if args.server:
         latency(args.notes, args.keep)
     return 0

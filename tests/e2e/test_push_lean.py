@@ -58,7 +58,7 @@ def test_the_start_context_holding_the_best_memories_leaves_nothing_to_push(cx: 
 
 
 def test_every_pushed_memory_reaches_the_floor_on_its_own(cx: Cortex) -> None:
-    push = cx.settings.push
+    push = cx.push_gate()
     out = pushed(hook("prompt", prompt("s-floor", BATTERY), cx.root))
     assert out and max(out.values()) >= push.threshold
     assert all(p >= push.floor for p in out.values()), out

@@ -107,9 +107,8 @@ def test_the_push_gate_reads_the_answer_told_two_exchanges_after_the_best_match(
     query = "How did Mira feel after finishing the Lisbon marathon?"
     with Cortex.open(root, embedder=embedder) as cx:
         cx.sync()
-        push = cx.settings.push
-        every = msgspec.structs.replace(push, threshold=0.0, floor=0.0, most=10)
-        off = msgspec.structs.replace(every, weights={**push.weights, "thread": 0.0})
+        every = msgspec.structs.replace(cx.push_gate(), threshold=0.0, floor=0.0, most=10)
+        off = msgspec.structs.replace(every, weights={**every.weights, "thread": 0.0})
         hits = {h.path: h for h in cx.recall(query, k=5, gate=True, push=every, log_activity=False).hits}
         control = {h.path: h for h in cx.recall(query, k=5, gate=True, push=off, log_activity=False).hits}
     assert max(hits, key=lambda p: hits[p].score) == "chat/Race chat 2.md", "the best match tells the marathon"
@@ -117,6 +116,6 @@ def test_the_push_gate_reads_the_answer_told_two_exchanges_after_the_best_match(
     assert answer.push_probability is not None and before.push_probability is not None
     odds = (answer.push_probability / (1 - answer.push_probability)) / (
         before.push_probability / (1 - before.push_probability))
-    assert abs(math.log(odds) - push.weights["thread"]) < 0.01, "its odds rise by the thread's weight"
+    assert abs(math.log(odds) - every.weights["thread"]) < 0.01, "its odds rise by the thread's weight"
     for path in ("chat/Race chat 2.md", "docs/Marathon training plan.md"):  # the best match itself; no exchange
         assert hits[path].push_probability == control[path].push_probability, path

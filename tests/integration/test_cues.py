@@ -1,6 +1,6 @@
 """What a question asks for, on real files with the real model: a documentation-like vault of team notes
 (people and author properties, a dated changelog, imported chat sessions) and the starter vault, each ranked
-with the cue off (its setting 0) as the control; recall never writes a note."""
+with the cue off (its share in the ranking model 0) as the control; recall never writes a note."""
 
 from __future__ import annotations
 
@@ -18,11 +18,12 @@ def _order(hits: list[Hit]) -> list[str]:
     return [h.path for h in hits]
 
 
-def _passes(root: Path, embedder: Embedder, query: str, setting: str, risen: str, passed: str) -> tuple[Hit, Hit]:
-    """The hits of `risen` and `passed`, having checked that `passed` ranks above `risen` with `setting` at 0
-    (the control) and below it with the vault's own settings."""
-    alone = _order(recall(root, embedder, query, **{setting: 0}))
-    hits = recall(root, embedder, query)
+def _passes(root: Path, embedder: Embedder, query: str, setting: str, risen: str, passed: str,
+            **settings: bool) -> tuple[Hit, Hit]:
+    """The hits of `risen` and `passed`, having checked that `passed` ranks above `risen` with the cue `setting` at
+    0 (the control) and below it with the shipped model (both with `settings`)."""
+    alone = _order(recall(root, embedder, query, **{setting: 0}, **settings))
+    hits = recall(root, embedder, query, **settings)
     order = _order(hits)
     assert alone.index(passed) < alone.index(risen), f"with {setting} = 0, {passed} ranks first"
     assert order.index(risen) < order.index(passed)
@@ -74,20 +75,46 @@ def test_a_query_naming_a_time_ranks_the_memory_written_then_first(tmp_path: Pat
                                "sea salt, dimpled by hand.\n",
     })
     before = digest(root)
+    # notes without conversation properties: the cues apply with `recall.conversation` switched on
+    on = {"conversation": True}
     written, other = _passes(root, embedder, "Which bread did I bake in May 2023?", "dated", "kitchen/Rye loaf.md",
-                             "kitchen/Spelt loaf.md")
+                             "kitchen/Spelt loaf.md", **on)
     assert "written in May 2023, as the query names" in written.reason
     assert "as the query names" not in other.reason
     written, _ = _passes(root, embedder, "Which bread did I bake in May?", "dated", "kitchen/Rye loaf.md",
-                         "kitchen/Spelt loaf.md")
+                         "kitchen/Spelt loaf.md", **on)
     assert "written in May, as the query names" in written.reason, "May of any year"
-    alone = {h.path: h.score for h in recall(root, embedder, "Which bread did I bake yesterday?", dated=0)}
-    lifted = {h.path: h for h in recall(root, embedder, "Which bread did I bake yesterday?")}
+    alone = {h.path: h.score for h in recall(root, embedder, "Which bread did I bake yesterday?", dated=0, **on)}
+    lifted = {h.path: h for h in recall(root, embedder, "Which bread did I bake yesterday?", **on)}
     assert lifted["kitchen/Focaccia.md"].score > alone["kitchen/Focaccia.md"] + 0.1, "a time relative to today"
     assert "written yesterday, as the query names" in lifted["kitchen/Focaccia.md"].reason
-    plain = recall(root, embedder, "Which bread did I bake?")
+    plain = recall(root, embedder, "Which bread did I bake?", **on)
     assert all("as the query names" not in h.reason for h in plain), "only a query naming a time"
     assert digest(root) == before, "recall never writes a note"
+
+
+def test_the_conversation_cues_apply_by_default_only_where_notes_carry_conversation_properties(
+        tmp_path: Path, embedder: Embedder) -> None:
+    """`recall.conversation = "auto"`: the cues fitted on conversations (session, person, when, dated, answer) rank
+    a query's candidates only when one of them carries a `session` or `speaker` property; true and false say so for
+    every query."""
+    notes = {
+        "kitchen/Spelt loaf.md": "---\ncreated: 2023-09-14\n---\nBaked a spelt loaf: bread with a crisp crust and "
+                                 "an open crumb.\n",
+        "kitchen/Rye loaf.md": "---\ncreated: 2023-05-20\n---\nBaked a rye loaf: bread with a dark crust and a dense "
+                               "crumb.\n",
+    }
+    query = "Which bread did I bake in May 2023?"
+    plain = write_vault(tmp_path / "plain", notes)
+    auto = recall(plain, embedder, query)
+    assert all("as the query names" not in h.reason for h in auto), "no conversation here: no cue"
+    assert _order(auto) == _order(recall(plain, embedder, query, dated=0)), "ranked as without the cue"
+    assert any("written in May 2023, as the query names" in h.reason
+               for h in recall(plain, embedder, query, conversation=True)), "switched on"
+    talk = write_vault(tmp_path / "talk", {**notes, "kitchen/Chat.md": "---\nspeaker: Ines\nsession: 3\n---\n"
+                                                                        "Ines: the rye needs a longer proof.\n"})
+    assert any("written in May 2023, as the query names" in h.reason for h in recall(talk, embedder, query))
+    assert all("as the query names" not in h.reason for h in recall(talk, embedder, query, conversation=False))
 
 
 def test_the_starter_vault_names_the_dated_notes_a_when_question_favours(tmp_path: Path, embedder: Embedder) -> None:
@@ -95,8 +122,8 @@ def test_the_starter_vault_names_the_dated_notes_a_when_question_favours(tmp_pat
     init_vault(root)
     before = digest(root)
     query = "When did the dashboard freeze?"
-    alone = _order(recall(root, embedder, query, when=0, echo=0))
-    hits = recall(root, embedder, query, echo=0)  # the echo held off: it lifts the WAL note here too
+    alone = _order(recall(root, embedder, query, when=0, conversation=True))
+    hits = recall(root, embedder, query, conversation=True)  # the starter vault holds no conversation
     assert _order(hits)[0] == alone[0] == "short_term/2026-11-28 dashboard froze.md"
     assert "holds a time, as the query asks when" in hits[0].reason, "its title holds the date"
     assert _order(hits).index("HANDOFF.md") < _order(hits).index("scientific/SQLite WAL mode.md")

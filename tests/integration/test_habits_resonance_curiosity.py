@@ -238,8 +238,7 @@ def test_a_touched_concept_lifts_a_memory_in_warm_mode_and_not_in_cold(tmp_path,
         result = cx.recall(STOOL_QUERY, k=10, mode=mode, log_activity=False)
         return {h.path: (n, h.score, h.signals["resonance"]) for n, h in enumerate(result.hits)}
 
-    # the echo held off: its raise is a share of what the score lacks of 1, so the resonance adds exactly its weight
-    with Cortex.open(root, env={"VAULT_CORTEX_RECALL_ECHO": "0"}, embedder=embedder) as cx:
+    with Cortex.open(root, embedder=embedder) as cx:
         cx.sync()
         warm0, cold0 = hits(cx, "identity"), hits(cx, "balanced")
         assert warm0["scientific/Ash stool.md"][0] < warm0["artistic/Walnut stool.md"][0]

@@ -16,9 +16,8 @@ def test_a_section_is_lifted_past_another_note_by_the_note_it_links_with(fixture
     root = fixture_vault("neighbours")
     expected = json.loads((root / "expected.json").read_text())
     before = digest(root)
-    # the echo held off in both: alone it lifts this section past the registry note too (by under 0.03)
-    alone = [h.path for h in recall(root, embedder, expected["query"], expected["mode"], company=0.0, echo=0.0)]
-    hits = recall(root, embedder, expected["query"], expected["mode"], echo=0.0)
+    alone = [h.path for h in recall(root, embedder, expected["query"], expected["mode"], company=0.0)]
+    hits = recall(root, embedder, expected["query"], expected["mode"])
     paths = [h.path for h in hits]
     assert alone.index(expected["lifted"]) > alone.index(expected["passes"]), "alone it ranks below"
     assert paths.index(expected["lifted"]) < paths.index(expected["passes"]), "in its company above"
@@ -35,8 +34,8 @@ def test_the_starter_vault_lifts_the_handoff_by_the_question_it_links_with(tmp_p
     init_vault(root)
     before = digest(root)
     query = "dashboard froze during a long read"
-    alone = [h.path for h in recall(root, embedder, query, "focus", company=0.0, echo=0.0)]
-    hits = recall(root, embedder, query, "focus", echo=0.0)  # the echo held off, as above
+    alone = [h.path for h in recall(root, embedder, query, "focus", company=0.0)]
+    hits = recall(root, embedder, query, "focus")
     paths = [h.path for h in hits]
     assert "HANDOFF.md" in alone and "HANDOFF.md" in paths
     assert paths.index("HANDOFF.md") < alone.index("HANDOFF.md")

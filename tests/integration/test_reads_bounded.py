@@ -13,6 +13,7 @@ import pytest
 from fakes import FakeEmbedder
 
 from vault_cortex.cortex import Cortex
+from vault_cortex.recall.pipeline import LEXICAL_BUDGET
 
 
 def write(root: Path, path: str, text: str) -> None:
@@ -112,8 +113,9 @@ def test_without_pinned_notes_the_most_important_identity_notes_come(tmp_path: P
 def test_a_query_of_common_words_finds_by_its_rarer_words_and_scores_on_all_within_the_budget(
         tmp_path: Path) -> None:
     """Issue 13: BM25 scores every chunk that matches one of the query's words; at 100k notes a query of common
-    words scored 150k chunks (~100 ms a recall). With `recall.lexical_budget`, when the query's words together
-    match more chunks than the budget, the top-N are found by the rarer words (the commonest dropped, as
+    words scored 150k chunks (~100 ms a recall). With a budget (recall's `pipeline.LEXICAL_BUDGET`), when the
+    query's words together match more chunks than the budget, the top-N are found by the rarer words (the
+    commonest dropped, as
     stopwords are), and what is found, and the listed ids, are scored on every word, exactly as FTS5 would;
     within the budget nothing changes."""
     root = vault(tmp_path, links=False)
@@ -136,7 +138,7 @@ def test_a_query_of_common_words_finds_by_its_rarer_words_and_scores_on_all_with
         assert set(both) == set(rare) | set(some)
         assert both == pytest.approx(cx.db.lexical(query, 5, only=sorted(both)), rel=1e-12)
         assert cx.db.lexical(query, 5, budget=100) == exact  # within the budget: unchanged
-        assert cx.settings.recall.lexical_budget == 3_000
+        assert LEXICAL_BUDGET == 3_000
 
 
 def test_a_word_matching_more_chunks_than_the_budget_is_searched_among_the_newest(tmp_path: Path) -> None:

@@ -8,12 +8,15 @@ import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from vault_cortex import Cortex, InvalidRequest
 from vault_cortex.files.activity import OpenEvent, RecallEvent, append
 from vault_cortex.files.activity_files import PENDING_DIR, flush
 from vault_cortex.files.vault import init_vault
+from vault_cortex.recall.model import load_model
+from vault_cortex.recall.pipeline import GATHERED
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "vaults"
 
@@ -22,11 +25,11 @@ def test_graph_signal_lifts_a_linked_note_with_no_match(fixture_vault, embedder)
     root = fixture_vault("graph_lift")
     expected = json.loads((root / "expected.json").read_text())
     (root / ".cortex").mkdir(exist_ok=True)
-    (root / ".cortex/config.toml").write_text("[recall]\ncompany = 0.0\n")  # the control: no neighbour lift either
-    with Cortex.open(root, embedder=embedder) as cx:
+    shipped = load_model()
+    alone = msgspec.structs.replace(shipped, cues=msgspec.structs.replace(shipped.cues, company=0.0))
+    with Cortex.open(root, embedder=embedder, model=alone) as cx:  # the control: no neighbour lift either
         cx.sync()
         focus = [h.path for h in cx.recall(expected["query"], k=5, mode="focus").hits]
-    (root / ".cortex/config.toml").unlink()
     with Cortex.open(root, embedder=embedder) as cx:
         cx.sync()
         balanced = cx.recall(expected["query"], k=5).hits
@@ -48,7 +51,7 @@ def test_every_hit_has_signals_in_range_and_a_reason(fixture_vault, embedder) ->
             assert result.mode == mode
             for hit in result.hits:
                 seven = {"relevance", "region", "importance", "coactivation", "graph", "recency", "resonance"}
-                assert seven <= set(hit.signals) <= seven | {"echo"}, "an echo is a cue met, named when met"
+                assert set(hit.signals) == seven, "no cue met here: no conversation, no question asked"
                 assert all(0.0 <= v <= 1.0 for v in hit.signals.values())
                 assert 0.0 <= hit.score <= 1.0 and hit.reason
             scores = [h.score for h in result.hits]
@@ -260,17 +263,16 @@ def test_incremental_activity_replay_equals_a_full_one(fixture_vault, embedder) 
 
 
 def test_asking_for_more_results_than_the_searches_gather_widens_them(tmp_path: Path, embedder) -> None:  # type: ignore[no-untyped-def]
-    """Each search gathers `recall.candidates` chunks, or as many as the results asked for: k results come back
+    """Each search gathers `pipeline.GATHERED` chunks, or as many as the results asked for: k results come back
     whenever k notes match."""
     root = tmp_path / "v"
     (root / ".cortex").mkdir(parents=True)
-    (root / ".cortex" / "config.toml").write_text("[recall]\ncandidates = 10\n", encoding="utf-8")
     (root / "long_term").mkdir()
-    for i in range(40):
+    for i in range(GATHERED + 20):
         (root / "long_term" / f"Garden note {i}.md").write_text(
             f"# Garden note {i}\n\nIn the garden, bed {i} holds {['beans', 'kale', 'leeks', 'garlic'][i % 4]}.\n",
             encoding="utf-8")
     with Cortex.open(root, embedder=embedder) as cx:
         cx.sync()
         assert len(cx.recall("garden bed", k=10).hits) == 10
-        assert len(cx.recall("garden bed", k=25).hits) == 25
+        assert len(cx.recall("garden bed", k=GATHERED + 15).hits) == GATHERED + 15

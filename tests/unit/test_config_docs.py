@@ -13,11 +13,11 @@ import pytest
 
 from vault_cortex.config import (
     SIGNALS,
-    CuriositySettings,
     EmbeddingSettings,
     HabitsSettings,
     HooksSettings,
     IndexSettings,
+    PushSettings,
     RecallSettings,
     Region,
     Regions,
@@ -36,7 +36,7 @@ _STRING = re.compile(r'"(?:[^"\\]|\\.)*"|\'[^\']*\'')
 SECTIONS: tuple[tuple[type[msgspec.Struct], str], ...] = (
     (IndexSettings, "index"), (EmbeddingSettings, "embedding"), (RecallSettings, "recall"),
     (ServerSettings, "server"), (SleepSettings, "sleep"), (HabitsSettings, "habits"),
-    (ResonanceSettings, "resonance"), (CuriositySettings, "curiosity"), (HooksSettings, "hooks"),
+    (ResonanceSettings, "resonance"), (HooksSettings, "hooks"), (PushSettings, "push"),
 )
 
 
@@ -186,7 +186,7 @@ def test_defaults() -> None:
     assert settings.region("soul").identity and settings.region("soul").half_life_days == 0
     assert settings.region("short_term").half_life_days == 14
     assert settings.region("no-such-region") == Region()
-    assert settings.embedding.threads == 2 and settings.embedding.batch_size == 4
+    assert settings.embedding.threads == 2 and settings.recall.conversation == "auto"
     assert settings.index.chunk_tokens == 256 and settings.recall.k == 10
     assert settings.relations == []
 
@@ -194,10 +194,11 @@ def test_defaults() -> None:
 def test_env_overrides_file_and_default() -> None:
     env = {"VAULT_CORTEX_EMBEDDING_THREADS": "1"}
     assert parse_settings({}, env=env).embedding.threads == 1
-    raw = {"embedding": {"threads": 4, "batch_size": 16}}
+    raw = {"embedding": {"threads": 4, "model_dir": "/opt/m"}, "recall": {"echo": 0.1}}
     settings = parse_settings(raw, env=env)
-    assert settings.embedding.threads == 1 and settings.embedding.batch_size == 16
-    assert raw == {"embedding": {"threads": 4, "batch_size": 16}}, "the caller's mapping is not modified"
+    assert settings.embedding.threads == 1 and settings.embedding.model_dir == "/opt/m"
+    assert raw == {"embedding": {"threads": 4, "model_dir": "/opt/m"}, "recall": {"echo": 0.1}}, (
+        "the caller's mapping is not modified")
 
 
 def test_env_values_are_typed() -> None:
@@ -216,7 +217,7 @@ def test_env_values_are_typed() -> None:
 
 def test_env_ignores_the_token_and_other_variables() -> None:
     env = {"VAULT_CORTEX_TOKEN": "secret", "PATH": "/usr/bin", "VAULT_CORTEX_LOG": "debug",
-           "VAULT_CORTEX_SLEEP_KILL_AFTER": "3"}
+           "VAULT_CORTEX_INDEX_DIR": "/tmp/elsewhere"}
     assert parse_settings({}, env=env) == Settings()
 
 
@@ -236,7 +237,6 @@ def test_bad_env_value_is_a_config_error() -> None:
     ("raw", "message"),
     [
         ({"embedding": {"threads": "two"}}, r"Expected `int`.*embedding\.threads"),
-        ({"embedding": {"batch_size": 0}}, r"embedding\.batch_size must be between 1 and 64"),
         ({"index": {"chunk_tokens": 1024}}, r"index\.chunk_tokens must be between 16 and 512"),
         ({"index": {"exlude": ["x/**"]}}, r"exlude"),
         ({"regions": {"default": "inbox"}}, r"regions\.default 'inbox' is not in regions\.order"),
@@ -265,7 +265,7 @@ def test_bad_values_raise_a_clear_config_error(raw: dict[str, Any], message: str
         ({"sleep": {"merge_treshold": 0.9}}, "sleep", "merge_treshold"),
         ({"habits": {"maximum": 3}}, "habits", "maximum"),
         ({"resonance": {"touchstep": 0.2}}, "resonance", "touchstep"),
-        ({"curiosity": {"threshold": 0.5}}, "curiosity", "threshold"),
+        ({"recall": {"conversations": True}}, "recall", "conversations"),
         ({"index": {"exlude": ["x/**"]}}, "index", "exlude"),
     ],
 )
@@ -294,10 +294,11 @@ def test_a_misspelt_section_is_refused() -> None:
         ({"recall": {"max_query_chars": 20000}}, r"recall\.max_query_chars must be between 1 and 10000"),
         ({"sleep": {"nightly": "sometimes"}}, r"Expected `bool`.*\$\.sleep\.nightly"),
         ({"sleep": {"keywords": {"soul": "value"}}}, r"Expected `array`.*\$\.sleep\.keywords"),
-        ({"habits": {"semantic_threshold": -0.1}}, r">= 0.*\$\.habits\.semantic_threshold"),
+        ({"habits": {"half_life_days": -0.1}}, r">= 0.*\$\.habits\.half_life_days"),
+        ({"recall": {"conversation": "sometimes"}}, r"\$\.recall\.conversation"),
         ({"habits": {"max": "a dozen"}}, r"Expected `int`.*\$\.habits\.max"),
         ({"resonance": {"report_days": 0}}, r">= 1.*\$\.resonance\.report_days"),
-        ({"curiosity": {"match_threshold": "high"}}, r"Expected `float`.*\$\.curiosity\.match_threshold"),
+        ({"curiosity": {"threshold": 0.5}}, r"unknown field `curiosity`"),
         ({"server": 3}, r"Expected `object`.*\$\.server"),
     ],
 )
@@ -308,10 +309,13 @@ def test_feature_sections_are_typed(raw: dict[str, Any], message: str) -> None:
 
 def test_feature_sections_read_typed_values_from_the_environment() -> None:
     env = {"VAULT_CORTEX_SERVER_PORT": "9001", "VAULT_CORTEX_HOOKS_PROMPT_BUDGET_TOKENS": "250",
-           "VAULT_CORTEX_SLEEP_NIGHTLY": "true", "VAULT_CORTEX_HABITS_SEMANTIC_THRESHOLD": "0.5"}
+           "VAULT_CORTEX_SLEEP_NIGHTLY": "true", "VAULT_CORTEX_HABITS_HALF_LIFE_DAYS": "21"}
     settings = parse_settings({}, env=env)
     assert settings.server.port == 9001 and settings.hooks.prompt_budget_tokens == 250
-    assert settings.sleep.nightly is True and settings.habits.semantic_threshold == 0.5
+    assert settings.sleep.nightly is True and settings.habits.half_life_days == 21
+    for value, expected in (("auto", "auto"), ("true", True), ("false", False)):
+        conversation = parse_settings({}, env={"VAULT_CORTEX_RECALL_CONVERSATION": value}).recall.conversation
+        assert conversation == expected, value
     with pytest.raises(ConfigError, match=r"the environment.*\$\.server\.port"):
         parse_settings({}, env={"VAULT_CORTEX_SERVER_PORT": "http"})
 

@@ -11,7 +11,6 @@ import msgspec
 from vault_cortex.config import (
     ActivitySettings,
     CaptureSettings,
-    CuriositySettings,
     EmbeddingSettings,
     HabitsSettings,
     HooksSettings,
@@ -51,10 +50,10 @@ def test_every_setting_is_in_the_configuration_page() -> None:
     fields += [f"recall.{f}" for f in RecallSettings.__struct_fields__]
     fields += [f"regions.<name>.{f}" for f in Region.__struct_fields__]
     fields += [f"regions.{f}" for f in Regions.__struct_fields__ if f != "defs"]
-    fields += [f"push.{f}" for f in PushSettings.__struct_fields__ if f != "weights"] + ["push.weights.<feature>"]
+    fields += [f"push.{f}" for f in PushSettings.__struct_fields__]
     fields += ["modes.<name>.<signal>", "relations"]
-    for struct in (ServerSettings, HooksSettings, HabitsSettings, ResonanceSettings, CuriositySettings,
-                   ActivitySettings, CaptureSettings):
+    for struct in (ServerSettings, HooksSettings, HabitsSettings, ResonanceSettings, ActivitySettings,
+                   CaptureSettings):
         section = struct.__name__.removesuffix("Settings").lower()
         fields += [f"{section}.{f}" for f in struct.__struct_fields__]
     fields += [f"sleep.{f}" for f in SleepSettings.__struct_fields__ if f != "keywords"] + ["sleep.keywords.<region>"]
@@ -62,8 +61,8 @@ def test_every_setting_is_in_the_configuration_page() -> None:
                and not re.search(rf"/ `{re.escape(f)}`", CONFIG)]
     assert not missing, f"settings missing from docs/configuration.md's table: {missing}"
     assert set(Settings.__struct_fields__) == {"regions", "index", "embedding", "recall", "push", "modes",
-                                               "relations", "server", "sleep", "habits", "resonance", "curiosity",
-                                               "hooks", "activity", "capture"}, (
+                                               "relations", "server", "sleep", "habits", "resonance", "hooks",
+                                               "activity", "capture"}, (
         "a new settings section needs a row in docs/configuration.md")
     assert msgspec.to_builtins(Settings())  # the defaults serialise
 

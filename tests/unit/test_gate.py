@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vault_cortex.config import GATE_FEATURES, PushSettings
+from vault_cortex.config import PushSettings
 from vault_cortex.recall import gate
 from vault_cortex.recall.gate import (
     Cue,
@@ -25,6 +25,7 @@ from vault_cortex.recall.gate import (
     names,
     places,
 )
+from vault_cortex.recall.model import GATE_FEATURES, load_model
 
 
 def cue(score: float, text: str, cosine: float = 0.5) -> Cue:
@@ -56,11 +57,11 @@ def test_names_known_to_the_vault() -> None:
 
 
 def test_the_probability_rises_with_a_good_match_and_says_why() -> None:
-    push = PushSettings()
+    push, model = PushSettings(), load_model().gate
     query = "what did we learn about WAL checkpoints and the dashboard freezing"
     good = judge(query, [cue(0.9, "WAL checkpoints: the dashboard froze because of checkpoint starvation", 0.7),
-                         cue(0.3, "ESP32 deep sleep", 0.2)], push.weights, push.intercept)
-    weak = judge(query, [cue(0.9, "Sourdough starter feeding schedule", 0.1)], push.weights, push.intercept)
+                         cue(0.3, "ESP32 deep sleep", 0.2)], model.weights, model.intercept)
+    weak = judge(query, [cue(0.9, "Sourdough starter feeding schedule", 0.1)], model.weights, model.intercept)
     assert good[0].probability > push.threshold > weak[0].probability
     assert good[0].probability > good[1].probability
     assert "meaning 0.70" in good[0].why or "of the words" in good[0].why
@@ -102,9 +103,9 @@ def test_a_memory_that_asks_says_little_or_is_about_someone_else_is_marked() -> 
     assert (xs[0]["time"], xs[1]["time"]) == (0.0, 1.0)
     nobody = features("How do I reset the soil probe?", [question, msgspec.structs.replace(answer, person=False)])
     assert [x["person_missed"] for x in nobody] == [0.0, 0.0]
-    push = PushSettings()
+    model = load_model().gate
     p_question, p_answer = (v.probability for v in judge("How did Ines reset the soil probe?", [question, answer],
-                                                           push.weights, push.intercept))
+                                                           model.weights, model.intercept))
     assert p_answer > p_question
 
 

@@ -92,7 +92,7 @@ def test_a_turn_a_few_exchanges_from_the_best_is_in_its_thread(tmp_path: Path) -
         near = {f"chat/T{i}.md" for i in (1, 2, 4, 5, 6, 7)}  # up to four exchanges either side of T3
         assert "chat/T5.md" in thread and thread == near & {s.note.path for s in scored}
         assert {"chat/T8.md", "Marathon shoes.md"} <= {s.note.path for s in scored} - thread, "five on, or no turn"
-        verdicts = {s.note.path: v for s, v in zip(scored, gate(scored, query, cx.settings.push), strict=False)}
+        verdicts = {s.note.path: v for s, v in zip(scored, gate(scored, query, cx.push_gate()), strict=False)}
         assert verdicts["chat/T5.md"].features["thread"] == 1.0 and verdicts["chat/T8.md"].features["thread"] == 0
 
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import msgspec
 import pytest
 
-from vault_cortex.config import PushSettings
 from vault_cortex.errors import InvalidRequest
 from vault_cortex.importers.transcript import last_prompt, parse_transcript
 from vault_cortex.recall import second_look
+from vault_cortex.recall.gate import PushGate
+from vault_cortex.recall.model import load_model
 from vault_cortex.recall.scored import Hit
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts" / "2026-10-14 wal investigation.jsonl"
@@ -52,10 +54,12 @@ def test_the_reason_names_at_most_two_memories_with_path_why_and_gist() -> None:
 
 
 def test_the_second_look_looks_at_its_threshold_passes_each_memory_on_its_own_and_reads_no_thread() -> None:
-    push = PushSettings(threshold=0.3, floor=0.1, second_look=0.7)
-    look = second_look.gate_settings(push)
+    model = load_model().gate
+    push = PushGate(threshold=0.3, floor=0.1, most=3, intercept=model.intercept, weights=dict(model.weights))
+    look = second_look.gate_settings(push, 0.7)
     assert (look.threshold, look.floor) == (0.7, 0.1), "it looks at 0.7; then what reaches the floor goes along"
-    assert second_look.gate_settings(PushSettings(floor=0.2, second_look=0.15)).floor == 0.15, "never above it"
+    higher = msgspec.structs.replace(push, floor=0.2)
+    assert second_look.gate_settings(higher, 0.15).floor == 0.15, "never above it"
     assert look.intercept == push.intercept and look.weights["thread"] == 0 < push.weights["thread"]
     assert {k: v for k, v in look.weights.items() if k not in second_look.UNREAD} == {
         k: v for k, v in push.weights.items() if k not in second_look.UNREAD}, "the rest as the push reads them"

@@ -27,6 +27,7 @@ OPEN = "open"
 EXPLORED = "explored"
 ANSWERS = "answers"
 MAX_QUESTION_CHARS = 300
+MATCH_THRESHOLD = 0.4  # least cosine of a task and an open question for the question to surface (MiniLM's scale)
 
 
 class Curiosity(msgspec.Struct, frozen=True, kw_only=True):
@@ -105,14 +106,14 @@ def clean_question(question: str) -> str:
 
 # -- IO, through the facade ------------------------------------------------------------------------------
 def open_matching(cx: Searchable, qvec: Vector | None) -> tuple[list[Curiosity], list[Curiosity]]:
-    """Every open question, and those at least `curiosity.match_threshold` similar to the vector, best first."""
+    """Every open question, and those at least MATCH_THRESHOLD similar to the vector, best first."""
     paths = cx.db.paths_under(CURIOSITIES_DIR)
     fms = {p: cx.db.frontmatter(p) or {} for p in paths}
     open_ = [to_curiosity(p, fms[p]) for p in paths if is_open(fms[p])]
     open_.sort(key=lambda c: (c.created or "", c.path), reverse=True)
     if qvec is None:
         return open_, []
-    threshold = cx.settings.curiosity.match_threshold
+    threshold = MATCH_THRESHOLD
     sims = cx.similarity(qvec, [c.path for c in open_])
     matching = [msgspec.structs.replace(c, similarity=round(sims[c.path], 4))
                 for c in open_ if sims.get(c.path, 0.0) >= threshold]

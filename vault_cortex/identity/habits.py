@@ -33,6 +33,8 @@ from vault_cortex.index.vectors import Vector
 from vault_cortex.store.change import Vault
 
 HABITS_DIR = "habits"
+SEMANTIC_THRESHOLD = 0.45  # least cosine for a habit to match without a trigger word (MiniLM's scale)
+REINFORCE_STEP = 0.1  # weight added to a habit each time it is followed, capped at 1.0
 
 _CALL = re.compile(r"\s*([^()\s]+)\s*(?:\((.*)\))?\s*", re.S)
 _SHELL_SPLIT = re.compile(r"&&|\|\||[;|\n]")
@@ -194,7 +196,7 @@ def match(cx: Searchable, text: str, qvec: Vector | None, *, tool: str | None = 
           tool_input: Mapping[str, Any] | None = None) -> list[Candidate]:
     """Every habit that applies to the text (and tool call), strongest first."""
     paths = cx.db.paths_under(HABITS_DIR)
-    threshold = cx.settings.habits.semantic_threshold
+    threshold = SEMANTIC_THRESHOLD
     sims = cx.similarity(qvec, paths) if qvec is not None and paths else {}
     tool_name, parsed = parse_tool(tool) if tool else (None, {})
     found = []
@@ -237,7 +239,7 @@ def reinforce(vault: Vault, path: str, *, context: str | None = None, client: st
     """A habit was followed: raise its weight (one line) and log it as useful feedback."""
     if not path.startswith(HABITS_DIR + "/"):
         raise InvalidRequest(f"{path!r} is not a habit (habits live in {HABITS_DIR}/)")
-    step = vault.settings.habits.reinforce_step
+    step = REINFORCE_STEP
     change = bump(vault, path, step, "reinforced: the habit was followed", client)
     vault.log(FeedbackEvent(ts=vault.clock(), client=client, path=path, useful=True, query=context))
     return change

@@ -32,6 +32,7 @@ from vault_cortex.store.change import Vault
 
 RESONANCE_DIR = "resonance"
 CATEGORIES = ("identity", "relationship", "aesthetic", "theme", "concept", "emotional")
+TOUCH_STEP = 0.1  # weight added to a concept each time it is touched, capped at 1.0
 CLOSE = 0.2  # |actual - claimed| within this reads as "lived as claimed"
 
 
@@ -222,9 +223,9 @@ def resolve(vault: Vault, concept: str) -> str:
 
 
 def touch(vault: Vault, concept: str, *, by: str | None = None, client: str = "api") -> WeightChange:
-    """Raise a concept's weight by `resonance.touch_step` (one line) and log the touch."""
+    """Raise a concept's weight by TOUCH_STEP (one line) and log the touch."""
     path = resolve(vault, concept)
-    step = vault.settings.resonance.touch_step
+    step = TOUCH_STEP
     change = bump(vault, path, step, f"touched{f' by {by}' if by else ''}", client)
     vault.log(TouchEvent(ts=vault.clock(), client=client, concept=note_name(path), path=by))
     return change

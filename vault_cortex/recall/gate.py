@@ -2,7 +2,8 @@
 
 A logistic regression over a handful of features every ranked candidate already has (see FEATURES). It is
 fitted by `tests/bench/fit_gate.py` on the LoCoMo development set plus off-topic prompts, and its
-coefficients live in the vault's config (`[push]`), so the model can be read, changed and re-fitted.
+coefficients ship in the ranking model (recall/model.py), a versioned file beside the embedding model; the vault's
+config keeps what a person decides (`push.threshold`, `push.most`).
 The probability is calibrated on that data: 0.6 means that, of memories given 0.6, about six in ten were
 evidence for the question asked. It is an estimate, not a guarantee.
 """
@@ -18,12 +19,15 @@ from functools import lru_cache
 
 import msgspec
 
-from vault_cortex.config import GATE_FEATURES as FEATURES
+from vault_cortex.config import PushSettings
 from vault_cortex.index.fts import STOPWORDS, WORD
 from vault_cortex.recall.answer import asks
+from vault_cortex.recall.model import GATE_FEATURES as FEATURES
+from vault_cortex.recall.model import Gate
 
-__all__ = ["FEATURES", "Cue", "Verdict", "choose", "coverage", "features", "found", "found_in_each", "judge",
-           "logistic", "places", "why"]
+__all__ = ["CANDIDATES", "FEATURES", "Cue", "PushGate", "Verdict", "choose", "coverage", "features", "found",
+           "found_in_each", "judge", "logistic", "places", "push_gate", "why"]
+CANDIDATES = 10  # the best-ranked candidates the gate judges (the fit's rows were these)
 SPECIFIC_WORDS = 6  # a prompt with this many content words counts as fully specific ("tell me more" has 1)
 MIN_WORDS = 3  # coverage is out of at least this many query words
 MATCHED = 4  # query words a memory shares, counted up to this many (one shared word proves little)
@@ -47,6 +51,23 @@ class Cue(msgspec.Struct, frozen=True, kw_only=True):
     time: bool = False  # holds a time expression, the query asking when (the ranking's when cue)
     dated: bool = False  # written in a time the query names (the ranking's dated cue)
     thread: bool = False  # a few exchanges from the best candidate in its conversation (`pipeline.in_thread`)
+
+
+class PushGate(msgspec.Struct, frozen=True, kw_only=True):
+    """The push gate as one recall applies it: the person's threshold and size, the model's floor and coefficients."""
+
+    threshold: float  # push only when a memory not yet shown reaches this probability
+    floor: float  # then each memory whose own probability reaches this goes along
+    most: int  # memories in one push at most
+    intercept: float
+    weights: dict[str, float]
+
+
+def push_gate(push: PushSettings, model: Gate) -> PushGate:
+    """The gate of a vault's `[push]` settings and the ranking model's coefficients (the floor never above the
+    threshold a person set)."""
+    return PushGate(threshold=push.threshold, floor=min(model.floor, push.threshold), most=push.most,
+                    intercept=model.intercept, weights=dict(model.weights))
 
 
 class Verdict(msgspec.Struct, frozen=True, kw_only=True):

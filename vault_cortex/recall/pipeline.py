@@ -29,9 +29,10 @@ from vault_cortex.recall.company import (
     sections_beside,
     sessions,
 )
-from vault_cortex.recall.echo import POOL, Echo, echoes
 from vault_cortex.recall.edges import FOLLOWS
+from vault_cortex.recall.gate import CANDIDATES
 from vault_cortex.recall.graph import Graph
+from vault_cortex.recall.model import RankingModel
 from vault_cortex.recall.proximity import relative_to_prior
 from vault_cortex.recall.question import PEOPLE_PROPERTIES, Match, asked, cue_signals, match, people_in, phrases, raised
 from vault_cortex.recall.rank import (
@@ -54,6 +55,11 @@ SEEDS = 10  # best candidates that seed graph proximity
 GRAPH_EXTRAS = 10  # graph neighbours added as candidates though no text matched
 COACTIVATION_TOP = 5
 THREAD_HOPS = 4  # exchanges either side of the best candidate that count as its thread (`in_thread`)
+GATHERED = 60  # chunks gathered from each of the dense and lexical searches before fusion (or the k asked for)
+# chunks BM25 scores for one query at most: past it the top N come from the query's rarer words, among the newest
+# matching chunks if even the rarest matches more, so a query of common words costs the same at 1k and 100k notes
+LEXICAL_BUDGET = 3000
+CONVERSATION_PROPERTIES = ("session", "speaker")  # a note carrying one is an exchange of a conversation
 
 
 class Concept(msgspec.Struct, frozen=True, kw_only=True):
@@ -90,6 +96,7 @@ def rank(
     access: Callable[[Sequence[str]], Mapping[str, tuple[int, float | None]]],
     pairs: Mapping[tuple[str, str], float],
     settings: Settings,
+    model: RankingModel,
     weights: dict[str, float],
     now: float,
     regions: Sequence[str] | None = None,
@@ -101,17 +108,20 @@ def rank(
 ) -> list[Scored]:
     """Every candidate note scored and sorted, best first; with `allowed` (note ids), only those notes, and never
     the `without` notes, filtered inside the dense and lexical searches so that filtering never starves the
-    candidates. Each search gathers `recall.candidates` chunks, or `at_least` (the results asked for) when that
-    is more."""
-    rs = settings.recall
-    count = max(rs.candidates, at_least)
-    search = db.begin_lexical(query, count, notes=allowed, budget=rs.lexical_budget,
+    candidates. Each search gathers GATHERED chunks, or `at_least` (the results asked for) when that is more. The
+    ranking model gives the fusion weights and how far each cue raises; the conversation cues (session, person,
+    when, dated, answer) apply when `recall.conversation` is on, or, at "auto", when a candidate carries a
+    `session` or `speaker` property."""
+    rs, cue = settings.recall, model.cues
+    fusion = model.fusion
+    count = max(GATHERED, at_least)
+    search = db.begin_lexical(query, count, notes=allowed, budget=LEXICAL_BUDGET,
                               without=without)  # its top found meanwhile
     dense = dense_candidates(qvec, db, vectors, count, allowed, without)
     lexical = search.finish(also=list(dense))  # the top N and the dense ones
     dense.update(vectors.similarity(qvec, [i for i in lexical if i not in dense]))
     chunks = db.chunks_by_id(set(dense) | set(lexical))
-    fused = fuse(dense, lexical, rs.dense_weight, rs.lexical_weight)
+    fused = fuse(dense, lexical, fusion.dense, fusion.lexical)
     notes = db.notes_by_id({c.note_id for c in chunks.values()})
     # a sync running beside us may remove a chunk or note between these reads: such candidates drop out
     chunks = {i: c for i, c in chunks.items() if c.note_id in notes}
@@ -132,29 +142,26 @@ def rank(
             extra_chunks = [c for cs in db.chunks_of(ids.values()).values() for c in cs]
             chunk_ids = [c.id for c in extra_chunks]
             dense.update(vectors.similarity(qvec, chunk_ids))
-            lexical.update(db.lexical(query, len(chunk_ids), only=chunk_ids, budget=rs.lexical_budget))
+            lexical.update(db.lexical(query, len(chunk_ids), only=chunk_ids, budget=LEXICAL_BUDGET))
             chunks.update({c.id: c for c in extra_chunks})
             notes.update(db.notes_by_id(ids.values()))
             chunks = {i: c for i, c in chunks.items() if c.note_id in notes}
-            fused = fuse(dense, lexical, rs.dense_weight, rs.lexical_weight)
+            fused = fuse(dense, lexical, fusion.dense, fusion.lexical)
             best = [f for f in best_per_note(fused, {i: c.note_id for i, c in chunks.items()})
                     if _wanted(notes[chunks[f.chunk_id].note_id], regions, exclude, allowed, without)]
 
-    linked = (linked_among(graph, [notes[chunks[f.chunk_id].note_id].path for f in best])
-              if rs.company > 0 or rs.echo > 0 else {})
-    company = _company(best, fused, chunks, notes, linked) if rs.company > 0 else {}
-    people, session = _people_and_sessions(db, [chunks[f.chunk_id].note_id for f in best], rs.person > 0,
-                                           rs.session > 0 or rs.echo > 0)
+    linked = linked_among(graph, [notes[chunks[f.chunk_id].note_id].path for f in best]) if cue.company > 0 else {}
+    company = _company(best, fused, chunks, notes, linked) if cue.company > 0 else {}
+    people, session, talk = _people_and_sessions(db, [chunks[f.chunk_id].note_id for f in best],
+                                                 rs.conversation is not False)
+    conversation = talk if rs.conversation == "auto" else rs.conversation is True
+    if not conversation:
+        cue = msgspec.structs.replace(cue, session=0.0, person=0.0, when=0.0, dated=0.0, answer=0.0)
     question = asked(query, {p for ps in people.values() for p in ps}, today=date.fromtimestamp(now))
-    # a question asking for several things is answered across sessions: for a memory of a session, the session
-    # lift (which raises the neighbours of one memory in its session) gives its share to the echo (which raises
-    # what another session tells again); a note without a session ranks as for any question
-    across = question.many and rs.across_sessions
-    session_share = 0.0 if across else rs.session
     together = sessions((notes[i].path, session[i], f.relevance) for f in best
-                        if (i := chunks[f.chunk_id].note_id) in session) if session_share > 0 else {}
+                        if (i := chunks[f.chunk_id].note_id) in session) if cue.session > 0 else {}
     # a question asking what may be inferred is answered by what a person says of themselves, not by an answer
-    asked_before = _questions(db, best, fused, chunks, notes) if rs.answer > 0 and not question.infers else None
+    asked_before = _questions(db, best, fused, chunks, notes) if cue.answer > 0 and not question.infers else None
     top_paths = [notes[chunks[f.chunk_id].note_id].path for f in best[:COACTIVATION_TOP]]
     use_resonance = weights.get("resonance", 0.0) > 0 and bool(concepts)
     touched = access([notes[chunks[f.chunk_id].note_id].path for f in best])  # one read for every candidate
@@ -170,7 +177,7 @@ def rank(
                           created=parse_time(note.created), mtime=note.mtime_ns / 1e9, last_access=last,
                           access_count=count)
         lift = company.get(note.path)
-        relevance = lifted(f.relevance, lift, rs.company)
+        relevance = lifted(f.relevance, lift, cue.company)
         signals = {
             "relevance": round(relevance, 4),
             "region": region.weight,
@@ -186,13 +193,13 @@ def rank(
             signals["raw"] = factor
         met = (match(question, people.get(note.id, ()), f"{note.title}\n{chunk.heading}\n{chunk.text}",
                      written_on(note.created))
-               if question.people or question.when or question.periods else Match())
+               if conversation and (question.people or question.when or question.periods) else Match())
         mate = together.get(note.path)
-        cued = {"session": round(session_share * mate.relevance, 4)} if mate is not None else {}
-        cued.update(cue_signals(met, rs.person, rs.when, rs.dated))
+        cued = {"session": round(cue.session * mate.relevance, 4)} if mate is not None else {}
+        cued.update(cue_signals(met, cue.person, cue.when, cue.dated))
         answer = asked_before(note, chunk) if asked_before is not None else None
         if answer is not None:
-            cued["answer"] = round(rs.answer * answer.relevance, 4)
+            cued["answer"] = round(cue.answer * answer.relevance, 4)
         vector = f.chunk_id in dense  # every chunk with a vector has its similarity there
         named = lift if lift is not None and relevance - f.relevance >= NAMED and weights.get("relevance", 0.0) > 0 \
             else None
@@ -202,12 +209,9 @@ def rank(
         drafts.append(_Draft(note=note, chunk=chunk, fused=f, signals=signals, vector=vector,
                              base=partial(_signals_why, signals, weights, f, vector, named),
                              weighed=weighted(signals, weights), factor=factor, cued=cued, words=words))
-    drafts.sort(key=lambda d: (-d.score(), d.note.path))
-    if rs.echo > 0 or across:
-        _echo(drafts, query, session, linked, rs.echo, rs.session if across else 0.0)
     out = _superseded([d.final() for d in drafts], db.superseding(d.note.path for d in drafts))
     out.sort(key=lambda s: (-s.score, s.note.path))
-    near = in_thread(graph, [s.note.path for s in out[: settings.push.candidates]], THREAD_HOPS)
+    near = in_thread(graph, [s.note.path for s in out[:CANDIDATES]], THREAD_HOPS)
     return [msgspec.structs.replace(s, thread=True) if s.note.path in near else s for s in out] if near else out
 
 
@@ -236,8 +240,7 @@ def in_thread(graph: Graph, paths: Sequence[str], hops: int) -> set[str]:
 
 
 class _Draft(msgspec.Struct, kw_only=True):
-    """A candidate between its signals and its final score: the cues it met may still grow (an echo is judged
-    among the best-scored candidates, so only once every candidate has its score)."""
+    """A candidate between its signals and its final score, its why-line composed only when read."""
 
     note: NoteRow
     chunk: ChunkRow
@@ -280,24 +283,8 @@ def _why(base: Callable[[], str], words: Sequence[Callable[[], list[str]]], gain
     return why
 
 
-def _phrase(cue: Answer | Lift | Echo) -> list[str]:
+def _phrase(cue: Answer | Lift) -> list[str]:
     return [cue.phrase()]
-
-
-def _echo(drafts: Sequence[_Draft], query: str, session: Mapping[int, str],
-          linked: Mapping[str, tuple[tuple[str, ...], int]], share: float, in_session: float = 0.0) -> None:
-    """Raise each of the best-scored drafts (best first) that another session's (or note's) best-scored
-    candidate it does not link with echoes: it closes `share` × the echo's strength of what its score lacks of 1,
-    a memory of a session `share + in_session` (see `echo`; the company lift judges linked notes)."""
-    members = [(d.note.path, session.get(d.note.id, d.note.path), d.fused.relevance,
-                d.chunk.text) for d in drafts[:POOL]]
-    found = echoes(members, query, {p: set(around) for p, (around, _) in linked.items()})
-    for d in drafts[:POOL]:
-        e = found.get(d.note.path)
-        closes = min(1.0, share + (in_session if d.note.id in session else 0.0))
-        if e is not None and (value := round(closes * e.strength, 4)) > 0:
-            d.cued["echo"] = value
-            d.words.append(partial(_phrase, e))
 
 
 def _company(best: Sequence[Fused], fused: Sequence[Fused], chunks: Mapping[int, ChunkRow],
@@ -334,17 +321,21 @@ def _questions(db: IndexDB, best: Sequence[Fused], fused: Sequence[Fused], chunk
     return question
 
 
-def _people_and_sessions(db: IndexDB, note_ids: Sequence[int], people_too: bool,
-                         sessions_too: bool) -> tuple[dict[int, tuple[str, ...]], dict[int, str]]:
-    """The people each note is by or about (its `speaker`, `author` and `people` properties) and the session
-    it belongs to (`session`), for the notes that name any, in one read."""
-    if not (people_too or sessions_too):
-        return {}, {}
-    found = db.properties_of(note_ids, (*PEOPLE_PROPERTIES, "session"))
-    people = {i: ps for i, (*values, _) in found.items() if people_too and (ps := people_in(values))}
+def _people_and_sessions(db: IndexDB, note_ids: Sequence[int],
+                         read: bool) -> tuple[dict[int, tuple[str, ...]], dict[int, str], bool]:
+    """The people each note is by or about (its `speaker`, `author` and `people` properties), the session it
+    belongs to (`session`), for the notes that name any, and whether any is an exchange of a conversation (it
+    carries one of CONVERSATION_PROPERTIES), in one read; nothing when not `read`."""
+    if not read:
+        return {}, {}, False
+    keys = (*PEOPLE_PROPERTIES, "session")
+    found = db.properties_of(note_ids, keys)
+    people = {i: ps for i, (*values, _) in found.items() if (ps := people_in(values))}
     session = {i: str(values[-1]) for i, values in found.items()
-               if sessions_too and values[-1] is not None and not isinstance(values[-1], (list, dict))}
-    return people, session
+               if values[-1] is not None and not isinstance(values[-1], (list, dict))}
+    at = [keys.index(k) for k in CONVERSATION_PROPERTIES]
+    talk = any(values[j] is not None for values in found.values() for j in at)
+    return people, session, talk
 
 
 def _wanted(note: NoteRow, regions: Sequence[str] | None, exclude: frozenset[str],

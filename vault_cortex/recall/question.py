@@ -31,15 +31,6 @@ _RELATIVE = frozenset("last next this past".split())
 _SPANS = frozenset("week month year night morning evening summer winter spring autumn fall".split())
 _SPAN = re.compile(rf"\b(?:{'|'.join(_RELATIVE)}) (?:{'|'.join(_SPANS)})\b")
 _WORDS = re.compile(r"[a-z]+")
-_AUX = r"(?:do|does|did|has|have|had|is|are|was|were|can|could|would|will|should)\b"
-# a question asking for several things, which its memories may tell in different sessions or notes: a plural
-# thing asked about ("What activities does…", "Which cities has…", "In what ways is…", "What musical artists
-# has…"), kinds of it ("What types of pottery…"), or "both", "how many", "what are some"
-_PLURAL = rf"(?!{_AUX})[a-z][\w/'-]*[^s\W]s"  # "activities", "artists/bands"; not "class", "was"
-_MANY = re.compile(
-    r"^\W*(?:in\s+)?(?:what|which)\s+(?:(?:kinds|types|sorts)\s+of\b"
-    rf"|(?:(?:kinds?|types?|sorts?)\s+of\s+)?(?:(?!{_AUX})[\w+/'-]+\s+){{0,2}}?{_PLURAL}\s+{_AUX})"
-    r"|\bboth\b|\bhow many\b|^\W*what are some\b", re.IGNORECASE)
 _NUMBER = re.compile(r"\d+(?:/\d+)?")
 # the times a query names: a day ("9 December 2023", "December 9th, 2023", "2023-12-09"), a month of a year
 # ("May 2023"), a month after a preposition ("in July": that month of any year; "May I…" names none), a year
@@ -73,13 +64,11 @@ class Period(msgspec.Struct, frozen=True, kw_only=True):
 
 class Asked(msgspec.Struct, frozen=True, kw_only=True):
     """What a query asks for: the people it names (lower-cased, as the memories' properties spell them),
-    whether it asks when, whether it asks what may be inferred rather than what was said, and whether it asks for
-    several things."""
+    whether it asks when, and whether it asks what may be inferred rather than what was said."""
 
     people: frozenset[str] = frozenset()
     when: bool = False
     infers: bool = False
-    many: bool = False  # it asks for several things, which may lie in different sessions
     periods: tuple[Period, ...] = ()  # the times it names
 
 
@@ -108,7 +97,7 @@ def asked(query: str, people: Iterable[str], today: date | None = None) -> Asked
     `today` ("yesterday", "last week") are named only when it is given."""
     named = frozenset(p.lower() for p in people if _named_in(p).search(query))
     return Asked(people=named, when=bool(_WHEN.search(query)), infers=bool(_INFERS.search(query)),
-                 many=bool(_MANY.search(query)), periods=periods_named(query, today))
+                 periods=periods_named(query, today))
 
 
 def periods_named(query: str, today: date | None = None) -> tuple[Period, ...]:

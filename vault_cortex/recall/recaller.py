@@ -20,7 +20,7 @@ from typing import Protocol
 import msgspec
 import numpy as np
 
-from vault_cortex.config import PushSettings, Settings
+from vault_cortex.config import Settings
 from vault_cortex.errors import IndexUnavailable, InvalidRequest, NoteNotFound
 from vault_cortex.files.activity import Event, OpenEvent, RecallEvent
 from vault_cortex.files.paths import note_name
@@ -32,9 +32,11 @@ from vault_cortex.index.sync import Indexing
 from vault_cortex.index.vectors import Vector, Vectors
 from vault_cortex.limits import check_budget
 from vault_cortex.recall.filters import Filters, Scope, scope
+from vault_cortex.recall.gate import PushGate, push_gate
 from vault_cortex.recall.graph import Graph
 from vault_cortex.recall.health import GraphHealth, health
 from vault_cortex.recall.live import LiveGraph
+from vault_cortex.recall.model import RankingModel
 from vault_cortex.recall.pack import Candidate, Packed, pack
 from vault_cortex.recall.pipeline import Concept, rank
 from vault_cortex.recall.scored import Recall, Scored, gate_passed, to_candidate, to_hit
@@ -58,11 +60,12 @@ class Recaller:
     """Recall, related notes, packing and graph health over one vault's index and its live graph."""
 
     def __init__(self, index: Index, settings: Callable[[], Settings], *, clock: Callable[[], datetime],
-                 root: Path, log: Callable[[Event], None], concept_folder: str) -> None:
+                 root: Path, log: Callable[[Event], None], concept_folder: str, model: RankingModel) -> None:
         """`settings` and `clock` are read at each use (the facade's may be replaced); `root` is the vault's
         folder (its name goes into packed links); `log` appends an activity event; `concept_folder` holds the
-        resonance notes whose names and weights ranking reads."""
+        resonance notes whose names and weights ranking reads; `model` is the ranking model (recall/model.py)."""
         self.index = index
+        self.model = model
         self._settings = settings
         self.clock = clock
         self.root = root
@@ -88,7 +91,7 @@ class Recaller:
                budget_tokens: int | None = None, regions: list[str] | None = None,
                include_archive: bool = False, client: str = "api", log_activity: bool = True,
                filters: Filters | None = None, gate: bool = False, exclude: frozenset[str] = frozenset(),
-               shown: frozenset[str] = frozenset(), push: PushSettings | None = None) -> Recall:
+               shown: frozenset[str] = frozenset(), push: PushGate | None = None) -> Recall:
         """Notes for a query, ranked by the mode's signals; with a budget, also the packed context (see
         `Cortex.recall`)."""
         started = time.perf_counter()
@@ -102,7 +105,7 @@ class Recaller:
         qvec = self.index.embedder.embed([query])[0]
         ranked = self.ranked(query, qvec, weights, regions=regions, exclude=exclude, scope=within, at_least=k)
         if gate:
-            passed = gate_passed(ranked, query, push or self.settings.push, k, shown)
+            passed = gate_passed(ranked, query, push or self.push_gate(), k, shown)
             top = [s for s, _ in passed]
             hits = [to_hit(s, query, v) for s, v in passed]
         else:
@@ -127,8 +130,13 @@ class Recaller:
         with self.live.lock.reading():  # the graph is updated in place: no update while it is walked
             return rank(query=query, qvec=qvec, db=db, vectors=self.index.vectors, graph=graph,
                         concepts=concepts, access=db.access_of, pairs=self.live.pairs,
-                        settings=self.settings, weights=weights, now=self.clock().timestamp(), regions=regions,
-                        exclude=exclude, allowed=within.among, without=within.without, at_least=at_least)
+                        settings=self.settings, model=self.model, weights=weights, now=self.clock().timestamp(),
+                        regions=regions, exclude=exclude, allowed=within.among, without=within.without,
+                        at_least=at_least)
+
+    def push_gate(self) -> PushGate:
+        """The push gate of the vault's `[push]` settings and the ranking model."""
+        return push_gate(self.settings.push, self.model.gate)
 
     def scope(self, filters: Filters | None, regions: list[str] | None = None,
               exclude: frozenset[str] = frozenset()) -> Scope:

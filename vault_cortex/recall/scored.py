@@ -7,10 +7,9 @@ from collections.abc import Callable, Sequence
 
 import msgspec
 
-from vault_cortex.config import PushSettings
 from vault_cortex.index.rows import ChunkRow, NoteRow
 from vault_cortex.index.sync import Indexing
-from vault_cortex.recall.gate import Cue, Verdict, choose, judge
+from vault_cortex.recall.gate import CANDIDATES, Cue, PushGate, Verdict, choose, judge
 from vault_cortex.recall.pack import Candidate, Packed, Piece
 from vault_cortex.recall.rank import Fused, snippet
 from vault_cortex.recall.supersession import push_order, superseded_why, supersedes_why
@@ -63,10 +62,10 @@ class Scored(msgspec.Struct, frozen=True, kw_only=True):
         return self.explain()
 
 
-def gate(scored: Sequence[Scored], query: str, push: PushSettings) -> list[Verdict]:
-    """The push gate's verdict on the best-ranked candidates (at most `push.candidates`), in rank order."""
-    seen = [s.chunk.text for s in scored[push.candidates:]]
-    return judge(query, cues(scored[: push.candidates]), push.weights, push.intercept, seen)
+def gate(scored: Sequence[Scored], query: str, push: PushGate) -> list[Verdict]:
+    """The push gate's verdict on the best-ranked candidates (at most `gate.CANDIDATES`), in rank order."""
+    seen = [s.chunk.text for s in scored[CANDIDATES:]]
+    return judge(query, cues(scored[:CANDIDATES]), push.weights, push.intercept, seen)
 
 
 def cues(scored: Sequence[Scored]) -> list[Cue]:
@@ -78,7 +77,7 @@ def cues(scored: Sequence[Scored]) -> list[Cue]:
             for s in scored]
 
 
-def gate_passed(scored: Sequence[Scored], query: str, push: PushSettings, k: int,
+def gate_passed(scored: Sequence[Scored], query: str, push: PushGate, k: int,
                 shown: frozenset[str] = frozenset()) -> list[tuple[Scored, Verdict]]:
     """The candidates the push gate lets through, likeliest first, at most k (and `push.most`), with their verdicts.
 

@@ -1,9 +1,9 @@
 """A second look before the answer, pure: what the Stop hook recalls with, whom the gate lets through, what it says.
 
 When an agent has composed its answer, the Stop hook recalls with the last prompt and the answer, through the
-push gate at its own threshold (`push.second_look`; then each memory on its own probability at the push's floor),
-leaving out what the session was shown. At most LIMIT memories come back; the hook then blocks the stop once
-with `reason`, and the agent checks them before it finishes. `tests/bench/second_look.py` calibrates the
+push gate at its own threshold (the ranking model's `second_look`; then each memory on its own probability at the
+push's floor), leaving out what the session was shown. At most LIMIT memories come back; the hook then blocks the
+stop once with `reason`, and the agent checks them before it finishes. `tests/bench/second_look.py` calibrates the
 threshold on the LoCoMo development set.
 """
 
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import msgspec
 
-from vault_cortex.config import PushSettings
+from vault_cortex.recall.gate import PushGate
 from vault_cortex.recall.scored import Hit
 
 LIMIT = 2  # memories in one second look: the agent reads each one, so only the few the gate is surest of
@@ -57,12 +57,13 @@ def _start(text: str, limit: int) -> str:
     return flat[: cut if cut > limit // 2 else limit]
 
 
-def gate_settings(push: PushSettings) -> PushSettings:
+def gate_settings(push: PushGate, second_look: float) -> PushGate:
     """The push gate as the second look uses it, not reading the features in UNREAD: it looks only when a memory
-    not yet shown reaches `push.second_look`; then every memory at the push's floor goes along on its own
-    probability, as a push's do (so the memory that contradicts an answer rides along with the one that restates
-    its question; held out, a block brings evidence 0.685 of the time against 0.668 with the threshold as floor)."""
-    return msgspec.structs.replace(push, threshold=push.second_look, floor=min(push.floor, push.second_look),
+    not yet shown reaches `second_look` (the ranking model's); then every memory at the push's floor goes along on
+    its own probability, as a push's do (so the memory that contradicts an answer rides along with the one that
+    restates its question; held out, a block brings evidence 0.685 of the time against 0.668 with the threshold
+    as floor)."""
+    return msgspec.structs.replace(push, threshold=second_look, floor=min(push.floor, second_look),
                                    weights={**push.weights, **dict.fromkeys(UNREAD, 0.0)})
 
 

@@ -71,6 +71,9 @@ DAY = 86400.0
 ACCESS_BOOST = 0.3  # the most accesses can add to a short-term note's importance at triage
 KEYWORD_WEIGHT = 0.06  # a keyword hit's pull toward its region, on the cosine scale of centroid similarity
 EDGE_WEIGHT = EdgeWeights().of(CO_RETRIEVED)
+CO_RETRIEVED_MIN = 3  # distinct queries recalling two notes together before a co_retrieved edge is written
+RELATED_THRESHOLD = 0.8  # least cosine of two unlinked notes for a suggested related_to link (MiniLM's scale)
+PRUNE_MIN_CONNECTIONS = 5  # a note with at least this many links is never pruned
 RELATED_PER_NOTE = 3  # most related_to links suggested from one note in one sleep
 # Similarity proposes; what each note says of its own must back it (sleep/distinct.py: boilerplate lines out,
 # words weighed by how few notes use them). EVIDENCE: the share of the larger note's distinctive weight two notes
@@ -336,7 +339,7 @@ class _Sleep:
                 guards = [why for cond, why in (
                     (self.region(m.region)[1] or self.region(m.cortex or "")[1], "an identity note"),
                     (m.pinned, "pinned"), (p in bridging, "it bridges parts of the graph"),
-                    (m.degree >= self.cfg.prune_min_connections, f"{m.degree} connections")) if cond]
+                    (m.degree >= PRUNE_MIN_CONNECTIONS, f"{m.degree} connections")) if cond]
                 if guards:
                     out.append(row(decision="keep", why=f"below {self.cfg.prune_below} but "
                                    + ", ".join(guards)))
@@ -357,7 +360,7 @@ class _Sleep:
         out = []
         ok = {p for p in self.live if not special(p) and p not in self.gone} | set(fresh)
         for a, b, n in sorted(self.world.co_pairs):
-            if n >= self.cfg.co_retrieved_min and a in ok and b in ok and a in self.live and b in self.live \
+            if n >= CO_RETRIEVED_MIN and a in ok and b in ok and a in self.live and b in self.live \
                     and b not in self.live[a].co_listed and a not in self.live[b].co_listed:
                 out.append(Wire(src=a, rel="co_retrieved", dst=b, why=f"recalled together by {n} distinct queries"))
         cands = sorted(p for p in ok if p in self.vec and not (self.live.get(p) and self.live[p].layer))
@@ -366,7 +369,7 @@ class _Sleep:
         sims = unit_rows([self.vec[p] for p in cands])
         sims = sims @ sims.T
         pairs = sorted(((float(sims[i, j]), i, j) for i in range(len(cands)) for j in range(i + 1, len(cands))
-                        if self.cfg.related_threshold <= sims[i, j]), reverse=True)
+                        if sims[i, j] >= RELATED_THRESHOLD), reverse=True)
         used: dict[str, int] = {}
         degree = {p: m.degree for p, m in self.live.items()}
         for sim, i, j in pairs:
