@@ -229,7 +229,7 @@ describe("the pane against a live server", () => {
       { serverUrl: cortex.url, token: cortex.token(), note: NOTE },
     );
     expect(state.commands).toContain("copy-context");
-    expect(state.settings).toBe(6);
+    expect(state.settings).toBe(7); // server URL, token, and the pane's settings, "Show captured sessions" among them
     await page.waitForSelector('#sidebar .vault-cortex-pane[data-state="ready"]', { timeout: 30_000 });
     expect(await page.locator("#sidebar .vc-item").count()).toBe(related.hits.length);
     expect(errors).toEqual([]);
