@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -176,9 +176,11 @@ class IndexDB:
         """The links a change to these files can resolve differently (`resolution.links_naming`)."""
         return resolution.links_naming(self.conn, sources, names)
 
-    def resolve_link_rows(self, resolver: Resolver, rows: Iterable[tuple[int, str, str]]) -> None:
-        """Fill in the destination of these links (rowid, target, source)."""
-        resolution.resolve_link_rows(self.conn, resolver, rows)
+    def resolve_changed(self, written: Sequence[str], paths: Sequence[str],
+                        all_targets: Callable[[], list[str]]) -> None:
+        """Resolve the links a change can touch: those of the notes written and those naming `paths`' files
+        (`resolution.resolve_changed`)."""
+        resolution.resolve_changed(self.conn, written, paths, all_targets)
 
     def note_count(self) -> int:
         """The number of notes, from the counter the inserts and deletes keep (schema `_NOTE_COUNT`)."""
