@@ -19,7 +19,7 @@ from server.plans import check_plan, saved_plan
 from vault_cortex import __version__
 from vault_cortex.cortex import Cortex
 from vault_cortex.errors import VaultCortexError
-from vault_cortex.index.sync import Indexing
+from vault_cortex.index.progress import Indexing
 from vault_cortex.limits import MAX_BUDGET_TOKENS, MAX_K, MAX_PATH_CHARS, MAX_QUERY_CHARS, MIN_BUDGET_TOKENS, MIN_K
 from vault_cortex.privacy import agent_text
 from vault_cortex.recall.filters import Filters

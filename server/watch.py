@@ -20,7 +20,7 @@ from watchfiles import Change, awatch
 from vault_cortex import clock
 from vault_cortex.errors import SyncCancelled
 from vault_cortex.files.relations import RELATIONS_PATH
-from vault_cortex.index.sync import Progress, SyncReport
+from vault_cortex.index.progress import Progress, SyncReport
 
 log = logging.getLogger(__name__)
 

@@ -18,8 +18,8 @@ from vault_cortex.errors import (
 from vault_cortex.files.sections import EditOp
 from vault_cortex.files.vault import NoteDoc
 from vault_cortex.index.doctor import Doctor, Verify
+from vault_cortex.index.progress import SyncReport
 from vault_cortex.index.recent import Recent
-from vault_cortex.index.sync import SyncReport
 from vault_cortex.notes import Edited, Moved
 from vault_cortex.recall.filters import Filters
 from vault_cortex.recall.scored import Hit, Recall

@@ -29,7 +29,7 @@ from tests.bench.gen import make_vault, queries
 from vault_cortex import Cortex
 from vault_cortex.config import load_settings
 from vault_cortex.index.embed import BATCH_SIZE, Embedder, load_embedder
-from vault_cortex.index.sync import SyncReport
+from vault_cortex.index.progress import SyncReport
 
 INDEX_FILES = ("index.db", "index.db-wal", "index.db-shm", "vectors.usearch")
 

@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 
 from vault_cortex.cortex import Cortex  # noqa: E402
-from vault_cortex.sleep import consolidate  # noqa: E402
+from vault_cortex.sleep import consolidate, phases  # noqa: E402
 from vault_cortex.sleep.cycle import gather  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "fixtures" / "vaults" / "triage"
@@ -50,9 +50,9 @@ def measure(vault: Path, cx: Cortex | None = None) -> dict[str, object]:
             mean = np.mean([vectors[p] for p in refs if notes[p].region == region], axis=0)
             centroids[region] = mean / np.linalg.norm(mean)
         order = cx.settings.regions.order
-        only_centroid = {p: consolidate.natural_region(notes[p], vectors.get(p), centroids, {}, order)[0]
+        only_centroid = {p: phases.natural_region(notes[p], vectors.get(p), centroids, {}, order)[0]
                          for p in expected}
-        only_keywords = {p: consolidate.natural_region(notes[p], None, {}, cfg.keywords, order)[0] for p in expected}
+        only_keywords = {p: phases.natural_region(notes[p], None, {}, cfg.keywords, order)[0] for p in expected}
     finally:
         if own:
             cx.close()

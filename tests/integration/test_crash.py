@@ -16,8 +16,8 @@ import pytest
 from vault_cortex import Cortex
 from vault_cortex.errors import SyncCancelled
 from vault_cortex.files.vault import content_hash
+from vault_cortex.index.derive import CHUNK_CAP_PROBLEM
 from vault_cortex.index.restore import EMBED_BATCH, vector_problems
-from vault_cortex.index.sync import CHUNK_CAP_PROBLEM
 
 WORDS = ("anemometer barometer calibration drizzle evaporation frost gust humidity isobar jetstream katabatic "
          "lapse monsoon nimbus occlusion pressure quasar radiosonde squall thermal updraft veering wetbulb "

@@ -169,7 +169,7 @@ def cx(vault: Path, embedder: Embedder) -> Iterator[Cortex]:
 def test_a_folder_kept_out_of_git_never_stops_the_sleep_commit(cx: Cortex, vault: Path) -> None:
     """A user who keeps captures out of git (`raw/` in .gitignore, as docs/claude-code.md says) still gets the
     sleep's commit of everything else; before, `git add` refused the ignored path and nothing was committed."""
-    from vault_cortex.sleep.journal import commit_vault
+    from vault_cortex.sleep.commit import commit_vault
     from vault_cortex.sleep.operations import Op
 
     with (vault / ".gitignore").open("a", encoding="utf-8") as fh:

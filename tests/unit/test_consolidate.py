@@ -24,7 +24,7 @@ from vault_cortex.files.vault import content_hash
 from vault_cortex.importers.transcript import parse_transcript, render
 from vault_cortex.recall.graph import Graph
 from vault_cortex.recall.health import health
-from vault_cortex.sleep.consolidate import make_plan, natural_region
+from vault_cortex.sleep.consolidate import make_plan
 from vault_cortex.sleep.cycle import next_nightly
 from vault_cortex.sleep.dream import Handoff, handoff_text
 from vault_cortex.sleep.operations import (
@@ -37,6 +37,7 @@ from vault_cortex.sleep.operations import (
     apply_edit,
     plan_markdown,
 )
+from vault_cortex.sleep.phases import natural_region
 from vault_cortex.sleep.tiers import Source, select, sentences, summarise, unit_rows
 
 NOW = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)

@@ -20,7 +20,7 @@ LEVELS = {"files": 2, "index": 3, "store": 4, "recall": 5, "identity": 6, "impor
 # Pure core: values in, values out. No disk, clock, environment, network, database or model.
 PURE = {"files.note", "files.frontmatter", "files.properties", "files.links", "files.chunk", "files.noise",
         "files.edit", "files.yamltext", "files.sections", "files.relink", "files.paths", "files.relations",
-        "index.fts", "index.schema", "index.rows",
+        "index.fts", "index.schema", "index.rows", "index.progress",
         "recall.rank", "recall.edges", "recall.nodes", "recall.pairs", "recall.note_links", "recall.graph",
         "recall.proximity", "recall.health", "recall.pack", "recall.company", "recall.question", "recall.supersession",
         "sleep.merge", "sleep.tiers", "sleep.dream", "sleep.agree", "sleep.distinct",

@@ -30,7 +30,7 @@ from vault_cortex.files.vault import init_vault, is_vault
 from vault_cortex.index.dbfile import is_corruption
 from vault_cortex.index.doctor import Doctor
 from vault_cortex.index.location import INDEX_DIR_ENV
-from vault_cortex.index.sync import SyncReport
+from vault_cortex.index.progress import SyncReport
 from vault_cortex.recall.scored import Recall
 
 log = logging.getLogger("vault_cortex")

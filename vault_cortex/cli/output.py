@@ -10,7 +10,7 @@ from typing import TextIO, TypeVar
 
 import msgspec
 
-from vault_cortex.index.sync import WORDS
+from vault_cortex.index.progress import WORDS
 
 T = TypeVar("T")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
@@ -235,6 +235,20 @@ def _pairs(paths: Iterable[str]) -> Iterable[tuple[str, str]]:
             yield a, b
 
 
+def _keep_latest(last: dict[str, datetime], key: str, ts: datetime) -> None:
+    if key not in last or ts > last[key]:
+        last[key] = ts
+
+
+def _co_recalled(pairs: Counter[tuple[str, str]], queries: dict[tuple[str, str], dict[str, float]],
+                 returned: Sequence[str], key: str, when: float) -> None:
+    """Count each pair one recall returned together, and remember the query (its latest time) that did."""
+    pairs.update(_pairs(returned))
+    for pair in _pairs(returned):
+        seen = queries.setdefault(pair, {})
+        seen[key] = max(seen.get(key, when), when)
+
+
 def replay(events: Iterable[Event], *, top: int = CO_RETRIEVAL_TOP) -> Activity:
     """Fold events into per-note, per-pair and per-concept numbers; any order of the same events agrees."""
     access: Counter[str] = Counter()
@@ -251,8 +265,7 @@ def replay(events: Iterable[Event], *, top: int = CO_RETRIEVAL_TOP) -> Activity:
 
     def accessed(path: str, ts: datetime) -> None:
         access[path] += 1
-        if path not in last or ts > last[path]:
-            last[path] = ts
+        _keep_latest(last, path, ts)
 
     for event in events:
         count += 1
@@ -262,11 +275,7 @@ def replay(events: Iterable[Event], *, top: int = CO_RETRIEVAL_TOP) -> Activity:
             for path in returned:
                 recalled[path] += 1
                 accessed(path, ts)
-            pairs.update(_pairs(returned[:top]))
-            key, when = recall_key(event), ts.timestamp()
-            for pair in _pairs(returned[:top]):
-                seen = queries.setdefault(pair, {})
-                seen[key] = max(seen.get(key, when), when)
+            _co_recalled(pairs, queries, returned[:top], recall_key(event), ts.timestamp())
         elif isinstance(event, OpenEvent):
             opened[event.path] += 1
             accessed(event.path, ts)
@@ -280,8 +289,7 @@ def replay(events: Iterable[Event], *, top: int = CO_RETRIEVAL_TOP) -> Activity:
             continue  # edits are history for `recent`; they do not count as accesses
         else:
             touches[event.concept] += 1
-            if event.concept not in last_touch or ts > last_touch[event.concept]:
-                last_touch[event.concept] = ts
+            _keep_latest(last_touch, event.concept, ts)
 
     every = sorted(set(access) | set(not_useful))
     nested: dict[str, dict[str, int]] = {}

@@ -2,7 +2,8 @@
 
 Everything here can be rebuilt from the vault; deleting `.cortex/index/` loses nothing. `IndexDB` is the way in;
 beside it: the file itself (`dbfile.py`), the change log the graph follows (`changes.py`), where links go
-(`resolution.py`), BM25 search (`lexical.py`) and the row structs (`rows.py`).
+(`resolution.py`), the links read (`link_reads.py`), the activity numbers (`activity_rows.py`), BM25 search
+(`lexical.py`) and the row structs (`rows.py`).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -19,11 +20,18 @@ from vault_cortex.files.activity import Activity
 from vault_cortex.files.chunk import Chunk, heading_text, join_head, stored_head
 from vault_cortex.files.links import Resolver, target_key
 from vault_cortex.files.note import Note
-from vault_cortex.files.paths import note_name
-from vault_cortex.files.vault import ARCHIVE, Skipped
-from vault_cortex.index import changes, resolution
+from vault_cortex.files.vault import Skipped
+from vault_cortex.index import activity_rows, changes, link_reads, resolution
 from vault_cortex.index.changes import GraphRows
-from vault_cortex.index.dbfile import get_meta, open_index, open_reader, quick_check, set_meta, transaction
+from vault_cortex.index.dbfile import (
+    get_meta,
+    open_index,
+    open_reader,
+    quick_check,
+    select_in,
+    set_meta,
+    transaction,
+)
 from vault_cortex.index.lexical import Lexical, Search, TokenRows, merge_step
 from vault_cortex.index.rows import ChunkRow, FileState, LinkRow, NoteRow, chunk_row, note_row
 from vault_cortex.index.schema import CAPTURES
@@ -176,9 +184,11 @@ class IndexDB:
         """The links a change to these files can resolve differently (`resolution.links_naming`)."""
         return resolution.links_naming(self.conn, sources, names)
 
-    def resolve_link_rows(self, resolver: Resolver, rows: Iterable[tuple[int, str, str]]) -> None:
-        """Fill in the destination of these links (rowid, target, source)."""
-        resolution.resolve_link_rows(self.conn, resolver, rows)
+    def resolve_changed(self, written: Sequence[str], paths: Sequence[str],
+                        all_targets: Callable[[], list[str]]) -> None:
+        """Resolve the links a change can touch: those of the notes written and those naming `paths`' files
+        (`resolution.resolve_changed`)."""
+        resolution.resolve_changed(self.conn, written, paths, all_targets)
 
     def note_count(self) -> int:
         """The number of notes, from the counter the inserts and deletes keep (schema `_NOTE_COUNT`)."""
@@ -186,50 +196,21 @@ class IndexDB:
 
     def set_activity(self, activity: Activity) -> None:
         """Replace the replayed activity numbers (access counts, co-retrieval pairs, concept touches)."""
-        self.conn.execute("DELETE FROM access")
-        self.conn.execute("DELETE FROM co_retrieval")
-        self.conn.execute("DELETE FROM touches")
-        self.conn.executemany(
-            "INSERT INTO access(path, count, last_ts) VALUES (?, ?, ?)",
-            [(p, a.access_count, a.last_access.timestamp() if a.last_access else None)
-             for p, a in activity.paths.items()])
-        self.conn.executemany("INSERT INTO co_retrieval(a, b, count) VALUES (?, ?, ?)", activity.pairs())
-        self.conn.execute("DELETE FROM co_queries")
-        self.conn.executemany("INSERT INTO co_queries(a, b, query, last_ts) VALUES (?, ?, ?, ?)",
-                              activity.query_pairs())
-        self.conn.executemany(
-            "INSERT INTO touches(concept, count, last_ts) VALUES (?, ?, ?)",
-            [(c, t.touches, t.last_touch.timestamp()) for c, t in activity.concepts.items()])
+        activity_rows.set_activity(self.conn, activity)
 
     def add_activity(self, delta: Activity) -> None:
         """Fold newly appended events into the replayed numbers (counts add up, last times take the max)."""
-        self.conn.executemany(
-            "INSERT INTO access(path, count, last_ts) VALUES (?, ?, ?) ON CONFLICT(path) DO UPDATE SET "
-            "count = count + excluded.count, last_ts = max(coalesce(last_ts, 0), coalesce(excluded.last_ts, 0))",
-            [(p, a.access_count, a.last_access.timestamp() if a.last_access else None)
-             for p, a in delta.paths.items()])
-        self.conn.executemany(
-            "INSERT INTO co_retrieval(a, b, count) VALUES (?, ?, ?) ON CONFLICT(a, b) DO UPDATE SET "
-            "count = count + excluded.count", delta.pairs())
-        self.conn.executemany(
-            "INSERT INTO co_queries(a, b, query, last_ts) VALUES (?, ?, ?, ?) ON CONFLICT(a, b, query) DO UPDATE "
-            "SET last_ts = max(last_ts, excluded.last_ts)", delta.query_pairs())
-        self.conn.executemany(
-            "INSERT INTO touches(concept, count, last_ts) VALUES (?, ?, ?) ON CONFLICT(concept) DO UPDATE SET "
-            "count = count + excluded.count, last_ts = max(last_ts, excluded.last_ts)",
-            [(c, t.touches, t.last_touch.timestamp()) for c, t in delta.concepts.items()])
+        activity_rows.add_activity(self.conn, delta)
 
     def seen_lines(self, file: str) -> dict[str, int]:
         """How many times each line digest of an activity file was applied."""
-        return dict(self.conn.execute("SELECT digest, count FROM activity_lines WHERE file = ?", (file,)).fetchall())
+        return activity_rows.seen_lines(self.conn, file)
 
     def add_seen_lines(self, file: str, digests: Mapping[str, int]) -> None:
-        self.conn.executemany(
-            "INSERT INTO activity_lines(file, digest, count) VALUES (?, ?, ?) ON CONFLICT(file, digest) DO UPDATE "
-            "SET count = count + excluded.count", [(file, d, n) for d, n in digests.items()])
+        activity_rows.add_seen_lines(self.conn, file, digests)
 
     def clear_seen_lines(self) -> None:
-        self.conn.execute("DELETE FROM activity_lines")
+        activity_rows.clear_seen_lines(self.conn)
 
     def set_skipped(self, skipped: Iterable[Skipped], only: Iterable[str] | None = None) -> None:
         """Replace the skipped files (or, with `only`, the entries of those paths)."""
@@ -256,12 +237,8 @@ class IndexDB:
         }
 
     def _select_in(self, sql: str, values: Sequence[Any], conn: sqlite3.Connection | None = None) -> list[Any]:
-        """Rows of a query with one `IN ({marks})`, 500 values at a time (SQLite's variable limit)."""
-        rows: list[Any] = []
-        for start in range(0, len(values), 500):
-            part = list(values[start:start + 500])
-            rows += (conn or self._r()).execute(sql.format(marks=",".join("?" * len(part))), part).fetchall()
-        return rows
+        """Rows of a query with one `IN ({marks})` (`dbfile.select_in`), on this thread's reader by default."""
+        return select_in(conn or self._r(), sql, values)
 
     def note_paths(self) -> list[str]:
         return [r[0] for r in self._r().execute("SELECT path FROM notes ORDER BY path")]
@@ -360,8 +337,7 @@ class IndexDB:
             "SELECT path FROM notes WHERE path >= ? AND path < ? ORDER BY path", (lo, hi))]
 
     def edges(self) -> list[tuple[str, str | None, str]]:
-        return self._r().execute(
-            "SELECT n.path, l.dst_path, l.rel FROM links l JOIN notes n ON n.id = l.note_id").fetchall()
+        return link_reads.edges(self._r())
 
     def chunks_of(self, note_ids: Iterable[int]) -> dict[int, list[ChunkRow]]:
         """Every chunk of the given notes, in order."""
@@ -413,25 +389,12 @@ class IndexDB:
 
     def followed(self, note_ids: Iterable[int]) -> dict[int, str]:
         """The note each of these notes `follows` (its `follows::` relation, resolved), for those that have one."""
-        rows = self._select_in("SELECT note_id, dst_path FROM links WHERE rel = 'follows' AND dst_path IS NOT NULL "
-                               "AND note_id IN ({marks}) ORDER BY note_id, line", sorted(set(note_ids)))
-        out: dict[int, str] = {}
-        for note_id, dst in rows:
-            out.setdefault(note_id, dst)
-        return out
+        return link_reads.followed(self._r(), note_ids)
 
     def superseding(self, paths: Iterable[str]) -> dict[str, list[str]]:
         """The notes that supersede each of these notes (a `supersedes` relation resolved to it), archived ones
         left out; only the notes some note supersedes. One indexed read (`links_dst`), whatever the vault's size."""
-        rows = self._select_in(
-            "SELECT l.dst_path, n.path FROM links l JOIN notes n ON n.id = l.note_id WHERE l.rel = 'supersedes' "
-            f"AND l.dst_path IN ({{marks}}) AND n.path NOT LIKE '{ARCHIVE}/%' ORDER BY l.dst_path, n.path",
-            sorted(set(paths)))
-        out: dict[str, list[str]] = {}
-        for old, new in rows:
-            if new != old and new not in out.get(old, ()):
-                out.setdefault(old, []).append(new)
-        return out
+        return link_reads.superseding(self._r(), paths)
 
     def aliases_of(self, prefix: str) -> list[tuple[str, str, str]]:
         """(path, title, alias-or-title) for notes under a folder, for matching concept names in text."""
@@ -443,29 +406,11 @@ class IndexDB:
 
     def links(self, *, dangling_only: bool = False, src: str | None = None) -> list[LinkRow]:
         """Links of every note (or of the note `src`), optionally only the dangling ones."""
-        sql = ("SELECT n.path, l.target, l.subpath, l.kind, l.rel, l.line, l.dst_path, l.ambiguous "
-               "FROM links l JOIN notes n ON n.id = l.note_id WHERE 1")
-        args: list[str] = []
-        if dangling_only:
-            sql += " AND l.dst_path IS NULL"
-        if src is not None:
-            sql += " AND n.path = ?"
-            args.append(src)
-        return [
-            LinkRow(src=r[0], target=r[1], subpath=r[2], kind=r[3], rel=r[4], line=r[5], dst=r[6],
-                    ambiguous=tuple(json.loads(r[7])) if r[7] else ())
-            for r in self._r().execute(sql + " ORDER BY n.path, l.line", args)
-        ]
+        return link_reads.links(self._r(), dangling_only=dangling_only, src=src)
 
     def linking(self, path: str, name: str) -> list[str]:
         """Notes with a link that resolves to `path`, or whose target's last segment is `name` (case-folded)."""
-        rows = self._r().execute(
-            "SELECT DISTINCT n.path, l.target, l.dst_path FROM links l JOIN notes n ON n.id = l.note_id").fetchall()
-        out = set()
-        for src, target, dst in rows:
-            if dst == path or note_name(target).casefold() == name:
-                out.add(src)
-        return sorted(out)
+        return link_reads.linking(self._r(), path, name)
 
     def skipped(self) -> list[Skipped]:
         rows = self._r().execute("SELECT path, reason FROM skipped ORDER BY path")

@@ -9,9 +9,10 @@ import logging
 import os
 import secrets
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import Any
 
 from vault_cortex.errors import IndexCorrupt, IndexUnavailable
 from vault_cortex.files.chunk import split_head, stored_head
@@ -125,6 +126,15 @@ def get_meta(conn: sqlite3.Connection, key: str) -> str | None:
 def set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
     """Set a value of the index's `meta` table."""
     conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+
+def select_in(conn: sqlite3.Connection, sql: str, values: Sequence[Any]) -> list[Any]:
+    """Rows of a query with one `IN ({marks})`, 500 values at a time (SQLite's variable limit)."""
+    rows: list[Any] = []
+    for start in range(0, len(values), 500):
+        part = list(values[start:start + 500])
+        rows += conn.execute(sql.format(marks=",".join("?" * len(part))), part).fetchall()
+    return rows
 
 
 def _add_link_names(conn: sqlite3.Connection) -> None:

@@ -18,7 +18,7 @@ vault-cortex needs no `onnx` package for it. A graph it does not understand is r
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,11 +86,8 @@ class _Dequant:
     scale: str
 
 
-def _rewrite(model: memoryview) -> bytes | None:
-    graphs = [value for number, wire, _, value in _fields(model) if number == _MODEL_GRAPH and wire == _BYTES]
-    if len(graphs) != 1:
-        return None
-    graph = graphs[0]
+def _parse_graph(graph: memoryview) -> tuple[list[_Node], dict[str, _Tensor], set[str]]:
+    """A graph's nodes in order, its initializers by name, and the names of its outputs."""
     nodes: list[_Node] = []
     tensors: dict[str, _Tensor] = {}
     outputs: set[str] = set()
@@ -102,6 +99,12 @@ def _rewrite(model: memoryview) -> bytes | None:
             tensors[name] = tensor
         elif number == _GRAPH_OUTPUT and wire == _BYTES:
             outputs |= {_text(v) for n, w, _, v in _fields(value) if n == _VALUE_INFO_NAME and w == _BYTES}
+    return nodes, tensors, outputs
+
+
+def _dequantizer(nodes: list[_Node], tensors: dict[str, _Tensor]) -> Callable[[str], _Dequant | None]:
+    """What finds the dequantization producing a value: Mul(Cast(integer initializer → float), float scale),
+    its Cast read by that Mul alone; None for any other value."""
     producer = {out: node for node in nodes for out in node.outputs}
     readers: dict[str, int] = {}
     for node in nodes:
@@ -120,6 +123,41 @@ def _rewrite(model: memoryview) -> bytes | None:
                 return _Dequant(mul, cast, cast.inputs[0], scale)
         return None
 
+    return dequant
+
+
+def _model_bytes(model: memoryview, graph: memoryview, rewritten: list[list[_Node]], dropped: set[int],
+                 folded: dict[str, _Dequant], tensors: dict[str, _Tensor], still_read: set[str],
+                 quantized: set[str]) -> bytes:
+    """The model with its graph written anew: the rewritten nodes but the dropped ones, the initializers still
+    read, and each folded weight as a float initializer."""
+    # The new graph as a list of pieces joined once at the end: the model's bytes are copied once.
+    pieces: list[bytes | memoryview] = []
+    node_parts = iter(rewritten)
+    for number, wire, raw, value in _fields(graph):
+        if number == _GRAPH_NODE and wire == _BYTES:
+            pieces += [_bytes_field(_GRAPH_NODE, n.raw) for n in next(node_parts) if id(n) not in dropped]
+        elif number != _GRAPH_INITIALIZER or wire != _BYTES or _kept(_tensor(value)[0], still_read, quantized):
+            pieces.append(raw)
+    for name, weight in folded.items():
+        q, scale = tensors[weight.q].array(), tensors[weight.scale].array()
+        pieces += _float_tensor_field(_GRAPH_INITIALIZER, name, np.multiply(q, scale, dtype=np.float32))
+    model_pieces: list[bytes | memoryview] = []
+    for number, _, raw, _ in _fields(model):
+        if number == _MODEL_GRAPH:
+            model_pieces += [_key_and_size(_MODEL_GRAPH, sum(len(piece) for piece in pieces)), *pieces]
+        else:
+            model_pieces.append(raw)
+    return b"".join(model_pieces)
+
+
+def _rewrite(model: memoryview) -> bytes | None:
+    graphs = [value for number, wire, _, value in _fields(model) if number == _MODEL_GRAPH and wire == _BYTES]
+    if len(graphs) != 1:
+        return None
+    graph = graphs[0]
+    nodes, tensors, outputs = _parse_graph(graph)
+    dequant = _dequantizer(nodes, tensors)
     rewritten: list[list[_Node]] = []  # each node, or the nodes standing in its place
     folded: dict[str, _Dequant] = {}  # dequantized weights that become float initializers
     gathered: list[_Dequant] = []  # tables now read row by row
@@ -150,24 +188,7 @@ def _rewrite(model: memoryview) -> bytes | None:
     still_read = read()
     quantized = {name for weight in dequants for name in (weight.q, weight.scale)}
 
-    # The new graph as a list of pieces joined once at the end: the model's bytes are copied once.
-    pieces: list[bytes | memoryview] = []
-    node_parts = iter(rewritten)
-    for number, wire, raw, value in _fields(graph):
-        if number == _GRAPH_NODE and wire == _BYTES:
-            pieces += [_bytes_field(_GRAPH_NODE, n.raw) for n in next(node_parts) if id(n) not in dropped]
-        elif number != _GRAPH_INITIALIZER or wire != _BYTES or _kept(_tensor(value)[0], still_read, quantized):
-            pieces.append(raw)
-    for name, weight in folded.items():
-        q, scale = tensors[weight.q].array(), tensors[weight.scale].array()
-        pieces += _float_tensor_field(_GRAPH_INITIALIZER, name, np.multiply(q, scale, dtype=np.float32))
-    model_pieces: list[bytes | memoryview] = []
-    for number, _, raw, _ in _fields(model):
-        if number == _MODEL_GRAPH:
-            model_pieces += [_key_and_size(_MODEL_GRAPH, sum(len(piece) for piece in pieces)), *pieces]
-        else:
-            model_pieces.append(raw)
-    return b"".join(model_pieces)
+    return _model_bytes(model, graph, rewritten, dropped, folded, tensors, still_read, quantized)
 
 
 def _kept(initializer: str, read: set[str], quantized: set[str]) -> bool:

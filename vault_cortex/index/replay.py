@@ -43,6 +43,16 @@ def _mark(data: bytes, end: int, ino: int) -> dict[str, Any]:
             "tail": _digest(data[max(0, end - WINDOW):end])}
 
 
+def activity_signature(root: Path) -> str:
+    """Names, sizes and mtimes of the activity log's files (versioned and pending): a change means the log must
+    be replayed."""
+    parts = []
+    for f in log_files(root):
+        st = f.stat()
+        parts.append(f"{file_key(root, f)}:{st.st_size}:{st.st_mtime_ns}")
+    return "|".join(parts)
+
+
 def replay_activity(root: Path, db: IndexDB) -> None:
     """Fold the activity log into the index, reading and applying only what it has not seen. Call inside a
     write transaction (under the vault's write lock, which a flush holds too)."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from vault_cortex.files.links import Dangling, Resolver, file_key, target_names
 from vault_cortex.index.dbfile import get_meta, set_meta
@@ -103,3 +103,28 @@ def resolve_link_rows(conn: sqlite3.Connection, resolver: Resolver, rows: Iterab
         else:
             updates.append((res.path, json.dumps(list(res.ambiguous)) if res.ambiguous else None, rowid))
     conn.executemany("UPDATE links SET dst_path = ?, ambiguous = ? WHERE rowid = ?", updates)
+
+
+def resolve_changed(conn: sqlite3.Connection, written: Sequence[str], paths: Sequence[str],
+                    all_targets: Callable[[], list[str]]) -> None:
+    """Resolve the links of the notes just written and the links whose resolution a note added or removed
+    at `paths` can change (those whose target names its file), over a resolver of just the files those
+    links can name, read from the index: the cost follows the change, not the vault. `all_targets` gives every
+    path a link can resolve to when no full sync recorded the attachments yet."""
+    names = {p.lower().rpartition("/")[2] for p in paths}
+    rows = links_naming(conn, written, names)
+    if not rows:
+        return
+    needed: set[str] | None = set()
+    for _, target, _ in rows:
+        could = target_names(target)
+        if could is None:
+            needed = None
+            break
+        needed.update(could)  # type: ignore[union-attr]
+    if needed is not None:
+        needed |= {src.lower().rpartition("/")[2] for _, _, src in rows}  # `[[#Heading]]` names its own note
+    targets = link_targets(conn, needed)
+    if targets is None:  # no full sync recorded the attachments yet
+        targets = all_targets()
+    resolve_link_rows(conn, Resolver(targets), rows)

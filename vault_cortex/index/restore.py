@@ -73,19 +73,7 @@ def fill_vectors(db: IndexDB, vectors: Vectors, cache: EmbeddingCache, embedder:
     embedded in length order within windows of FILL_WINDOW (batches of alike lengths: little padding), each turn
     cached at once (a stopped or killed fill resumes where it was); progress is phase "vectors" in chunks. `stop`
     set: SyncCancelled; `pause()` true: return between turns. Returns how many chunks are left without a vector."""
-    with lock():
-        if vectors_current(db, vectors) and db.get_meta(LACKING) is None:
-            return 0  # the usual case: the saved file holds every chunk (and it is not even read)
-        if len(vectors) >= db.chunk_count():
-            _filled(db)
-            return 0
-        hashes = db.chunk_hashes()
-        have = vectors.keys()
-    ids_of: dict[str, list[int]] = {}
-    for i, h in hashes.items():
-        if i not in have:
-            ids_of.setdefault(h, []).append(i)
-    del hashes, have
+    ids_of = _lacking(db, vectors, lock)
     if not ids_of:
         return 0
     model = embedder()
@@ -131,6 +119,23 @@ def fill_vectors(db: IndexDB, vectors: Vectors, cache: EmbeddingCache, embedder:
         if len(vectors) >= db.chunk_count():  # none lacks now (a words-first sync may have written more since)
             _filled(db)
     return total - done
+
+
+def _lacking(db: IndexDB, vectors: Vectors, lock: Callable[[], AbstractContextManager[object]]) -> dict[str, list[int]]:
+    """The ids of the chunks without a vector, by their text's hash (none when the index says every chunk has one)."""
+    with lock():
+        if vectors_current(db, vectors) and db.get_meta(LACKING) is None:
+            return {}  # the usual case: the saved file holds every chunk (and it is not even read)
+        if len(vectors) >= db.chunk_count():
+            _filled(db)
+            return {}
+        hashes = db.chunk_hashes()
+        have = vectors.keys()
+    ids_of: dict[str, list[int]] = {}
+    for i, h in hashes.items():
+        if i not in have:
+            ids_of.setdefault(h, []).append(i)
+    return ids_of
 
 
 def _filled(db: IndexDB) -> None:

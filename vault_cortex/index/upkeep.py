@@ -22,8 +22,9 @@ from vault_cortex.errors import IndexCorrupt, IndexUnavailable
 from vault_cortex.index.db import IndexDB
 from vault_cortex.index.dbfile import is_corruption
 from vault_cortex.index.embed import Embedder, Tokenizer, load_embedder, load_tokenizer
+from vault_cortex.index.progress import VECTORS, WORDS, Indexing, Progress, SyncReport
 from vault_cortex.index.restore import fill_vectors, reconcile_vectors, save_vectors, vectors_current
-from vault_cortex.index.sync import VECTORS, WORDS, Indexing, Progress, SyncReport, sync
+from vault_cortex.index.sync import sync
 from vault_cortex.index.vectors import EmbeddingCache, Vectors
 
 log = logging.getLogger(__name__)

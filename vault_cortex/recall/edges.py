@@ -1,8 +1,15 @@
-"""The graph's edges, pure: the relation names the graph adds, each relation's weight, and one typed edge."""
+"""The graph's edges, pure: the relation names the graph adds, each relation's weight, one typed edge, and the
+list of every edge of a graph's parts."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 import msgspec
+
+from vault_cortex.recall.nodes import Nodes
+from vault_cortex.recall.note_links import NoteLinks
+from vault_cortex.recall.pairs import LOW
 
 PROJECT_PREFIX = "project:"
 PROJECT_REL = "project"
@@ -34,3 +41,24 @@ class Edge(msgspec.Struct, frozen=True, kw_only=True):
     dst: str
     rel: str  # links_to, embeds, supports, derived_from, co_retrieved, follows, project, ...
     weight: float
+
+
+def edge_list(nodes: Nodes, links: NoteLinks, rel_names: Sequence[str], rel_w: Sequence[float],
+              co: Mapping[int, float], project_weight: float) -> tuple[Edge, ...]:
+    """Every edge, sorted: links between notes, co-retrieval pairs (by pair key), project memberships."""
+    names, is_note = nodes.names, nodes.is_note
+    best: dict[tuple[str, str, str], float] = {}
+    for path in nodes.notes:
+        i = nodes.id[path]
+        for d, r in links.of(i):
+            if d >= 0 and d != i and is_note[d]:
+                best[(path, names[d], rel_names[r])] = rel_w[r]
+        node = int(nodes.project[i])
+        if node >= 0:
+            best[(path, names[node], PROJECT_REL)] = project_weight
+    for key, weight in co.items():
+        i, j = key >> 32, key & LOW
+        if is_note[i] and is_note[j]:
+            a, b = sorted((names[i], names[j]))
+            best[(a, b, CO_RETRIEVED)] = max(best.get((a, b, CO_RETRIEVED), 0.0), weight)
+    return tuple(Edge(src=s, dst=d, rel=r, weight=v) for (s, d, r), v in sorted(best.items()))

@@ -15,15 +15,17 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
+from typing import TypeVar
 
 import msgspec
 import numpy as np
 
-from vault_cortex.recall.edges import CO_RETRIEVED, PROJECT_PREFIX, PROJECT_REL, Edge, EdgeWeights
+from vault_cortex.recall.edges import CO_RETRIEVED, PROJECT_PREFIX, Edge, EdgeWeights, edge_list
 from vault_cortex.recall.nodes import BoolArray, FloatArray, Int32Array, IntArray, Nodes
 from vault_cortex.recall.note_links import NoteLinks
-from vault_cortex.recall.pairs import LOW, PairSlots, pair_key
+from vault_cortex.recall.pairs import LOW, PairSlots, pair_arrays, pair_key
 
+_T = TypeVar("_T")
 WALK_EXTRA = 4096  # slots added since the walk's CSR was built past which it is rebuilt (or 1/16 of all)
 
 
@@ -148,34 +150,14 @@ class Graph:
         nodes = self._nodes
         n = nodes.count
         self._links.build(src, dst, rel)
-        has_dst = dst >= 0
         is_note = nodes.is_note[:n]
-        valid = has_dst & (dst != src) & is_note[np.maximum(dst, 0)]
-        s, d = src[valid].astype(np.int64), dst[valid].astype(np.int64)
-        link_keys = np.minimum(s, d) << 32 | np.maximum(s, d)
-        link_w = np.asarray(self._rel_w, dtype=np.float64)[rel[valid]] if len(self._rel_w) else np.zeros(0)
-        del s, d, valid
         co = [(k, w) for k, w in self._co.items() if is_note[k >> 32] and is_note[k & LOW]]
-        co_keys = np.fromiter((k for k, _ in co), dtype=np.int64, count=len(co))
-        co_w = np.fromiter((w for _, w in co), dtype=np.float64, count=len(co))
         members = np.flatnonzero((nodes.project[:n] >= 0) & is_note).astype(np.int64)
         projects = nodes.project[members].astype(np.int64)
         for node, count in zip(*np.unique(projects, return_counts=True), strict=True):
             nodes.members[int(node)] = int(count)
-        proj_keys = np.minimum(members, projects) << 32 | np.maximum(members, projects)
-        keys = np.concatenate([link_keys, co_keys, proj_keys])
-        w = np.concatenate([link_w, co_w, np.full(proj_keys.size, self.weights.project)])
-        lk = np.concatenate([np.ones(link_keys.size, bool), np.zeros(co_keys.size + proj_keys.size, bool)])
-        del link_keys, link_w, co_keys, co_w, proj_keys
-        order = np.argsort(keys, kind="stable")
-        keys, w, lk = keys[order], w[order], lk[order]
-        del order
-        first = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if keys.size else np.zeros(0, np.int64)
-        keys = keys[first]
-        w = np.maximum.reduceat(w, first) if first.size else w
-        lk = np.logical_or.reduceat(lk, first) if first.size else lk
-        keep = (w > 0) | lk
-        self._pairs.fill(keys[keep], w[keep], lk[keep])
+        self._pairs.fill(*pair_arrays(src, dst, rel, is_note, self._rel_w, co, members, projects,
+                                      self.weights.project))
 
     # -- in-place updates -------------------------------------------------------------------------
     def update(self, changed: Mapping[str, NoteEdges | None]) -> None:
@@ -370,13 +352,7 @@ class Graph:
     def prior(self, build: Callable[[Graph], FloatArray]) -> FloatArray:
         """The walk's query-independent prior by node id, which `build` (recall/proximity.py) computes from the
         graph; built under the lock when first asked, then kept until the graph changes."""
-        prior = self._prior
-        if prior is None:
-            with self._lock:
-                prior = self._prior
-                if prior is None:
-                    prior = self._prior = build(self)
-        return prior
+        return self._kept("_prior", lambda: build(self))
 
     @property
     def link_count(self) -> int:
@@ -396,57 +372,32 @@ class Graph:
     @property
     def names(self) -> tuple[str, ...]:
         """Notes (sorted), then project nodes (sorted)."""
-        names = self._names
-        if names is None:
-            with self._lock:
-                names = self._names
-                if names is None:
-                    nodes = self._nodes
-                    names = self._names = (*sorted(nodes.notes), *sorted(nodes.names[n] for n in nodes.members))
-        return names
+        nodes = self._nodes
+        return self._kept("_names", lambda: (*sorted(nodes.notes), *sorted(nodes.names[n] for n in nodes.members)))
 
     @property
     def index(self) -> dict[str, int]:
         """Each of `names` by its place in `names`."""
-        index = self._index
-        if index is None:
-            with self._lock:
-                index = self._index
-                if index is None:
-                    index = self._index = {n: i for i, n in enumerate(self.names)}
-        return index
+        return self._kept("_index", lambda: {n: i for i, n in enumerate(self.names)})
 
     @property
     def edges(self) -> tuple[Edge, ...]:
         """Every edge, sorted: links between notes, co-retrieval pairs, project memberships (built when asked:
         the serve path never needs it)."""
-        edges = self._edges
-        if edges is None:
-            with self._lock:
-                edges = self._edges
-                if edges is None:
-                    edges = self._edges = self._build_edges()
-        return edges
+        return self._kept("_edges", lambda: edge_list(self._nodes, self._links, self._rel_names, self._rel_w,
+                                                      self._co, self.weights.project))
 
-    def _build_edges(self) -> tuple[Edge, ...]:
-        """Every edge, sorted (what `edges` keeps)."""
-        nodes = self._nodes
-        names, rels, is_note = nodes.names, self._rel_names, nodes.is_note
-        best: dict[tuple[str, str, str], float] = {}
-        for path in nodes.notes:
-            i = nodes.id[path]
-            for d, r in self._links.of(i):
-                if d >= 0 and d != i and is_note[d]:
-                    best[(path, names[d], rels[r])] = self._rel_w[r]
-            node = int(nodes.project[i])
-            if node >= 0:
-                best[(path, names[node], PROJECT_REL)] = self.weights.project
-        for key, weight in self._co.items():
-            i, j = key >> 32, key & LOW
-            if is_note[i] and is_note[j]:
-                a, b = sorted((names[i], names[j]))
-                best[(a, b, CO_RETRIEVED)] = max(best.get((a, b, CO_RETRIEVED), 0.0), weight)
-        return tuple(Edge(src=s, dst=d, rel=r, weight=v) for (s, d, r), v in sorted(best.items()))
+    def _kept(self, cache: str, build: Callable[[], _T]) -> _T:
+        """A view of the whole graph: built under the lock when first asked (and checked again inside it, so a
+        reader that finds it built only reads it), then kept until a change drops it (`_changed`)."""
+        value: _T | None = getattr(self, cache)
+        if value is None:
+            with self._lock:
+                value = getattr(self, cache)
+                if value is None:
+                    value = build()
+                    setattr(self, cache, value)
+        return value
 
     def _peers(self, i: int) -> list[int]:
         """Node ids linked to or from note i: its link targets and inbound sources whose pair is linked."""

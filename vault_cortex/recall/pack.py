@@ -74,6 +74,31 @@ class Packed(msgspec.Struct, frozen=True, kw_only=True):
     markdown: str
 
 
+def _widen(taken: list[tuple[Candidate, PackedItem]], remaining: int, count_tokens: CountTokens,
+           vault_name: str) -> list[tuple[int, PackedItem]]:
+    """Widen each taken item with its neighbours, nearest first, while the budget left allows; returns what was
+    widened as (index, item before widening), to back out if need be."""
+    undo: list[tuple[int, PackedItem]] = []
+    for i, (cand, item) in enumerate(taken):
+        pieces = [Piece(text=cand.chunk_text, tokens=cand.chunk_tokens, heading=cand.heading, line=cand.line)]
+        blocked: set[bool] = set()  # a side (before / after) whose nearest neighbour did not fit
+        for nb in cand.neighbours:
+            before = nb.line < cand.line
+            if before in blocked:
+                continue
+            trial = sorted([*pieces, nb], key=lambda p: p.line)
+            text = "\n".join(p.text for p in trial)
+            wider = _item(cand, text, len(trial) - 1, count_tokens, vault_name)
+            if wider.tokens - item.tokens <= remaining:
+                remaining -= wider.tokens - item.tokens
+                undo.append((i, item))
+                item, pieces = wider, trial
+            else:
+                blocked.add(before)
+        taken[i] = (cand, item)
+    return undo
+
+
 def pack(
     candidates: Sequence[Candidate],
     *,
@@ -107,25 +132,7 @@ def pack(
             paths.add(cand.path)
             taken.append((cand, item))
 
-    undo: list[tuple[int, PackedItem]] = []  # (index, item before widening), to back out if need be
-    for i, (cand, item) in enumerate(taken):
-        pieces = [Piece(text=cand.chunk_text, tokens=cand.chunk_tokens, heading=cand.heading, line=cand.line)]
-        blocked: set[bool] = set()  # a side (before / after) whose nearest neighbour did not fit
-        for nb in cand.neighbours:
-            before = nb.line < cand.line
-            if before in blocked:
-                continue
-            trial = sorted([*pieces, nb], key=lambda p: p.line)
-            text = "\n".join(p.text for p in trial)
-            wider = _item(cand, text, len(trial) - 1, count_tokens, vault_name)
-            if wider.tokens - item.tokens <= remaining:
-                remaining -= wider.tokens - item.tokens
-                undo.append((i, item))
-                item, pieces = wider, trial
-            else:
-                blocked.add(before)
-        taken[i] = (cand, item)
-
+    undo = _widen(taken, remaining, count_tokens, vault_name)
     order = _order_key(section_order, region_order)
     items = [item for _, item in taken]
     packed = _assemble(items, order, budget_tokens, len(candidates), count_tokens)

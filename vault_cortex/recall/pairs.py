@@ -4,13 +4,14 @@ walk's CSR over them, kept across changes (recall/proximity.py walks it; recall/
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 
 import numpy as np
 
 from vault_cortex.recall.nodes import BoolArray, FloatArray, Int32Array, IntArray, Nodes
 
-__all__ = ["LOW", "BoolArray", "FloatArray", "Int32Array", "IntArray", "PairSlots", "pair_key"]
+__all__ = ["LOW", "BoolArray", "FloatArray", "Int32Array", "IntArray", "PairSlots", "pair_arrays", "pair_key"]
 
 LOW = (1 << 32) - 1
 
@@ -252,3 +253,33 @@ class PairSlots:
         # a slot listed under a source may since have been dropped (weight 0) or reused for another pair
         keep = (self._src[slots] == ids[owner]) & (self._w[slots] > 0)
         return slots[keep], owner[keep]
+
+
+def pair_arrays(src: Int32Array, dst: Int32Array, rel: Int32Array, is_note: BoolArray, rel_w: Sequence[float],
+                co: Sequence[tuple[int, float]], members: IntArray, projects: IntArray,
+                project_weight: float) -> tuple[IntArray, FloatArray, BoolArray]:
+    """The undirected pairs in bulk, from the links (source, destination or -1, relation ids), the co-retrieval
+    pairs (key, weight) and the project memberships: each pair's key, walk weight (its strongest edge) and whether
+    its notes link, sorted by key; pairs with neither a weight nor a link left out (what `PairSlots.fill` takes)."""
+    has_dst = dst >= 0
+    valid = has_dst & (dst != src) & is_note[np.maximum(dst, 0)]
+    s, d = src[valid].astype(np.int64), dst[valid].astype(np.int64)
+    link_keys = np.minimum(s, d) << 32 | np.maximum(s, d)
+    link_w = np.asarray(rel_w, dtype=np.float64)[rel[valid]] if len(rel_w) else np.zeros(0)
+    del s, d, valid
+    co_keys = np.fromiter((k for k, _ in co), dtype=np.int64, count=len(co))
+    co_w = np.fromiter((w for _, w in co), dtype=np.float64, count=len(co))
+    proj_keys = np.minimum(members, projects) << 32 | np.maximum(members, projects)
+    keys = np.concatenate([link_keys, co_keys, proj_keys])
+    w = np.concatenate([link_w, co_w, np.full(proj_keys.size, project_weight)])
+    lk = np.concatenate([np.ones(link_keys.size, bool), np.zeros(co_keys.size + proj_keys.size, bool)])
+    del link_keys, link_w, co_keys, co_w, proj_keys
+    order = np.argsort(keys, kind="stable")
+    keys, w, lk = keys[order], w[order], lk[order]
+    del order
+    first = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if keys.size else np.zeros(0, np.int64)
+    keys = keys[first]
+    w = np.maximum.reduceat(w, first) if first.size else w
+    lk = np.logical_or.reduceat(lk, first) if first.size else lk
+    keep = (w > 0) | lk
+    return keys[keep], w[keep], lk[keep]

@@ -7,8 +7,8 @@ from collections.abc import Callable, Sequence
 
 import msgspec
 
+from vault_cortex.index.progress import Indexing
 from vault_cortex.index.rows import ChunkRow, NoteRow
-from vault_cortex.index.sync import Indexing
 from vault_cortex.recall.gate import CANDIDATES, Cue, PushGate, Verdict, choose, judge
 from vault_cortex.recall.pack import Candidate, Packed, Piece
 from vault_cortex.recall.rank import Fused, snippet

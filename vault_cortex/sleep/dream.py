@@ -148,16 +148,28 @@ def find_patterns(recent: Sequence[str], older: Sequence[str], vecs: Mapping[str
     return out
 
 
-def findings_markdown(f: Findings, link: Link) -> str:
-    """The findings as markdown sections, each note written with `link`."""
-    s = f.survey
+def _survey_markdown(s: Survey) -> list[str]:
     regions = ", ".join(f"{r} {n}" for r, n in s.by_region.items()) or "none"
     folders = ", ".join(f"{r if r.endswith('.md') else r + '/'} {n}" for r, n in s.folders.items()) or "none"
     since = f"since the last sleep ({s.last_sleep:%Y-%m-%d %H:%M})" if s.last_sleep else "so far (first sleep)"
-    out = ["## Survey", f"- {s.notes} notes. Memories by region: {regions}.",
-           f"- Other folders: {folders}; {s.archived} archived.",
-           f"- Short-term backlog: {len(s.short_term)} notes.",
-           f"- Activity {since}: {s.events_since} events ({s.recalls_since} recalls, {s.opens_since} opens)."]
+    return ["## Survey", f"- {s.notes} notes. Memories by region: {regions}.",
+            f"- Other folders: {folders}; {s.archived} archived.",
+            f"- Short-term backlog: {len(s.short_term)} notes.",
+            f"- Activity {since}: {s.events_since} events ({s.recalls_since} recalls, {s.opens_since} opens)."]
+
+
+def _health_markdown(h: GraphHealth, link: Link) -> list[str]:
+    return ["", "## Graph health", f"- {h.notes} notes, {h.edges} linked pairs, {h.components} components "
+            f"(largest {h.largest_component}).",
+            _listed("Hubs", [f"{link(x.path)} ({x.degree})" for x in h.hubs]),
+            _listed("Islands", [link(x) for x in h.islands]),
+            _listed("Bridges", [f"{link(a)} — {link(b)}" for a, b in h.bridges]),
+            _listed("Articulation points", [link(x) for x in h.articulation_points])]
+
+
+def findings_markdown(f: Findings, link: Link) -> str:
+    """The findings as markdown sections, each note written with `link`."""
+    out = _survey_markdown(f.survey)
     if f.merges:
         out += ["", "## Merged"]
         out += [f"- {link(m.into)} ← {', '.join(link(x) for x in m.archived)}: near-duplicates (similarity ≥ "
@@ -199,13 +211,7 @@ def findings_markdown(f: Findings, link: Link) -> str:
             older = ", ".join(f"{link(x)} ({sim:.2f})" for x, sim in p.related) or "nothing older yet"
             out.append(f"- {', '.join(link(x) for x in p.recent)} — relates to: {older}")
     if f.health is not None:
-        h = f.health
-        out += ["", "## Graph health", f"- {h.notes} notes, {h.edges} linked pairs, {h.components} components "
-                f"(largest {h.largest_component})."]
-        out.append(_listed("Hubs", [f"{link(x.path)} ({x.degree})" for x in h.hubs]))
-        out.append(_listed("Islands", [link(x) for x in h.islands]))
-        out.append(_listed("Bridges", [f"{link(a)} — {link(b)}" for a, b in h.bridges]))
-        out.append(_listed("Articulation points", [link(x) for x in h.articulation_points]))
+        out += _health_markdown(f.health, link)
     if f.tiers:
         out += ["", "## Summaries", "| tier | summaries | source tokens | summary tokens | compression |",
                 "|---|---|---|---|---|"]

@@ -1,4 +1,4 @@
-"""Applying a sleep plan: journalled, resumable and reversible, then optionally committed to git.
+"""Applying a sleep plan: journalled, resumable and reversible, then optionally committed to git (`commit.py`).
 
 Each step re-checks the hashes its files must have and is skipped (and reported) when one changed. The
 journal (`.cortex/sleep/journal.jsonl`, fsync'd) records a step before and after it runs, with the original
@@ -13,8 +13,7 @@ import json
 import logging
 import os
 import re
-import subprocess
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from vault_cortex.errors import DiskFull, InvalidRequest, WriteConflict
 from vault_cortex.files.edit import edit_bytes
 from vault_cortex.files.relations import RELATIONS_PATH, with_relation
 from vault_cortex.files.vault import content_hash
+from vault_cortex.sleep.commit import Commit, commit_vault
 from vault_cortex.sleep.dream import dream_addendum, handoff_text
 from vault_cortex.sleep.operations import STATE_PATH, Op, Plan, apply_edit, state_json
 from vault_cortex.store.change import Change, Vault
@@ -58,9 +58,6 @@ class ApplyReport(msgspec.Struct, frozen=True, kw_only=True):
     # the author vault-cortex committed as because git has no identity for the vault (none set anywhere)
     committed_as: str | None = None
     journal: str = JOURNAL
-
-
-OWN_IDENTITY = ("vault-cortex", "vault-cortex@localhost")  # the author of a sleep's commit when git has none
 
 
 def plan_file(root: Path, plan_id: str) -> Path:
@@ -394,64 +391,3 @@ def _finish(tx: Change, run: _Run, commit: bool) -> ApplyReport:
         flushed = []
     made = commit_vault(run.root, run.plan, sorted(run.done), also=flushed) if commit else None
     return run.report(commit=made)
-
-
-class Commit(msgspec.Struct, frozen=True):
-    sha: str
-    author: str | None  # set when vault-cortex named the author itself (git has no identity for the vault)
-
-
-def commit_vault(root: Path, p: Plan, steps: Sequence[int], also: Sequence[str] = ()) -> Commit | None:
-    """Commit exactly the files the applied steps touched (moves show as renames), and `also` (the activity
-    files the sleep's flush appended to); None outside a repository.
-
-    The commit is the user's identity's when git has one for the vault (its own config, the user's, the
-    system's, or GIT_AUTHOR_*/GIT_COMMITTER_*), else OWN_IDENTITY's, said in the log and the report: a machine
-    where nobody ran `git config` still gets its sleep committed."""
-    author: str | None = None
-
-    def git(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-        named = ["-c", f"user.name={OWN_IDENTITY[0]}", "-c", f"user.email={OWN_IDENTITY[1]}"] if author else []
-        return subprocess.run(["git", *named, *args], cwd=root, capture_output=True, text=True, check=False,
-                              input=stdin)
-
-    if git("rev-parse", "--is-inside-work-tree").stdout.strip() != "true":
-        log.info("the vault is not a git repository; nothing committed")
-        return None
-    ops = [op for op in p.ops if op.step in set(steps)]
-    # .cortex/sleep/.gitignore ignores itself
-    wanted = sorted({x for op in ops for x in (op.path, op.dest) if x} | set(also))
-    tracked = set(git("ls-files", "-z", "--", *wanted).stdout.split("\0")) if wanted else set()
-    paths = [x for x in wanted if (root / x).exists() or x in tracked]
-    ignored = set(git("check-ignore", "-z", "--stdin", stdin="\0".join(paths)).stdout.split("\0"))
-    paths = [x for x in paths if x not in ignored]  # a folder kept out of git (raw/, say) stays out, the rest commits
-    if not paths or git("add", "-A", "--", *paths).returncode:
-        return None
-    if git("var", "GIT_AUTHOR_IDENT").returncode or git("var", "GIT_COMMITTER_IDENT").returncode:
-        author = f"{OWN_IDENTITY[0]} <{OWN_IDENTITY[1]}>"
-        log.warning("git has no identity for this vault (user.name, user.email): committing as %s; set yours "
-                    "with `git -C %s config user.name ...` and `... user.email ...`", author, root)
-    done = git("commit", "-q", "-m", commit_message(p, ops), "--", *paths)
-    if done.returncode:
-        log.warning("git commit failed: %s", (done.stderr or done.stdout).strip())
-        return None
-    sha = git("rev-parse", "HEAD").stdout.strip()
-    return Commit(sha, author) if sha else None
-
-
-def commit_message(p: Plan, ops: Sequence[Op]) -> str:
-    """A subject that counts what the sleep did, then one line per operation."""
-    counts: dict[str, int] = {}
-    for op in ops:
-        if op.phase not in ("dream", "handoff", "state"):
-            counts[op.phase] = counts.get(op.phase, 0) + 1
-    words = {"merge": "merge steps", "decay": "decayed", "wire": "connected", "promote": "promotion steps",
-             "prune": "pruned", "tier": "summaries"}
-    summary = ", ".join(f"{n} {words.get(k, k)}" for k, n in counts.items()) or "handoff only"
-    lines = [f"sleep ({p.mode}): {summary}", "", f"Plan {p.id}: {len(ops)} of {len(p.ops)} operations applied."]
-    for op in ops[:60]:
-        target = f" → {op.dest}" if op.dest else ""
-        lines.append(f"- {op.phase} {op.action} {op.path}{target}: {op.reason}")
-    if len(ops) > 60:
-        lines.append(f"- … and {len(ops) - 60} more")
-    return "\n".join(lines) + "\n"
