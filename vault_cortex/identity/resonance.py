@@ -6,7 +6,6 @@ activity log, so counts replay from it. Habits share the weight maths and the mi
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
@@ -28,6 +27,7 @@ from vault_cortex.files.properties import read_aliases
 from vault_cortex.files.vault import content_hash
 from vault_cortex.index.db import IndexDB
 from vault_cortex.recall.pipeline import parse_time
+from vault_cortex.recall.rank import halved
 from vault_cortex.store.change import Vault
 
 RESONANCE_DIR = "resonance"
@@ -96,7 +96,7 @@ def toward_baseline(weight: float, baseline: float, days: float, half_life_days:
     """The weight after `days` of exponential decay toward the baseline (distance halves every half-life)."""
     if half_life_days <= 0 or days <= 0:
         return weight
-    return baseline + (weight - baseline) * math.pow(0.5, days / half_life_days)
+    return baseline + (weight - baseline) * halved(days, half_life_days)
 
 
 def raised(weight: float, step: float) -> float:
