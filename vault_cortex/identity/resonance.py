@@ -19,6 +19,7 @@ from vault_cortex.config import Settings
 from vault_cortex.errors import InvalidRequest, NoteNotFound
 from vault_cortex.files.activity import Event, FeedbackEvent, TouchEvent, read_events
 from vault_cortex.files.edit import edit_bytes, set_property
+from vault_cortex.files.links import unwrap
 from vault_cortex.files.note import parse_note
 from vault_cortex.files.paths import note_name
 from vault_cortex.files.properties import DEFAULT_WEIGHT as DEFAULT_WEIGHT  # re-exported for habits and sleep
@@ -211,7 +212,7 @@ def concepts(db: IndexDB) -> list[ConceptInfo]:
 
 def resolve(vault: Vault, concept: str) -> str:
     """The resonance note a concept names: its path, file name, or one of its aliases (any case)."""
-    wanted = concept.strip().removeprefix("[[").removesuffix("]]").removesuffix(".md").casefold()
+    wanted = unwrap(concept).removesuffix(".md").casefold()
     if not wanted:
         raise InvalidRequest("name a resonance concept to touch")
     known = concepts(vault.index.db)
