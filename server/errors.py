@@ -15,7 +15,19 @@ from litestar.exceptions import HTTPException, ValidationException
 from litestar.types import ASGIApp, HTTPResponseStartEvent, Message, Receive, Scope, Send
 from litestar.utils.scope.state import ScopeState
 
-from vault_cortex.errors import IndexUnavailable, VaultCortexError
+from vault_cortex.errors import (
+    Broken,
+    Conflict,
+    DiskFull,
+    IndexUnavailable,
+    ModelUnavailable,
+    NoteParseError,
+    NotFound,
+    RequestRefused,
+    TryLater,
+    VaultCortexError,
+    VaultReadOnly,
+)
 from vault_cortex.index.dbfile import is_corruption, is_index_lost
 
 if TYPE_CHECKING:
@@ -41,10 +53,25 @@ def status_name(status: int) -> str:
     return "".join(word.capitalize() if word.islower() else word for word in phrase.replace("-", " ").split())
 
 
+# The HTTP status of each family of errors, and of the few errors a client should tell apart from their family's.
+STATUS: dict[type[VaultCortexError], int] = {
+    RequestRefused: 400, NoteParseError: 422, VaultReadOnly: 403,
+    NotFound: 404,
+    Conflict: 409,
+    TryLater: 503,
+    Broken: 500, ModelUnavailable: 503, DiskFull: 507,
+}
+
+
+def error_status(exc: VaultCortexError) -> int:
+    """The status of the nearest class of `exc` in STATUS (an error's own entry before its family's)."""
+    return next((STATUS[cls] for cls in type(exc).__mro__ if cls in STATUS), 500)
+
+
 def error_body(exc: BaseException) -> ErrorBody:
     """Map any exception to the error shape; unexpected ones become a 500 without internals."""
     if isinstance(exc, VaultCortexError):
-        return ErrorBody(error=type(exc).__name__, detail=str(exc), status=exc.status)
+        return ErrorBody(error=type(exc).__name__, detail=str(exc), status=error_status(exc))
     if isinstance(exc, ValidationException):
         return ErrorBody(error="ValidationError", detail=_validation_detail(exc), status=exc.status_code)
     if isinstance(exc, HTTPException):

@@ -2,12 +2,17 @@
 
 from vault_cortex.cortex import Cortex
 from vault_cortex.errors import (
+    Broken,
     ConfigError,
+    Conflict,
     IndexUnavailable,
     InvalidRequest,
     ModelUnavailable,
     NoteNotFound,
     NoteParseError,
+    NotFound,
+    RequestRefused,
+    TryLater,
     UnsafePath,
     VaultCortexError,
     VaultExists,
@@ -27,7 +32,9 @@ from vault_cortex.recall.scored import Hit, Recall
 __version__ = "0.1.0"
 
 __all__ = [
+    "Broken",
     "ConfigError",
+    "Conflict",
     "Cortex",
     "Doctor",
     "EditOp",
@@ -41,9 +48,12 @@ __all__ = [
     "NoteNotFound",
     "NoteDoc",
     "NoteParseError",
+    "NotFound",
     "Recall",
     "Recent",
+    "RequestRefused",
     "SyncReport",
+    "TryLater",
     "UnsafePath",
     "VaultCortexError",
     "VaultExists",

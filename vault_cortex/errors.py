@@ -1,21 +1,27 @@
-"""Every error vault-cortex raises on purpose.
+"""Every error vault-cortex raises on purpose, grouped by what the caller should do about it.
 
     VaultCortexError
-    ├── ConfigError          the vault's config.toml or an environment setting is invalid
-    ├── VaultExists          `init` refused to overwrite an existing vault
-    ├── VaultNotFound        the folder is not a vault (no .cortex/) or does not exist
-    ├── VaultReadOnly        the vault is read-only (a backup, a read-only share): it is searched, never written
-    ├── ModelUnavailable     the ONNX model or tokenizer is missing, corrupt or the wrong file
-    ├── IndexUnavailable     the derived index cannot be opened or is being rebuilt
-    │   └── IndexCorrupt     the index file is damaged (it is moved aside and rebuilt from the files)
-    ├── SyncCancelled        a sync stopped early because the process is stopping (its finished work is kept)
-    ├── NoteNotFound         no note at that path
-    ├── NoteParseError       a note could not be parsed where parsing is required (e.g. for a write)
-    ├── UnsafePath           a path escapes the vault, is absolute, not .md, or inside a dot-folder
-    ├── WriteConflict        the file changed on disk since it was read; the write was refused
-    ├── DiskFull             no space left on the vault's disk: the write stopped, nothing half-written
-    └── InvalidRequest       a caller passed a bad argument (empty query, k out of range, unknown mode)
+    ├── RequestRefused           change the request: it cannot be done as asked
+    │   ├── InvalidRequest       a caller passed a bad argument (empty query, k out of range, unknown mode)
+    │   ├── UnsafePath           a path escapes the vault, is absolute, not .md, or inside a dot-folder
+    │   ├── NoteParseError       a note could not be parsed where parsing is required (e.g. for a write)
+    │   └── VaultReadOnly        the vault is read-only (a backup, a read-only share): it is searched, never written
+    ├── NotFound                 name something that exists
+    │   ├── NoteNotFound         no note at that path
+    │   └── VaultNotFound        the folder is not a vault (no .cortex/) or does not exist
+    ├── Conflict                 read again (or pick another name): something changed or exists already
+    │   ├── WriteConflict        the file changed on disk since it was read; the write was refused
+    │   └── VaultExists          `init` refused to overwrite an existing vault
+    ├── TryLater                 ask again in a moment: it is being fixed or the process is stopping
+    │   ├── IndexUnavailable     the derived index cannot be opened or is being rebuilt
+    │   │   └── IndexCorrupt     the index file is damaged (it is moved aside and rebuilt from the files)
+    │   └── SyncCancelled        a sync stopped early because the process is stopping (its finished work is kept)
+    └── Broken                   a person must fix the setup; asking again will not help
+        ├── ConfigError          the vault's config.toml or an environment setting is invalid
+        ├── ModelUnavailable     the ONNX model or tokenizer is missing, corrupt or the wrong file
+        └── DiskFull             no space left on the vault's disk: the write stopped, nothing half-written
 
+The library knows nothing of HTTP: the server maps these to statuses in one table (server/errors.py).
 Expected outcomes are values, not exceptions: an unresolved link is `Dangling`, a skipped file `Skipped`.
 """
 
@@ -23,62 +29,84 @@ from __future__ import annotations
 
 
 class VaultCortexError(Exception):
-    """Root of every error vault-cortex raises on purpose; `status` is the matching HTTP status."""
-
-    status: int = 500
+    """Root of every error vault-cortex raises on purpose."""
 
 
-class ConfigError(VaultCortexError):
-    status = 500
+# -- the families: what the caller should do ------------------------------------------------------------
+
+class RequestRefused(VaultCortexError):
+    """The request cannot be done as asked: change it."""
 
 
-class VaultExists(VaultCortexError):
-    status = 409
+class NotFound(VaultCortexError):
+    """What the request names does not exist."""
 
 
-class VaultNotFound(VaultCortexError):
-    status = 404
+class Conflict(VaultCortexError):
+    """Something changed underneath or exists already: read again, or choose another name."""
 
 
-class VaultReadOnly(VaultCortexError):
-    status = 403
+class TryLater(VaultCortexError):
+    """Not now: the index is being rebuilt or the process is stopping. Ask again in a moment."""
 
 
-class ModelUnavailable(VaultCortexError):
-    status = 503
+class Broken(VaultCortexError):
+    """The setup needs a person (settings, the model, the disk); asking again will not help."""
 
 
-class IndexUnavailable(VaultCortexError):
-    status = 503
+# -- the errors raised ---------------------------------------------------------------------------------
+
+class InvalidRequest(RequestRefused):
+    pass
+
+
+class UnsafePath(RequestRefused):
+    pass
+
+
+class NoteParseError(RequestRefused):
+    pass
+
+
+class VaultReadOnly(RequestRefused):
+    pass
+
+
+class NoteNotFound(NotFound):
+    pass
+
+
+class VaultNotFound(NotFound):
+    pass
+
+
+class WriteConflict(Conflict):
+    pass
+
+
+class VaultExists(Conflict):
+    pass
+
+
+class IndexUnavailable(TryLater):
+    pass
 
 
 class IndexCorrupt(IndexUnavailable):
-    status = 503
+    pass
 
 
-class SyncCancelled(VaultCortexError):
-    status = 503
+class SyncCancelled(TryLater):
+    pass
 
 
-class NoteNotFound(VaultCortexError):
-    status = 404
+class ConfigError(Broken):
+    pass
 
 
-class NoteParseError(VaultCortexError):
-    status = 422
+class ModelUnavailable(Broken):
+    pass
 
 
-class UnsafePath(VaultCortexError):
-    status = 400
-
-
-class WriteConflict(VaultCortexError):
-    status = 409
-
-
-class DiskFull(VaultCortexError):
-    status = 507
-
-
-class InvalidRequest(VaultCortexError):
-    status = 400
+class DiskFull(Broken):
+    pass

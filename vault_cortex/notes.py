@@ -10,15 +10,16 @@ import msgspec
 
 from vault_cortex.errors import InvalidRequest, NoteNotFound, WriteConflict
 from vault_cortex.files.edit import add_relation
-from vault_cortex.files.links import Dangling, Resolver, parse_linktext
+from vault_cortex.files.links import Dangling, Resolver, parse_linktext, unwrap
 from vault_cortex.files.paths import note_name, top_folder, unique_path
 from vault_cortex.files.properties import normalise_tag
 from vault_cortex.files.relations import RELATIONS_PATH, moved
 from vault_cortex.files.relink import Relinked, link_text, relink
 from vault_cortex.files.sections import EditOp
 from vault_cortex.files.sections import apply as apply_edit
-from vault_cortex.files.vault import ARCHIVE, NoteDoc, content_hash, nfc, note_path, on_disk, walk
+from vault_cortex.files.vault import ARCHIVE, Existing, NoteDoc, content_hash, nfc, note_path, on_disk, walk
 from vault_cortex.files.yamltext import note_filename, render_new_note
+from vault_cortex.limits import check_unicode
 from vault_cortex.store.change import Change, Vault
 
 MOVE_TRIES = 3  # a note saved while it is being moved is read again and moved again, this many times at most
@@ -31,8 +32,8 @@ def remember(vault: Vault, text: str, *, title: str | None = None, region: str |
     if not text or not text.strip():
         raise InvalidRequest("nothing to remember: the text is empty")
     for name, value in (("text", text), ("title", title), ("project", project), *(("tags", t) for t in tags or ())):
-        if value and re.search("[\ud800-\udfff]", value):
-            raise InvalidRequest(f"the {name} is not valid Unicode text (it holds a lone surrogate)")
+        if value:
+            check_unicode(value, f"the {name}")
     regions = vault.settings.regions
     region = region or regions.default
     if region not in regions.order:
@@ -53,13 +54,10 @@ def remember(vault: Vault, text: str, *, title: str | None = None, region: str |
     for rel, targets in (relations or {}).items():
         _check_rel(rel)
         for target in targets:
-            content = add_relation(content, rel, target.removeprefix("[[").removesuffix("]]"))
+            content = add_relation(content, rel, unwrap(target))
     data = content.encode("utf-8")
     with vault.change(client) as tx:
-        for n in range(1, 1000):
-            rel_path = f"{region}/{stem}{'' if n == 1 else f' {n}'}.md"
-            if not (vault.root / rel_path).exists():
-                break
+        rel_path = unique_path(f"{region}/{stem}.md", Existing(vault.root))
         etag = tx.write(rel_path, data, None)
     return NoteDoc(path=rel_path, content=content, etag=etag, warnings=tx.warnings)
 
@@ -74,7 +72,7 @@ def write(vault: Vault, path: str, data: bytes, if_match: str | None, client: st
 def link(vault: Vault, src: str, rel: str, dst: str, client: str = "api") -> NoteDoc:
     """Add a typed relation `rel` from note src to dst, as one minimal frontmatter change."""
     _check_rel(rel)
-    target = dst.strip().removeprefix("[[").removesuffix("]]").removesuffix(".md")
+    target = unwrap(dst).removesuffix(".md")
     if not target.strip():
         raise InvalidRequest("the link target is empty")
     if re.search(r"[\[\]|\x00-\x1f\x7f]", target):
@@ -138,10 +136,7 @@ class Moved(msgspec.Struct, frozen=True, kw_only=True):
 def resolve(vault: Vault, name: str) -> str:
     """A note's vault path from a path or a link target (`Title`, `[[Folder/Title#Heading|x]]`), as Obsidian
     resolves a link written at the vault root; a path outside the vault is refused."""
-    raw = name.strip()
-    if raw.startswith("[[") and raw.endswith("]]"):
-        raw = raw[2:-2]
-    target, _, _ = parse_linktext(raw)
+    target, _, _ = parse_linktext(unwrap(name))
     if not target:
         raise InvalidRequest(f"no note named in {name!r}")
     as_path = target if target.lower().endswith(".md") else target + ".md"
@@ -179,9 +174,7 @@ def move(vault: Vault, path: str, dest: str, *, etag: str | None = None, client:
         vault.index.sync()  # under the lock: the link index is current for finding the linking notes
         if dest_file.exists():
             raise WriteConflict(f"{dest!r} already exists; a move never overwrites")
-        data = tx.read(path)
-        if etag is not None and etag != content_hash(data):
-            raise WriteConflict(f"{path} changed since it was read (ETag {etag} is stale); read it again")
+        data = tx.read(path, etag)
         path, dest = nfc(path), nfc(dest)
         walked = walk(vault.root, vault.settings.index)
         files = {f.path for f in walked.notes} | set(walked.attachments) | {path}

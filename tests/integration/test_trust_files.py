@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from vault_cortex import Cortex
-from vault_cortex.errors import InvalidRequest, NoteParseError
+from vault_cortex.errors import InvalidRequest, NoteParseError, WriteConflict
+from vault_cortex.files.sections import EditOp
 from vault_cortex.files.vault import init_vault
 from vault_cortex.index.embed import Embedder
 
@@ -261,3 +262,27 @@ def test_an_alias_bomb_of_long_strings_is_bounded_by_characters(cx: Cortex) -> N
     cx.sync()
     assert "characters" in dict(cx.doctor().problems)["short_term/long bomb.md"]
     assert (cx.root / ".cortex/index/index.db").stat().st_size < 50_000_000
+
+
+def test_link_targets_lose_their_brackets_only_in_pairs(cx: Cortex) -> None:
+    """One rule for every argument naming a link: `[[...]]` around it (spaces aside) is removed; a lone `[[` is
+    not a link, so the write is refused rather than guessed."""
+    doc = cx.remember("Spaces around a linked relation.", relations={"supports": [" [[SQLite WAL mode]] "]})
+    assert '"[[SQLite WAL mode]]"' in doc.content and "[[ [[" not in doc.content
+    before = (cx.root / doc.path).read_bytes()
+    with pytest.raises(InvalidRequest, match="without brackets"):
+        cx.link(doc.path, "supports", "[[ESP32 deep sleep current")
+    assert (cx.root / doc.path).read_bytes() == before
+
+
+def test_remember_takes_the_first_free_name_and_stale_etags_are_refused_alike(cx: Cortex) -> None:
+    """The free name is `files/paths.unique_path`'s and the stale-ETag refusal `Change.read`'s, for every writer."""
+    (cx.root / "short_term/Fan bearing 2.md").write_text("taken by hand\n")
+    first = cx.remember("The fan needs a new bearing.", title="Fan bearing")
+    second = cx.remember("The fan still needs a new bearing.", title="Fan bearing")
+    assert (first.path, second.path) == ("short_term/Fan bearing.md", "short_term/Fan bearing 3.md")
+    for change in (lambda: cx.move_note(first.path, "short_term/Elsewhere.md", etag="0" * 32),
+                   lambda: cx.edit_note(first.path, EditOp(op="append", content="x"), etag="0" * 32)):
+        with pytest.raises(WriteConflict, match=r"changed since it was read \(ETag 0{32} is stale\); read it again"):
+            change()
+    assert (cx.root / first.path).read_text(encoding="utf-8") == first.content

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vault_cortex.files.links import Dangling, Resolved, Resolver, parse_destination, parse_linktext
+from vault_cortex.files.links import Dangling, Resolved, Resolver, parse_destination, parse_linktext, unwrap, wikilink
 
 NFC_CAFE = unicodedata.normalize("NFC", "Café")
 NFD_CAFE = unicodedata.normalize("NFD", "Café")
@@ -172,3 +172,10 @@ def test_resolving_twenty_thousand_links_uses_the_indexes() -> None:
 @given(st.text(), st.text())
 def test_resolve_never_raises(target: str, source: str) -> None:
     assert isinstance(Resolver(VAULT).resolve(target, source), Resolved | Dangling)
+
+
+def test_wikilink_and_unwrap_read_one_link_with_its_brackets_in_pairs() -> None:
+    assert wikilink(" [[Folder/Note#Heading|shown]] ") == ("Folder/Note", "Heading", "shown")
+    assert wikilink("Folder/Note") is None and wikilink("[[a]] and [[b]]") is None and wikilink("[[Note") is None
+    assert unwrap(" [[Note|shown]] ") == "Note|shown" and unwrap(" Note ") == "Note"
+    assert unwrap("[[Note") == "[[Note" and unwrap("Note]]") == "Note]]"

@@ -15,6 +15,7 @@ from vault_cortex.recall.rank import (
     coactivation,
     effective_importance,
     fuse,
+    halved,
     reason,
     recency,
     snippet,
@@ -108,3 +109,17 @@ def test_co_strength_needs_distinct_queries_and_fades() -> None:
     assert co_strength(1, now, now) == 0.0 and co_strength(2, now, now) == 0.0
     assert co_strength(3, now, now) == 1.0 and co_strength(5, now, now) == 3.0
     assert co_strength(5, now - 30 * 86400.0, now) == 1.5  # halved after 30 days without a joint recall
+
+
+def test_co_strength_with_a_zero_half_life_never_fades() -> None:
+    """0 means "never decays", as for a region's half-life (the other copies of the decay said so; this one
+    divided by zero)."""
+    now = 100 * 86400.0
+    assert co_strength(5, now - 365 * 86400.0, now, half_life_days=0) == 3.0
+
+
+@given(st.floats(-1e6, 1e6), st.floats(0.0, 1e4))
+def test_halved_is_one_without_time_or_half_life_and_halves_each_half_life(elapsed: float, half_life: float) -> None:
+    assert halved(elapsed, 0.0) == 1.0 and halved(min(elapsed, 0.0), half_life) == 1.0
+    assert 0.0 <= halved(elapsed, half_life) <= 1.0
+    assert halved(60.0, 30.0) == 0.25 and halved(-5.0, 30.0) == 1.0

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from vault_cortex.cli.output import emit, indexing_progress
 from vault_cortex.cortex import Cortex
 from vault_cortex.errors import InvalidRequest
+from vault_cortex.files.links import unwrap
 from vault_cortex.files.sections import OPERATIONS, EditOp
 from vault_cortex.files.vault import NoteDoc
 from vault_cortex.index.recent import KINDS, Recent
@@ -155,7 +156,7 @@ def cmd_link(args: argparse.Namespace) -> int:
     with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
         cx.sync(indexing_progress())
         doc = cx.link(cx.resolve(args.src), args.rel, args.dst)
-    print(f"{doc.path}: {args.rel} → [[{args.dst.removeprefix('[[').removesuffix(']]')}]]")
+    print(f"{doc.path}: {args.rel} → [[{unwrap(args.dst)}]]")
     return 0
 
 

@@ -22,12 +22,13 @@ from ruamel.yaml.error import YAMLError
 
 from vault_cortex.errors import InvalidRequest, NoteParseError
 from vault_cortex.files.frontmatter import past_bounds
+from vault_cortex.files.links import wikilink
 from vault_cortex.files.yamltext import FENCE_OPEN, render_entry, render_key, scalar
+from vault_cortex.limits import check_unicode, lone_surrogate
 
 Value = str | int | float | bool | list[str] | None
 
 _CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.M)
-_SURROGATE = re.compile("[\ud800-\udfff]")
 _QUOTED = {'"': re.compile(r'"(?:[^"\\]|\\.)*"', re.S), "'": re.compile(r"'(?:[^']|'')*'")}
 
 
@@ -125,9 +126,9 @@ def _parse(text: str) -> _Fm:
         bom = "\ufeff" if text.startswith("\ufeff") else ""
         return _Fm(bom + "---" + nl, [], "---" + nl + text[len(bom) :], nl, CommentedMap(), created=True)
     start, end = span
-    bad = _SURROGATE.search(text, 0, end)
-    if bad:
-        line = text.count("\n", 0, bad.start()) + 1
+    bad = lone_surrogate(text, 0, end)
+    if bad is not None:
+        line = text.count("\n", 0, bad) + 1
         raise NoteParseError(f"the frontmatter is not valid UTF-8 (line {line}); the note was left untouched")
     src = text[start:end]
     if re.search("[\x85\u2028\u2029]|\r(?!\n)", src):
@@ -161,8 +162,8 @@ def _parse(text: str) -> _Fm:
 def _finish(fm: _Fm, text: str) -> str:
     if fm.created and not fm.lines:
         return text
-    if any(_SURROGATE.search(line) for line in fm.lines):
-        raise InvalidRequest("a property value is not valid Unicode text (it holds a lone surrogate)")
+    for line in fm.lines:
+        check_unicode(line, "a property value")
     return fm.before + "".join(fm.lines) + fm.after
 
 
@@ -361,8 +362,11 @@ def _add(
 
 
 def _link_key(s: str) -> str | None:
-    found = re.fullmatch(r"\s*\[\[([^\]|]*)(?:\|[^\]]*)?\]\]\s*", s)
-    return unicodedata.normalize("NFC", found.group(1).strip()).casefold() if found else None
+    link = wikilink(s)
+    if link is None:
+        return None
+    target, subpath, _ = link
+    return unicodedata.normalize("NFC", f"{target}#{subpath}" if subpath else target).casefold()
 
 
 def _same_item(a: str, b: str) -> bool:

@@ -14,7 +14,7 @@ from urllib.parse import unquote
 import msgspec
 
 __all__ = ["MARKDOWN_LINK", "WIKILINK", "Dangling", "Resolved", "Resolver", "parse_destination", "parse_linktext",
-           "target_names"]
+           "target_names", "unwrap", "wikilink"]
 
 # `[[inner]]` on one line; a single `[` or `]` may occur inside, `[[` may not (then the inner one wins).
 WIKILINK = re.compile(r"\[\[((?:[^\[\]\n]++|\[(?!\[)|\](?!\]))*+)\]\]")
@@ -49,6 +49,20 @@ def parse_linktext(inner: str) -> tuple[str, str, str | None]:
     path, hash_, subpath = linktext.partition("#")
     shown = display.strip() if bar else ""
     return path.strip(), subpath.strip() if hash_ else "", shown or None
+
+
+def wikilink(text: str) -> tuple[str, str, str | None] | None:
+    """(target, subpath, display) when `text`, surrounding space aside, is one wikilink; None when it is not."""
+    found = WIKILINK.fullmatch(text.strip())
+    return None if found is None else parse_linktext(found.group(1))
+
+
+def unwrap(text: str) -> str:
+    """`text` stripped, and without its brackets when it is one wikilink: ` [[Note|shown]] ` → `Note|shown`.
+    Brackets go only in pairs: `[[Note` is not a link and stays as it is."""
+    text = text.strip()
+    found = WIKILINK.fullmatch(text)
+    return text if found is None else found.group(1)
 
 
 def parse_destination(dest: str) -> tuple[str, str] | None:

@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 
 from vault_cortex.files.frontmatter import show
-from vault_cortex.files.links import WIKILINK, parse_linktext
+from vault_cortex.files.links import WIKILINK, parse_linktext, wikilink
 
 __all__ = [
     "DEFAULT_WEIGHT",
@@ -150,8 +150,8 @@ def typed_fields(fm: dict[str, Any]) -> tuple[Typed, list[str]]:
         created = None
     problems += _relation_problems(get_property(fm, "relations"))
     project = text("project")
-    if project and (m := WIKILINK.fullmatch(project)):
-        project = parse_linktext(m.group(1))[0] or project
+    if project and (link := wikilink(project)):
+        project = link[0] or project
     return Typed(
         cortex=text("cortex"),
         importance=_importance(get_property(fm, "importance"), problems),

@@ -22,6 +22,7 @@ import msgspec
 
 from vault_cortex.config import IndexSettings
 from vault_cortex.errors import InvalidRequest, UnsafePath, VaultExists, VaultReadOnly, WriteConflict
+from vault_cortex.limits import lone_surrogate
 
 log = logging.getLogger(__name__)
 
@@ -214,6 +215,17 @@ def _scan(
             yield rel, st, ""
 
 
+class Existing:
+    """The vault paths something is at on disk now, as a container: `rel in Existing(root)` (for `unique_path`,
+    where listing a whole folder would cost more than asking for the few names it tries)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def __contains__(self, rel: object) -> bool:
+        return isinstance(rel, str) and (self.root / rel).exists()
+
+
 def note_path(root: Path, rel: str) -> Path:
     """The file for a vault-relative note path, refusing anything that is not a note inside the vault."""
     if not rel or "\x00" in rel or rel.startswith(("/", "\\")) or (len(rel) > 1 and rel[1] == ":"):
@@ -223,7 +235,7 @@ def note_path(root: Path, rel: str) -> Path:
         raise UnsafePath(f"path must be relative, without '..' or dot-folders: {rel!r}")
     if not rel.lower().endswith(".md"):
         raise UnsafePath(f"only .md notes can be read or written: {rel!r}")
-    if re.search("[\ud800-\udfff]", rel):
+    if lone_surrogate(rel) is not None:
         raise InvalidRequest(f"the path is not valid Unicode (it holds a lone surrogate): {rel!r}")
     if any(len(p.encode("utf-8")) > MAX_NAME_BYTES for p in parts):
         raise InvalidRequest(f"a file or folder name is at most {MAX_NAME_BYTES} bytes: {rel[:60]!r}…")

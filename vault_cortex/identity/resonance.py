@@ -6,7 +6,6 @@ activity log, so counts replay from it. Habits share the weight maths and the mi
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
@@ -20,6 +19,7 @@ from vault_cortex.config import Settings
 from vault_cortex.errors import InvalidRequest, NoteNotFound
 from vault_cortex.files.activity import Event, FeedbackEvent, TouchEvent, read_events
 from vault_cortex.files.edit import edit_bytes, set_property
+from vault_cortex.files.links import unwrap
 from vault_cortex.files.note import parse_note
 from vault_cortex.files.paths import note_name
 from vault_cortex.files.properties import DEFAULT_WEIGHT as DEFAULT_WEIGHT  # re-exported for habits and sleep
@@ -28,6 +28,7 @@ from vault_cortex.files.properties import read_aliases
 from vault_cortex.files.vault import content_hash
 from vault_cortex.index.db import IndexDB
 from vault_cortex.recall.pipeline import parse_time
+from vault_cortex.recall.rank import halved
 from vault_cortex.store.change import Vault
 
 RESONANCE_DIR = "resonance"
@@ -96,7 +97,7 @@ def toward_baseline(weight: float, baseline: float, days: float, half_life_days:
     """The weight after `days` of exponential decay toward the baseline (distance halves every half-life)."""
     if half_life_days <= 0 or days <= 0:
         return weight
-    return baseline + (weight - baseline) * math.pow(0.5, days / half_life_days)
+    return baseline + (weight - baseline) * halved(days, half_life_days)
 
 
 def raised(weight: float, step: float) -> float:
@@ -211,7 +212,7 @@ def concepts(db: IndexDB) -> list[ConceptInfo]:
 
 def resolve(vault: Vault, concept: str) -> str:
     """The resonance note a concept names: its path, file name, or one of its aliases (any case)."""
-    wanted = concept.strip().removeprefix("[[").removesuffix("]]").removesuffix(".md").casefold()
+    wanted = unwrap(concept).removesuffix(".md").casefold()
     if not wanted:
         raise InvalidRequest("name a resonance concept to touch")
     known = concepts(vault.index.db)

@@ -18,6 +18,8 @@ from typing import Any
 
 import msgspec
 
+from vault_cortex.files.links import wikilink
+
 PEOPLE_PROPERTIES = ("speaker", "author", "people")  # the properties naming whom a memory is by or about
 
 # a question asking what may be inferred ("Would she…?", "What might…", "…likely…"), not a request ("Could you…")
@@ -75,10 +77,8 @@ class Asked(msgspec.Struct, frozen=True, kw_only=True):
 @lru_cache(maxsize=4096)
 def person_name(value: str) -> str:
     """A person as a property holds them, plain: `[[Ines Marlow|Ines]]` → `Ines Marlow`."""
-    value = value.strip()
-    if value.startswith("[[") and value.endswith("]]"):
-        value = value[2:-2].split("|", 1)[0].split("#", 1)[0]
-    return " ".join(value.split())
+    link = wikilink(value)
+    return " ".join((value if link is None else link[0]).split())
 
 
 def people_in(values: Iterable[Any]) -> tuple[str, ...]:

@@ -106,6 +106,15 @@ def snippet(text: str, query: str, width: int = 240) -> str:
 DAY = 86400.0
 RECENCY_HALF_LIFE_DAYS = 30.0
 
+
+def halved(elapsed: float, half_life: float) -> float:
+    """What is left of 1 after `elapsed`, halving every `half_life` (in the same unit): the one decay every
+    signal, sleep and weight uses. 1 when nothing elapsed or `half_life` is 0 (never decays)."""
+    if half_life <= 0:
+        return 1.0
+    return float(0.5 ** (max(0.0, elapsed) / half_life))
+
+
 class NoteFacts(msgspec.Struct, frozen=True, kw_only=True):
     """What ranking needs to know about a note besides its relevance."""
 
@@ -127,17 +136,14 @@ class RegionFacts(msgspec.Struct, frozen=True, kw_only=True):
 def effective_importance(facts: NoteFacts, region: RegionFacts, now: float) -> float:
     """Importance (0.5 when unset) halved every half-life since the last access; no decay when half-life is 0."""
     base = 0.5 if facts.importance is None else min(1.0, max(0.0, facts.importance))
-    if region.half_life_days <= 0:
-        return base
     since = max(t for t in (facts.last_access, facts.created, facts.mtime) if t is not None)
-    days = max(0.0, (now - since) / DAY)
-    return base * float(0.5 ** (days / region.half_life_days))
+    return base * halved((now - since) / DAY, region.half_life_days)
 
 
 def recency(facts: NoteFacts, now: float) -> float:
     """1 for a note made or used today, halving every 30 days."""
     since = max(t for t in (facts.last_access, facts.created, facts.mtime) if t is not None)
-    return float(0.5 ** (max(0.0, (now - since) / DAY) / RECENCY_HALF_LIFE_DAYS))
+    return halved((now - since) / DAY, RECENCY_HALF_LIFE_DAYS)
 
 
 CO_MIN_QUERIES = 3  # distinct queries that must have returned a pair together before it counts at all
@@ -154,7 +160,7 @@ def co_strength(queries: int, last: float, now: float, *, min_queries: int = CO_
     """
     if queries < min_queries:
         return 0.0
-    return (queries - min_queries + 1) * float(0.5 ** (max(0.0, now - last) / DAY / half_life_days))
+    return (queries - min_queries + 1) * halved((now - last) / DAY, half_life_days)
 
 
 def coactivation(path: str, top: list[str], pairs: Mapping[tuple[str, str], float]) -> float:

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from vault_cortex.files.frontmatter import body_text
+from vault_cortex.files.links import parse_linktext, unwrap
 from vault_cortex.files.yamltext import render_new_note
 from vault_cortex.sleep.operations import Memo, stamp
 
@@ -47,7 +48,7 @@ def merged_note(group: Sequence[Memo], region: str, importance: float, created: 
     for m in group:
         for rel, targets in m.relations.items():
             for t in targets:
-                name = t.strip("[]").split("|")[0].split("#")[0].rsplit("/", 1)[-1].casefold()
+                name = parse_linktext(unwrap(t))[0].rsplit("/", 1)[-1].casefold()
                 if name not in titles and t not in relations.setdefault(rel, []):
                     relations[rel].append(t)
     props = {

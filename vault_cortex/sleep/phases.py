@@ -21,6 +21,7 @@ from vault_cortex.identity.habits import half_life as habit_half_life
 from vault_cortex.identity.resonance import RESONANCE_DIR, decay_step
 from vault_cortex.identity.resonance import half_life as resonance_half_life
 from vault_cortex.recall.edges import CO_RETRIEVED, EdgeWeights
+from vault_cortex.recall.rank import halved
 from vault_cortex.sleep.agree import agreement, complete_groups
 from vault_cortex.sleep.distinct import TEMPLATE_LINES, Distinct, backed
 from vault_cortex.sleep.dream import (
@@ -220,7 +221,7 @@ class Sleep:
         half_life, identity = self.region(region)
         marks = [t for t in (self.anchors.get(m.path), m.last_access, m.created) if t is not None]
         days = max(0.0, (self.now - (max(marks) if marks else m.mtime)).total_seconds() / DAY)
-        return (imp if identity or half_life <= 0 else round(imp * 0.5 ** (days / half_life), 2)), days
+        return (imp if identity or half_life <= 0 else round(imp * halved(days, half_life), 2)), days
 
     def weight_decay(self) -> list[WeightDecay]:
         """Habit and resonance weights pulled toward their baselines, for the time since each was last used.
@@ -260,7 +261,7 @@ class Sleep:
                     continue
                 days = max(0.0, (self.now - used).total_seconds() / DAY)
                 prior = max(0.0, (last_sleep - used).total_seconds() / DAY) if last_sleep and last_sleep > used else 0
-                before, after = (round(EDGE_WEIGHT * 0.5 ** (d / min(lives)), 2) for d in (prior, days))
+                before, after = (round(EDGE_WEIGHT * halved(d, min(lives)), 2) for d in (prior, days))
                 if before - after >= 0.01:
                     out.append(EdgeDecay(a=a, b=b, before=before, after=after, days=round(days, 1)))
         return out
@@ -284,7 +285,7 @@ class Sleep:
             if special(p) or p in self.gone or not (top_folder(p) == SHORT_TERM or m.cortex == SHORT_TERM):
                 continue
             imp = m.importance if m.importance is not None else 0.5  # as written: decay comes after
-            boost = ACCESS_BOOST * (1 - 0.5 ** (m.accesses / 3))
+            boost = ACCESS_BOOST * (1 - halved(m.accesses, 3))
             score = round(min(1.0, imp + boost), 3)
             row = partial(Triage, path=p, importance=imp, accesses=m.accesses, score=score)
             if score > self.cfg.promote_above:

@@ -150,9 +150,13 @@ class Change:
             raise UnsafePath(f"not a path inside {OWN_FILES}: {path!r}")
         return self.vault.root / path
 
-    def read(self, path: str) -> bytes:
-        """A note's bytes now (NoteNotFound if it is missing or a folder)."""
-        return self.vault.read_bytes(path)
+    def read(self, path: str, if_match: str | None = None) -> bytes:
+        """A note's bytes now (NoteNotFound if it is missing or a folder); WriteConflict when `if_match` is given
+        and the note changed since it was read (its ETag is stale)."""
+        data = self.vault.read_bytes(path)
+        if if_match is not None and content_hash(data) != if_match:
+            raise WriteConflict(f"{path} changed since it was read (ETag {if_match} is stale); read it again")
+        return data
 
     def write(self, path: str, data: bytes, expected: str | None, *, op: str | None = None,
               own: bool = False) -> str:
@@ -172,9 +176,7 @@ class Change:
              op: str | None = None) -> tuple[bytes, bytes]:
         """Apply an edit to a note's bytes and save the result if it differs: (old bytes, new bytes). Refused if
         `if_match` is given and the note changed since it was read."""
-        old = self.read(path)
-        if if_match is not None and content_hash(old) != if_match:
-            raise WriteConflict(f"{path} changed since it was read (ETag {if_match} is stale); read it again")
+        old = self.read(path, if_match)
         new = edit(old)
         if new != old:
             self.write(path, new, content_hash(old), op=op)
