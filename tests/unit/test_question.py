@@ -1,6 +1,6 @@
 """What a question asks for, on pure inputs: the people it names, whether it asks when, the time expressions a
-memory holds, and how a cue met raises a score (`vault_cortex/recall/question.py`); the same-session lift
-(`company.sessions`)."""
+memory holds (`vault_cortex/recall/question.py`), which cues a candidate meets and how they raise its score
+(`scoring.cues_met`, `signals.Cued`); the same-session lift (`company.sessions`)."""
 
 from __future__ import annotations
 

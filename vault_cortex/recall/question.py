@@ -4,7 +4,8 @@ against a candidate memory's people (its `speaker`, `author` and `people` proper
 A question naming a person favours the memories by or about that person over the ones that merely mention
 or address them; a "when" question favours the memories holding a time expression; a query naming a time
 ("in May 2023", "on 9 December 2023", "yesterday") favours the memories written then. Each cue a candidate meets
-closes a share of what its score lacks of 1, and the why-line names it (ranking, never filtering).
+closes a share of what its score lacks of 1 (`signals.Cued`), and the why-line names it (ranking, never
+filtering).
 """
 
 from __future__ import annotations

@@ -116,7 +116,7 @@ def _scored(request: RankInput, pool: Pool, reading: Reading, f: Fused) -> Score
     vector = f.chunk_id in pool.dense  # every chunk with a vector has its similarity there
     weighs_relevance = request.weights.get("relevance", 0.0) > 0
     named = lift if lift is not None and relevance - f.relevance >= NAMED and weighs_relevance else None
-    base = partial(_signals_why, signals.named(), request.weights, f, vector, named)
+    base = partial(_signals_why, signals, request.weights, f, vector, named)
     return Scored(note=note, chunk=chunk, fused=f, score=score, signals=signals, cued=cued, vector=vector,
                   explain=partial(_why, base, words, score - weighed * factor))
 
@@ -178,10 +178,9 @@ def _and(explain: Callable[[], str], words: str) -> str:
     return f"{explain()}; {words}"
 
 
-def _signals_why(signals: Mapping[str, float], weights: Mapping[str, float], f: Fused, vector: bool,
-                 lift: Lift | None) -> str:
+def _signals_why(signals: Signals, weights: Mapping[str, float], f: Fused, vector: bool, lift: Lift | None) -> str:
     """The why-line of a candidate's signals (`rank.reason`), and of the neighbour that lifted it, if named."""
-    why = reason(signals, weights, dense=f.dense, lexical=f.lexical, vector=vector)
+    why = reason(signals.named(), weights, dense=f.dense, lexical=f.lexical, vector=vector, raw=signals.raw)
     if lift is None:
         return why
     return lift.phrase() if why == "weak match" else f"{why}; {lift.phrase()}"
