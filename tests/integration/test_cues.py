@@ -49,6 +49,7 @@ def test_a_when_question_ranks_the_dated_memory_first(fixture_vault, embedder) -
                              "team/Why write-ahead logging.md")
     assert "holds a time, as the query asks when" in dated.reason
     assert "holds a time" not in reasons.reason
+    assert dated.signals["when"] > 0 and "when" not in reasons.signals, "the signal is named as the model's share"
     plain = recall(root, embedder, "Why does the gateway use write-ahead logging?")
     assert all("holds a time" not in h.reason for h in plain), "only a question asking when"
 

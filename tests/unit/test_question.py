@@ -1,27 +1,31 @@
 """What a question asks for, on pure inputs: the people it names, whether it asks when, the time expressions a
-memory holds, and how a cue met raises a score (`vault_cortex/recall/question.py`); the same-session lift
-(`company.sessions`)."""
+memory holds (`vault_cortex/recall/question.py`), which cues a candidate meets and how they raise its score
+(`scoring.cues_met`, `signals.Cued`); the same-session lift (`company.sessions`)."""
 
 from __future__ import annotations
 
 from datetime import date
 
+import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vault_cortex.recall.company import Lift, sessions
+from vault_cortex.recall.model import Cues
 from vault_cortex.recall.question import (
     Asked,
     Match,
     asked,
-    cue_signals,
     holds_time,
     match,
     people_in,
     periods_named,
     person_name,
-    raised,
 )
+from vault_cortex.recall.scoring import cues_met
+from vault_cortex.recall.signals import Cued
+
+SHARES = Cues(company=0.1, session=0.2, person=0.3, when=0.2, dated=0.0, answer=0.1)
 
 
 def test_people_come_from_names_links_and_lists() -> None:
@@ -63,19 +67,20 @@ def test_a_candidate_meets_the_cues_the_query_asks() -> None:
     asked = Asked(people=frozenset({"caroline"}), when=True)
     assert match(asked, ("Caroline",), "I went yesterday") == Match(person="Caroline", time=True)
     assert match(asked, ("Melanie",), "Caroline, how are you?") == Match(person="", time=False)
-    assert cue_signals(Match(person="Caroline", time=True), 0.3, 0.2) == {"person": 0.3, "time": 0.2}
-    assert cue_signals(Match(person="Caroline", time=True), 0.0, 0.0) == {}
+    assert cues_met(SHARES, Match(person="Caroline", time=True)).met() == {"person": 0.3, "when": 0.2}
+    off = msgspec.structs.replace(SHARES, person=0.0, when=0.0)
+    assert cues_met(off, Match(person="Caroline", time=True)) == Cued(), "a share of 0 turns its cue off"
 
 
 @settings(deadline=None)  # pure and fast; a loaded CI machine must not fail it on time
 @given(st.floats(0, 1), st.floats(0, 1), st.floats(0, 1))
 def test_a_raised_score_stays_in_0_1_and_never_falls(score: float, a: float, b: float) -> None:
-    up = raised(score, {"person": a, "time": b})
+    up = Cued(person=a, when=b).raised(score)
     assert score - 1e-12 <= up <= 1.0
 
 
 def test_a_weak_match_gains_more_than_a_strong_one() -> None:
-    assert raised(0.4, {"person": 0.3}) - 0.4 > raised(0.8, {"person": 0.3}) - 0.8
+    assert Cued(person=0.3).raised(0.4) - 0.4 > Cued(person=0.3).raised(0.8) - 0.8
 
 
 def test_each_candidate_is_lifted_by_the_best_other_candidate_of_its_session() -> None:
@@ -136,8 +141,8 @@ def test_a_memory_written_in_the_named_time_meets_the_dated_cue() -> None:
     question = asked("What did Gina find for her store on 1 February, 2023?", [], today=date(2026, 12, 3))
     met = match(question, [], "She found the perfect spot", date(2023, 2, 1))
     assert met.period == "on 1 February, 2023"
-    assert cue_signals(met, 0.4, 0.2, 0.3) == {"dated": 0.3}
-    assert cue_signals(met, 0.4, 0.2, 0.0) == {}, "0 turns it off"
+    assert cues_met(msgspec.structs.replace(SHARES, dated=0.3), met).met() == {"dated": 0.3}
+    assert cues_met(SHARES, met).met() == {}, "0 turns it off"
     assert match(question, [], "She found the perfect spot", date(2023, 2, 2)).period == "", "another day"
     assert match(question, [], "She found the perfect spot", None).period == "", "a memory with no created day"
     any_year = asked("What did I plant in May?", [])

@@ -4,7 +4,8 @@ against a candidate memory's people (its `speaker`, `author` and `people` proper
 A question naming a person favours the memories by or about that person over the ones that merely mention
 or address them; a "when" question favours the memories holding a time expression; a query naming a time
 ("in May 2023", "on 9 December 2023", "yesterday") favours the memories written then. Each cue a candidate meets
-closes a share of what its score lacks of 1, and the why-line names it (ranking, never filtering).
+closes a share of what its score lacks of 1 (`signals.Cued`), and the why-line names it (ranking, never
+filtering).
 """
 
 from __future__ import annotations
@@ -197,37 +198,3 @@ def match(asked: Asked, people: Iterable[str], text: str, written: date | None =
     person = next((p for p in people if p.lower() in asked.people), "") if asked.people else ""
     period = next((p.label for p in asked.periods if p.holds(written)), "") if asked.periods and written else ""
     return Match(person=person, time=asked.when and holds_time(text), period=period)
-
-
-def cue_signals(m: Match, person: float, when: float, dated: float = 0.0) -> dict[str, float]:
-    """The signals a match adds, each the share of what the score lacks of 1 that it closes: `person` for a
-    memory by or about a person the query names, `time` for one holding a time when the query asks when, `dated`
-    for one written in a time the query names."""
-    out = {}
-    if m.person and person > 0:
-        out["person"] = person
-    if m.time and when > 0:
-        out["time"] = when
-    if m.period and dated > 0:
-        out["dated"] = dated
-    return out
-
-
-def raised(score: float, met: dict[str, float]) -> float:
-    """A score raised by the cues a candidate met: each closes its share of the way left to 1, so the score
-    stays in [0, 1] and a weak match gains more than a strong one."""
-    for share in met.values():
-        score += (1.0 - score) * share
-    return score
-
-
-def phrases(m: Match, met: dict[str, float]) -> list[str]:
-    """The why-line's words for the cues a candidate met."""
-    out = []
-    if "person" in met:
-        out.append(f"by or about {m.person}, whom the query names")
-    if "time" in met:
-        out.append("holds a time, as the query asks when")
-    if "dated" in met:
-        out.append(f"written {m.period}, as the query names")
-    return out

@@ -205,9 +205,10 @@ NO_VECTOR = "no vector yet: matched by words only, while the index fills vectors
 
 
 def reason(signals: Mapping[str, float], weights: Mapping[str, float], *, dense: float, lexical: float,
-           vector: bool = True) -> str:
-    """A one-line human reason: the signals that contributed most, with their values; and, for a chunk that has
-    no vector yet (a first index fills them in behind), that its meaning could not count."""
+           vector: bool = True, raw: float | None = None) -> str:
+    """A one-line human reason: the signals that contributed most, with their values; for a raw capture (`raw`,
+    its layer's factor), that it ranks lower until consolidated; and, for a chunk that has no vector yet (a first
+    index fills them in behind), that its meaning could not count."""
     contrib = sorted(
         ((weights.get(k, 0.0) * v, k) for k, v in signals.items() if weights.get(k, 0.0) > 0 and v > 0.05),
         reverse=True,
@@ -220,7 +221,7 @@ def reason(signals: Mapping[str, float], weights: Mapping[str, float], *, dense:
             parts.append(f"matches the query by {how} ({value:.2f})")
         else:
             parts.append(f"{_PHRASES[key]} ({value:.2f})")
-    if "raw" in signals:
-        parts.append(f"a raw capture, ranked ×{signals['raw']:.2f} until sleep consolidates it")
+    if raw is not None:
+        parts.append(f"a raw capture, ranked ×{raw:.2f} until sleep consolidates it")
     said = "; ".join(parts) if parts else "weak match"
     return said if vector else f"{said}; {NO_VECTOR}"

@@ -38,7 +38,7 @@ from vault_cortex.recall.health import GraphHealth, health
 from vault_cortex.recall.live import LiveGraph
 from vault_cortex.recall.model import RankingModel
 from vault_cortex.recall.pack import Candidate, Packed, pack
-from vault_cortex.recall.pipeline import Concept, rank
+from vault_cortex.recall.pipeline import Concept, RankInput, rank
 from vault_cortex.recall.scored import Recall, Scored, gate_passed, to_candidate, to_hit
 
 
@@ -128,11 +128,11 @@ class Recaller:
         concepts = self.concepts()
         db = self.index.db
         with self.live.lock.reading():  # the graph is updated in place: no update while it is walked
-            return rank(query=query, qvec=qvec, db=db, vectors=self.index.vectors, graph=graph,
-                        concepts=concepts, access=db.access_of, pairs=self.live.pairs,
-                        settings=self.settings, model=self.model, weights=weights, now=self.clock().timestamp(),
-                        regions=regions, exclude=exclude, allowed=within.among, without=within.without,
-                        at_least=at_least)
+            return rank(RankInput(query=query, qvec=qvec, db=db, vectors=self.index.vectors, graph=graph,
+                                  concepts=concepts, access=db.access_of, pairs=self.live.pairs,
+                                  settings=self.settings, model=self.model, weights=weights,
+                                  now=self.clock().timestamp(), regions=regions, exclude=exclude,
+                                  allowed=within.among, without=within.without, at_least=at_least))
 
     def push_gate(self) -> PushGate:
         """The push gate of the vault's `[push]` settings and the ranking model."""

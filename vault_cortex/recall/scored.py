@@ -12,6 +12,7 @@ from vault_cortex.index.rows import ChunkRow, NoteRow
 from vault_cortex.recall.gate import CANDIDATES, Cue, PushGate, Verdict, choose, judge
 from vault_cortex.recall.pack import Candidate, Packed, Piece
 from vault_cortex.recall.rank import Fused, snippet
+from vault_cortex.recall.signals import Cued, Signals
 from vault_cortex.recall.supersession import push_order, superseded_why, supersedes_why
 
 
@@ -50,11 +51,16 @@ class Scored(msgspec.Struct, frozen=True, kw_only=True):
     chunk: ChunkRow
     fused: Fused
     score: float
-    signals: dict[str, float]
+    signals: Signals
     explain: Callable[[], str]  # composes the why-line: most candidates are never shown, so it is made when read
     vector: bool = True  # the chunk had its vector (its meaning counted)
     thread: bool = False  # a few exchanges from the best candidate in its conversation (`in_thread`)
     superseded_by: tuple[str, ...] = ()  # the notes that supersede it (recall/supersession.py)
+    cued: Cued = Cued()  # the cues it met
+
+    def named(self) -> dict[str, float]:
+        """Its signals and the cues it met, by name, as a hit reports them."""
+        return {**self.signals.named(), **self.cued.met()}
 
     @property
     def reason(self) -> str:
@@ -71,9 +77,9 @@ def gate(scored: Sequence[Scored], query: str, push: PushGate) -> list[Verdict]:
 def cues(scored: Sequence[Scored]) -> list[Cue]:
     """What the push gate reads of each scored candidate."""
     return [Cue(score=s.score, relevance=s.fused.relevance, dense=s.fused.dense, lexical=s.fused.lexical,
-                cosine=s.fused.cosine, text=f"{s.note.title}\n{s.chunk.text}", region=s.signals["region"],
-                recency=s.signals["recency"], person=s.signals.get("person", 0.0) > 0,
-                time=s.signals.get("time", 0.0) > 0, dated=s.signals.get("dated", 0.0) > 0, thread=s.thread)
+                cosine=s.fused.cosine, text=f"{s.note.title}\n{s.chunk.text}", region=s.signals.region,
+                recency=s.signals.recency, person=s.cued.person is not None, time=s.cued.when is not None,
+                dated=s.cued.dated is not None, thread=s.thread)
             for s in scored]
 
 
@@ -110,7 +116,7 @@ def with_superseding(passed: Sequence[tuple[Scored, Verdict]], among: Sequence[t
 
 
 def to_hit(s: Scored, query: str, verdict: Verdict | None = None) -> Hit:
-    return Hit(path=s.note.path, title=s.note.title, region=s.note.region, score=s.score, signals=s.signals,
+    return Hit(path=s.note.path, title=s.note.title, region=s.note.region, score=s.score, signals=s.named(),
                reason=s.reason, dense=round(s.fused.dense, 4), lexical=round(s.fused.lexical, 4),
                heading=s.chunk.heading, snippet=snippet(s.chunk.text, query), line=s.chunk.start_line,
                push_probability=verdict.probability if verdict else None, push_why=verdict.why if verdict else None,
@@ -121,7 +127,7 @@ def to_candidate(s: Scored, neighbours: Sequence[ChunkRow], section: str = "") -
     """A scored note as packing sees it: its best chunk and the chunks around it, nearest first."""
     around = sorted((c for c in neighbours if c.id != s.chunk.id), key=lambda c: (abs(c.ord - s.chunk.ord), c.ord))
     return Candidate(
-        path=s.note.path, title=s.note.title, region=s.note.region, score=s.score, signals=s.signals,
+        path=s.note.path, title=s.note.title, region=s.note.region, score=s.score, signals=s.named(),
         reason=s.reason, heading=s.chunk.heading, line=s.chunk.start_line, chunk_text=s.chunk.text,
         chunk_tokens=s.chunk.tokens,
         neighbours=tuple(Piece(text=c.text, tokens=c.tokens, heading=c.heading, line=c.start_line)
