@@ -27,20 +27,15 @@ import shlex
 from pathlib import Path
 
 from server import install
+from server.clients import GEMINI
 from server.install import Change, JSONObject
 from vault_cortex.errors import ConfigError
 
 CLIENT = "gemini"
 TITLE = "Gemini CLI"
-HOME_ENV = "GEMINI_CLI_HOME"  # moves the folder Gemini CLI keeps `.gemini/` in
-# Gemini CLI event → (`vault-cortex hook` event, matcher or None); Gemini's default timeout (60 s) suits them all.
-HOOKS: dict[str, tuple[str, str | None]] = {
-    "SessionStart": ("session-start", None),
-    "BeforeAgent": ("prompt", None),
-    "AfterTool": ("tool-result", "*"),
-    "AfterAgent": ("stop", None),
-    "SessionEnd": ("session-end", None),
-}
+HOME_ENV = GEMINI.home_env  # moves the folder Gemini CLI keeps `.gemini/` in
+# Gemini CLI event → (`vault-cortex hook` event, matcher or None), as the adapter (server/clients.py) maps them
+HOOKS: dict[str, tuple[str, str | None]] = {name: (h.event, h.matcher) for name, h in GEMINI.hooks.items()}
 CAPTURE = "SessionEnd"  # the event whose hook captures the session into the vault
 _COMMENT = re.compile(r"^\s*//|/\*", re.M)  # a comment Gemini CLI strips before it parses its settings
 
