@@ -333,6 +333,7 @@ def cmd_gemini(args: argparse.Namespace) -> int:
               f"'{install.SERVER_NAME}' ({transport}) and the hooks {events}. Start a new Gemini CLI "
               "session to load them.", file=sys.stderr)
         print(install.capture_notice(vault), file=sys.stderr)
+        _transcripts_allowed(vault, clients.GEMINI)
         if transport == "http":
             print(install.http_notice(change, vault, install_gemini.TITLE), file=sys.stderr)
         if not args.no_index:
@@ -357,21 +358,23 @@ def cmd_codex(args: argparse.Namespace) -> int:
         print(f"Codex CLI ({args.scope} scope) now runs vault-cortex on {vault}: the MCP server "
               f"'{install.SERVER_NAME}' and the hooks {', '.join(clients.CODEX.hooks)}, trusted in "
               f"{changes[1].path}. Codex loads them when it next starts.", file=sys.stderr)
-        _codex_transcripts_allowed(vault)
+        _transcripts_allowed(vault, clients.CODEX)
         if not args.no_index:
             return _index_for_the_first_session(vault)
     return 0
 
 
-def _codex_transcripts_allowed(vault: Path) -> None:
-    """Say so when the vault's `[hooks] transcript_dirs` leaves out Codex's rollouts (a config from an older starter
-    vault names Claude Code's folder only): no capture, and the second look without its prompt, until it names it."""
+def _transcripts_allowed(vault: Path, agent: clients.Client) -> None:
+    """Say so when the vault's `[hooks] transcript_dirs` leaves out the client's transcript folder (a config from an
+    older starter vault names Claude Code's only): no capture, and the second look without its prompt, until it names
+    it."""
     from vault_cortex.config import load_settings
 
-    folder = clients.transcript_folders([clients.CODEX.transcript_folder(os.environ)], os.environ)
+    folder = clients.transcript_folders([agent.transcript_folder(os.environ)], os.environ)
     if folder and folder[0] not in clients.transcript_folders(load_settings(vault).hooks.transcript_dirs, os.environ):
-        print(f"note: {vault}/.cortex/config.toml's [hooks] transcript_dirs does not name {folder[0]}: Codex "
-              'sessions are not captured until it does (add "~/.codex/sessions")', file=sys.stderr)
+        print(f"note: {vault}/.cortex/config.toml's [hooks] transcript_dirs does not name {folder[0]}: "
+              f"{agent.title} sessions are not captured until it does "
+              f'(add "~/{agent.dot_folder}/{agent.transcripts}")', file=sys.stderr)
 
 
 def _index_for_the_first_session(vault: Path) -> int:

@@ -92,6 +92,10 @@ def _prompt(open_cx: OpenCortex, payload: Mapping[str, Any]) -> str | None:
     prompt = str(payload.get("prompt") or "").strip()
     if len(prompt) < MIN_PROMPT_CHARS:
         return None
+    from vault_cortex.recall.second_look import HEADER
+
+    if prompt.startswith(HEADER):  # the second look's own reason, which Gemini CLI sends as a prompt: no query
+        return None
     cx = open_cx()
     return push(cx, prompt[: cx.settings.recall.max_query_chars], payload, PROMPT_HEADER)
 

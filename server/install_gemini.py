@@ -21,26 +21,23 @@ disable NAME` in Gemini CLI) can turn one off.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from server import install
+from server.clients import GEMINI
 from server.install import Change, JSONObject
 from vault_cortex.errors import ConfigError
 
 CLIENT = "gemini"
 TITLE = "Gemini CLI"
-HOME_ENV = "GEMINI_CLI_HOME"  # moves the folder Gemini CLI keeps `.gemini/` in
-# Gemini CLI event → (`vault-cortex hook` event, matcher or None); Gemini's default timeout (60 s) suits them all.
-HOOKS: dict[str, tuple[str, str | None]] = {
-    "SessionStart": ("session-start", None),
-    "BeforeAgent": ("prompt", None),
-    "AfterTool": ("tool-result", "*"),
-    "AfterAgent": ("stop", None),
-    "SessionEnd": ("session-end", None),
-}
+HOME_ENV = GEMINI.home_env  # moves the folder Gemini CLI keeps `.gemini/` in
+# Gemini CLI event → (`vault-cortex hook` event, matcher or None), as the adapter (server/clients.py) maps them
+HOOKS: dict[str, tuple[str, str | None]] = {name: (h.event, h.matcher) for name, h in GEMINI.hooks.items()}
 CAPTURE = "SessionEnd"  # the event whose hook captures the session into the vault
 _COMMENT = re.compile(r"^\s*//|/\*", re.M)  # a comment Gemini CLI strips before it parses its settings
 
@@ -106,3 +103,26 @@ def apply(scope: str, vault: Path | None, *, install_: bool, dry_run: bool = Fal
     if not dry_run:
         install.save(change, data, text, after)
     return change
+
+
+def installed(vault: Path, env: Mapping[str, str], *, project: Path | None = None) -> Iterator[str]:
+    """A line for each scope whose settings.json runs vault-cortex (for `vault-cortex status`)."""
+    for scope in ("user", "project"):
+        home = Path(env.get(HOME_ENV) or env.get("HOME") or Path.home())
+        path = settings_file(scope, home=home, project=project)
+        try:
+            data, _ = install.load(path)
+        except ConfigError:
+            yield f"{scope}: cannot read {path}"
+            continue
+        hooks = data.get("hooks")
+        hooks = hooks if isinstance(hooks, dict) else {}
+        events = [e for e, groups_ in hooks.items() if isinstance(groups_, list) and any(
+            install.is_ours(h) for g in groups_ if isinstance(g, dict) for h in g.get("hooks") or [])]
+        servers = data.get("mcpServers")
+        servers = servers if isinstance(servers, dict) else {}
+        if not events and install.SERVER_NAME not in servers:
+            continue
+        mcp = "MCP server" if install.SERVER_NAME in servers else "no MCP server"
+        on = "this vault" if str(vault.resolve()) in json.dumps(data) else "another vault"
+        yield f"{scope}: {mcp}, hooks on {len(events)} events for {on} ({path})"

@@ -20,7 +20,7 @@ from typing import Any
 
 import msgspec
 
-from server import install, install_codex, obsidian
+from server import install, install_codex, install_gemini, obsidian
 from server.bearer import read_token
 from server.hook_socket import server_pids
 from server.serve_lock import held, lock_path, read_record
@@ -45,6 +45,7 @@ class Installed(msgspec.Struct, frozen=True, kw_only=True):
 
     claude_code: list[str]  # one line per scope whose settings run vault-cortex (on this vault or another)
     codex: list[str] = []  # the same for Codex CLI's hooks.json
+    gemini: list[str] = []  # the same for Gemini CLI's settings.json
     obsidian: str | None  # the plugin's version, URL and token check, or None when it is not in the vault
 
 
@@ -169,6 +170,7 @@ def gather(vault: Path, env: Mapping[str, str] | None = None, *, index_dir: Path
             index = cx.status()
     installed = Installed(claude_code=claude_code(vault, project=Path.cwd()),
                           codex=list(install_codex.installed(vault, env, project=Path.cwd())),
+                          gemini=list(install_gemini.installed(vault, env, project=Path.cwd())),
                           obsidian=obsidian_plugin(vault, env, server.url if server.answers else None))
     return VaultStatus(vault=str(vault), version=__version__, index=index, server=server,
                        mcp=server_pids(where.path), installed=installed, capture=capture(vault, env))
@@ -215,6 +217,7 @@ def render(s: VaultStatus) -> str:
                  else "no stdio server running (Claude Code starts one for each session)"))
     rows.extend(("claude-code", line) for line in s.installed.claude_code or ["not installed"])
     rows.extend(("codex", line) for line in s.installed.codex or ["not installed"])
+    rows.extend(("gemini", line) for line in s.installed.gemini or ["not installed"])
     rows.append(("obsidian", s.installed.obsidian or "plugin not installed (vault-cortex install obsidian)"))
     rows.append(("capture", render_capture(s.capture)))
     return "".join(f"{name:<12} {text}\n" for name, text in rows)

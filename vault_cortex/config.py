@@ -148,7 +148,8 @@ class HooksSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     second_look: bool = True  # the Stop hook may send the agent back to check memories that bear on its answer
     session_budget_tokens: Annotated[int, msgspec.Meta(ge=MIN_BUDGET_TOKENS, le=MAX_BUDGET_TOKENS)] = 1500
     # the only folders whose transcripts a hook reads (`~` is the home of the process reading them)
-    transcript_dirs: list[str] = msgspec.field(default_factory=lambda: ["~/.claude/projects", "~/.codex/sessions"])
+    transcript_dirs: list[str] = msgspec.field(default_factory=lambda: ["~/.claude/projects", "~/.codex/sessions",
+                                                                            "~/.gemini/tmp"])
 
 
 class CaptureSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

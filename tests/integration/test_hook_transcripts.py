@@ -175,7 +175,8 @@ def test_the_folders_a_transcript_may_be_in_are_claude_codes_or_the_configs(tmp_
     home = {"HOME": str(tmp_path / "home")}
     claude_folder = (tmp_path / "home/.claude/projects").resolve()
     assert hooks.transcript_folders(HooksSettings().transcript_dirs, home) == [
-        claude_folder, (tmp_path / "home/.codex/sessions").resolve()]  # and Codex CLI's
+        claude_folder, (tmp_path / "home/.codex/sessions").resolve(),  # and Codex CLI's
+        (tmp_path / "home/.gemini/tmp").resolve()]  # and Gemini CLI's
     assert hooks.transcript_folders(["~/.claude/projects", str(mine)], home) == [
         (tmp_path / "home/.claude/projects").resolve(), mine.resolve()]
     assert hooks.transcript_folders([], {**home, "CLAUDE_CONFIG_DIR": str(tmp_path / "cc")})[-1] == (

@@ -197,11 +197,13 @@ def test_codex_home_moves_the_files(vault: Path, home: Path, tmp_path: Path, mon
 def test_install_says_when_the_vault_leaves_codex_rollouts_out(vault: Path, home: Path,
                                                                capsys: pytest.CaptureFixture[str]) -> None:
     """A config from an older starter vault names Claude Code's transcripts only: capture would refuse Codex's
-    rollouts, so install says what to add; the current starter config names both, and install says nothing."""
+    rollouts, so install says what to add; the current starter config names every client's, and install says
+    nothing."""
     assert cli("install", "codex", "--vault", str(vault), "--no-index") == 0
     assert "transcript_dirs" not in capsys.readouterr().err
     config = vault / ".cortex" / "config.toml"
-    config.write_text(config.read_text().replace('transcript_dirs = ["~/.claude/projects", "~/.codex/sessions"]',
+    config.write_text(config.read_text().replace(
+        'transcript_dirs = ["~/.claude/projects", "~/.codex/sessions", "~/.gemini/tmp"]',
                                                  'transcript_dirs = ["~/.claude/projects"]'))
     assert cli("install", "codex", "--vault", str(vault), "--no-index") == 0
     assert f"does not name {(home / '.codex' / 'sessions').resolve()}" in capsys.readouterr().err

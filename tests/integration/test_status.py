@@ -13,7 +13,7 @@ from pathlib import Path
 from serving import serve
 
 from server import install, status
-from server.clients import CODEX
+from server.clients import CODEX, GEMINI
 from server.serve_lock import lock_path, sole_server
 from vault_cortex.files.vault import init_vault
 
@@ -21,7 +21,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def run(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("VAULT_CORTEX_", "CODEX_HOME"))},
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("VAULT_CORTEX_", "CODEX_HOME", "GEMINI_"))},
            "HOME": str(home)}
     project = home.parent / "project"  # the current folder: Claude Code's project scope, nothing installed
     project.mkdir(exist_ok=True)
@@ -38,10 +38,11 @@ def test_status_shows_the_index_the_server_and_the_installs(tmp_path: Path) -> N
     lines = dict(line.split(None, 1) for line in before.stdout.splitlines())
     assert lines["index"].startswith("none yet") and lines["server"].startswith("not running")
     assert lines["claude-code"] == "not installed" and lines["obsidian"].startswith("plugin not installed")
-    assert lines["codex"] == "not installed"
+    assert lines["codex"] == "not installed" and lines["gemini"] == "not installed"
 
     assert run(home, "install", "claude-code", "--vault", str(vault)).returncode == 0
     assert run(home, "install", "codex", "--vault", str(vault), "--no-index").returncode == 0
+    assert run(home, "install", "gemini", "--vault", str(vault), "--no-index").returncode == 0
     assert run(home, "install", "obsidian", "--vault", str(vault)).returncode == 0
     with serve(vault) as server:
         pid = server.proc.pid
@@ -56,6 +57,8 @@ def test_status_shows_the_index_the_server_and_the_installs(tmp_path: Path) -> N
     assert lines["claude-code"].startswith(f"user: MCP server for this vault, hooks on {len(install.HOOKS)} events")
     assert lines["codex"] == (f"user: MCP server, hooks on {len(CODEX.hooks)} events for this vault, "
                               f"{len(CODEX.hooks)} trusted ({home / '.codex' / 'hooks.json'})")
+    assert lines["gemini"] == (f"user: MCP server, hooks on {len(GEMINI.hooks)} events for this vault "
+                               f"({home / '.gemini' / 'settings.json'})")
     assert lines["obsidian"] == (  # installed with the vault's default URL; this server runs on another port
         f"plugin 0.1.0 in .obsidian/plugins/vault-cortex: server http://127.0.0.1:8765 (the running server is at "
         f"{server.url}: `vault-cortex install obsidian --url {server.url}`), token matches; not enabled in Obsidian "

@@ -174,7 +174,7 @@ def test_config_modes_and_feature_sections(vault: Path) -> None:
     assert extra["resonance"] == {"half_life_days": 30, "report_days": 30}
     assert "curiosity" not in extra
     assert extra["hooks"] == {"prompt_budget_tokens": 400, "session_budget_tokens": 1500, "second_look": True,
-                              "transcript_dirs": ["~/.claude/projects", "~/.codex/sessions"]}
+                              "transcript_dirs": ["~/.claude/projects", "~/.codex/sessions", "~/.gemini/tmp"]}
 
 
 # --- git and Obsidian files --------------------------------------------------------------------------

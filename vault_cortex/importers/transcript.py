@@ -494,8 +494,9 @@ TAIL_BLOCK = 1 << 16  # read backwards this much at a time: the prompt is usuall
 
 
 def last_prompt(file: Path, tail: int = TAIL_BYTES) -> str:
-    """The last prompt of a Claude Code transcript, read backwards from its end (the lines after the prompt are
-    parsed, nothing before it); "" when there is none within `tail` bytes or the file cannot be read through.
+    """The last prompt of a transcript (Claude Code's, a Codex rollout, a Gemini CLI chat log), read backwards from
+    its end (the lines after the prompt are parsed, nothing before it); "" when there is none within `tail` bytes or
+    the file cannot be read through.
     What `open_transcript` refuses (no regular file, a link) raises InvalidRequest."""
     with open_transcript(file, max_bytes=None) as fh:  # no size limit: at most `tail` bytes of it are read
         try:
@@ -519,11 +520,13 @@ def last_prompt(file: Path, tail: int = TAIL_BYTES) -> str:
 
 
 def _prompt_of(line: bytes) -> str:
-    """The prompt a transcript line holds, as `iter_jsonl` (or for a Codex rollout `iter_rollout`) reads it ("" for
-    any other line)."""
+    """The prompt a transcript line holds, as `iter_jsonl` (for a Codex rollout `iter_rollout`, for a Gemini CLI chat
+    log `iter_chat`) reads it ("" for any other line)."""
     from vault_cortex.importers.codex_rollout import iter_rollout
+    from vault_cortex.importers.gemini_chat import iter_chat
 
     try:
-        return next((x.prompt for reader in (iter_jsonl, iter_rollout) for _, x in reader([(0, line + b"\n")])), "")
+        return next((x.prompt for reader in (iter_jsonl, iter_rollout, iter_chat)
+                     for _, x in reader([(0, line + b"\n")])), "")
     except InvalidRequest:
         return ""
