@@ -22,6 +22,7 @@ from vault_cortex.index.recent import Recent
 from vault_cortex.index.sync import SyncReport
 from vault_cortex.notes import Edited, Moved
 from vault_cortex.recall.filters import Filters
+from vault_cortex.recall.request import RecallRequest
 from vault_cortex.recall.scored import Hit, Recall
 
 __version__ = "0.1.0"
@@ -42,6 +43,7 @@ __all__ = [
     "NoteDoc",
     "NoteParseError",
     "Recall",
+    "RecallRequest",
     "Recent",
     "SyncReport",
     "UnsafePath",
