@@ -21,6 +21,7 @@ from vault_cortex.files.vault import ARCHIVE, NoteDoc, content_hash, nfc, note_p
 from vault_cortex.files.yamltext import note_filename, render_new_note
 from vault_cortex.store.change import Change, Vault
 
+CREATE = "create"  # the edit event of a new note (`recent` lists it as created)
 MOVE_TRIES = 3  # a note saved while it is being moved is read again and moved again, this many times at most
 
 
@@ -60,14 +61,14 @@ def remember(vault: Vault, text: str, *, title: str | None = None, region: str |
             rel_path = f"{region}/{stem}{'' if n == 1 else f' {n}'}.md"
             if not (vault.root / rel_path).exists():
                 break
-        etag = tx.write(rel_path, data, None)
+        etag = tx.write(rel_path, data, None, op=CREATE)
     return NoteDoc(path=rel_path, content=content, etag=etag, warnings=tx.warnings)
 
 
 def write(vault: Vault, path: str, data: bytes, if_match: str | None) -> NoteDoc:
     """Create (if_match None: the note must not exist) or replace a note whose ETag still matches."""
     with vault.change() as tx:
-        etag = tx.write(path, data, if_match)
+        etag = tx.write(path, data, if_match, op=CREATE if if_match is None else "write")
     return NoteDoc(path=path, content=data.decode("utf-8", errors="replace"), etag=etag, warnings=tx.warnings)
 
 
@@ -79,7 +80,7 @@ def link(vault: Vault, src: str, rel: str, dst: str) -> NoteDoc:
         raise InvalidRequest("the link target is empty")
     if re.search(r"[\[\]|\x00-\x1f\x7f]", target):
         raise InvalidRequest(f"a link target is a note name or path, without brackets, '|' or line breaks: {dst!r}")
-    doc = vault.edit_text(src, lambda text: add_relation(text, rel, target))
+    doc = vault.edit_text(src, lambda text: add_relation(text, rel, target), op="link")
     if any(ln.dst is None and ln.rel == rel and ln.target == target for ln in vault.index.db.links(src=src)):
         doc = msgspec.structs.replace(
             doc, warnings=[*doc.warnings, f"{target!r} is not a note in the vault yet: the link is dangling"])

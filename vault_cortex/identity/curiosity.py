@@ -138,7 +138,7 @@ def wonder(vault: Vault, question: str, *, context: str | None = None) -> Curios
         except NoteNotFound:
             created = vault.clock().astimezone().strftime("%Y-%m-%dT%H:%M")
             data = new_question(q, context, created).encode("utf-8")
-            tx.write(path, data, None)
+            tx.write(path, data, None, op="create")
     return to_curiosity(path, parse_note(path, data.decode("utf-8", "replace")).frontmatter)
 
 
@@ -155,10 +155,10 @@ def explore(vault: Vault, path: str, answer_path: str) -> Explored:
         new_a = edit_bytes(a_data, lambda text: add_relation(text, ANSWERS, link_target(db.note_paths(), path)))
         q_etag, a_etag = content_hash(q_data), content_hash(a_data)
         if new_q != q_data:
-            q_etag = tx.write(path, new_q, q_etag)
+            q_etag = tx.write(path, new_q, q_etag, op="explore")
         try:
             if new_a != a_data:
-                a_etag = tx.write(answer_path, new_a, a_etag)
+                a_etag = tx.write(answer_path, new_a, a_etag, op="explore")
         except WriteConflict:
             if new_q != q_data:  # put the question back, so neither half of the link is left alone
                 tx.write(path, q_data, q_etag)

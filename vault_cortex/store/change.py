@@ -78,11 +78,12 @@ class Vault:
             "writes them so (vault-cortex's own edits keep the bytes)"]
         return NoteDoc(path=path, content=content, etag=content_hash(data), warnings=warnings)
 
-    def edit_text(self, path: str, edit: Callable[[str], str], if_match: str | None = None) -> NoteDoc:
+    def edit_text(self, path: str, edit: Callable[[str], str], if_match: str | None = None, *,
+                  op: str | None = None) -> NoteDoc:
         """One change applying a frontmatter edit (files/edit.py) to a note's bytes: only the edited lines change,
         whatever the encoding of the rest; refused if the note changed since if_match was read."""
         with self.change() as tx:
-            _, new = tx.edit(path, lambda data: edit_bytes(data, edit), if_match)
+            _, new = tx.edit(path, lambda data: edit_bytes(data, edit), if_match, op=op)
         return NoteDoc(path=path, content=new.decode("utf-8", errors="replace"), etag=content_hash(new),
                        warnings=tx.warnings)
 
