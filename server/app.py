@@ -26,11 +26,22 @@ from server.nightly import Nightly
 from server.watch import Watcher
 from vault_cortex import __version__
 from vault_cortex.cortex import Cortex
+from vault_cortex.files.activity import acting_as
 
 log = logging.getLogger(__name__)
 
+HTTP_CLIENT = "http"  # the activity log's client for everything a /v1 route does (the hooks' route: "hook")
 MAX_BODY_BYTES = 1 << 20  # 1 MiB: a note, a query or a hook input; larger bodies get a 413
 LOOPBACK_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*")
+
+
+def http_client(app: ASGIApp) -> ASGIApp:
+    """The /v1 routes' middleware binding their client (`acting_as`) once for every request: a handler's worker
+    thread (`anyio.to_thread.run_sync`) runs in a copy of the request's context, so it logs as HTTP_CLIENT."""
+    async def bound(scope: Scope, receive: Receive, send: Send) -> None:
+        with acting_as(HTTP_CLIENT):
+            await app(scope, receive, send)
+    return bound
 
 
 async def warm_up(cx: Cortex) -> None:
@@ -102,7 +113,8 @@ def create_app(
         return nightly
 
     v1 = Router(path="/v1", route_handlers=[*routes.HANDLERS, proof_route(token), *routes_notes.HANDLERS,
-                                            *routes_sleep.HANDLERS, *routes_habits.HANDLERS])
+                                            *routes_sleep.HANDLERS, *routes_habits.HANDLERS],
+                middleware=[http_client])
     return Litestar(
         route_handlers=[v1, mcp_endpoint],
         dependencies={"cx": Provide(provide_cortex, sync_to_thread=False),

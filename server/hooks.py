@@ -15,6 +15,7 @@ the standard library at load time, so a hook costs little when the server runs.
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import json
 import logging
@@ -66,13 +67,27 @@ OpenCortex = Callable[[], "Cortex"]
 
 # -- the work, shared by the server route and the direct path ----------------------------------------------
 def run_hook(open_cx: OpenCortex, event: str, payload: Mapping[str, Any]) -> dict[str, Any]:
-    """The hook's output object for its input; `{}` when there is nothing to add."""
-    text = _HANDLERS[event](open_cx, payload)
+    """The hook's output object for its input; `{}` when there is nothing to add. Everything it logs is the
+    hooks' (`HOOK_CLIENT`, whose queries the activity log keeps only as fingerprints), on every path."""
+    text = contextvars.copy_context().run(_HANDLERS[event], as_hooks(open_cx), payload)
     if not text:
         return {}
     if event == "stop":  # Claude Code sends the agent back to work with the reason as its next input
         return {"decision": "block", "reason": clip(text)}
     return {"hookSpecificOutput": {"hookEventName": EVENT_NAMES[event], "additionalContext": clip(text)}}
+
+
+def as_hooks(open_cx: OpenCortex) -> OpenCortex:
+    """`open_cx`, binding the hooks' client (`activity.acting_as`) when it first opens the vault: until then
+    nothing is logged, and the library is not loaded for a hook that needs no vault. `run_hook` runs the handler
+    in a context of its own, which the binding does not outlive."""
+    def opened() -> Cortex:
+        cx = open_cx()
+        from vault_cortex.files.activity import HOOK_CLIENT, bind_client
+
+        bind_client(HOOK_CLIENT)
+        return cx
+    return opened
 
 
 def _session_start(open_cx: OpenCortex, payload: Mapping[str, Any]) -> str | None:
@@ -81,7 +96,7 @@ def _session_start(open_cx: OpenCortex, payload: Mapping[str, Any]) -> str | Non
     if payload.get("source") != "resume":  # a new, cleared or compacted conversation has none of them any more
         state.reset()
     project = Path(str(payload.get("cwd") or "")).name or None  # the project folder the agent works in
-    ctx = cx.context(project=project, budget_tokens=cx.settings.hooks.session_budget_tokens, client="hook",
+    ctx = cx.context(project=project, budget_tokens=cx.settings.hooks.session_budget_tokens,
                      exclude=frozenset(state.captured))  # after a compaction, not its own words back
     state.add(item.path for item in ctx.context.items)
     return ctx.markdown.strip() or None
@@ -108,9 +123,10 @@ def push(cx: Cortex, query: str, payload: Mapping[str, Any], header: str) -> str
     prompt's top hit would still score high.
     """
     from vault_cortex.recall.pack import fit_in_order
+    from vault_cortex.recall.request import RecallRequest
 
     state = SessionState(cx.root, str(payload.get("session_id") or ""))
-    hits = cx.recall(query, client="hook", gate=True, exclude=frozenset(state.captured),
+    hits = cx.recall(RecallRequest(query=query, gate=True), exclude=frozenset(state.captured),
                      shown=frozenset(state.paths)).hits
     blocks = fit_in_order(((h.path, render_memory(h)) for h in hits),
                           cx.settings.hooks.prompt_budget_tokens - cx.embedder.count_tokens(header),
@@ -165,6 +181,7 @@ def _stop(open_cx: OpenCortex, payload: Mapping[str, Any]) -> str | None:
     prompt it answers), when the gate is confident; never twice in a row (Claude Code marks the stop that
     follows a block with `stop_hook_active`)."""
     from vault_cortex.recall import second_look
+    from vault_cortex.recall.request import RecallRequest
 
     answer = str(payload.get("last_assistant_message") or "").strip()
     if payload.get("stop_hook_active") or len(answer) < MIN_PROMPT_CHARS:
@@ -180,8 +197,8 @@ def _stop(open_cx: OpenCortex, payload: Mapping[str, Any]) -> str | None:
     query = second_look.query(answer, prompt, cx.settings.recall.max_query_chars)
     state = SessionState(cx.root, str(payload.get("session_id") or ""))
     look = second_look.gate_settings(cx.push_gate(), cx.model.gate.second_look)
-    hits = cx.recall(query, k=second_look.LIMIT, client="hook", gate=True, exclude=frozenset(state.captured),
-                     shown=frozenset(state.paths), push=look).hits
+    hits = cx.recall(RecallRequest(query=query, k=second_look.LIMIT, gate=True),
+                     exclude=frozenset(state.captured), shown=frozenset(state.paths), push=look).hits
     if not hits:
         return None
     state.add(h.path for h in hits)

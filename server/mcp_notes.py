@@ -27,7 +27,7 @@ Etag = Annotated[str | None, Field(description="The `etag` read_note returned: t
                                    max_length=64)]
 
 
-def note_tools(tool: Callable[[ToolAnnotations], Callable[[Any], Any]], cx: Cortex, client: str,
+def note_tools(tool: Callable[[ToolAnnotations], Callable[[Any], Any]], cx: Cortex,
                call: Callable[[Callable[[], Any]], Any]) -> None:
     """Register read_note, edit_note, move_note, archive_note and recent with `tool` (build_mcp's registrar)."""
 
@@ -41,7 +41,7 @@ def note_tools(tool: Callable[[ToolAnnotations], Callable[[Any], Any]], cx: Cort
         the full note), BEFORE editing a note (pass its `etag` to edit_note), or when the user names a note.
         Names resolve as Obsidian resolves a [[link]]. Use this instead of reading the file directly: the
         open is logged and feeds ranking."""
-        return out(lambda: cx.open_note(note, client=client))
+        return out(lambda: cx.open_note(note))
 
     @tool(EDITS)
     def edit_note(
@@ -76,7 +76,7 @@ def note_tools(tool: Callable[[ToolAnnotations], Callable[[Any], Any]], cx: Cort
             agent_text(value) if isinstance(value, str) else value)
         op = EditOp(op=operation, content=agent_text(content), heading=heading, find=find,
                     replace=agent_text(replace), count=count, key=key, value=said)
-        return out(lambda: cx.edit_note(note, op, etag=etag, client=client))
+        return out(lambda: cx.edit_note(note, op, etag=etag))
 
     @tool(MOVES)
     def move_note(
@@ -88,14 +88,14 @@ def note_tools(tool: Callable[[ToolAnnotations], Callable[[Any], Any]], cx: Cort
         """Move or rename a note. Call this when the user asks to rename or refile a note, or a note sits in
         the wrong region folder. Links to it in other notes are rewritten as Obsidian would (each listed in
         `relinked`); the destination must not exist."""
-        return out(lambda: cx.move_note(note, dest, etag=etag, client=client))
+        return out(lambda: cx.move_note(note, dest, etag=etag))
 
     @tool(MOVES)
     def archive_note(note: Note, etag: Etag = None) -> dict[str, Any]:
         """Retire a note that is obsolete, wrong or superseded: moves it to archive/ (nothing is deleted; its
         links keep working and recall finds it with include_archive). Call this instead of deleting a file,
         and only when the user agrees or the note is clearly superseded."""
-        return out(lambda: cx.archive_note(note, etag=etag, client=client))
+        return out(lambda: cx.archive_note(note, etag=etag))
 
     @tool(READ_ONLY)
     def recent(

@@ -19,10 +19,12 @@ from server.plans import check_plan, saved_plan
 from vault_cortex import __version__
 from vault_cortex.cortex import Cortex
 from vault_cortex.errors import VaultCortexError
+from vault_cortex.files.activity import acting_as
 from vault_cortex.index.progress import Indexing
 from vault_cortex.limits import MAX_BUDGET_TOKENS, MAX_K, MAX_PATH_CHARS, MAX_QUERY_CHARS, MIN_BUDGET_TOKENS, MIN_K
 from vault_cortex.privacy import agent_text
 from vault_cortex.recall.filters import Filters
+from vault_cortex.recall.request import RecallRequest
 from vault_cortex.sleep.consolidate import DEFAULT_MODE, SleepMode
 from vault_cortex.sleep.operations import plan_markdown
 
@@ -33,6 +35,7 @@ T = TypeVar("T")
 P = ParamSpec("P")
 F = TypeVar("F", bound=Callable[..., Any])
 Register = Callable[[ToolAnnotations], Callable[[F], F]]
+MCP_CLIENT = "mcp"  # the activity log's client for everything a tool does
 
 
 class Call(Protocol):
@@ -136,10 +139,11 @@ def reporting(fn: Callable[P, T], progress: Callable[[], Indexing | None]) -> Ca
     return answer
 
 
-def build_mcp(cx: Cortex, *, client: str = "mcp", watcher: Watcher | None = None) -> MCPServer:
+def build_mcp(cx: Cortex, *, watcher: Watcher | None = None) -> MCPServer:
     """An MCP server whose tools call `cx` in-process (one per app: its session manager runs once); `watcher`
     is asked to sync when a tool finds the index damaged or gone. Every tool's answer says how far indexing is
-    while the index is being built (`reporting`)."""
+    while the index is being built (`reporting`), and everything a tool logs is the MCP client's: `tool` binds
+    it around each tool (`acting_as`), so no tool can forget it."""
     mcp: MCPServer = MCPServer(name="vault-cortex", version=__version__, instructions=INSTRUCTIONS,
                                log_level="WARNING")
 
@@ -148,7 +152,7 @@ def build_mcp(cx: Cortex, *, client: str = "mcp", watcher: Watcher | None = None
 
     def tool(annotations: ToolAnnotations) -> Callable[[F], F]:
         def register(fn: F) -> F:
-            mcp.tool(annotations=annotations)(reporting(fn, lambda: cx.indexing))
+            mcp.tool(annotations=annotations)(reporting(acting_as(MCP_CLIENT)(fn), lambda: cx.indexing))
             return fn
         return register
 
@@ -170,12 +174,11 @@ def build_mcp(cx: Cortex, *, client: str = "mcp", watcher: Watcher | None = None
         the filters apply inside the search, so you still get k notes when k match. Captured sessions (what
         was said, including your own earlier claims) are left out: pass captures='only' to ask what was said
         in earlier sessions, and read them as a record of talk, not as evidence."""
-        filters = call(lambda: Filters.build(tags=tags, project=project, created_after=created_after,
-                                             created_before=created_before, modified_after=modified_after,
-                                             path_prefix=path_prefix, captures=captures))
-        return _builtins(call(lambda: cx.recall(query, k=k, mode=mode, budget_tokens=budget_tokens,
-                                                regions=regions, include_archive=include_archive,
-                                                client=client, filters=filters)))
+        request = RecallRequest(query=query, k=k, mode=mode, budget_tokens=budget_tokens, regions=regions,
+                                include_archive=include_archive, tags=tags, project=project,
+                                created_after=created_after, created_before=created_before,
+                                modified_after=modified_after, path_prefix=path_prefix, captures=captures)
+        return _builtins(call(lambda: cx.recall(request)))
 
     @tool(READ_ONLY)
     def context(task: Annotated[str | None, Field(description="The task you are starting, in a sentence.")] = None,
@@ -195,7 +198,7 @@ def build_mcp(cx: Cortex, *, client: str = "mcp", watcher: Watcher | None = None
                                              created_before=created_before, modified_after=modified_after,
                                              path_prefix=path_prefix, captures=captures))
         result = call(lambda: cx.context(task=task, project=project, active_note=active_note, recent=recent,
-                                         budget_tokens=budget_tokens, mode=mode, client=client, filters=filters))
+                                         budget_tokens=budget_tokens, mode=mode, filters=filters))
         return result.markdown
 
     @tool(READ_ONLY)
@@ -203,7 +206,7 @@ def build_mcp(cx: Cortex, *, client: str = "mcp", watcher: Watcher | None = None
         """Memories related to one note, found from its content; the note itself, the notes it already
         links and captured sessions are left out. Call this when working on a note to find what it should
         connect to."""
-        return _builtins(call(lambda: cx.related(path, k=k, mode=mode, client=client, captures=captures)))
+        return _builtins(call(lambda: cx.related(path, k=k, mode=mode, captures=captures)))
 
     @tool(ADDITIVE)
     def remember(
@@ -224,7 +227,7 @@ def build_mcp(cx: Cortex, *, client: str = "mcp", watcher: Watcher | None = None
         decision and its reason, a fix and its cause, a preference, a fact that was hard to find. One idea per
         memory. Returns the new note's path and ETag."""
         doc = call(lambda: cx.remember(agent_text(text), title=agent_text(title), region=region, tags=tags,
-                                       importance=importance, project=project, relations=relations, client=client))
+                                       importance=importance, project=project, relations=relations))
         return {"path": doc.path, "etag": doc.etag}
 
     @tool(ADDITIVE)
@@ -244,13 +247,13 @@ def build_mcp(cx: Cortex, *, client: str = "mcp", watcher: Watcher | None = None
         Call this when asked to tidy or review the vault, or before suggesting links to add."""
         return _builtins(call(cx.graph_health))
 
-    _memory_tools(tool, cx, client, call)
-    note_tools(tool, cx, client, call)
+    _memory_tools(tool, cx, call)
+    note_tools(tool, cx, call)
     _sleep_tools(tool, cx, call)
     return mcp
 
 
-def _memory_tools(tool: Register[Any], cx: Cortex, client: str, call: Call) -> None:
+def _memory_tools(tool: Register[Any], cx: Cortex, call: Call) -> None:
     """Habits, resonance and curiosity."""
 
     @tool(READ_ONLY)
@@ -275,7 +278,7 @@ def _memory_tools(tool: Register[Any], cx: Cortex, client: str, call: Call) -> N
     ) -> dict[str, Any]:
         """Record that you FOLLOWED a habit: raises its weight so it ranks higher next time (unused habits
         decay back toward their baseline). Call it once per habit per task, after acting on it."""
-        return _builtins(call(lambda: cx.reinforce(path, context=agent_text(context), client=client)))
+        return _builtins(call(lambda: cx.reinforce(path, context=agent_text(context))))
 
     @tool(ADDITIVE)
     def resonate(
@@ -287,7 +290,7 @@ def _memory_tools(tool: Register[Any], cx: Cortex, client: str, call: Call) -> N
         """Touch a resonance concept (what matters to the user: identity, relationships, taste, themes; the
         notes in resonance/): raises its weight, which warm recall modes use. Call it when the work or the
         conversation genuinely engages one of these concepts, not to flatter."""
-        return _builtins(call(lambda: cx.touch(concept, by=by, client=client)))
+        return _builtins(call(lambda: cx.touch(concept, by=by)))
 
     @tool(READ_ONLY)
     def resonance_report(

@@ -24,48 +24,18 @@ from vault_cortex.identity.context import Context
 from vault_cortex.limits import MAX_BUDGET_TOKENS, MAX_K, MAX_PATH_CHARS, MAX_QUERY_CHARS, MIN_BUDGET_TOKENS, MIN_K
 from vault_cortex.recall.filters import Filters
 from vault_cortex.recall.health import GraphHealth
+from vault_cortex.recall.request import Budget, FilterFields, RecallRequest
 from vault_cortex.recall.scored import Recall
 
 CortexDep = NamedDependency[Cortex]
 WatcherDep = NamedDependency[Watcher | None]
 NightlyDep = NamedDependency[Nightly | None]
-QueryText = Annotated[str, Meta(min_length=1, max_length=MAX_QUERY_CHARS)]
-K = Annotated[int, Meta(ge=MIN_K, le=MAX_K)]
-Budget = Annotated[int, Meta(ge=MIN_BUDGET_TOKENS, le=MAX_BUDGET_TOKENS)]
 NotePath = Annotated[str, Meta(min_length=1, max_length=MAX_PATH_CHARS)]
 PathQuery = Annotated[str, QueryParameter(min_length=1, max_length=MAX_PATH_CHARS,
                                           description="Vault-relative path of a note, e.g. soul/Values.md")]
 Captures = Annotated[str | None, QueryParameter(
     description="Captured sessions (notes of `layer: raw`, what was said): exclude (the default) leaves them out, "
                 "include keeps them, only returns nothing else.")]
-
-
-class FilterFields(msgspec.Struct, frozen=True, kw_only=True):
-    """Filters applied inside the candidate search (see `Filters`): every one given must hold."""
-
-    tags: list[str] | None = None  # nested: `a` matches `a/b`
-    project: str | None = None
-    created_after: str | None = None  # ISO date or age: 2026-11-01, 7d, 12h, 2w
-    created_before: str | None = None
-    modified_after: str | None = None
-    path_prefix: str | None = None
-    captures: str | None = None  # exclude (default): no capture; include; only: captures alone
-
-    def filters(self, regions: list[str] | None = None) -> Filters:
-        return Filters.build(tags=self.tags, regions=regions, project=self.project,
-                             created_after=self.created_after, created_before=self.created_before,
-                             modified_after=self.modified_after, path_prefix=self.path_prefix,
-                             captures=self.captures)
-
-
-class RecallBody(FilterFields, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    query: QueryText
-    k: K | None = None
-    mode: str | None = None
-    budget_tokens: Budget | None = None
-    regions: list[str] | None = None
-    include_archive: bool = False
-    gate: bool = False  # only the hits the push gate passes, each with push_probability
 
 
 class ContextBody(FilterFields, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -170,18 +140,16 @@ def recall_get(
 ) -> Recall:
     """Notes that answer a query, best first, each with the reason it was chosen; filters apply inside the
     search, so k results come back whenever k notes match."""
-    filters = Filters.build(tags=tags, project=project, created_after=created_after, created_before=created_before,
-                            modified_after=modified_after, path_prefix=path_prefix, captures=captures)
-    return cx.recall(q, k=k, mode=mode, budget_tokens=budget_tokens, regions=regions,
-                     include_archive=include_archive, filters=filters,
-                     gate=gate)
+    return cx.recall(RecallRequest(query=q, k=k, mode=mode, budget_tokens=budget_tokens, regions=regions,
+                                   include_archive=include_archive, gate=gate, tags=tags, project=project,
+                                   created_after=created_after, created_before=created_before,
+                                   modified_after=modified_after, path_prefix=path_prefix, captures=captures))
 
 
 @post("/recall", status_code=200, sync_to_thread=True)
-def recall_post(cx: CortexDep, data: JSONBody[RecallBody]) -> Recall:
+def recall_post(cx: CortexDep, data: JSONBody[RecallRequest]) -> Recall:
     """The same as GET /v1/recall, for long queries and lists in a JSON body."""
-    return cx.recall(data.query, k=data.k, mode=data.mode, budget_tokens=data.budget_tokens,
-                     regions=data.regions, include_archive=data.include_archive, filters=data.filters(), gate=data.gate)
+    return cx.recall(data)
 
 
 @post("/context", status_code=200, sync_to_thread=True)
@@ -223,7 +191,7 @@ def read_note(
     if (path is None) == (name is None):
         raise InvalidRequest("give either path (a vault path) or name (a note's name), not both or neither")
     # a path is a path, never resolved as a name
-    doc = cx.open_note(path or name or "", client="http", exact=path is not None)
+    doc = cx.open_note(path or name or "", exact=path is not None)
     return Response(doc, headers=etag_header(doc))
 
 

@@ -9,11 +9,12 @@ from litestar import get, post
 from litestar.params import JSONBody, QueryParameter
 from msgspec import Meta
 
-from server.routes import CortexDep, NotePath, QueryText
+from server.routes import CortexDep, NotePath
 from vault_cortex.identity.curiosity import Curiosities, Curiosity, Explored
 from vault_cortex.identity.habits import Habits
 from vault_cortex.identity.resonance import DecayPlan, ResonanceReport, WeightChange
 from vault_cortex.limits import MAX_QUERY_CHARS
+from vault_cortex.recall.request import QueryText
 
 MAX_TOOL_CHARS = 2000
 Context = Annotated[str, Meta(max_length=MAX_QUERY_CHARS)]

@@ -45,7 +45,7 @@ def _etag(value: str) -> dict[str, str]:
 def edit_note(cx: CortexDep, data: JSONBody[EditBody], if_match: IfMatch = None) -> Response[Edited]:
     """One minimal edit of a note: append, prepend, replace_section (by heading path), find_replace (exact, with
     the expected count) or set_property. Only the touched lines change; atomic; logged; 409 on a stale If-Match."""
-    result = cx.edit_note(data.note, data.edit, etag=parse_if_match(if_match), client="http")
+    result = cx.edit_note(data.note, data.edit, etag=parse_if_match(if_match))
     return Response(result, headers=_etag(result.etag))
 
 
@@ -53,14 +53,14 @@ def edit_note(cx: CortexDep, data: JSONBody[EditBody], if_match: IfMatch = None)
 def move_note(cx: CortexDep, data: JSONBody[MoveBody], if_match: IfMatch = None) -> Response[Moved]:
     """Move (rename) a note; links to it that would break are rewritten in the linking notes and listed in
     `relinked`. 409 if the destination exists or If-Match is stale."""
-    result = cx.move_note(data.note, data.dest, etag=parse_if_match(if_match), client="http")
+    result = cx.move_note(data.note, data.dest, etag=parse_if_match(if_match))
     return Response(result, headers=_etag(result.etag))
 
 
 @post("/notes/archive", status_code=200, sync_to_thread=True)
 def archive_note(cx: CortexDep, data: JSONBody[ArchiveBody], if_match: IfMatch = None) -> Response[Moved]:
     """Move a note to archive/ (never deleted; recall finds it with include_archive)."""
-    result = cx.archive_note(data.note, etag=parse_if_match(if_match), client="http")
+    result = cx.archive_note(data.note, etag=parse_if_match(if_match))
     return Response(result, headers=_etag(result.etag))
 
 

@@ -11,8 +11,8 @@ import msgspec
 
 from vault_cortex import Cortex
 from vault_cortex.index.embed import Embedder
-from vault_cortex.recall.filters import Filters
 from vault_cortex.recall.model import Cues, load_model
+from vault_cortex.recall.request import RecallRequest
 from vault_cortex.recall.scored import Hit
 
 
@@ -37,7 +37,7 @@ def recall(root: Path, embedder: Embedder, query: str, mode: str | None = None,
     env = {f"VAULT_CORTEX_RECALL_{k.upper()}": str(v).lower() for k, v in changed.items() if k not in cues}
     with Cortex.open(root, env=env, embedder=embedder, model=model) as cx:
         cx.sync()
-        return cx.recall(query, k=6, mode=mode, log_activity=False, filters=Filters(captures="include")).hits
+        return cx.recall(RecallRequest(query=query, k=6, mode=mode, captures="include"), log_activity=False).hits
 
 
 def digest(root: Path) -> dict[str, str]:

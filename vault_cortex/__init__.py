@@ -27,6 +27,7 @@ from vault_cortex.index.progress import SyncReport
 from vault_cortex.index.recent import Recent
 from vault_cortex.notes import Edited, Moved
 from vault_cortex.recall.filters import Filters
+from vault_cortex.recall.request import RecallRequest
 from vault_cortex.recall.scored import Hit, Recall
 
 __version__ = "0.1.0"
@@ -50,6 +51,7 @@ __all__ = [
     "NoteParseError",
     "NotFound",
     "Recall",
+    "RecallRequest",
     "Recent",
     "RequestRefused",
     "SyncReport",

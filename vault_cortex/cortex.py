@@ -17,7 +17,7 @@ from vault_cortex.errors import (
     InvalidRequest,
     VaultNotFound,
 )
-from vault_cortex.files.activity import Event, OpenEvent, read_since
+from vault_cortex.files.activity import Event, OpenEvent, current_client, read_since
 from vault_cortex.files.activity_files import pending_lines
 from vault_cortex.files.sections import EditOp
 from vault_cortex.files.vault import NoteDoc
@@ -40,6 +40,7 @@ from vault_cortex.recall.health import GraphHealth
 from vault_cortex.recall.model import RankingModel, load_model
 from vault_cortex.recall.pack import Candidate, Packed
 from vault_cortex.recall.recaller import Recaller
+from vault_cortex.recall.request import RecallRequest
 from vault_cortex.recall.scored import Recall, Scored
 from vault_cortex.sleep import cycle as sleep
 from vault_cortex.store.change import Vault
@@ -147,24 +148,21 @@ class Cortex:
         self.recaller.forget()
 
     # -- recall --------------------------------------------------------------------------------------
-    def recall(self, query: str, *, k: int | None = None, mode: str | None = None,
-               budget_tokens: int | None = None, regions: list[str] | None = None,
-               include_archive: bool = False, client: str = "api", log_activity: bool = True,
-               filters: Filters | None = None, gate: bool = False, exclude: frozenset[str] = frozenset(),
-               shown: frozenset[str] = frozenset(), push: PushGate | None = None) -> Recall:
-        """Notes for a query, ranked by the mode's signals; with a budget, also the packed context.
+    def recall(self, request: RecallRequest, *, exclude: frozenset[str] = frozenset(),
+               shown: frozenset[str] = frozenset(), push: PushGate | None = None, log_activity: bool = True) -> Recall:
+        """Notes for a request (`RecallRequest`: query, k, mode, budget, regions, filters, gate), ranked by the
+        mode's signals; with a budget, also the packed context.
 
-        filters (tags, regions, project, dates, path prefix, captures) are applied inside the candidate search,
-        so k results come back whenever k notes match; without filters, the captures are left out. With `gate`,
-        only the hits the push gate passes, each with its `push_probability`: each at or above `push.floor` on
-        its own, and none at all unless one not in `shown` (the paths an agent session was shown already, left
-        out) reaches `push.threshold`. Empty means
-        nothing is close enough to push unasked. `push` judges with other gate settings than the vault's (the
-        second look's own threshold). `exclude`: paths never returned (a session's own captures, for its hooks).
+        The filters (tags, regions, project, dates, path prefix, captures) are applied inside the candidate
+        search, so k results come back whenever k notes match; without filters, the captures are left out. With
+        `gate`, only the hits the push gate passes, each with its `push_probability`: each at or above
+        `push.floor` on its own, and none at all unless one not in `shown` (the paths an agent session was shown
+        already, left out) reaches `push.threshold`. Empty means nothing is close enough to push unasked. `push`
+        judges with other gate settings than the vault's (the second look's own threshold). `exclude`: paths
+        never returned (a session's own captures, for its hooks). Logged as the client the adapter bound
+        (`activity.acting_as`) unless not `log_activity`.
         """
-        return self.recaller.recall(query, k=k, mode=mode, budget_tokens=budget_tokens, regions=regions,
-                                    include_archive=include_archive, client=client, log_activity=log_activity,
-                                    filters=filters, gate=gate, exclude=exclude, shown=shown, push=push)
+        return self.recaller.recall(request, exclude=exclude, shown=shown, push=push, log_activity=log_activity)
 
     def push_gate(self) -> PushGate:
         """The push gate as recall applies it: the vault's `[push]` settings and the ranking model's coefficients."""
@@ -185,33 +183,33 @@ class Cortex:
         """Best cosine similarity between a query vector and any chunk of each note."""
         return self.recaller.similarity(qvec, paths)
 
-    def related(self, path: str, *, k: int | None = None, mode: str | None = None, client: str = "api",
+    def related(self, path: str, *, k: int | None = None, mode: str | None = None,
                 captures: str | None = None) -> Recall:
         """Notes related to a note (a path or a name) by its content, leaving out itself and the notes it already
         links to, and the captures unless `captures` is `include` or `only` (`Filters.captures`)."""
-        return self.recaller.related(self.resolve(path), k=k, mode=mode, client=client, captures=captures)
+        return self.recaller.related(self.resolve(path), k=k, mode=mode, captures=captures)
 
     def context(self, *, task: str | None = None, project: str | None = None, active_note: str | None = None,
                 recent: list[str] | None = None, budget_tokens: int | None = None, mode: str | None = None,
-                client: str = "api", filters: Filters | None = None, exclude: frozenset[str] = frozenset()) -> Context:
+                filters: Filters | None = None, exclude: frozenset[str] = frozenset()) -> Context:
         """Session-start context: pinned notes, habits and open questions that match, the handoff, then recall
         (the recall part narrowed by filters, if any, and never returning the `exclude` paths)."""
         ctx = build_context(self, task=task, project=project, active_note=active_note, recent=recent,
-                            budget_tokens=budget_tokens, mode=mode, client=client, filters=filters, exclude=exclude)
+                            budget_tokens=budget_tokens, mode=mode, filters=filters, exclude=exclude)
         return msgspec.structs.replace(ctx, indexing=self.indexing) if self.indexing else ctx
 
     # -- writes ---------------------------------------------------------------------------------------
     def remember(self, text: str, *, title: str | None = None, region: str | None = None,
                  tags: list[str] | None = None, importance: float | None = None, project: str | None = None,
-                 relations: dict[str, list[str]] | None = None, client: str = "api") -> NoteDoc:
+                 relations: dict[str, list[str]] | None = None) -> NoteDoc:
         """Write a new memory note (atomically, never over an existing file) and index it at once."""
         return notes.remember(self.vault, text, title=title, region=region, tags=tags, importance=importance,
-                              project=project, relations=relations, client=client)
+                              project=project, relations=relations)
 
-    def link(self, src: str, rel: str, dst: str, client: str = "api") -> NoteDoc:
+    def link(self, src: str, rel: str, dst: str) -> NoteDoc:
         """Add a typed relation `rel` from note src to dst (each a path or a name), as one minimal frontmatter
         change."""
-        return notes.link(self.vault, self.resolve(src), rel, dst, client)
+        return notes.link(self.vault, self.resolve(src), rel, dst)
 
     def pack(self, scored: list[Scored], budget_tokens: int, extra: Sequence[Candidate] = (),
              section_order: Sequence[str] = ()) -> Packed:
@@ -255,40 +253,40 @@ class Cortex:
         """A note's bytes as they are on disk (for edits that must keep every byte they do not change)."""
         return self.vault.read_bytes(path)
 
-    def write_note(self, path: str, content: str, if_match: str | None, client: str = "api") -> NoteDoc:
+    def write_note(self, path: str, content: str, if_match: str | None) -> NoteDoc:
         """Create (if_match None: the note must not exist) or replace a note whose ETag still matches."""
         try:
             data = content.encode("utf-8")
         except UnicodeEncodeError:
             raise InvalidRequest("the note's text is not valid Unicode (it holds a lone surrogate)") from None
-        return notes.write(self.vault, path, data, if_match, client)
+        return notes.write(self.vault, path, data, if_match)
 
-    def write_bytes(self, path: str, data: bytes, if_match: str | None, client: str = "api") -> NoteDoc:
+    def write_bytes(self, path: str, data: bytes, if_match: str | None) -> NoteDoc:
         """write_note for exact bytes (an edit or an undo keeps a body that is not UTF-8 as it was)."""
-        return notes.write(self.vault, path, data, if_match, client)
+        return notes.write(self.vault, path, data, if_match)
 
     def resolve(self, name: str) -> str:
         """A note's path from its path or a link target (`Title`, `[[Folder/Title]]`), as Obsidian resolves it."""
         return notes.resolve(self.vault, name)
 
-    def open_note(self, name: str, *, client: str = "api", exact: bool = False) -> NoteDoc:
+    def open_note(self, name: str, *, exact: bool = False) -> NoteDoc:
         """Read a note named by path or title (exact: by its vault path only), with its ETag, and log the open."""
         doc = self.read_note(name if exact else self.resolve(name))
-        self.log(OpenEvent(ts=self.clock(), client=client, path=doc.path))
+        self.log(OpenEvent(ts=self.clock(), client=current_client(), path=doc.path))
         return doc
 
-    def edit_note(self, name: str, op: EditOp, *, etag: str | None = None, client: str = "api") -> notes.Edited:
+    def edit_note(self, name: str, op: EditOp, *, etag: str | None = None) -> notes.Edited:
         """One minimal edit (append, prepend, replace_section, find_replace, set_property), atomic, logged;
         refused when `etag` is given and the note changed since."""
-        return notes.edit(self.vault, self.resolve(name), op, etag=etag, client=client)
+        return notes.edit(self.vault, self.resolve(name), op, etag=etag)
 
-    def move_note(self, name: str, dest: str, *, etag: str | None = None, client: str = "api") -> notes.Moved:
+    def move_note(self, name: str, dest: str, *, etag: str | None = None) -> notes.Moved:
         """Move a note; links that would no longer reach it are rewritten (minimal edits, reported)."""
-        return notes.move(self.vault, self.resolve(name), dest, etag=etag, client=client)
+        return notes.move(self.vault, self.resolve(name), dest, etag=etag)
 
-    def archive_note(self, name: str, *, etag: str | None = None, client: str = "api") -> notes.Moved:
+    def archive_note(self, name: str, *, etag: str | None = None) -> notes.Moved:
         """Move a note to archive/ (never deleted; recall finds it with include_archive)."""
-        return notes.archive(self.vault, self.resolve(name), etag=etag, client=client)
+        return notes.archive(self.vault, self.resolve(name), etag=etag)
 
     def recent(self, *, days: int = 7, kinds: Sequence[str] | None = None) -> recent_activity.Recent:
         """Notes created, changed, recalled and opened over the last days, grouped by day, newest first."""
@@ -314,17 +312,17 @@ class Cortex:
         """Habits matching a context or tool call (trigger, meaning, tool pattern), strongest first, capped."""
         return habits.habits_for_context(self, text, tool=tool, tool_input=tool_input)
 
-    def reinforce(self, path: str, *, context: str | None = None, client: str = "api") -> resonance.WeightChange:
+    def reinforce(self, path: str, *, context: str | None = None) -> resonance.WeightChange:
         """A habit was followed: raise its weight by one line and log it."""
-        return habits.reinforce(self.vault, self.resolve(path), context=context, client=client)
+        return habits.reinforce(self.vault, self.resolve(path), context=context)
 
     def decay_habits(self, *, dry_run: bool = True) -> resonance.DecayPlan:
         """Preview (or apply) habit weights decaying toward their baselines."""
         return habits.decay_habits(self.vault, dry_run=dry_run)
 
-    def touch(self, concept: str, *, by: str | None = None, client: str = "api") -> resonance.WeightChange:
+    def touch(self, concept: str, *, by: str | None = None) -> resonance.WeightChange:
         """Raise a resonance concept's weight by one line and log the touch."""
-        return resonance.touch(self.vault, concept, by=by, client=client)
+        return resonance.touch(self.vault, concept, by=by)
 
     def decay_resonance(self, *, dry_run: bool = True) -> resonance.DecayPlan:
         """Preview (or apply) resonance weights decaying toward their baselines."""
@@ -334,17 +332,17 @@ class Cortex:
         """Claimed (baseline) vs actual use (touches, mentions) of each concept over the last days."""
         return resonance.report(self.vault, days)
 
-    def wonder(self, question: str, *, context: str | None = None, client: str = "api") -> curiosity.Curiosity:
+    def wonder(self, question: str, *, context: str | None = None) -> curiosity.Curiosity:
         """Create an open question in curiosities/ (asking again returns the existing one)."""
-        return curiosity.wonder(self.vault, question, context=context, client=client)
+        return curiosity.wonder(self.vault, question, context=context)
 
     def list_curiosities(self, text: str | None = None) -> curiosity.Curiosities:
         """Open questions, or those relevant to a text, best first."""
         return curiosity.list_curiosities(self, text)
 
-    def explore(self, path: str, answer_path: str, client: str = "api") -> curiosity.Explored:
+    def explore(self, path: str, answer_path: str) -> curiosity.Explored:
         """Close a question with the memory that answers it (each a path or a name), linked both ways."""
-        return curiosity.explore(self.vault, self.resolve(path), self.resolve(answer_path), client)
+        return curiosity.explore(self.vault, self.resolve(path), self.resolve(answer_path))
 
     # -- sleep (issue 5) --
     def sleep_plan(self, mode: str = sleep.DEFAULT_MODE, *, save: bool = True) -> sleep.Plan:

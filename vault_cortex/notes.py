@@ -22,12 +22,13 @@ from vault_cortex.files.yamltext import note_filename, render_new_note
 from vault_cortex.limits import check_unicode
 from vault_cortex.store.change import Change, Vault
 
+CREATE = "create"  # the edit event of a new note (`recent` lists it as created)
 MOVE_TRIES = 3  # a note saved while it is being moved is read again and moved again, this many times at most
 
 
 def remember(vault: Vault, text: str, *, title: str | None = None, region: str | None = None,
              tags: list[str] | None = None, importance: float | None = None, project: str | None = None,
-             relations: dict[str, list[str]] | None = None, client: str = "api") -> NoteDoc:
+             relations: dict[str, list[str]] | None = None) -> NoteDoc:
     """Write a new memory note (atomically, never over an existing file) and index it at once."""
     if not text or not text.strip():
         raise InvalidRequest("nothing to remember: the text is empty")
@@ -56,20 +57,20 @@ def remember(vault: Vault, text: str, *, title: str | None = None, region: str |
         for target in targets:
             content = add_relation(content, rel, unwrap(target))
     data = content.encode("utf-8")
-    with vault.change(client) as tx:
+    with vault.change() as tx:
         rel_path = unique_path(f"{region}/{stem}.md", Existing(vault.root))
-        etag = tx.write(rel_path, data, None)
+        etag = tx.write(rel_path, data, None, op=CREATE)
     return NoteDoc(path=rel_path, content=content, etag=etag, warnings=tx.warnings)
 
 
-def write(vault: Vault, path: str, data: bytes, if_match: str | None, client: str = "api") -> NoteDoc:
+def write(vault: Vault, path: str, data: bytes, if_match: str | None) -> NoteDoc:
     """Create (if_match None: the note must not exist) or replace a note whose ETag still matches."""
-    with vault.change(client) as tx:
-        etag = tx.write(path, data, if_match)
+    with vault.change() as tx:
+        etag = tx.write(path, data, if_match, op=CREATE if if_match is None else "write")
     return NoteDoc(path=path, content=data.decode("utf-8", errors="replace"), etag=etag, warnings=tx.warnings)
 
 
-def link(vault: Vault, src: str, rel: str, dst: str, client: str = "api") -> NoteDoc:
+def link(vault: Vault, src: str, rel: str, dst: str) -> NoteDoc:
     """Add a typed relation `rel` from note src to dst, as one minimal frontmatter change."""
     _check_rel(rel)
     target = unwrap(dst).removesuffix(".md")
@@ -77,7 +78,7 @@ def link(vault: Vault, src: str, rel: str, dst: str, client: str = "api") -> Not
         raise InvalidRequest("the link target is empty")
     if re.search(r"[\[\]|\x00-\x1f\x7f]", target):
         raise InvalidRequest(f"a link target is a note name or path, without brackets, '|' or line breaks: {dst!r}")
-    doc = vault.edit_text(src, lambda text: add_relation(text, rel, target), client=client)
+    doc = vault.edit_text(src, lambda text: add_relation(text, rel, target), op="link")
     if any(ln.dst is None and ln.rel == rel and ln.target == target for ln in vault.index.db.links(src=src)):
         doc = msgspec.structs.replace(
             doc, warnings=[*doc.warnings, f"{target!r} is not a note in the vault yet: the link is dangling"])
@@ -150,17 +151,17 @@ def resolve(vault: Vault, name: str) -> str:
     return found.path
 
 
-def edit(vault: Vault, path: str, op: EditOp, *, etag: str | None = None, client: str = "api") -> Edited:
+def edit(vault: Vault, path: str, op: EditOp, *, etag: str | None = None) -> Edited:
     """Apply one minimal edit to a note atomically; refused if `etag` is given and the note changed since."""
     def apply(data: bytes) -> bytes:
         return apply_edit(data.decode("utf-8", "surrogateescape"), op).encode("utf-8", "surrogateescape")
 
-    with vault.change(client) as tx:
+    with vault.change() as tx:
         old, new = tx.edit(path, apply, etag, op=op.op)
     return Edited(path=path, etag=content_hash(new), op=op.op, changed=new != old, warnings=tx.warnings)
 
 
-def move(vault: Vault, path: str, dest: str, *, etag: str | None = None, client: str = "api",
+def move(vault: Vault, path: str, dest: str, *, etag: str | None = None,
          op: str = "move") -> Moved:
     """Move a note and rewrite the links that would no longer reach it (minimal edits, each reported).
 
@@ -170,7 +171,7 @@ def move(vault: Vault, path: str, dest: str, *, etag: str | None = None, client:
     note_path(vault.root, path)
     if nfc(path) == nfc(dest):
         raise InvalidRequest(f"{path!r} is already there")
-    with vault.change(client) as tx:
+    with vault.change() as tx:
         vault.index.sync()  # under the lock: the link index is current for finding the linking notes
         if dest_file.exists():
             raise WriteConflict(f"{dest!r} already exists; a move never overwrites")
@@ -230,7 +231,7 @@ def _move_relations(tx: Change, path: str, dest: str, before: Resolver, after: R
         tx.write(RELATIONS_PATH, new, content_hash(old), own=True)
 
 
-def archive(vault: Vault, path: str, *, etag: str | None = None, client: str = "api") -> Moved:
+def archive(vault: Vault, path: str, *, etag: str | None = None) -> Moved:
     """Move a note to `archive/` under its own path, as sleep's pruning does: never deleted, links kept."""
     rel = nfc(path.strip())
     if top_folder(rel) == ARCHIVE:
@@ -238,7 +239,7 @@ def archive(vault: Vault, path: str, *, etag: str | None = None, client: str = "
     note_path(vault.root, rel)
     folder = vault.root / ARCHIVE
     taken = {nfc(p.relative_to(vault.root).as_posix()) for p in folder.rglob("*.md")} if folder.is_dir() else set()
-    return move(vault, rel, unique_path(f"{ARCHIVE}/{rel}", taken), etag=etag, client=client, op="archive")
+    return move(vault, rel, unique_path(f"{ARCHIVE}/{rel}", taken), etag=etag, op="archive")
 
 
 def _linking(vault: Vault, path: str, dest: str) -> list[str]:

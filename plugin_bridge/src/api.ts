@@ -379,7 +379,7 @@ export interface Recall {
   took_ms: number;
 }
 
-export interface RecallBody {
+export interface RecallRequest {
   budget_tokens?: number | null;
   captures?: string | null;
   created_after?: string | null;
@@ -763,7 +763,7 @@ export interface Routes {
     query: never;
     path: never;
     headers: never;
-    body: RecallBody;
+    body: RecallRequest;
     response: Recall;
   };
   "GET /v1/recent": {
@@ -936,7 +936,7 @@ export const REQUIRED_FIELDS: Record<string, readonly string[]> = {
   PlanBody: [],
   Proof: ["peer", "proof"],
   Recall: ["hits", "mode", "query", "took_ms"],
-  RecallBody: ["query"],
+  RecallRequest: ["query"],
   Recent: ["days", "groups", "kinds", "since", "total"],
   RecentItem: ["count", "kind", "last", "path"],
   ReinforceBody: ["path"],

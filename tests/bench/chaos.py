@@ -105,7 +105,7 @@ rng = random.Random(seed)
 with Cortex.open(root) as cx:
     for i, text in enumerate(texts):
         time.sleep(rng.uniform(0.0, 1.5))
-        doc = cx.remember(text, title=f"Writer {trial}-{i}", client="cli")
+        doc = cx.remember(text, title=f"Writer {trial}-{i}")
         print(doc.path, flush=True)
 """
 

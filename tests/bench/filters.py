@@ -18,6 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import msgspec
+
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -26,6 +28,7 @@ from fakes import FakeEmbedder  # noqa: E402
 
 from vault_cortex.cortex import Cortex  # noqa: E402
 from vault_cortex.recall.filters import Filters  # noqa: E402
+from vault_cortex.recall.request import RecallRequest  # noqa: E402
 
 WORDS = ("battery voltage sensor greenhouse sqlite checkpoint dashboard collector solder enclosure probe soil "
          "calibration wifi sleep current reading chart window transaction").split()
@@ -65,7 +68,8 @@ def main() -> None:
                 times, got = [], []
                 for q in queries:
                     t = time.perf_counter()
-                    hits = cx.recall(q, k=10, filters=filters, log_activity=False).hits
+                    hits = cx.recall(RecallRequest(query=q, k=10, **msgspec.structs.asdict(filters)),
+                                     log_activity=False).hits
                     times.append((time.perf_counter() - t) * 1000)
                     got.append(len(hits))
                 times.sort()

@@ -30,6 +30,7 @@ from vault_cortex import Cortex
 from vault_cortex.config import load_settings
 from vault_cortex.index.embed import BATCH_SIZE, Embedder, load_embedder
 from vault_cortex.index.progress import SyncReport
+from vault_cortex.recall.request import RecallRequest
 
 INDEX_FILES = ("index.db", "index.db-wal", "index.db-shm", "vectors.usearch")
 
@@ -227,14 +228,14 @@ def run(root: Path, n_notes: int, n_queries: int, seed: int, profile: Path | Non
 
     # -- recall ------------------------------------------------------------------------------------------
     qs = queries(n_queries, seed)
-    lat = recall_latencies(lambda q: cx.recall(q, k=10), qs)
+    lat = recall_latencies(lambda q: cx.recall(RecallRequest(query=q, k=10)), qs)
     p50, p95 = percentile(lat, 50), percentile(lat, 95)
     table.add(f"recall p50 / p95 ({n_queries} queries, k=10)", f"{p50:.1f} / {p95:.1f} ms", "p50 < 25 ms",
               p50 < 25)
-    empty = sum(1 for q in qs if not cx.recall(q, k=10).hits)
+    empty = sum(1 for q in qs if not cx.recall(RecallRequest(query=q, k=10)).hits)
     table.add("  queries with no hits", str(empty), "0", empty == 0)
     model.reset()
-    cx.recall(qs[0], k=10)
+    cx.recall(RecallRequest(query=qs[0], k=10))
     table.add("  query embedding alone", f"{model.embed_seconds * 1000:.1f} ms", "~3 ms (DESIGN.md)")
     packed: Callable[..., object] = cx.recall  # a budget (graph + packing) is a later feature of recall
     try:
@@ -255,7 +256,7 @@ def run(root: Path, n_notes: int, n_queries: int, seed: int, profile: Path | Non
     table.add(f"one-note re-sync after {events} logged recalls", f"{after_s * 1000:.0f} ms", "< 300 ms",
               after_s < 0.3)
     t0 = time.perf_counter()
-    cx.recall(qs[1], k=10)
+    cx.recall(RecallRequest(query=qs[1], k=10))
     first_ms = (time.perf_counter() - t0) * 1000
     table.add("  first recall after that re-sync", f"{first_ms:.1f} ms", "p50 < 25 ms", first_ms < 25)
     cx.close()

@@ -30,6 +30,7 @@ from vault_cortex.config import load_settings
 from vault_cortex.index.embed import Embedder, load_embedder
 from vault_cortex.recall import pipeline
 from vault_cortex.recall.model import Cues
+from vault_cortex.recall.request import RecallRequest
 
 DATA_ENV = "VAULT_CORTEX_LOCOMO"
 # The LoCoMo conversations, one JSON file each (`conversation` and `qa`, as the LoCoMo release gives them): --data,
@@ -167,7 +168,7 @@ def packed_recall(setups: Setups, budget: int) -> float:
     total, n = 0.0, 0
     for cx, questions in setups:
         for q, evidence, _ in questions:
-            ctx = cx.recall(q, k=50, budget_tokens=budget, log_activity=False).context
+            ctx = cx.recall(RecallRequest(query=q, k=50, budget_tokens=budget), log_activity=False).context
             got = {item.path for item in ctx.items} if ctx else set()
             total += len(evidence & got) / len(evidence)
             n += 1
@@ -182,7 +183,7 @@ def run_all(setups: Setups, k: int = 10, each: Callable[[Cortex], None] | None =
         if each is not None:
             each(cx)
         def ask(q: str, cx: Cortex = cx) -> list[str]:
-            return [h.path for h in cx.recall(q, k=k, log_activity=False, **recall_kwargs).hits]
+            return [h.path for h in cx.recall(RecallRequest(query=q, k=k, **recall_kwargs), log_activity=False).hits]
 
         for key, (total, n) in evaluate(questions, ask).items():
             before = sums.get(key, (0.0, 0))
@@ -200,7 +201,7 @@ def latency(setups: Setups) -> tuple[float, float]:
     for cx, questions in setups:
         for q, _, _ in questions:
             started = time.perf_counter()
-            cx.recall(q, log_activity=False)
+            cx.recall(RecallRequest(query=q), log_activity=False)
             times.append((time.perf_counter() - started) * 1000)
     cuts = statistics.quantiles(times, n=20)
     return statistics.median(times), cuts[18]

@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 from vault_cortex.cortex import Cortex
+from vault_cortex.files.activity import HOOK_CLIENT, acting_as
 from vault_cortex.index.embed import Embedder
 
 PROJECT = "greenhouse-sensor"  # the starter vault's project: the start context is about it
@@ -38,7 +39,8 @@ def scenario_vault(synced_template: Path, dest: Path, embedder: Embedder) -> Pat
                       encoding="utf-8")
     with Cortex.open(dest, embedder=embedder) as cx:
         cx.sync()
-        shown = cx.context(project=PROJECT, budget_tokens=cx.settings.hooks.session_budget_tokens, client="hook")
+        with acting_as(HOOK_CLIENT):  # as the session-start hook asks
+            shown = cx.context(project=PROJECT, budget_tokens=cx.settings.hooks.session_budget_tokens)
     assert cx.settings.hooks.session_budget_tokens == START_BUDGET
     assert SECOND_LOOK not in {item.path for item in shown.context.items}, "the scenario needs it left out"
     return dest

@@ -14,6 +14,7 @@ from litestar.testing import TestClient
 from server.app import create_app
 from vault_cortex.cortex import Cortex
 from vault_cortex.index.embed import Embedder
+from vault_cortex.recall.request import RecallRequest
 
 ARCH = "long_term/greenhouse-sensor architecture.md"
 WAL = "scientific/SQLite WAL mode.md"
@@ -65,7 +66,8 @@ def test_recall_through_the_push_gate(client: TestClient[Litestar], cx: Cortex) 
     assert client.post("/v1/recall", json={"query": query, "gate": True}).json()["hits"] == got
     plain = client.get("/v1/recall", params={"q": query}).json()["hits"]
     assert all(h.get("push_probability") is None for h in plain)
-    assert [h.path for h in cx.recall(query, gate=True, log_activity=False).hits] == [h["path"] for h in got]
+    assert [h.path for h in cx.recall(RecallRequest(query=query, gate=True),
+                                      log_activity=False).hits] == [h["path"] for h in got]
     for off_topic in ("Write a haiku about autumn leaves on a river", "how do I center a div with CSS grid"):
         assert client.get("/v1/recall", params={"q": off_topic, "gate": "true"}).json()["hits"] == []
         assert client.get("/v1/recall", params={"q": off_topic}).json()["hits"]  # ungated recall still ranks

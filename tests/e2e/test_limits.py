@@ -14,6 +14,7 @@ from mcp.client import Client
 from vault_cortex.cortex import Cortex
 from vault_cortex.errors import InvalidRequest
 from vault_cortex.limits import MAX_BUDGET_TOKENS, MAX_QUERY_CHARS, MIN_BUDGET_TOKENS, MIN_K
+from vault_cortex.recall.request import RecallRequest
 
 QUERY = "battery voltage"
 BAD_BUDGETS = (0, 10, MIN_BUDGET_TOKENS - 1, MAX_BUDGET_TOKENS + 1)
@@ -41,7 +42,7 @@ def test_an_out_of_range_budget_is_refused_by_every_surface(client: TestClient[L
         assert result.is_error and "budget_tokens" in result.content[0].text
         assert "InvalidRequest" not in result.content[0].text, "refused by the tool's schema, not from inside"
     with pytest.raises(InvalidRequest, match=rf"budget_tokens must be between {MIN_BUDGET_TOKENS} and"):
-        cx.recall(QUERY, budget_tokens=budget, log_activity=False)
+        cx.recall(RecallRequest(query=QUERY, budget_tokens=budget), log_activity=False)
     with pytest.raises(InvalidRequest, match=rf"budget_tokens must be between {MIN_BUDGET_TOKENS} and"):
         cx.context(task=QUERY, budget_tokens=budget)
 
@@ -54,7 +55,7 @@ def test_the_edge_budgets_are_accepted_by_every_surface(client: TestClient[Lites
     for result in _mcp(live, [("recall", {"query": QUERY, "budget_tokens": budget}),
                               ("context", {"task": QUERY, "budget_tokens": budget})]):
         assert not result.is_error, result.content
-    assert cx.recall(QUERY, budget_tokens=budget, log_activity=False).context is not None
+    assert cx.recall(RecallRequest(query=QUERY, budget_tokens=budget), log_activity=False).context is not None
     assert cx.context(task=QUERY, budget_tokens=budget).context.budget_tokens <= budget
 
 
@@ -71,7 +72,7 @@ def test_k_and_query_length_agree_on_every_surface(client: TestClient[Litestar],
         assert (client.get("/v1/recall", params=params).status_code == 200) is ok, args
         assert (not _mcp(live, [("recall", {"query": query} | ({"k": k} if k is not None else {}))])[0].is_error) is ok
         try:
-            cx.recall(str(query), k=k if isinstance(k, int) else None, log_activity=False)
+            cx.recall(RecallRequest(query=str(query), k=k if isinstance(k, int) else None), log_activity=False)
         except InvalidRequest:
             assert not ok, args
         else:

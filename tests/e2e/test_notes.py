@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from harness import LiveServer, over_http
 from litestar import Litestar
 from litestar.testing import TestClient
@@ -14,6 +15,7 @@ from mcp.client import Client
 
 from vault_cortex.cortex import Cortex
 from vault_cortex.files.activity import EditEvent, OpenEvent, read_events
+from vault_cortex.recall.request import RecallRequest
 
 WAL = "scientific/SQLite WAL mode.md"
 BOARING = "long_term/Prefer boring technology.md"
@@ -69,7 +71,7 @@ def test_edit_note_over_http_each_operation_minimal_atomic_and_logged(client: Te
         "### Install\n\nuv pip install x\n\n## Use\nuse it daily\n- appended\n")
     logged = [e.op for e in read_events(cx.root)[0] if isinstance(e, EditEvent) and e.path == rel]
     assert logged == [s["op"] for s in steps]
-    assert cx.recall("uv pip install", k=3).hits[0].path == rel  # re-indexed at once
+    assert cx.recall(RecallRequest(query="uv pip install", k=3)).hits[0].path == rel  # re-indexed at once
 
     stale = edit({"op": "append", "content": "x"}, "0" * 32)
     assert (stale.status_code, stale.json()["error"]) == (409, "WriteConflict")
@@ -115,9 +117,10 @@ def test_move_and_archive_over_http_rewrite_links_and_never_delete(client: TestC
     archived = client.post("/v1/notes/archive", json={"note": "short_term/Retire me.md"})
     assert archived.status_code == 200 and archived.json()["dest"] == "archive/short_term/Retire me.md"
     assert (vault / "archive/short_term/Retire me.md").read_text().startswith("# Retire me")
-    assert "archive/short_term/Retire me.md" not in {h.path for h in cx.recall("obsolete retire", k=20).hits}
-    assert "archive/short_term/Retire me.md" in {h.path for h in cx.recall("obsolete retire", k=20,
-                                                                            include_archive=True).hits}
+    retire = RecallRequest(query="obsolete retire", k=20)
+    assert "archive/short_term/Retire me.md" not in {h.path for h in cx.recall(retire).hits}
+    with_archive = msgspec.structs.replace(retire, include_archive=True)
+    assert "archive/short_term/Retire me.md" in {h.path for h in cx.recall(with_archive).hits}
     again = client.post("/v1/notes/archive", json={"note": "archive/short_term/Retire me.md"})
     assert again.status_code == 400 and "already in archive/" in again.json()["detail"]
 

@@ -14,6 +14,7 @@ from vault_cortex import Cortex, EditOp
 from vault_cortex.files.activity import OpenEvent, encode
 from vault_cortex.files.vault import init_vault
 from vault_cortex.index.embed import Embedder
+from vault_cortex.recall.request import RecallRequest
 
 
 def test_a_conflicted_log_is_replayed_left_alone_and_named_by_doctor(tmp_path: Path, embedder: Embedder) -> None:
@@ -35,7 +36,7 @@ def test_a_conflicted_log_is_replayed_left_alone_and_named_by_doctor(tmp_path: P
 
         note = cx.open_note("Enclosure sketches")  # a read: pending; then a write, logged with its edit
         cx.edit_note(note.path, EditOp(op="append", content="- Checked again."), etag=note.etag)
-        cx.recall("battery")
+        cx.recall(RecallRequest(query="battery"))
         cx.flush_activity()
         assert month.read_bytes() == conflicted, "appended to a file holding conflict markers"
         sibling = month.with_name(f"{now:%Y-%m}.2.jsonl")

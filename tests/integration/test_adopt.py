@@ -20,6 +20,7 @@ from vault_cortex.cortex import Cortex
 from vault_cortex.errors import VaultNotFound
 from vault_cortex.files.vault import init_vault
 from vault_cortex.index.embed import Embedder
+from vault_cortex.recall.request import RecallRequest
 
 SAMPLE = "obsidian_sample"
 MACHINE_LOCAL = [".cortex/index/index.db", ".cortex/index/serve.lock", ".cortex/token", ".cortex/hooks/s1.json",
@@ -57,7 +58,7 @@ def test_an_adopted_vault_is_indexed_linked_and_recalled(fixture_vault: Callable
     with Cortex.open(vault, embedder=embedder) as cx:
         report = cx.sync()
         assert report.notes == len(notes) == 19 and report.skipped == 0
-        hits = cx.recall("is resoling old leather boots worth it instead of buying new ones", k=3)
+        hits = cx.recall(RecallRequest(query="is resoling old leather boots worth it instead of buying new ones", k=3))
         assert hits.hits[0].path == "Clippings/Mend before you replace.md"
         links = {ln.target: ln.dst for ln in cx.index.db.links(src="References/Harbour Lights.md")}
         assert links["Odile Brask"] == "References/Odile Brask.md"  # author: "[[Odile Brask]]", in a property

@@ -13,6 +13,7 @@ from recalled import digest, recall, write_vault
 
 from vault_cortex import Cortex
 from vault_cortex.index.embed import Embedder
+from vault_cortex.recall.request import RecallRequest
 
 NOTES = {
     "chat/Probe chat 1.md": "---\nspeaker: Tomas\n---\nTomas: The new firmware is on the bed-3 probe now. How do I "
@@ -76,8 +77,9 @@ def test_the_push_brings_the_answer_of_whom_the_prompt_names_not_the_question_as
     before = digest(root)
     with Cortex.open(root, embedder=embedder) as cx:
         cx.sync()
-        asked = cx.recall("How did Ines say to reset the soil probe?", k=6, log_activity=False)
-        pushed = cx.recall("How did Ines say to reset the soil probe?", k=3, gate=True, log_activity=False)
+        asked = cx.recall(RecallRequest(query="How did Ines say to reset the soil probe?", k=6), log_activity=False)
+        pushed = cx.recall(RecallRequest(query="How did Ines say to reset the soil probe?", k=3, gate=True),
+                           log_activity=False)
     p = {h.path: h for h in asked.hits}
     assert [h.path for h in pushed.hits] == ["chat/Probe chat 2.md"], [(h.path, h.push_probability) for h in
                                                                       pushed.hits]
@@ -109,8 +111,10 @@ def test_the_push_gate_reads_the_answer_told_two_exchanges_after_the_best_match(
         cx.sync()
         every = msgspec.structs.replace(cx.push_gate(), threshold=0.0, floor=0.0, most=10)
         off = msgspec.structs.replace(every, weights={**every.weights, "thread": 0.0})
-        hits = {h.path: h for h in cx.recall(query, k=5, gate=True, push=every, log_activity=False).hits}
-        control = {h.path: h for h in cx.recall(query, k=5, gate=True, push=off, log_activity=False).hits}
+        hits = {h.path: h for h in cx.recall(RecallRequest(query=query, k=5, gate=True), push=every,
+                                             log_activity=False).hits}
+        control = {h.path: h for h in cx.recall(RecallRequest(query=query, k=5, gate=True), push=off,
+                                                log_activity=False).hits}
     assert max(hits, key=lambda p: hits[p].score) == "chat/Race chat 2.md", "the best match tells the marathon"
     answer, before = hits["chat/Race chat 4.md"], control["chat/Race chat 4.md"]
     assert answer.push_probability is not None and before.push_probability is not None

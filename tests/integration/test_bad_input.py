@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from vault_cortex import Cortex
+from vault_cortex.recall.request import RecallRequest
 
 
 def snapshot(root: Path) -> dict[str, str]:
@@ -90,8 +91,8 @@ def test_bad_input_suite(bad_vault: Path, embedder) -> None:  # type: ignore[no-
 def test_bom_crlf_and_nfd_notes_are_parsed_right(bad_vault: Path, embedder) -> None:  # type: ignore[no-untyped-def]
     with Cortex.open(bad_vault, embedder=embedder) as cx:
         cx.sync()
-        bom = cx.recall("byte order mark", k=1).hits[0]
+        bom = cx.recall(RecallRequest(query="byte order mark", k=1)).hits[0]
         assert (bom.path, bom.region) == ("notes/bom.md", "scientific")
-        assert cx.recall("CRLF line endings", k=1).hits[0].heading == "Heading"
-        assert cx.recall("accents NFD", k=1).hits[0].path == "notes/Café décor.md"
-        assert cx.recall("sourdough", k=1).hits[0].path == "notes/ok.md"
+        assert cx.recall(RecallRequest(query="CRLF line endings", k=1)).hits[0].heading == "Heading"
+        assert cx.recall(RecallRequest(query="accents NFD", k=1)).hits[0].path == "notes/Café décor.md"
+        assert cx.recall(RecallRequest(query="sourdough", k=1)).hits[0].path == "notes/ok.md"

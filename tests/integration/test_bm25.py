@@ -15,6 +15,7 @@ from vault_cortex.cortex import Cortex
 from vault_cortex.index.dbfile import transaction
 from vault_cortex.index.fts import fts_match, fts_terms
 from vault_cortex.index.lexical import Tokens, scores
+from vault_cortex.recall.request import RecallRequest
 
 # stems (running/runs/ran), diacritics (café/cafe, naïve), words unicode61 splits (foo_bar, x2y), numbers, case
 WORDS = ("run running runs ran runner café cafe naïve naive foo_bar snake_case_name x2y 42 2026 Oven oven ovens "
@@ -86,7 +87,7 @@ def test_a_sync_that_wrote_many_notes_leaves_one_segment_and_the_same_scores(
         merged.sync()
         assert _segments(merged) == 1
         for query in ("running oven thermometer", "café naive", "sourdough starter baking bread"):
-            assert merged.recall(query, k=10).hits
+            assert merged.recall(RecallRequest(query=query, k=10)).hits
             assert merged.db.lexical(query, 30) == pytest.approx(cortex.db.lexical(query, 30), rel=1e-9)
 
 

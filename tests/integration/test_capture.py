@@ -17,7 +17,7 @@ from vault_cortex.cortex import Cortex
 from vault_cortex.files.vault import init_vault
 from vault_cortex.importers.transcript import Imported
 from vault_cortex.index.embed import Embedder
-from vault_cortex.recall.filters import Filters
+from vault_cortex.recall.request import RecallRequest
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "bench"))
@@ -161,7 +161,7 @@ def test_captured_sessions_are_indexed_with_their_prompt_answer_edges(
     with Cortex.open(vault, embedder=embedder) as cx:
         cx.sync()
         links = {(ln.src, ln.rel, ln.dst) for ln in cx.db.links() if ln.src.startswith("raw/2026-11-30")}
-        hit = cx.recall("dashboard hangs while the report runs", k=3, filters=Filters(captures="only")).hits[0]
+        hit = cx.recall(RecallRequest(query="dashboard hangs while the report runs", k=3, captures="only")).hits[0]
         tiers = {t.tier: t.summaries for t in cx.sleep_plan("full").findings.tiers}
     assert "2026-11-30 greenhouse 7c1d9e0b (session).md" in " ".join(tiers["session"])  # sleep summarises it
     name = "raw/2026-11-30 greenhouse 7c1d9e0b"

@@ -21,7 +21,7 @@ from vault_cortex.importers.substance import has_substance
 from vault_cortex.importers.transcript import parse_transcript
 from vault_cortex.index.embed import Embedder
 from vault_cortex.privacy import PRIVATE_MARK, redact
-from vault_cortex.recall.filters import Filters
+from vault_cortex.recall.request import RecallRequest
 
 TRANSCRIPTS = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
 SID = "5e2b7a10-9c4d-4f3e-8a61-2d7f0c9b1e38"
@@ -246,7 +246,7 @@ def test_after_a_captured_session_the_curated_note_answers_its_question_first(
     with Cortex.open(vault, embedder=embedder) as cx:
         cx.sync()
         for question in (QUESTION, "soil probe calibration", "how do I calibrate the soil probes?"):
-            hits = cx.recall(question, k=5, mode=mode, filters=Filters(captures="include")).hits
+            hits = cx.recall(RecallRequest(query=question, k=5, mode=mode, captures="include")).hits
             assert hits[0].path == CALIBRATION, (question, [(h.path, h.score) for h in hits])
             assert "raw" not in hits[0].signals  # a curated note keeps its score
             captured = [h for h in hits if h.path.startswith("raw/")]

@@ -15,6 +15,7 @@ import pytest
 
 from vault_cortex import Cortex
 from vault_cortex.index.db import IndexDB
+from vault_cortex.recall.request import RecallRequest
 
 
 def make_vault(root: Path, notes: int = 30) -> Path:
@@ -111,7 +112,7 @@ def test_a_deleted_index_is_rebuilt_by_the_next_sync(tmp_path: Path, embedder) -
         report = cx.sync()
         assert report.notes == 5 and report.chunks_embedded == 0
         assert cx.index.recovered is not None and "deleted" in cx.index.recovered
-        assert cx.recall("humidity", k=1).hits
+        assert cx.recall(RecallRequest(query="humidity", k=1)).hits
         assert cx.verify().ok
 
 

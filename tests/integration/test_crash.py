@@ -18,6 +18,7 @@ from vault_cortex.errors import SyncCancelled
 from vault_cortex.files.vault import content_hash
 from vault_cortex.index.derive import CHUNK_CAP_PROBLEM
 from vault_cortex.index.restore import EMBED_BATCH, vector_problems
+from vault_cortex.recall.request import RecallRequest
 
 WORDS = ("anemometer barometer calibration drizzle evaporation frost gust humidity isobar jetstream katabatic "
          "lapse monsoon nimbus occlusion pressure quasar radiosonde squall thermal updraft veering wetbulb "
@@ -253,7 +254,7 @@ def test_verify_sees_corrupt_vectors_and_sync_rebuilds_them(tmp_path: Path, embe
         cx.sync()
         bad, unchecked = vector_problems(cx.db, cx.vectors, cx.cache, embedder.model_id)
         assert (bad, unchecked) == ([], 0)
-        hits = cx.recall("katabatic zephyr squall", k=5).hits  # filterwarnings=error: a NaN warning fails
+        hits = cx.recall(RecallRequest(query="katabatic zephyr squall", k=5)).hits  # a NaN warning fails (error)
         assert hits and all(np.isfinite(h.score) for h in hits)
         assert cx.verify().ok
     assert _snapshot(root) == before

@@ -6,12 +6,14 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
+import msgspec
 import pytest
 from fakes import FakeEmbedder
 
 from vault_cortex.cortex import Cortex
 from vault_cortex.errors import InvalidRequest
 from vault_cortex.recall.filters import Filters
+from vault_cortex.recall.request import RecallRequest
 
 
 def _vault(root: Path, n: int, rare_every: int) -> Path:
@@ -44,23 +46,24 @@ def cx(tmp_path_factory: pytest.TempPathFactory) -> Cortex:
     Filters(created_after="2026-11-20", created_before="2026-11-21", tags=["rare"]),
 ])
 def test_a_filter_keeping_2_percent_still_returns_k_hits(cx: Cortex, filters: Filters) -> None:
-    unfiltered = cx.recall("battery voltage drop", k=10, log_activity=False)
+    unfiltered = cx.recall(RecallRequest(query="battery voltage drop", k=10), log_activity=False)
     assert not any(h.path.startswith("projects/") for h in unfiltered.hits)  # the rare notes rank low
-    result = cx.recall("battery voltage drop", k=10, filters=filters, log_activity=False)
+    result = cx.recall(RecallRequest(query="battery voltage drop", k=10, **msgspec.structs.asdict(filters)),
+                       log_activity=False)
     assert len(result.hits) == 10
     assert all(h.path.startswith("projects/") for h in result.hits)
 
 
-def test_the_regions_argument_is_applied_inside_the_search_too(cx: Cortex) -> None:
-    result = cx.recall("battery voltage drop", k=10, regions=["scientific"], log_activity=False)
+def test_the_regions_are_applied_inside_the_search_too(cx: Cortex) -> None:
+    result = cx.recall(RecallRequest(query="battery voltage drop", k=10, regions=["scientific"]), log_activity=False)
     assert len(result.hits) == 10 and {h.region for h in result.hits} == {"scientific"}
 
 
 def test_filters_that_keep_fewer_than_k_return_what_there_is(cx: Cortex) -> None:
-    assert len(cx.recall("battery", k=10, filters=Filters(path_prefix="projects/note 000"),
+    assert len(cx.recall(RecallRequest(query="battery", k=10, path_prefix="projects/note 000"),
                          log_activity=False).hits) == 1
-    assert cx.recall("battery", k=10, filters=Filters(tags=["nothing-has-this"]), log_activity=False).hits == []
-    assert cx.recall("battery", k=10, regions=["soul"], filters=Filters(regions=["scientific"]),
+    assert cx.recall(RecallRequest(query="battery", k=10, tags=["nothing-has-this"]), log_activity=False).hits == []
+    assert cx.recall(RecallRequest(query="battery", k=10, regions=["soul"], path_prefix="scientific/"),
                      log_activity=False).hits == []
 
 
@@ -76,9 +79,9 @@ def test_modified_after_uses_the_files_time(tmp_path: Path) -> None:
         path.write_text(path.read_text() + "Changed later.\n")
         os.utime(path, (datetime(2026, 11, 29, tzinfo=UTC).timestamp(),) * 2)
         cx.sync()
-        hits = cx.recall("battery", k=10, filters=Filters(modified_after="7d"), log_activity=False).hits
+        hits = cx.recall(RecallRequest(query="battery", k=10, modified_after="7d"), log_activity=False).hits
         assert [h.path for h in hits] == ["short_term/note 0001.md"]
-        assert len(cx.recall("battery", k=10, filters=Filters(modified_after="2025-12-31"),
+        assert len(cx.recall(RecallRequest(query="battery", k=10, modified_after="2025-12-31"),
                              log_activity=False).hits) == 10
 
 
@@ -95,13 +98,13 @@ def test_context_recall_is_narrowed_by_the_filters(cx: Cortex) -> None:
 ])
 def test_bad_filters_are_clear_errors(cx: Cortex, filters: Filters, message: str) -> None:
     with pytest.raises(InvalidRequest, match=message):
-        cx.recall("battery", filters=filters, log_activity=False)
+        cx.recall(RecallRequest(query="battery", **msgspec.structs.asdict(filters)), log_activity=False)
 
 
 def test_a_loose_filter_searches_the_ann_index_first_and_still_returns_k(cx: Cortex) -> None:
-    result = cx.recall("battery voltage drop", k=10, filters=Filters(tags=["common"]), log_activity=False)
+    result = cx.recall(RecallRequest(query="battery voltage drop", k=10, tags=["common"]), log_activity=False)
     assert len(result.hits) == 10 and not any(h.path.startswith("projects/") for h in result.hits)
-    unfiltered = cx.recall("battery voltage drop", k=10, log_activity=False).hits
+    unfiltered = cx.recall(RecallRequest(query="battery voltage drop", k=10), log_activity=False).hits
     # the same answer; among notes tied with the last one (same text but their number), the filter's wider
     # search may find a different one than the unfiltered search's narrower one
     assert [h.score for h in result.hits] == [h.score for h in unfiltered]
@@ -127,13 +130,14 @@ def crowded(tmp_path_factory: pytest.TempPathFactory) -> Cortex:
 
 
 def test_captures_crowding_the_candidates_still_leave_k_curated_hits(crowded: Cortex) -> None:
-    plain = crowded.recall("battery voltage drop", k=10, log_activity=False).hits
+    plain = crowded.recall(RecallRequest(query="battery voltage drop", k=10), log_activity=False).hits
     assert len(plain) == 10 and all(h.path.startswith("short_term/") for h in plain), [h.path for h in plain]
-    only = crowded.recall("battery voltage drop", k=10, filters=Filters(captures="only"), log_activity=False).hits
+    only = crowded.recall(RecallRequest(query="battery voltage drop", k=10, captures="only"), log_activity=False).hits
     assert len(only) == 10 and all(h.path.startswith("raw/") for h in only)
-    both = crowded.recall("battery voltage drop", k=10, filters=Filters(captures="include"), log_activity=False).hits
+    both = crowded.recall(RecallRequest(query="battery voltage drop", k=10, captures="include"),
+                          log_activity=False).hits
     assert any(h.path.startswith("raw/") for h in both)
-    tagged = crowded.recall("battery voltage drop", k=5, filters=Filters(path_prefix="short_term/note 0"),
+    tagged = crowded.recall(RecallRequest(query="battery voltage drop", k=5, path_prefix="short_term/note 0"),
                             log_activity=False).hits  # another filter: captures left out of its notes too
     assert len(tagged) == 5 and all(h.path.startswith("short_term/") for h in tagged)
     with pytest.raises(InvalidRequest, match="captures must be one of exclude, include, only, not 'some'"):

@@ -15,6 +15,7 @@ from vault_cortex.cortex import Cortex
 from vault_cortex.recall.graph import Graph
 from vault_cortex.recall.live import LiveGraph
 from vault_cortex.recall.proximity import prior_proximity
+from vault_cortex.recall.request import RecallRequest
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
@@ -60,7 +61,8 @@ def test_writes_update_the_graph_in_place_and_it_equals_a_rebuild(tmp_path: Path
             lambda: (root / "b.md").unlink(),
             lambda: (shutil.move(root / "d.md", root / "dd.md"), write(root, "a.md", "Alpha now links [[dd]].\n")),
             lambda: (root / "archive").mkdir() or shutil.move(root / "e.md", root / "archive" / "e.md"),
-            lambda: [cx.recall(q, k=5) for q in ("gardens alpha", "gardens delta", "gardens echo", "charlie")],
+            lambda: [cx.recall(RecallRequest(query=q, k=5)) for q in ("gardens alpha", "gardens delta",
+                                                                      "gardens echo", "charlie")],
             lambda: write(root, "c.md", "---\nproject: q\n---\nCharlie moved to project q, links [[a]].\n"),
         ]
         for step in steps:
@@ -109,7 +111,7 @@ def test_recalls_walk_the_graph_while_writes_update_it(tmp_path: Path) -> None:
         def reader() -> None:
             while not stop.is_set():
                 try:
-                    cx.recall("kiln firing", k=5, log_activity=False)
+                    cx.recall(RecallRequest(query="kiln firing", k=5), log_activity=False)
                     cx.graph_health()
                 except BaseException as exc:  # noqa: BLE001 - any failure of a reader fails the test
                     errors.append(exc)

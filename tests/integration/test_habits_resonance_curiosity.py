@@ -16,8 +16,9 @@ import pytest
 from server.cli import main
 from vault_cortex import Cortex, InvalidRequest, NoteNotFound, WriteConflict
 from vault_cortex.config import HabitsSettings, parse_settings
-from vault_cortex.files.activity import TouchEvent, append
+from vault_cortex.files.activity import TouchEvent, acting_as, append
 from vault_cortex.files.vault import init_vault
+from vault_cortex.recall.request import RecallRequest
 from vault_cortex.store.change import Vault
 
 TEST_FIRST = "habits/Write the test first.md"
@@ -156,7 +157,8 @@ def test_reinforce_raises_the_weight_by_one_line_and_logs_it(tmp_path, embedder)
     with Cortex.open(root, embedder=embedder) as cx:
         cx.sync()
         before = (root / TEST_FIRST).read_text()
-        change = cx.reinforce(TEST_FIRST, context="fixed the rounding bug test-first", client="test")
+        with acting_as("test"):
+            change = cx.reinforce(TEST_FIRST, context="fixed the rounding bug test-first")
         assert (change.before, change.after, change.written) == (0.7, 0.8, True)
         assert _diff(before, (root / TEST_FIRST).read_text()) == ["- weight: 0.7", "+ weight: 0.8"]
         assert cx.db.frontmatter(TEST_FIRST)["weight"] == 0.8, "the index follows the write at once"
@@ -197,7 +199,7 @@ def test_touch_raises_the_weight_by_one_line_and_logs_a_touch(tmp_path, embedder
     with Cortex.open(root, embedder=embedder) as cx:
         cx.sync()
         before = (root / CRAFT).read_text()
-        change = cx.touch("care in making", by="artistic/Enclosure sketches.md", client="test")  # an alias
+        change = cx.touch("care in making", by="artistic/Enclosure sketches.md")  # an alias
         assert (change.path, change.before, change.after) == (CRAFT, 0.8, 0.9)
         assert _diff(before, (root / CRAFT).read_text()) == ["- weight: 0.8", "+ weight: 0.9"]
         last = _log_lines(root)[-1]
@@ -235,7 +237,7 @@ def test_a_touched_concept_lifts_a_memory_in_warm_mode_and_not_in_cold(tmp_path,
     root = _stools(tmp_path)
 
     def hits(cx: Cortex, mode: str) -> dict[str, tuple[int, float, float]]:
-        result = cx.recall(STOOL_QUERY, k=10, mode=mode, log_activity=False)
+        result = cx.recall(RecallRequest(query=STOOL_QUERY, k=10, mode=mode), log_activity=False)
         return {h.path: (n, h.score, h.signals["resonance"]) for n, h in enumerate(result.hits)}
 
     with Cortex.open(root, embedder=embedder) as cx:
@@ -270,7 +272,8 @@ def test_a_concept_weight_written_as_a_string_ranks_as_the_number_decay_starts_f
     _age(root, patina, 30, datetime.now(UTC))
     with Cortex.open(root, embedder=embedder) as cx:
         cx.sync()
-        hits = {h.path: h for h in cx.recall(STOOL_QUERY, k=10, mode="identity", log_activity=False).hits}
+        hits = {h.path: h for h in cx.recall(RecallRequest(query=STOOL_QUERY, k=10, mode="identity"),
+                                             log_activity=False).hits}
         decay = {c.path: c.before for c in cx.decay_resonance().changes}
     assert decay[patina] == 0.8
     assert hits["artistic/Walnut stool.md"].signals["resonance"] == 0.8, "the alias names it; its weight is 0.8"
@@ -289,8 +292,8 @@ def test_warm_mode_never_removes_a_result_cold_mode_returns(tmp_path, embedder) 
         boosted = 0
         for query in ("sketching an enclosure before soldering", "what I do when I am stuck",
                       "wondering why a measurement surprised me", "sqlite wal checkpoint", "battery life"):
-            hot = cx.recall(query, k=every, mode="identity", log_activity=False).hits
-            cold = cx.recall(query, k=every, mode="identity_cold", log_activity=False).hits
+            hot = cx.recall(RecallRequest(query=query, k=every, mode="identity"), log_activity=False).hits
+            cold = cx.recall(RecallRequest(query=query, k=every, mode="identity_cold"), log_activity=False).hits
             assert {h.path for h in hot} == {h.path for h in cold}, query
             assert all(h.signals["resonance"] == 0.0 for h in cold)
             boosted += sum(h.signals["resonance"] > 0 for h in hot)
@@ -328,7 +331,7 @@ def test_resonance_report_compares_claimed_with_actual(tmp_path, embedder) -> No
         cx.clock = lambda: now
         cx.sync()
         for _ in range(3):
-            cx.touch("Curiosity", client="test")
+            cx.touch("Curiosity")
         doc = cx.remember("Rebuilt the drawer runners with care in making: waxed, square, silent.", region="artistic")
         report = {r.name: r for r in cx.resonance_report(days=7).concepts}
         assert (report["Curiosity"].touches, report["Curiosity"].mentions, report["Curiosity"].actual) == (3, 0, 1.0)

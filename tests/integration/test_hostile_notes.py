@@ -18,6 +18,7 @@ from vault_cortex.files.chunk import chunk_note
 from vault_cortex.files.note import decode, parse_note
 from vault_cortex.files.vault import init_vault
 from vault_cortex.index.embed import Embedder
+from vault_cortex.recall.request import RecallRequest
 
 # Every property some part of vault-cortex gives a meaning to.
 PROPERTIES = ["cortex", "importance", "created", "project", "layer", "pinned", "tags", "aliases", "relations",
@@ -143,7 +144,7 @@ def test_sync_indexes_or_skips_every_hostile_note_with_a_reason_and_never_stops(
         assert problems, "hostile values must show in doctor"
         assert (root / ".cortex/index/index.db").stat().st_size < 20_000_000
         # every read path over the hostile index answers
-        cx.recall("WAL mode hostile note", k=20, budget_tokens=2000)
+        cx.recall(RecallRequest(query="WAL mode hostile note", k=20, budget_tokens=2000))
         cx.context(task="hostile note", budget_tokens=2000)
         cx.habits_for_context("hostile note")
         cx.list_curiosities()

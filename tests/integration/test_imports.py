@@ -19,6 +19,7 @@ from vault_cortex.importers.chatgpt import iter_array
 from vault_cortex.importers.imports import detect_format
 from vault_cortex.importers.transcript import Imported
 from vault_cortex.index.embed import Embedder
+from vault_cortex.recall.request import RecallRequest
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "imports"
 TRANSCRIPTS = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
@@ -115,7 +116,7 @@ def test_imported_relations_are_graph_edges(vault: Path, embedder: Embedder) -> 
     with Cortex.open(vault, embedder=embedder) as cx:
         done = cx.import_file(FIX / "memory.json")
         links = {(ln.src, ln.rel, ln.dst) for ln in cx.db.links() if ln.src.startswith("short_term/")}
-        hits = cx.recall("who maintains the collector", k=3).hits
+        hits = cx.recall(RecallRequest(query="who maintains the collector", k=3)).hits
     assert all(p.startswith("short_term/") for p in done.created)  # the vault's default region, as remember
     assert ("short_term/Ana_Lima.md", "maintains", "short_term/Greenhouse collector.md") in links
     assert ("short_term/Greenhouse collector.md", "depends_on", "short_term/SQLite WAL checkpoints.md") in links

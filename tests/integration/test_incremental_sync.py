@@ -18,6 +18,7 @@ from vault_cortex.cortex import Cortex
 from vault_cortex.files.links import file_key, target_key, target_names
 from vault_cortex.files.vault import content_hash, init_vault
 from vault_cortex.index.db import IndexDB
+from vault_cortex.recall.request import RecallRequest
 
 FOLDERS = ["", "a/", "a/b/", "c/"]
 NAMES = ["Alpha", "alpha", "Beta", "Gamma", "Über"]
@@ -197,7 +198,7 @@ def test_a_write_does_not_rewrite_the_vector_file_and_a_kill_before_the_save_is_
         assert "Written.md" in cx.db.note_paths()
         cx.sync()
         assert cx.vectors.keys() == {r[0] for r in cx.db.conn.execute("SELECT id FROM chunks")}
-        assert cx.recall("capacitor bank pump", k=1).hits[0].path == "Written.md"
+        assert cx.recall(RecallRequest(query="capacitor bank pump", k=1)).hits[0].path == "Written.md"
         incremental, vectors = _snapshot(cx.db), _vectors(cx)
     with Cortex(root, cx.settings, EMBEDDER, index_dir=tmp_path / "rebuilt") as fresh:
         fresh.sync()
@@ -277,7 +278,7 @@ def test_a_sync_with_nothing_to_do_reads_no_vector_and_builds_no_graph(tmp_path:
         cx.sync()
         assert reconciled  # not the file this index saved last: checked, and the missing vector added
         assert cx.vectors.keys() == {r[0] for r in cx.db.conn.execute("SELECT id FROM chunks")}
-        assert cx.recall("pump relay", k=1).hits[0].path == "Delta.md"
+        assert cx.recall(RecallRequest(query="pump relay", k=1)).hits[0].path == "Delta.md"
 
 
 def test_a_sync_of_1200_changed_notes_naming_1200_targets_resolves_their_links(tmp_path: Path) -> None:
@@ -348,7 +349,8 @@ def test_a_same_size_rewrite_with_its_old_mtime_is_found_by_sync_full(tmp_path: 
         assert cx.sync().updated == 0  # a stat cannot tell
     assert main(["sync", "--vault", str(root), "--full", "-q", "--json"]) == 0
     with Cortex.open(root, embedder=embedder) as cx:
-        assert cx.recall("when does the fan run", k=1, log_activity=False).hits[0].path == "long_term/Pump.md"
+        assert cx.recall(RecallRequest(query="when does the fan run", k=1),
+                         log_activity=False).hits[0].path == "long_term/Pump.md"
         assert "dusk" in cx.db.chunks_of(cx.db.note_ids(["long_term/Pump.md"]).values()).popitem()[1][0].text
 
 
@@ -412,5 +414,6 @@ def test_a_change_of_the_index_settings_reaches_the_index(tmp_path: Path, embedd
         report = cx.sync()
         assert report.updated > 0 and report.chunks_embedded == 0  # re-derived; the embeddings were cached
         assert _region(cx, "Loose idea.md") == "long_term"
-        assert cx.recall("solar panels", regions=["long_term"], log_activity=False).hits[0].path == "Loose idea.md"
+        assert cx.recall(RecallRequest(query="solar panels", regions=["long_term"]),
+                         log_activity=False).hits[0].path == "Loose idea.md"
         assert cx.sync().updated == 0

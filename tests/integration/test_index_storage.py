@@ -16,6 +16,7 @@ from vault_cortex.files.chunk import text_hash
 from vault_cortex.index.fts import fts_match, fts_terms
 from vault_cortex.index.restore import FILL_TURN, VECTOR_TOLERANCE, vector_problems
 from vault_cortex.index.vectors import Vectors
+from vault_cortex.recall.request import RecallRequest
 
 WORDS = ("harbor glacier zephyr lantern orchard basalt meridian quartz tundra ember falcon cobalt willow "
          "saffron drift canyon beacon mosaic sterling verdant").split()
@@ -332,4 +333,4 @@ def test_an_index_of_schema_1_is_moved_over_once_with_nothing_lost(
         assert not [r for r in caplog.records if "(once)" in r.getMessage()]
         assert cx.vectors.checked and len(cx.vectors) == len(before["chunks"])  # type: ignore[arg-type]
         assert embedder.calls == []
-        assert cx.recall("harbor glacier zephyr", k=5).hits
+        assert cx.recall(RecallRequest(query="harbor glacier zephyr", k=5)).hits

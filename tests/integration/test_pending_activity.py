@@ -21,6 +21,7 @@ from vault_cortex.files.activity import OpenEvent, RecallEvent, TouchEvent, appe
 from vault_cortex.files.activity_files import ACTIVITY_DIR, PENDING_DIR, flush
 from vault_cortex.files.vault import init_vault
 from vault_cortex.index.embed import Embedder
+from vault_cortex.recall.request import RecallRequest
 
 T0 = datetime(2026, 11, 30, 1, 2, 3, tzinfo=UTC)
 WRITER = """
@@ -148,7 +149,7 @@ def test_sleep_apply_flushes_what_reads_logged_and_commits_it(tmp_path: Path, em
     git("commit", "-qm", "vault")
     with Cortex.open(root, embedder=embedder) as cx:
         cx.sync()
-        cx.recall("why did the dashboard freeze?")
+        cx.recall(RecallRequest(query="why did the dashboard freeze?"))
         cx.open_note("Commit messages")
         assert git("status", "--porcelain", "--untracked-files=all") == ""
         assert cx.pending_activity() == 2

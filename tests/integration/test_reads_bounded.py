@@ -14,6 +14,7 @@ from fakes import FakeEmbedder
 
 from vault_cortex.cortex import Cortex
 from vault_cortex.recall.pipeline import LEXICAL_BUDGET
+from vault_cortex.recall.request import RecallRequest
 
 
 def write(root: Path, path: str, text: str) -> None:
@@ -53,9 +54,9 @@ def statements(cx: Cortex) -> Iterator[list[str]]:
 def test_recall_scores_its_lexical_candidates_in_one_fts_statement(tmp_path: Path) -> None:
     with Cortex.open(vault(tmp_path, links=False), embedder=FakeEmbedder()) as cx:
         cx.sync()
-        cx.recall("sourdough oven", k=5, log_activity=False)  # warm caches
+        cx.recall(RecallRequest(query="sourdough oven", k=5), log_activity=False)  # warm caches
         with statements(cx) as seen:
-            hits = cx.recall("sourdough oven", k=5, log_activity=False).hits
+            hits = cx.recall(RecallRequest(query="sourdough oven", k=5), log_activity=False).hits
         fts = [s for s in seen if "MATCH" in s]
         assert len(fts) == 1 and "LIMIT" in fts[0] and "UNION ALL" in fts[0], fts
         assert hits and all(h.lexical > 0 for h in hits)
@@ -65,7 +66,7 @@ def test_graph_neighbours_add_at_most_one_more_statement(tmp_path: Path) -> None
     with Cortex.open(vault(tmp_path, links=True), embedder=FakeEmbedder()) as cx:
         cx.sync()
         with statements(cx) as seen:
-            cx.recall("sourdough oven", k=5, log_activity=False)
+            cx.recall(RecallRequest(query="sourdough oven", k=5), log_activity=False)
         assert 1 <= len([s for s in seen if "MATCH" in s]) <= 2
 
 

@@ -12,11 +12,12 @@ import msgspec
 import pytest
 
 from vault_cortex import Cortex, InvalidRequest
-from vault_cortex.files.activity import OpenEvent, RecallEvent, append
+from vault_cortex.files.activity import OpenEvent, RecallEvent, acting_as, append
 from vault_cortex.files.activity_files import PENDING_DIR, flush
 from vault_cortex.files.vault import init_vault
 from vault_cortex.recall.model import load_model
 from vault_cortex.recall.pipeline import GATHERED
+from vault_cortex.recall.request import RecallRequest
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "vaults"
 
@@ -29,10 +30,10 @@ def test_graph_signal_lifts_a_linked_note_with_no_match(fixture_vault, embedder)
     alone = msgspec.structs.replace(shipped, cues=msgspec.structs.replace(shipped.cues, company=0.0))
     with Cortex.open(root, embedder=embedder, model=alone) as cx:  # the control: no neighbour lift either
         cx.sync()
-        focus = [h.path for h in cx.recall(expected["query"], k=5, mode="focus").hits]
+        focus = [h.path for h in cx.recall(RecallRequest(query=expected["query"], k=5, mode="focus")).hits]
     with Cortex.open(root, embedder=embedder) as cx:
         cx.sync()
-        balanced = cx.recall(expected["query"], k=5).hits
+        balanced = cx.recall(RecallRequest(query=expected["query"], k=5)).hits
         paths = [h.path for h in balanced]
         assert paths[0] == expected["top"]
         lifted = next(h for h in balanced if h.path == expected["lifted_by_graph"])
@@ -47,7 +48,7 @@ def test_every_hit_has_signals_in_range_and_a_reason(fixture_vault, embedder) ->
     with Cortex.open(fixture_vault("graph_lift"), embedder=embedder) as cx:
         cx.sync()
         for mode in ("balanced", "focus", "explore", "identity", "recent"):
-            result = cx.recall("watering plants", k=5, mode=mode)
+            result = cx.recall(RecallRequest(query="watering plants", k=5, mode=mode))
             assert result.mode == mode
             for hit in result.hits:
                 seven = {"relevance", "region", "importance", "coactivation", "graph", "recency", "resonance"}
@@ -57,7 +58,7 @@ def test_every_hit_has_signals_in_range_and_a_reason(fixture_vault, embedder) ->
             scores = [h.score for h in result.hits]
             assert scores == sorted(scores, reverse=True)
         with pytest.raises(InvalidRequest, match="unknown mode 'nope'"):
-            cx.recall("x", mode="nope")
+            cx.recall(RecallRequest(query="x", mode="nope"))
 
 
 def test_a_user_mode_from_config(fixture_vault, embedder) -> None:  # type: ignore[no-untyped-def]
@@ -66,7 +67,8 @@ def test_a_user_mode_from_config(fixture_vault, embedder) -> None:  # type: igno
     (root / ".cortex/config.toml").write_text("[modes.lexical]\nrelevance = 1.0\n")
     with Cortex.open(root, embedder=embedder) as cx:
         cx.sync()
-        assert cx.recall("bicycle chain", k=1, mode="lexical").hits[0].path == "long_term/Bicycle chain care.md"
+        assert cx.recall(RecallRequest(query="bicycle chain", k=1,
+                                       mode="lexical")).hits[0].path == "long_term/Bicycle chain care.md"
 
 
 def test_decay_sinks_an_unused_note_but_a_specific_query_still_finds_it(tmp_path: Path, embedder) -> None:  # type: ignore[no-untyped-def]
@@ -85,11 +87,11 @@ def test_decay_sinks_an_unused_note_but_a_specific_query_still_finds_it(tmp_path
     with Cortex.open(root, embedder=embedder) as cx:
         cx.clock = lambda: datetime(2026, 11, 30, tzinfo=UTC)
         cx.sync()
-        hits = cx.recall("vegetable garden plan", k=2).hits
+        hits = cx.recall(RecallRequest(query="vegetable garden plan", k=2)).hits
         assert [h.path for h in hits] == ["long_term/Garden plan new.md", "long_term/Garden plan old.md"]
         new, aged = hits
         assert aged.signals["importance"] < 0.2 < new.signals["importance"]
-        assert cx.recall("Garden plan old", k=1).hits[0].path == "long_term/Garden plan old.md"
+        assert cx.recall(RecallRequest(query="Garden plan old", k=1)).hits[0].path == "long_term/Garden plan old.md"
     assert old.read_bytes() == before, "decay never writes a note"
 
 
@@ -103,7 +105,7 @@ def test_identity_regions_do_not_decay(tmp_path: Path, embedder) -> None:  # typ
     with Cortex.open(root, embedder=embedder) as cx:
         cx.clock = lambda: datetime(2026, 11, 30, tzinfo=UTC)
         cx.sync()
-        assert cx.recall("honesty", k=1).hits[0].signals["importance"] == 0.9
+        assert cx.recall(RecallRequest(query="honesty", k=1)).hits[0].signals["importance"] == 0.9
 
 
 def test_activity_replays_into_the_index_and_a_rebuild_gives_the_same_numbers(fixture_vault, embedder) -> None:  # type: ignore[no-untyped-def]
@@ -111,7 +113,7 @@ def test_activity_replays_into_the_index_and_a_rebuild_gives_the_same_numbers(fi
     with Cortex.open(root, embedder=embedder) as cx:
         cx.sync()
         for _ in range(3):
-            cx.recall("sourdough starter", k=3, client="test")
+            cx.recall(RecallRequest(query="sourdough starter", k=3))
         cx.log(OpenEvent(ts=datetime.now(UTC), client="test", path="long_term/Proofing box.md"))
         cx.sync()
         access = cx.db.access()
@@ -136,7 +138,8 @@ def test_co_retrieval_feeds_the_coactivation_signal(fixture_vault, embedder) -> 
                                  paths=("long_term/Houseplant watering.md", "long_term/Bicycle chain care.md")))
     with Cortex.open(root, embedder=embedder) as cx:
         cx.sync()
-        hits = {h.path: h for h in cx.recall("watering the fern and the cactus", k=5, mode="explore").hits}
+        hits = {h.path: h for h in cx.recall(RecallRequest(query="watering the fern and the cactus", k=5,
+                                                           mode="explore")).hits}
         assert hits["long_term/Bicycle chain care.md"].signals["coactivation"] > 0.5
 
 
@@ -144,7 +147,8 @@ def test_recall_is_logged_with_its_paths(fixture_vault, embedder) -> None:  # ty
     root = fixture_vault("graph_lift")
     with Cortex.open(root, embedder=embedder) as cx:
         cx.sync()
-        result = cx.recall("tax receipts", k=2, client="cli")
+        with acting_as("cli"):  # who asked: bound by the adapter, here as the CLI binds it
+            result = cx.recall(RecallRequest(query="tax receipts", k=2))
     files = sorted((root / PENDING_DIR).glob("*.jsonl"))  # a read is machine-local until it is flushed
     lines = [json.loads(line) for f in files for line in f.read_text().splitlines()]
     assert lines[-1]["event"] == "recall" and lines[-1]["client"] == "cli"
@@ -155,7 +159,7 @@ def test_budgeted_recall_packs_within_the_budget(fixture_vault, embedder) -> Non
     with Cortex.open(fixture_vault("graph_lift"), embedder=embedder) as cx:
         cx.sync()
         for budget in (60, 120, 400):
-            ctx = cx.recall("sourdough starter", k=5, budget_tokens=budget).context
+            ctx = cx.recall(RecallRequest(query="sourdough starter", k=5, budget_tokens=budget)).context
             assert ctx is not None
             assert cx.embedder.count_tokens(ctx.markdown) <= budget
             assert all(i.obsidian_uri.startswith("obsidian://open?vault=") for i in ctx.items)
@@ -189,7 +193,7 @@ def test_remember_and_link_write_minimal_atomic_notes(tmp_path: Path, embedder) 
         doc = cx.remember("The ESP32 brown-out detector trips when the cell drops below 3.3 V.",
                           tags=["hardware"], importance=0.6, relations={"supports": ["ESP32 deep sleep current"]})
         assert doc.path.startswith("short_term/") and doc.path.endswith(".md")
-        assert cx.recall("brown-out detector", k=1).hits[0].path == doc.path
+        assert cx.recall(RecallRequest(query="brown-out detector", k=1)).hits[0].path == doc.path
         text = (root / doc.path).read_text()
         assert "cortex: short_term" in text and '"[[ESP32 deep sleep current]]"' in text
         before = (root / "scientific/SQLite WAL mode.md").read_text().splitlines()
@@ -233,8 +237,9 @@ def test_archived_notes_only_with_include_archive(fixture_vault, embedder) -> No
     shutil.move(root / "long_term/Tax filing checklist.md", root / "archive/Tax filing checklist.md")
     with Cortex.open(root, embedder=embedder) as cx:
         cx.sync()
-        assert all(not h.path.startswith("archive/") for h in cx.recall("tax receipts", k=5).hits)
-        assert cx.recall("tax receipts", k=1, include_archive=True).hits[0].path == "archive/Tax filing checklist.md"
+        assert all(not h.path.startswith("archive/") for h in cx.recall(RecallRequest(query="tax receipts", k=5)).hits)
+        assert cx.recall(RecallRequest(query="tax receipts", k=1,
+                                       include_archive=True)).hits[0].path == "archive/Tax filing checklist.md"
 
 
 def test_incremental_activity_replay_equals_a_full_one(fixture_vault, embedder) -> None:  # type: ignore[no-untyped-def]
@@ -242,7 +247,7 @@ def test_incremental_activity_replay_equals_a_full_one(fixture_vault, embedder) 
     with Cortex.open(root, embedder=embedder) as cx:
         cx.sync()
         for q in ("sourdough", "proofing box heat", "bicycle chain", "sourdough starter"):
-            cx.recall(q, k=3)
+            cx.recall(RecallRequest(query=q, k=3))
             cx.sync()  # folds in just the appended line
         flush(root)  # the recalls reach the versioned log, which another clone's lines are merged into
         cx.sync()
@@ -274,5 +279,5 @@ def test_asking_for_more_results_than_the_searches_gather_widens_them(tmp_path: 
             encoding="utf-8")
     with Cortex.open(root, embedder=embedder) as cx:
         cx.sync()
-        assert len(cx.recall("garden bed", k=10).hits) == 10
-        assert len(cx.recall("garden bed", k=GATHERED + 15).hits) == GATHERED + 15
+        assert len(cx.recall(RecallRequest(query="garden bed", k=10)).hits) == 10
+        assert len(cx.recall(RecallRequest(query="garden bed", k=GATHERED + 15)).hits) == GATHERED + 15

@@ -24,6 +24,7 @@ from server.watch import Watcher
 from vault_cortex.cortex import Cortex
 from vault_cortex.files.relations import KIND, RELATIONS_PATH, line, parse
 from vault_cortex.index.embed import Embedder
+from vault_cortex.recall.request import RecallRequest
 
 NOW = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 OLD = "Notes/Nodes send readings over MQTT.md"
@@ -99,7 +100,7 @@ def test_a_sleep_in_an_adopted_vault_writes_its_edges_to_the_sidecar_and_no_note
     assert OLD in cx.graph().neighbours(NEW)
     src, dst = related[0]
     assert any(n.removesuffix(".md").endswith(dst) for n in cx.graph().neighbours(src))
-    hits = cx.recall(QUERY, k=5, log_activity=False).hits
+    hits = cx.recall(RecallRequest(query=QUERY, k=5), log_activity=False).hits
     assert hits[0].path == NEW
     assert "superseded by [[Nodes POST readings over HTTP]]" in next(h for h in hits if h.path == OLD).reason
 
@@ -121,7 +122,7 @@ def test_the_sidecar_is_read_incrementally_and_again_by_a_rebuilt_index(vault: P
         cx.sync()
         assert OLD in cx.graph().neighbours(NEW)
         assert cx.recaller.live.rebuilds == rebuilds  # updated in place: only the note whose edges changed
-        hits = cx.recall(QUERY, k=5, log_activity=False).hits
+        hits = cx.recall(RecallRequest(query=QUERY, k=5), log_activity=False).hits
         assert hits[0].path == NEW
         (vault / NEW).write_text(NOTES[NEW] + "\nMeasured again in December.\n", encoding="utf-8")
         cx.sync()  # the note indexed again keeps its sidecar edges

@@ -15,6 +15,7 @@ from vault_cortex import Cortex
 from vault_cortex.errors import SyncCancelled
 from vault_cortex.index.embed import Embedder
 from vault_cortex.index.restore import EMBED_BATCH
+from vault_cortex.recall.request import RecallRequest
 
 NOTES = 24
 
@@ -52,7 +53,7 @@ def test_a_lost_vector_file_and_cache_are_restored_with_progress_and_counted(
         assert restore[0] == (0, chunks) and restore[-1] == (chunks, chunks)
         assert all(b - a <= EMBED_BATCH for (a, _), (b, _) in zip(restore, restore[1:], strict=False))
         assert len(cx.vectors) == chunks
-        assert cx.recall("soil probe moisture plot 7", k=1).hits[0].path == "field/Plot 7.md"
+        assert cx.recall(RecallRequest(query="soil probe moisture plot 7", k=1)).hits[0].path == "field/Plot 7.md"
         assert cx.verify().ok
 
 
@@ -109,6 +110,6 @@ def test_a_changed_model_re_embeds_every_chunk_while_writes_go_on(tmp_path: Path
         report = result["report"]
         assert report.chunks_embedded >= chunks  # type: ignore[attr-defined]
         assert cx.db.get_meta("model") == "renamed-for-the-test"
-        assert cx.recall("probe recalibrated dried sample", k=1).hits[0].path == doc.path
+        assert cx.recall(RecallRequest(query="probe recalibrated dried sample", k=1)).hits[0].path == doc.path
         assert cx.verify().ok
     assert not list((root / ".cortex/index").glob("vectors.usearch.new"))

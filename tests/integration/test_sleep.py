@@ -25,6 +25,7 @@ from server.cli import main
 from vault_cortex.cortex import Cortex
 from vault_cortex.files.vault import init_vault
 from vault_cortex.index.embed import Embedder
+from vault_cortex.recall.request import RecallRequest
 from vault_cortex.sleep.operations import Plan
 
 NOW = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
@@ -252,8 +253,9 @@ def test_full_sleep_under_git(cx: Cortex, vault: Path) -> None:
 
     # The archived note is still found when asked for.
     cx.sync()
-    assert "archive/short_term/Bought more zip ties.md" not in [h.path for h in cx.recall("zip ties").hits]
-    found = cx.recall("zip ties heat-shrink", include_archive=True, log_activity=False).hits
+    recalled = [h.path for h in cx.recall(RecallRequest(query="zip ties")).hits]
+    assert "archive/short_term/Bought more zip ties.md" not in recalled
+    found = cx.recall(RecallRequest(query="zip ties heat-shrink", include_archive=True), log_activity=False).hits
     assert found[0].path == "archive/short_term/Bought more zip ties.md"
 
     # A second sleep right after plans nothing new.

@@ -16,6 +16,7 @@ from server.hooks import run_hook
 from vault_cortex.cortex import Cortex
 from vault_cortex.files.vault import init_vault
 from vault_cortex.index.embed import Embedder
+from vault_cortex.recall.request import RecallRequest
 
 OLD = "long_term/Nodes send readings over MQTT.md"
 NEW = "long_term/Nodes POST readings over HTTP.md"
@@ -48,7 +49,7 @@ def cx(request: pytest.FixtureRequest, tmp_path: Path, embedder: Embedder) -> It
 
 
 def test_the_superseding_note_ranks_first_and_the_old_one_says_it_is_superseded(cx: Cortex) -> None:
-    hits = cx.recall(QUERY, k=5, log_activity=False).hits
+    hits = cx.recall(RecallRequest(query=QUERY, k=5), log_activity=False).hits
     paths = [h.path for h in hits]
     assert paths[0] == NEW, paths
     old = next(h for h in hits if h.path == OLD)
@@ -60,8 +61,8 @@ def test_the_superseding_note_scores_as_it_would_without_the_old_one_superseded(
         tmp_path: Path, embedder: Embedder) -> None:
     plain = BY_SLEEP.replace("relations:\n  supersedes:\n    - \"[[Nodes send readings over MQTT]]\"\n", "")
     with _open(tmp_path / "a", embedder, plain) as a, _open(tmp_path / "b", embedder, BY_SLEEP) as b:
-        before = {h.path: h.score for h in a.recall(QUERY, k=5, log_activity=False).hits}
-        after = {h.path: h.score for h in b.recall(QUERY, k=5, log_activity=False).hits}
+        before = {h.path: h.score for h in a.recall(RecallRequest(query=QUERY, k=5), log_activity=False).hits}
+        after = {h.path: h.score for h in b.recall(RecallRequest(query=QUERY, k=5), log_activity=False).hits}
     assert after[NEW] >= before[NEW] - 0.02  # the link itself may move the graph signal a little
     assert after[OLD] < before[OLD]
 

@@ -11,6 +11,7 @@ import pytest
 
 from vault_cortex import Cortex
 from vault_cortex.files.vault import init_vault
+from vault_cortex.recall.request import RecallRequest
 
 
 def write(root: Path, rel: str, text: str) -> Path:
@@ -45,11 +46,11 @@ def test_sync_then_recall_finds_the_note(vault: Path, embedder) -> None:  # type
     with Cortex.open(vault, embedder=embedder) as cx:
         report = cx.sync()
         assert (report.notes, report.added, report.unchanged) == (3, 3, 0)
-        hits = cx.recall("why does the write-ahead log keep growing", k=3).hits
+        hits = cx.recall(RecallRequest(query="why does the write-ahead log keep growing", k=3)).hits
         assert hits[0].path == "scientific/WAL checkpoints.md"
         assert hits[0].region == "scientific"
         assert 0 < hits[0].score <= 1 and hits[0].dense > 0 and hits[0].lexical >= 0
-        assert cx.recall("tomato salad", k=1).hits[0].path == "short_term/Groceries.md"
+        assert cx.recall(RecallRequest(query="tomato salad", k=1)).hits[0].path == "short_term/Groceries.md"
 
 
 def test_incremental_sync_updates_renames_and_deletes(vault: Path, embedder) -> None:  # type: ignore[no-untyped-def]
@@ -64,12 +65,12 @@ def test_incremental_sync_updates_renames_and_deletes(vault: Path, embedder) -> 
         bump(groceries)
         changed = cx.sync()
         assert (changed.updated, changed.unchanged) == (1, 2)
-        assert cx.recall("lemons olive oil", k=1).hits[0].path == "short_term/Groceries.md"
+        assert cx.recall(RecallRequest(query="lemons olive oil", k=1)).hits[0].path == "short_term/Groceries.md"
 
         os.replace(vault / "long_term/Connection pool.md", vault / "long_term/Pool sizing.md")
         moved = cx.sync()
         assert (moved.renamed, moved.added, moved.deleted) == (1, 0, 0)
-        paths = [h.path for h in cx.recall("connection pool web workers", k=3).hits]
+        paths = [h.path for h in cx.recall(RecallRequest(query="connection pool web workers", k=3)).hits]
         assert "long_term/Pool sizing.md" in paths and "long_term/Connection pool.md" not in paths
         # the link from the WAL note now dangles, and doctor says so
         assert any(ln.target == "Connection pool" for ln in cx.doctor().dangling)
@@ -77,7 +78,7 @@ def test_incremental_sync_updates_renames_and_deletes(vault: Path, embedder) -> 
         groceries.unlink()
         gone = cx.sync()
         assert gone.deleted == 1 and gone.notes == 2
-        assert all(h.path != "short_term/Groceries.md" for h in cx.recall("lemons", k=5).hits)
+        assert all(h.path != "short_term/Groceries.md" for h in cx.recall(RecallRequest(query="lemons", k=5)).hits)
 
 
 def test_touch_without_change_is_confirmed_by_hash(vault: Path, embedder) -> None:  # type: ignore[no-untyped-def]
@@ -123,7 +124,7 @@ def test_lost_vector_file_is_restored_from_the_cache(vault: Path, embedder) -> N
     with Cortex.open(vault, embedder=embedder) as cx:
         report = cx.sync()
         assert len(cx.vectors) == n and report.chunks_embedded == 0
-        assert cx.recall("write-ahead log", k=1).hits[0].path == "scientific/WAL checkpoints.md"
+        assert cx.recall(RecallRequest(query="write-ahead log", k=1)).hits[0].path == "scientific/WAL checkpoints.md"
 
 
 def test_doctor_shows_drift_before_sync(vault: Path, embedder) -> None:  # type: ignore[no-untyped-def]
@@ -143,4 +144,4 @@ def test_template_vault_syncs_and_recalls(tmp_path: Path, embedder) -> None:  # 
     with Cortex.open(root, embedder=embedder) as cx:
         report = cx.sync()
         assert report.notes >= 12 and report.skipped == 0
-        assert cx.recall("sensor", k=3).hits
+        assert cx.recall(RecallRequest(query="sensor", k=3)).hits

@@ -19,6 +19,7 @@ from vault_cortex.errors import InvalidRequest, NoteParseError, WriteConflict
 from vault_cortex.files.sections import EditOp
 from vault_cortex.files.vault import init_vault
 from vault_cortex.index.embed import Embedder
+from vault_cortex.recall.request import RecallRequest
 
 LATIN1_BODY = b"Caf\xe9 cr\xe8me\r\nNUL \x00 and \xff\xfe bytes\n"
 QUESTION = "curiosities/Why does the WAL file grow during long reads.md"
@@ -224,7 +225,7 @@ def test_everything_written_under_dot_cortex_is_versioned_or_ignored(cx: Cortex)
         return [line[3:] for line in git("status", "--porcelain", "--untracked-files=all").splitlines()
                 if line.startswith("??") and line[3:].startswith(".cortex/")]
 
-    cx.recall("why does the WAL grow")
+    cx.recall(RecallRequest(query="why does the WAL grow"))
     cx.sleep_plan("full")  # a dry run, as the issue found it: plan files must not show
     assert all(p.startswith(".cortex/activity/") for p in untracked()), untracked()
     cx.sleep_apply(cx.sleep_plan("light"))

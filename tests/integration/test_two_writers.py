@@ -14,6 +14,7 @@ from vault_cortex import Cortex
 from vault_cortex.files.vault import init_vault
 from vault_cortex.index.embed import Embedder
 from vault_cortex.index.restore import save_vectors
+from vault_cortex.recall.request import RecallRequest
 
 
 def _vault(tmp_path: Path) -> Path:
@@ -35,11 +36,11 @@ def test_a_second_writer_never_costs_the_first_a_vector(tmp_path: Path, embedder
     root = _vault(tmp_path)
     with Cortex.open(root, embedder=embedder) as serve:
         serve.sync()
-        serve.recall("sensor battery", log_activity=False)  # its vectors are in memory now
+        serve.recall(RecallRequest(query="sensor battery"), log_activity=False)  # its vectors are in memory now
         with Cortex.open(root, embedder=embedder) as cli:
             cli.remember("The greenhouse fan bearing squeals above 40 degrees.", title="Fan bearing")
         serve.remember("Node 3 reboots when the solar charger browns out.", title="Node 3 reboots")
-        hits = serve.recall("which bearing makes a noise when it is hot", log_activity=False).hits
+        hits = serve.recall(RecallRequest(query="which bearing makes a noise when it is hot"), log_activity=False).hits
         assert "long_term/Fan bearing.md" in [h.path for h in hits[:3]] or \
             "short_term/Fan bearing.md" in [h.path for h in hits[:3]], "serve never saw the other writer's note"
     assert _missing_vectors(root, embedder) == (0, 0)
@@ -52,7 +53,7 @@ def test_a_cli_write_beside_a_running_index_keeps_its_vector(tmp_path: Path, emb
     root = _vault(tmp_path)
     with Cortex.open(root, embedder=embedder) as serve:
         serve.sync()
-        serve.recall("sensor battery", log_activity=False)
+        serve.recall(RecallRequest(query="sensor battery"), log_activity=False)
         env = {k: v for k, v in os.environ.items() if not k.startswith("VAULT_CORTEX")}
         done = subprocess.run([sys.executable, "-m", "server.cli", "remember", "--vault", str(root), "--title",
                                "Fan bearing", "The greenhouse fan bearing squeals above 40 degrees."],
@@ -186,6 +187,6 @@ def test_serve_the_cli_and_a_stdio_mcp_server_write_in_both_orders_across_restar
     with Cortex.open(root, embedder=embedder) as cx:
         verify = cx.verify()
         assert verify.ok, verify.differences
-        missed = {key: [h.path for h in cx.recall(paraphrase, k=3, log_activity=False).hits]
+        missed = {key: [h.path for h in cx.recall(RecallRequest(query=paraphrase, k=3), log_activity=False).hits]
                   for key, (_, paraphrase) in WRITES.items()}
         assert not {key: hits for key, hits in missed.items() if paths[key] not in hits}

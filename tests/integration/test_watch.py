@@ -12,6 +12,7 @@ import pytest
 from server.watch import Watcher, in_dot_folder
 from vault_cortex.cortex import Cortex
 from vault_cortex.index.embed import Embedder
+from vault_cortex.recall.request import RecallRequest
 
 NOTES = {
     "scientific/Ferrite beads.md": "# Ferrite beads\n\nA ferrite bead on the sensor cable stopped the I2C glitches.\n",
@@ -87,13 +88,13 @@ def test_atomic_save_move_and_delete_are_indexed(cx: Cortex) -> None:
         atomic_save(cx.root / "scientific/Soldering.md", "# Soldering\n\nUse leaded solder for the probes.\n")
         await synced_after(w, n)
         assert "scientific/Soldering.md" in indexed(cx)
-        hits = cx.recall("leaded solder probes", k=1).hits
+        hits = cx.recall(RecallRequest(query="leaded solder probes", k=1)).hits
         assert hits[0].path == "scientific/Soldering.md"
 
         n = w.status().syncs
         atomic_save(cx.root / "scientific/Soldering.md", "# Soldering\n\nUse lead-free solder, with more flux.\n")
         await synced_after(w, n)
-        assert "flux" in cx.recall("lead-free solder flux", k=1).hits[0].snippet
+        assert "flux" in cx.recall(RecallRequest(query="lead-free solder flux", k=1)).hits[0].snippet
 
         n = w.status().syncs
         os.rename(cx.root / "short_term/Pot three.md", cx.root / "long_term/Pot three.md")
@@ -262,7 +263,7 @@ def test_a_save_the_watcher_syncs_leaves_the_vector_file_alone(cx: Cortex) -> No
         await synced_after(w, before)
         assert cx.vectors.stamp() == stamp, "the vector file was saved again"
         assert cx.vectors.dirty
-        hits = cx.recall("calibrating capacitive soil sensors", k=1, log_activity=False).hits
+        hits = cx.recall(RecallRequest(query="calibrating capacitive soil sensors", k=1), log_activity=False).hits
         assert hits[0].path == "scientific/Soil probes.md" and hits[0].vector
 
     watching(cx, scenario)

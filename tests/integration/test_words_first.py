@@ -32,6 +32,7 @@ from vault_cortex.index.embed import (
 from vault_cortex.index.restore import BULK_CHUNKS, EMBED_BATCH, FILL_TURN, VECTOR_TOLERANCE
 from vault_cortex.index.sync import BATCH_NOTES
 from vault_cortex.recall.rank import NO_VECTOR
+from vault_cortex.recall.request import RecallRequest
 
 TOPICS = ("kestrel", "marmalade", "sextant", "tamarind", "quillwort", "zeppelin", "obsidian", "verdigris")
 
@@ -61,13 +62,14 @@ def test_served_words_first_recall_says_its_phase_and_which_hits_have_no_vector_
                                and cx.index.indexing.done < cx.index.indexing.total // 2):
                         await anyio.sleep(0.01)
                 # every note is written: found by its words, whether or not its vectors are in
-                seen["during"] = await anyio.to_thread.run_sync(lambda: cx.recall("sextant", k=10))
+                seen["during"] = await anyio.to_thread.run_sync(lambda: cx.recall(RecallRequest(query="sextant", k=10)))
                 seen["notes"] = cx.db.note_count()
-                seen["tagged"] = await anyio.to_thread.run_sync(lambda: cx.recall("quillwort", k=10))
+                seen["tagged"] = await anyio.to_thread.run_sync(lambda: cx.recall(RecallRequest(query="quillwort",
+                                                                                                k=10)))
                 with anyio.fail_after(300):
                     while watcher.status().syncs < 1:
                         await anyio.sleep(0.05)
-                seen["after"] = await anyio.to_thread.run_sync(lambda: cx.recall("sextant", k=10))
+                seen["after"] = await anyio.to_thread.run_sync(lambda: cx.recall(RecallRequest(query="sextant", k=10)))
                 tg.cancel_scope.cancel()
 
         anyio.run(main)
@@ -117,9 +119,9 @@ def test_between_the_words_and_the_vectors_recall_never_says_the_index_is_whole(
     with Cortex.open(root, embedder=FakeEmbedder()) as cx:
         cx.sync(fill=False)
         assert cx.indexing is not None and cx.indexing.phase == "vectors"
-        assert cx.recall("kestrel").indexing is not None
+        assert cx.recall(RecallRequest(query="kestrel")).indexing is not None
         assert cx.fill_vectors() == 0
-        assert cx.indexing is None and cx.recall("kestrel").indexing is None
+        assert cx.indexing is None and cx.recall(RecallRequest(query="kestrel")).indexing is None
 
 
 class _Broken(FakeEmbedder):
@@ -144,10 +146,10 @@ def test_a_sync_that_fails_never_leaves_recall_saying_the_index_is_whole(tmp_pat
         with pytest.raises(RuntimeError, match="the model failed"):
             cx.sync()
         assert cx.indexing is not None, "the vectors failed: the index is not whole"
-        assert cx.recall("kestrel").indexing is not None
+        assert cx.recall(RecallRequest(query="kestrel")).indexing is not None
         broken.broken = False
         cx.sync()
-        assert cx.indexing is None and cx.recall("kestrel").indexing is None
+        assert cx.indexing is None and cx.recall(RecallRequest(query="kestrel")).indexing is None
     many = tmp_path / "many"
     write_vault(many, BATCH_NOTES * 2)
     with Cortex.open(many, embedder=FakeEmbedder()) as cx:
@@ -184,7 +186,7 @@ def test_ranking_over_partial_vectors_never_crashes_nor_claims_a_missing_vector(
     cx.vectors.reset()
     if present:
         cx.vectors.add(present, np.stack([every[i] for i in present]))
-    result = cx.recall(query, k=10, mode=mode, log_activity=False)
+    result = cx.recall(RecallRequest(query=query, k=10, mode=mode), log_activity=False)
     chunks = {(c.note_id, c.start_line): c.id for cs in cx.db.chunks_of(cx.db.note_ids(
         [h.path for h in result.hits]).values()).values() for c in cs}
     note_ids = cx.db.note_ids([h.path for h in result.hits])

@@ -20,6 +20,7 @@ from vault_cortex import notes as notes_module
 from vault_cortex.files.sections import EditOp
 from vault_cortex.files.vault import Walk, init_vault
 from vault_cortex.index.embed import Embedder
+from vault_cortex.recall.request import RecallRequest
 
 FIX = Path(__file__).parent.parent / "fixtures" / "imports"
 
@@ -161,7 +162,7 @@ def test_a_saved_edit_whose_indexing_fails_succeeds_with_a_warning(tmp_path: Pat
         assert doc.warnings and (root / doc.path).is_file()
         model.broken = False
         cx.sync()
-        hits = cx.recall("telemetry store chosen again", log_activity=False).hits
+        hits = cx.recall(RecallRequest(query="telemetry store chosen again"), log_activity=False).hits
         assert hits[0].path == path
 
 

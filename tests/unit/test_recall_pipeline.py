@@ -14,6 +14,7 @@ from vault_cortex import Cortex
 from vault_cortex.config import SIGNALS, load_settings
 from vault_cortex.recall.graph import Graph
 from vault_cortex.recall.pipeline import in_thread
+from vault_cortex.recall.request import RecallRequest
 from vault_cortex.recall.scored import gate
 
 NOTES = {
@@ -38,7 +39,7 @@ def vault(tmp_path: Path) -> Cortex:
 
 def test_every_signal_is_reported_in_range(tmp_path: Path) -> None:
     with vault(tmp_path) as cx:
-        hits = cx.recall("kiln firing cone", k=4, log_activity=False).hits
+        hits = cx.recall(RecallRequest(query="kiln firing cone", k=4), log_activity=False).hits
         assert hits[0].path == "scientific/Kiln firing log.md"
         for hit in hits:
             assert set(hit.signals) == set(SIGNALS)
@@ -48,15 +49,16 @@ def test_every_signal_is_reported_in_range(tmp_path: Path) -> None:
 
 def test_graph_neighbour_joins_without_a_text_match(tmp_path: Path) -> None:
     with vault(tmp_path) as cx:
-        hits = {h.path: h for h in cx.recall("kiln firing cone", k=5, log_activity=False).hits}
+        hits = {h.path: h for h in cx.recall(RecallRequest(query="kiln firing cone", k=5), log_activity=False).hits}
         glaze = hits["artistic/Glaze ideas.md"]
         assert glaze.signals["graph"] > 0.5 and glaze.signals["relevance"] < 0.5
 
 
 def test_warm_resonance_lifts_only_in_warm_modes(tmp_path: Path) -> None:
     with vault(tmp_path) as cx:
-        cold = {h.path: h for h in cx.recall("clay", k=5, log_activity=False).hits}
-        warm = {h.path: h for h in cx.recall("clay", k=5, mode="identity", log_activity=False).hits}
+        cold = {h.path: h for h in cx.recall(RecallRequest(query="clay", k=5), log_activity=False).hits}
+        warm = {h.path: h for h in cx.recall(RecallRequest(query="clay", k=5, mode="identity"),
+                                             log_activity=False).hits}
         throwing = "artistic/Craft of throwing.md"  # artistic is a warm region and names the concept
         assert cold[throwing].signals["resonance"] == 0.0
         assert warm[throwing].signals["resonance"] == 0.9
@@ -65,7 +67,7 @@ def test_warm_resonance_lifts_only_in_warm_modes(tmp_path: Path) -> None:
 
 def test_budgeted_recall_uses_the_model_tokenizer_and_keeps_the_budget(tmp_path: Path) -> None:
     with vault(tmp_path) as cx:
-        ctx = cx.recall("clay kiln glaze", k=5, budget_tokens=80, log_activity=False).context
+        ctx = cx.recall(RecallRequest(query="clay kiln glaze", k=5, budget_tokens=80), log_activity=False).context
         assert ctx is not None and ctx.tokens <= 80
         assert cx.embedder.count_tokens(ctx.markdown) == ctx.tokens
 

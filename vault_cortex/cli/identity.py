@@ -44,7 +44,7 @@ def cmd_resonance(args: argparse.Namespace) -> int:
         if args.action == "touch":
             if not args.concept:
                 raise InvalidRequest("name the concept to touch: vault-cortex resonance touch CONCEPT")
-            out: msgspec.Struct = cx.touch(args.concept, by=args.by, client="cli")
+            out: msgspec.Struct = cx.touch(args.concept, by=args.by)
         elif args.action == "decay":
             out = cx.decay_resonance(dry_run=not args.apply)
         else:

@@ -20,20 +20,23 @@ import msgspec
 
 from vault_cortex import __version__
 from vault_cortex.cli.identity import add_identity_commands
-from vault_cortex.cli.notes import add_note_commands, filter_args, filters_from
+from vault_cortex.cli.notes import add_note_commands, filter_args, filter_fields, filters_from
 from vault_cortex.cli.output import emit, indexing_progress
 from vault_cortex.cli.sleep import add_sleep_commands
 from vault_cortex.cortex import Cortex
 from vault_cortex.errors import VaultCortexError
+from vault_cortex.files.activity import acting_as
 from vault_cortex.files.adopt import adopt_vault
 from vault_cortex.files.vault import init_vault, is_vault
 from vault_cortex.index.dbfile import is_corruption
 from vault_cortex.index.doctor import Doctor
 from vault_cortex.index.location import INDEX_DIR_ENV
 from vault_cortex.index.progress import SyncReport
+from vault_cortex.recall.request import RecallRequest
 from vault_cortex.recall.scored import Recall
 
 log = logging.getLogger("vault_cortex")
+CLI_CLIENT = "cli"  # the activity log's client for everything a command does
 
 
 def vault_arg(p: argparse.ArgumentParser) -> None:
@@ -121,9 +124,14 @@ def cmd_recall(args: argparse.Namespace) -> int:
     with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
         if not args.no_sync:
             cx.sync(indexing_progress(quiet=args.quiet))
-        result = cx.recall(args.query, k=args.k, mode=args.mode, budget_tokens=args.budget,
-                           include_archive=args.include_archive, client="cli", filters=filters_from(args))
+        result = cx.recall(recall_request(args))
     return emit(result, args.json, _print_recalled)
+
+
+def recall_request(args: argparse.Namespace) -> RecallRequest:
+    """The request `vault-cortex recall` makes of its arguments (the filter flags: `filter_args`)."""
+    return RecallRequest(query=args.query, k=args.k, mode=args.mode, budget_tokens=args.budget,
+                         include_archive=args.include_archive, **filter_fields(args))
 
 
 def _print_recalled(result: Recall) -> None:
@@ -168,7 +176,7 @@ def cmd_context(args: argparse.Namespace) -> int:
         if not args.no_sync:
             cx.sync(indexing_progress(quiet=args.quiet))
         ctx = cx.context(task=args.task, project=args.project, active_note=args.note, recent=args.recent or None,
-                         budget_tokens=args.budget, mode=args.mode, client="cli", filters=filters_from(args))
+                         budget_tokens=args.budget, mode=args.mode, filters=filters_from(args))
     if args.format == "json":
         print(msgspec.json.encode(ctx).decode())
     else:
@@ -180,7 +188,7 @@ def cmd_remember(args: argparse.Namespace) -> int:
     text = args.text if args.text != "-" else sys.stdin.read()
     with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
         doc = cx.remember(text, title=args.title, region=args.region, tags=args.tag or None,
-                          importance=args.importance, project=args.project, client="cli")
+                          importance=args.importance, project=args.project)
     print(f"remembered as {doc.path}")
     return 0
 
@@ -290,10 +298,16 @@ def build_parser(*groups: CommandGroup) -> argparse.ArgumentParser:
 
 
 def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None) -> int:
-    """Parse argv with the given parser and run the chosen command, mapping our errors to exit 1."""
+    """Parse argv with the given parser and run the chosen command, mapping our errors to exit 1. What a command
+    logs is the CLI's (`client` "cli"), bound here once for every command."""
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
+    with acting_as(CLI_CLIENT):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         try:
             return int(args.fn(args))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from vault_cortex.cli.output import emit, indexing_progress
 from vault_cortex.cortex import Cortex
@@ -46,11 +46,15 @@ def captures_arg(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
                         "out, include keeps them, only returns nothing else")
 
 
+def filter_fields(args: argparse.Namespace) -> dict[str, Any]:
+    """The filter flags (`filter_args`) by the names `Filters` and `RecallRequest` give them."""
+    return {"tags": args.filter_tags, "regions": args.filter_regions, "project": getattr(args, "filter_project", None),
+            "created_after": args.created_after, "created_before": args.created_before,
+            "modified_after": args.modified_after, "path_prefix": args.path_prefix, "captures": args.captures}
+
+
 def filters_from(args: argparse.Namespace) -> Filters:
-    return Filters.build(tags=args.filter_tags, regions=args.filter_regions,
-                         project=getattr(args, "filter_project", None), created_after=args.created_after,
-                         created_before=args.created_before, modified_after=args.modified_after,
-                         path_prefix=args.path_prefix, captures=args.captures)
+    return Filters.build(**filter_fields(args))
 
 
 def _text(value: str) -> str:
@@ -60,7 +64,7 @@ def _text(value: str) -> str:
 def cmd_read(args: argparse.Namespace) -> int:
     with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
         cx.sync(indexing_progress())
-        doc = cx.open_note(args.note, client="cli")
+        doc = cx.open_note(args.note)
     return emit(doc, args.json, _print_note)
 
 
@@ -97,7 +101,7 @@ def cmd_edit(args: argparse.Namespace) -> int:
                   value=None if op == "remove_property" else _value(args.value))
     with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
         cx.sync(indexing_progress())
-        result = cx.edit_note(args.note, edit, etag=args.etag, client="cli")
+        result = cx.edit_note(args.note, edit, etag=args.etag)
     return emit(result, args.json, lambda r: print(f"{r.op}: {r.path}" + ("" if r.changed else " (no change)")
                                                    + f" (etag {r.etag})"))
 
@@ -113,14 +117,14 @@ def _print_moved(m: Moved) -> None:
 def cmd_move(args: argparse.Namespace) -> int:
     with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
         cx.sync(indexing_progress())
-        moved = cx.move_note(args.note, args.dest, etag=args.etag, client="cli")
+        moved = cx.move_note(args.note, args.dest, etag=args.etag)
     return emit(moved, args.json, _print_moved)
 
 
 def cmd_archive(args: argparse.Namespace) -> int:
     with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
         cx.sync(indexing_progress())
-        moved = cx.archive_note(args.note, etag=args.etag, client="cli")
+        moved = cx.archive_note(args.note, etag=args.etag)
     return emit(moved, args.json, _print_moved)
 
 
@@ -148,7 +152,7 @@ def cmd_related(args: argparse.Namespace) -> int:
 
     with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
         cx.sync(indexing_progress())
-        result = cx.related(cx.resolve(args.note), k=args.k, mode=args.mode, client="cli", captures=args.captures)
+        result = cx.related(cx.resolve(args.note), k=args.k, mode=args.mode, captures=args.captures)
     return emit(result, args.json, _print_recall)
 
 
@@ -165,7 +169,7 @@ def cmd_reinforce(args: argparse.Namespace) -> int:
 
     with Cortex.open(args.vault, index_dir=args.index_dir) as cx:
         cx.sync(indexing_progress())
-        change = cx.reinforce(cx.resolve(args.habit), context=args.context, client="cli")
+        change = cx.reinforce(cx.resolve(args.habit), context=args.context)
     return emit(change, args.json, _print_weight)
 
 

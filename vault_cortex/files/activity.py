@@ -11,7 +11,9 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
@@ -25,6 +27,34 @@ from vault_cortex.privacy import fingerprint, redact
 log = logging.getLogger(__name__)
 CO_RETRIEVAL_TOP = 5  # pairs are counted among each recall's first results only: at most 10 pairs a recall
 
+LIBRARY_CLIENT = "api"  # who logs when no adapter bound a client: a program calling the library in-process
+_client: ContextVar[str] = ContextVar("vault_cortex_client", default=LIBRARY_CLIENT)
+
+
+def current_client() -> str:
+    """Who is asking: the client the adapter running this call bound (`acting_as`), which every event logs."""
+    return _client.get()
+
+
+@contextmanager
+def acting_as(client: str) -> Iterator[None]:
+    """Within it, every event logged and every change made is `client`'s ("http", "mcp", "cli", "hook"): each
+    adapter binds its client once, where its calls enter, so no call can forget or misname it. A context
+    variable: it follows the call into `anyio.to_thread.run_sync` and `asyncio` tasks, not into a bare thread.
+    Also a decorator: `acting_as("mcp")(tool)`."""
+    token = _client.set(client)
+    try:
+        yield
+    finally:
+        _client.reset(token)
+
+
+def bind_client(client: str) -> None:
+    """Bind `client` for the rest of the current context: for an adapter that runs its work in a context of its
+    own (`contextvars.Context.run`), where `acting_as` cannot surround the calls."""
+    _client.set(client)
+
+
 # Timestamps must carry a zone: naive ones cannot be compared with the rest, so such a line is malformed.
 Timestamp = Annotated[datetime, msgspec.Meta(tz=True)]
 
@@ -33,7 +63,7 @@ class _Base(msgspec.Struct, frozen=True, kw_only=True, tag_field="event", omit_d
     """Fields every event has; `event` (the tag) names its kind. Unknown fields are ignored on read."""
 
     ts: Timestamp  # UTC, whole seconds on write: "2026-11-30T01:02:03Z"
-    client: str  # "cli", "http", "mcp", "plugin", "hook", ...
+    client: str  # who: "http", "mcp", "cli", "hook", "api" (the library in-process), "sleep", "import", ...
 
 
 class RecallEvent(_Base, frozen=True, kw_only=True, tag="recall"):

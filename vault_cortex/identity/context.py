@@ -9,7 +9,7 @@ from typing import Protocol
 
 import msgspec
 
-from vault_cortex.files.activity import RecallEvent
+from vault_cortex.files.activity import RecallEvent, current_client
 from vault_cortex.files.frontmatter import body_text
 from vault_cortex.files.paths import note_name
 from vault_cortex.identity.curiosity import open_matching
@@ -94,7 +94,7 @@ def pinned(cx: Recalling) -> list[str]:
 
 
 def build_context(cx: Recalling, *, task: str | None, project: str | None, active_note: str | None,
-                  recent: Sequence[str] | None, budget_tokens: int | None, mode: str | None, client: str,
+                  recent: Sequence[str] | None, budget_tokens: int | None, mode: str | None,
                   filters: Filters | None = None, exclude: frozenset[str] = frozenset()) -> Context:
     """Pinned notes, matching habits and open questions, the handoff and recall (never the `exclude` paths),
     packed in one budget."""
@@ -133,7 +133,7 @@ def build_context(cx: Recalling, *, task: str | None, project: str | None, activ
         scored = cx.ranked(text, qvec, weights, exclude=taken, scope=within)[: cx.settings.recall.max_k]
     packed = cx.pack(scored, max(MIN_BUDGET_TOKENS, budget - nudge_tokens), extra=extra, section_order=SECTIONS)
     if task or project:
-        cx.log(RecallEvent(ts=cx.clock(), client=client, query=text[:500], mode=mode_name,
+        cx.log(RecallEvent(ts=cx.clock(), client=current_client(), query=text[:500], mode=mode_name,
                              paths=tuple(i.path for i in packed.items if not i.section)))
     return Context(task=task, project=project, mode=mode_name, markdown=nudge + packed.markdown,
                    nudge=nudge.strip(), open_questions=len(open_questions), matching_questions=matching, context=packed,

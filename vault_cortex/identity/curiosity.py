@@ -128,37 +128,37 @@ def list_curiosities(cx: Searchable, text: str | None = None) -> Curiosities:
     return Curiosities(text=text, open=len(open_), items=matching if text else open_)
 
 
-def wonder(vault: Vault, question: str, *, context: str | None = None, client: str = "api") -> Curiosity:
+def wonder(vault: Vault, question: str, *, context: str | None = None) -> Curiosity:
     """Create an open question in `curiosities/` (never overwriting); asking again returns the existing one."""
     q = clean_question(question)
     path = f"{CURIOSITIES_DIR}/{note_filename(q)}.md"
-    with vault.change(client) as tx:
+    with vault.change() as tx:
         try:
             data = tx.read(path)
         except NoteNotFound:
             created = vault.clock().astimezone().strftime("%Y-%m-%dT%H:%M")
             data = new_question(q, context, created).encode("utf-8")
-            tx.write(path, data, None)
+            tx.write(path, data, None, op="create")
     return to_curiosity(path, parse_note(path, data.decode("utf-8", "replace")).frontmatter)
 
 
-def explore(vault: Vault, path: str, answer_path: str, client: str = "api") -> Explored:
+def explore(vault: Vault, path: str, answer_path: str) -> Explored:
     """Close a question with the memory that answers it, linking both ways; refused if either changed meanwhile."""
     if not path.startswith(CURIOSITIES_DIR + "/"):
         raise InvalidRequest(f"{path!r} is not a curiosity (questions live in {CURIOSITIES_DIR}/)")
     if answer_path == path:
         raise InvalidRequest("a question cannot answer itself")
     db = vault.index.db
-    with vault.change(client) as tx:
+    with vault.change() as tx:
         q_data, a_data = tx.read(path), tx.read(answer_path)
         new_q = edit_bytes(q_data, lambda text: close(text, link_target(db.note_paths(), answer_path)))
         new_a = edit_bytes(a_data, lambda text: add_relation(text, ANSWERS, link_target(db.note_paths(), path)))
         q_etag, a_etag = content_hash(q_data), content_hash(a_data)
         if new_q != q_data:
-            q_etag = tx.write(path, new_q, q_etag)
+            q_etag = tx.write(path, new_q, q_etag, op="explore")
         try:
             if new_a != a_data:
-                a_etag = tx.write(answer_path, new_a, a_etag)
+                a_etag = tx.write(answer_path, new_a, a_etag, op="explore")
         except WriteConflict:
             if new_q != q_data:  # put the question back, so neither half of the link is left alone
                 tx.write(path, q_data, q_etag)

@@ -16,7 +16,7 @@ import msgspec
 
 from vault_cortex.config import Settings
 from vault_cortex.errors import InvalidRequest
-from vault_cortex.files.activity import FeedbackEvent
+from vault_cortex.files.activity import FeedbackEvent, current_client
 from vault_cortex.files.frontmatter import body_text
 from vault_cortex.files.paths import note_name
 from vault_cortex.identity.resonance import (
@@ -235,13 +235,13 @@ def habits_for_context(cx: Searchable, text: str, *, tool: str | None = None,
                   tokens=sum(h.tokens for h in chosen), took_ms=round((time.perf_counter() - started) * 1000, 2))
 
 
-def reinforce(vault: Vault, path: str, *, context: str | None = None, client: str = "api") -> WeightChange:
+def reinforce(vault: Vault, path: str, *, context: str | None = None) -> WeightChange:
     """A habit was followed: raise its weight (one line) and log it as useful feedback."""
     if not path.startswith(HABITS_DIR + "/"):
         raise InvalidRequest(f"{path!r} is not a habit (habits live in {HABITS_DIR}/)")
     step = REINFORCE_STEP
-    change = bump(vault, path, step, "reinforced: the habit was followed", client)
-    vault.log(FeedbackEvent(ts=vault.clock(), client=client, path=path, useful=True, query=context))
+    change = bump(vault, path, step, "reinforced: the habit was followed")
+    vault.log(FeedbackEvent(ts=vault.clock(), client=current_client(), path=path, useful=True, query=context))
     return change
 
 

@@ -17,7 +17,7 @@ import msgspec
 
 from vault_cortex.config import Settings
 from vault_cortex.errors import InvalidRequest, NoteNotFound
-from vault_cortex.files.activity import Event, FeedbackEvent, TouchEvent, read_events
+from vault_cortex.files.activity import Event, FeedbackEvent, TouchEvent, current_client, read_events
 from vault_cortex.files.edit import edit_bytes, set_property
 from vault_cortex.files.links import unwrap
 from vault_cortex.files.note import parse_note
@@ -150,9 +150,9 @@ def folder_paths(vault: Vault, folder: str) -> list[str]:
     return vault.index.db.paths_under(folder)
 
 
-def bump(vault: Vault, path: str, step: float, reason: str, client: str = "api") -> WeightChange:
+def bump(vault: Vault, path: str, step: float, reason: str) -> WeightChange:
     """Raise a note's weight by step (capped at 1) as one changed line; refused if the note changed meanwhile."""
-    with vault.change(client) as tx:
+    with vault.change() as tx:
         data = tx.read(path)
         fm = parse_note(path, data.decode("utf-8", "replace")).frontmatter
         baseline = as_weight(fm.get("baseline"), DEFAULT_WEIGHT)
@@ -167,7 +167,7 @@ def bump(vault: Vault, path: str, step: float, reason: str, client: str = "api")
 
 
 def decay_folder(vault: Vault, folder: str, half_life_days: float, last_used: Mapping[str, datetime],
-                 dry_run: bool, client: str = "api") -> DecayPlan:
+                 dry_run: bool) -> DecayPlan:
     """Pull every weight in a folder toward its baseline for the time since the note was last used or written.
 
     Counting from the later of the last use (activity log) and the last write (file mtime) makes applying
@@ -175,7 +175,7 @@ def decay_folder(vault: Vault, folder: str, half_life_days: float, last_used: Ma
     """
     now = vault.clock()
     changes, unchanged = [], 0
-    with vault.change(client) as tx:
+    with vault.change() as tx:
         for path in folder_paths(vault, folder):
             try:
                 data = tx.read(path)
@@ -223,12 +223,12 @@ def resolve(vault: Vault, concept: str) -> str:
     raise NoteNotFound(f"no resonance note named {concept!r} (concepts: {names}); create one in {RESONANCE_DIR}/")
 
 
-def touch(vault: Vault, concept: str, *, by: str | None = None, client: str = "api") -> WeightChange:
+def touch(vault: Vault, concept: str, *, by: str | None = None) -> WeightChange:
     """Raise a concept's weight by TOUCH_STEP (one line) and log the touch."""
     path = resolve(vault, concept)
     step = TOUCH_STEP
-    change = bump(vault, path, step, f"touched{f' by {by}' if by else ''}", client)
-    vault.log(TouchEvent(ts=vault.clock(), client=client, concept=note_name(path), path=by))
+    change = bump(vault, path, step, f"touched{f' by {by}' if by else ''}")
+    vault.log(TouchEvent(ts=vault.clock(), client=current_client(), concept=note_name(path), path=by))
     return change
 
 

@@ -46,7 +46,7 @@ def detect_format(file: str | Path) -> str:
 
 
 def import_file(vault: Vault, file: str | Path, *, fmt: str | None = None, session: str | None = None,
-                folder: str = "short_term", client: str = "import", index: bool = True) -> Imported:
+                folder: str = "short_term", index: bool = True) -> Imported:
     """Import a file of any supported format (detected when fmt is None) in one change of the vault, which
     indexes just the notes it wrote (the cost follows the import; `index=False` leaves that to a sync)."""
     fmt = fmt or detect_format(file)
@@ -54,7 +54,7 @@ def import_file(vault: Vault, file: str | Path, *, fmt: str | None = None, sessi
         raise InvalidRequest(f"unknown import format {fmt!r}; formats: {', '.join(FORMATS)}")
     if session is not None and fmt != "claude-code":
         raise InvalidRequest("--session names a single transcript; a ChatGPT export or a memory graph has its own")
-    with vault.change(client, index=index) as tx:
+    with vault.change("import", index=index) as tx:
         if fmt == "chatgpt":
             return import_chatgpt(tx, file)
         if fmt == "mcp-memory":

@@ -92,7 +92,10 @@ def recent(notes: Iterable[NoteRow], events: Iterable[Event], *, now: datetime, 
         elif isinstance(e, OpenEvent):
             add("opened", e.path, ts)
         elif isinstance(e, EditEvent):
-            add("changed", e.dest or e.path, ts, e.op)
+            if e.op == "create":  # the note's `created` (above) counts it; a note without one is listed here
+                add("created", e.path, ts, counts=False)
+            else:
+                add("changed", e.dest or e.path, ts, e.op)
     by_day: dict[str, list[RecentItem]] = {}
     for (date, path, kind), (count, last, detail) in acc.items():
         by_day.setdefault(date, []).append(RecentItem(path=path, kind=kind, count=max(1, count), last=last,

@@ -22,7 +22,7 @@ import numpy as np
 
 from vault_cortex.config import Settings
 from vault_cortex.errors import IndexUnavailable, InvalidRequest, NoteNotFound
-from vault_cortex.files.activity import Event, OpenEvent, RecallEvent
+from vault_cortex.files.activity import Event, OpenEvent, RecallEvent, current_client
 from vault_cortex.files.paths import note_name
 from vault_cortex.files.properties import DEFAULT_WEIGHT, as_weight
 from vault_cortex.files.vault import note_path
@@ -39,6 +39,7 @@ from vault_cortex.recall.live import LiveGraph
 from vault_cortex.recall.model import RankingModel
 from vault_cortex.recall.pack import Candidate, Packed, pack
 from vault_cortex.recall.pipeline import Concept, RankInput, rank
+from vault_cortex.recall.request import RecallRequest
 from vault_cortex.recall.scored import Recall, Scored, gate_passed, to_candidate, to_hit
 
 
@@ -87,33 +88,31 @@ class Recaller:
             self._concept_cache = None
 
     # -- recall --------------------------------------------------------------------------------------
-    def recall(self, query: str, *, k: int | None = None, mode: str | None = None,
-               budget_tokens: int | None = None, regions: list[str] | None = None,
-               include_archive: bool = False, client: str = "api", log_activity: bool = True,
-               filters: Filters | None = None, gate: bool = False, exclude: frozenset[str] = frozenset(),
-               shown: frozenset[str] = frozenset(), push: PushGate | None = None) -> Recall:
-        """Notes for a query, ranked by the mode's signals; with a budget, also the packed context (see
-        `Cortex.recall`)."""
+    def recall(self, request: RecallRequest, *, exclude: frozenset[str] = frozenset(),
+               shown: frozenset[str] = frozenset(), push: PushGate | None = None, log_activity: bool = True) -> Recall:
+        """Notes for a request, ranked by its mode's signals; with a budget, also the packed context (see
+        `Cortex.recall`). Logged as the bound client's (`activity.current_client`) unless not `log_activity`."""
         started = time.perf_counter()
-        query = self.check_query(query)
-        k = self.check_k(k)
-        mode_name, weights = self.mode(mode)
-        self.check_regions(regions)
-        if not (include_archive or self.settings.index.include_archive):
+        query = self.check_query(request.query)
+        k = self.check_k(request.k)
+        mode_name, weights = self.mode(request.mode)
+        filters = request.filters()
+        if not (request.include_archive or self.settings.index.include_archive):
             exclude = exclude | self.archived() if exclude else self.archived()  # no copy of the archive per recall
-        within = self.scope(filters, regions, exclude)
+        within = self.scope(filters, exclude=exclude)
         qvec = self.index.embedder.embed([query])[0]
-        ranked = self.ranked(query, qvec, weights, regions=regions, exclude=exclude, scope=within, at_least=k)
-        if gate:
+        ranked = self.ranked(query, qvec, weights, regions=request.regions, exclude=exclude, scope=within,
+                             at_least=k)
+        if request.gate:
             passed = gate_passed(ranked, query, push or self.push_gate(), k, shown)
             top = [s for s, _ in passed]
             hits = [to_hit(s, query, v) for s, v in passed]
         else:
             top = ranked[:k]
             hits = [to_hit(s, query) for s in top]
-        packed = self.pack(top, budget_tokens) if budget_tokens is not None else None
+        packed = self.pack(top, request.budget_tokens) if request.budget_tokens is not None else None
         if log_activity:
-            self.log(RecallEvent(ts=self.clock(), client=client, query=query, mode=mode_name,
+            self.log(RecallEvent(ts=self.clock(), client=current_client(), query=query, mode=mode_name,
                                  paths=tuple(h.path for h in hits)))
         return Recall(query=query, mode=mode_name, hits=hits, context=packed,
                       took_ms=round((time.perf_counter() - started) * 1000, 2), indexing=self.index.indexing)
@@ -158,7 +157,7 @@ class Recaller:
         return {path: max(vectors.similarity(qvec, [c.id for c in chunks.get(i, [])]).values(), default=0.0)
                 for path, i in ids.items()}
 
-    def related(self, path: str, *, k: int | None = None, mode: str | None = None, client: str = "api",
+    def related(self, path: str, *, k: int | None = None, mode: str | None = None,
                 captures: str | None = None) -> Recall:
         """Notes related to a note by its content, leaving out itself and the notes it already links to, and the
         captures unless `captures` (`Filters.captures`) asks for them."""
@@ -185,7 +184,7 @@ class Recaller:
         exclude = frozenset({path, *linked}) | self.archived()
         top = self.ranked(text, qvec, weights, exclude=exclude, scope=within, at_least=k)[:k]
         hits = [to_hit(s, text) for s in top]
-        self.log(OpenEvent(ts=self.clock(), client=client, path=path))
+        self.log(OpenEvent(ts=self.clock(), client=current_client(), path=path))
         return Recall(query=path, mode=mode_name, hits=hits, took_ms=round((time.perf_counter() - started) * 1000, 2),
                       indexing=self.index.indexing)
 

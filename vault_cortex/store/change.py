@@ -3,13 +3,14 @@
 Every writer (remember, link, edit, move, archive, the importers, capture, sleep's apply and rollback, habit
 and resonance weights, curiosities) goes through it:
 
-    with vault.change(client) as tx:
+    with vault.change() as tx:
         data = tx.read(path)
         tx.write(path, new, content_hash(data), op="append")
 
 A change holds the vault's write lock (one writer thread, one writer process), checks each write against the
 hash its caller read (`WriteConflict` when the file changed underneath), writes atomically, logs the edit
-event of each operation that names one, and on exit indexes exactly the notes it touched.
+event of each operation that names one (as the client the adapter bound, `activity.acting_as`, unless the
+change names its writer: "sleep", "import", "capture"), and on exit indexes exactly the notes it touched.
 
 The rule: once a file is saved, the call succeeds. When indexing it fails, the change says so in `warnings`
 (and the log); the watcher or the next sync indexes it. So a client never retries a write that was made.
@@ -27,7 +28,7 @@ from pathlib import Path
 
 from vault_cortex.config import Settings
 from vault_cortex.errors import DiskFull, InvalidRequest, NoteNotFound, UnsafePath, VaultReadOnly, WriteConflict
-from vault_cortex.files.activity import EditEvent, Event
+from vault_cortex.files.activity import EditEvent, Event, current_client
 from vault_cortex.files.activity import append as append_event
 from vault_cortex.files.activity_files import fingerprint_key
 from vault_cortex.files.activity_files import flush as flush_pending
@@ -78,11 +79,11 @@ class Vault:
         return NoteDoc(path=path, content=content, etag=content_hash(data), warnings=warnings)
 
     def edit_text(self, path: str, edit: Callable[[str], str], if_match: str | None = None, *,
-                  client: str = "api") -> NoteDoc:
+                  op: str | None = None) -> NoteDoc:
         """One change applying a frontmatter edit (files/edit.py) to a note's bytes: only the edited lines change,
         whatever the encoding of the rest; refused if the note changed since if_match was read."""
-        with self.change(client) as tx:
-            _, new = tx.edit(path, lambda data: edit_bytes(data, edit), if_match)
+        with self.change() as tx:
+            _, new = tx.edit(path, lambda data: edit_bytes(data, edit), if_match, op=op)
         return NoteDoc(path=path, content=new.decode("utf-8", errors="replace"), etag=content_hash(new),
                        warnings=tx.warnings)
 
@@ -104,8 +105,10 @@ class Vault:
             return flush_pending(self.root)
 
     @contextmanager
-    def change(self, client: str = "api", *, index: bool = True) -> Iterator[Change]:
-        """Hold the write lock for one change; on exit index the notes it wrote, moved or removed.
+    def change(self, writer: str | None = None, *, index: bool = True) -> Iterator[Change]:
+        """Hold the write lock for one change; on exit index the notes it wrote, moved or removed. Its edits are
+        logged as `writer`'s, when a feature writes as itself ("sleep", "import", "capture"), else as the
+        client's the adapter bound (`activity.current_client`).
 
         `index=False` leaves the indexing to the running server's watcher (capture does, from a hook process
         beside `serve`). The notes are indexed even when the body fails after saving some: they are saved.
@@ -116,7 +119,7 @@ class Vault:
             raise VaultReadOnly(f"the vault at {self.root} is read-only (a read-only mount or folder): vault-cortex "
                                 "searches it but cannot write notes, plans or weights there")
         with self.index.writing():
-            tx = Change(self, client)
+            tx = Change(self, writer or current_client())
             try:
                 yield tx
             except OSError as exc:
