@@ -16,14 +16,10 @@ the standard library at load time, so a hook costs little when the server runs.
 from __future__ import annotations
 
 import contextvars
-import hashlib
 import json
 import logging
 import os
-import re
 import sys
-import threading
-import time
 import tomllib
 import urllib.parse
 from collections.abc import Callable, Iterable, Mapping
@@ -34,6 +30,10 @@ from typing import IO, TYPE_CHECKING, Any
 from server.bearer import read_token
 from server.clients import DEFAULT, client, run, transcript_folders
 from server.hook_socket import ask, live_sockets
+from server.hook_state import STATE_DIR as STATE_DIR  # where the session files are (tests, status)
+from server.hook_state import STATE_TTL_SECONDS as STATE_TTL_SECONDS
+from server.hook_state import SWEEP_EVERY_SECONDS as SWEEP_EVERY_SECONDS
+from server.hook_state import SessionState
 from server.proof import NotProven, proven_connection
 from server.serve_lock import recorded_url
 from server.tool_output import error_query, failure_query
@@ -52,15 +52,12 @@ EVENT_NAMES = {"session-start": "SessionStart", "prompt": "UserPromptSubmit", "t
 CAPTURE_EVENTS = ("session-end", "pre-compact")  # write the transcript to raw/; nothing goes to the model
 VAULT_ENV = "VAULT_CORTEX_VAULT"
 URL_ENV = "VAULT_CORTEX_URL"
-STATE_DIR = ".cortex/hooks"
 MAX_CONTEXT_CHARS = 8000  # Claude Code keeps about 10,000 characters of hook context whole
 MAX_INPUT_BYTES = 1 << 20
 MIN_PROMPT_CHARS = 12  # "yes", "go on": nothing worth a recall
 HEALTH_TIMEOUT = 0.3
 ROUTE_TIMEOUT = {"session-start": 30.0, "prompt": 10.0, "tool": 5.0, "tool-result": 5.0, "tool-failure": 5.0,
                  "stop": 5.0, "session-end": 30.0, "pre-compact": 30.0}
-STATE_TTL_SECONDS = 7 * 86400
-SWEEP_EVERY_SECONDS = 3600  # old session files are looked for at most this often (a glob of every file costs)
 
 OpenCortex = Callable[[], "Cortex"]
 
@@ -300,89 +297,6 @@ def clip(text: str, limit: int = MAX_CONTEXT_CHARS) -> str:
     marker = "\n… (cut to fit the hook's size limit)"
     cut = text.rfind("\n", 0, limit - len(marker))
     return text[: cut if cut > 0 else limit - len(marker)] + marker
-
-
-def _state_dir(root: Path) -> Path:
-    """`.cortex/hooks/`, or for a read-only vault a folder beside its index (nothing is written to the vault)."""
-    from vault_cortex.index.location import index_location
-
-    where = index_location(root.resolve(), None, os.environ)
-    return where.path / "hooks" if where.read_only else root / STATE_DIR
-
-
-class SessionState:
-    """One agent session's memory of itself, in `.cortex/hooks/<session>.json`: the memory paths already injected
-    into it, and the raw notes captured from it (never pushed back to it, even after a compaction)."""
-
-    def __init__(self, root: Path, session_id: str) -> None:
-        self.dir = _state_dir(root)
-        name = session_id if re.fullmatch(r"[A-Za-z0-9_-]{1,128}", session_id) else (
-            hashlib.sha256(session_id.encode()).hexdigest()[:32])
-        self.path = self.dir / f"{name}.json"
-        self.enabled = bool(session_id)
-        self.paths: set[str] = set()
-        self.captured: set[str] = set()
-        if self.enabled:
-            try:
-                data = json.loads(self.path.read_text(encoding="utf-8"))
-                self.paths = {p for p in data.get("injected", []) if isinstance(p, str)}
-                self.captured = {p for p in data.get("captured", []) if isinstance(p, str)}
-            except (OSError, ValueError, AttributeError):
-                pass
-
-    def __contains__(self, path: object) -> bool:
-        return path in self.paths or path in self.captured
-
-    def reset(self) -> None:
-        """A new, cleared or compacted conversation: nothing was injected into it yet (its captures stay its own)."""
-        self.paths = set()
-        if self.enabled and self.captured:
-            self._save()
-        elif self.enabled:
-            self.path.unlink(missing_ok=True)
-
-    def add(self, paths: Iterable[str]) -> None:
-        new = set(paths) - self.paths
-        if self.enabled and new:
-            self.paths |= new
-            self._save()
-
-    def captured_too(self, paths: Iterable[str]) -> None:
-        """Raw notes captured from this session."""
-        new = set(paths) - self.captured
-        if self.enabled and new:
-            self.captured |= new
-            self._save()
-
-    def _save(self) -> None:
-        self.dir.mkdir(parents=True, exist_ok=True)
-        ignore = self.dir / ".gitignore"
-        if not ignore.exists():
-            ignore.write_text("# per-session hook state: never versioned\n*\n", encoding="utf-8")
-        tmp = self.path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")  # the server's threads too
-        tmp.write_text(json.dumps({"injected": sorted(self.paths), "captured": sorted(self.captured),
-                                   "updated": time.time()}), encoding="utf-8")
-        os.replace(tmp, self.path)
-        self._forget_old()
-
-    def _forget_old(self) -> None:
-        """Remove the files of sessions not updated for STATE_TTL_SECONDS, at most once in SWEEP_EVERY_SECONDS (the
-        time of the last sweep is the mtime of `.swept`)."""
-        now = time.time()
-        stamp = self.dir / ".swept"
-        try:
-            if stamp.stat().st_mtime > now - SWEEP_EVERY_SECONDS:
-                return
-        except OSError:
-            pass
-        stamp.touch()
-        cutoff = now - STATE_TTL_SECONDS
-        for old in self.dir.glob("*.json"):
-            try:
-                if old.stat().st_mtime < cutoff:
-                    old.unlink()
-            except OSError:
-                pass
 
 
 # -- the command: stdin → server or vault → stdout ---------------------------------------------------------
