@@ -82,8 +82,7 @@ def test_decay_sinks_an_unused_note_but_a_specific_query_still_finds_it(tmp_path
     stamp = datetime(2024, 1, 10, tzinfo=UTC).timestamp()
     os.utime(old, (stamp, stamp))
     before = old.read_bytes()
-    with Cortex.open(root, embedder=embedder) as cx:
-        cx.clock = lambda: datetime(2026, 11, 30, tzinfo=UTC)
+    with Cortex.open(root, embedder=embedder, clock=lambda: datetime(2026, 11, 30, tzinfo=UTC)) as cx:
         cx.sync()
         hits = cx.recall("vegetable garden plan", k=2).hits
         assert [h.path for h in hits] == ["long_term/Garden plan new.md", "long_term/Garden plan old.md"]
@@ -100,8 +99,7 @@ def test_identity_regions_do_not_decay(tmp_path: Path, embedder) -> None:  # typ
     (root / "soul/Values.md").write_text("---\nimportance: 0.9\ncreated: 2020-01-01\n---\nHonesty over comfort.\n")
     stamp = datetime(2020, 1, 1, tzinfo=UTC).timestamp()
     os.utime(root / "soul/Values.md", (stamp, stamp))
-    with Cortex.open(root, embedder=embedder) as cx:
-        cx.clock = lambda: datetime(2026, 11, 30, tzinfo=UTC)
+    with Cortex.open(root, embedder=embedder, clock=lambda: datetime(2026, 11, 30, tzinfo=UTC)) as cx:
         cx.sync()
         assert cx.recall("honesty", k=1).hits[0].signals["importance"] == 0.9
 
@@ -112,7 +110,7 @@ def test_activity_replays_into_the_index_and_a_rebuild_gives_the_same_numbers(fi
         cx.sync()
         for _ in range(3):
             cx.recall("sourdough starter", k=3, client="test")
-        cx.log(OpenEvent(ts=datetime.now(UTC), client="test", path="long_term/Proofing box.md"))
+        cx.vault.log(OpenEvent(ts=datetime.now(UTC), client="test", path="long_term/Proofing box.md"))
         cx.sync()
         access = cx.db.access()
         assert access["scientific/Sourdough starter feeding.md"][0] == 3
