@@ -12,6 +12,7 @@ import msgspec
 import pytest
 
 from vault_cortex import Cortex, InvalidRequest
+from vault_cortex.config import load_settings
 from vault_cortex.files.activity import OpenEvent, RecallEvent, append
 from vault_cortex.files.activity_files import PENDING_DIR, flush
 from vault_cortex.files.vault import init_vault
@@ -274,3 +275,25 @@ def test_asking_for_more_results_than_the_searches_gather_widens_them(tmp_path: 
         cx.sync()
         assert len(cx.recall("garden bed", k=10).hits) == 10
         assert len(cx.recall("garden bed", k=GATHERED + 15).hits) == GATHERED + 15
+
+
+def test_session_start_context_keeps_recalls_rules(tmp_path: Path, embedder) -> None:  # type: ignore[no-untyped-def]
+    """The context's recall part is recall's: `recall.k` notes, the archive left out unless the settings keep it,
+    and a task over `recall.max_query_chars` refused (before, it was cut without a word and ranked max_k notes)."""
+    root = tmp_path / "v"
+    init_vault(root)
+    (root / "archive" / "Old kiln notes.md").write_text("The kiln firing schedule for stoneware glaze.\n")
+    task = "kiln firing schedule for stoneware glaze"
+    base = load_settings(root, env={})
+    small = msgspec.structs.replace(base, recall=msgspec.structs.replace(base.recall, k=2, max_query_chars=60))
+    with Cortex.open(root, embedder=embedder, settings=small) as cx:
+        cx.sync()
+        ctx = cx.context(task=task, budget_tokens=4000)
+        recalled = [i.path for i in ctx.context.items if not i.section]
+        assert 0 < len(recalled) <= 2 and "archive/Old kiln notes.md" not in recalled
+        with pytest.raises(InvalidRequest, match="60"):
+            cx.context(task="x" * 61)
+    keeps = msgspec.structs.replace(small, index=msgspec.structs.replace(small.index, include_archive=True))
+    with Cortex.open(root, embedder=embedder, settings=keeps) as cx:
+        ctx = cx.context(task=task, budget_tokens=4000)
+        assert "archive/Old kiln notes.md" in [i.path for i in ctx.context.items if not i.section]
