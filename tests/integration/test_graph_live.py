@@ -129,3 +129,19 @@ def test_recalls_walk_the_graph_while_writes_update_it(tmp_path: Path) -> None:
         assert not errors, errors
         check(cx, cx.graph())
         assert cx.recaller.live.rebuilds == 1
+
+
+def test_a_replaced_index_has_its_concepts_read_again(tmp_path: Path) -> None:
+    """The index set aside for an empty one (`Index.recover`) moves `Index.replaced`, which the Recaller reads
+    with the sync generation: the concepts cached from the old index are read again from the new one."""
+    root = tmp_path / "vault"
+    (root / ".cortex").mkdir(parents=True)
+    write(root, "resonance/Curiosity.md", "---\nweight: 0.4\n---\nWanting to know.\n")
+    with Cortex.open(root, embedder=FakeEmbedder()) as cx:
+        cx.sync()
+        assert [c.weight for c in cx.recaller.concepts()] == [0.4]
+        cx.index.recover("a test sets it aside")
+        write(root, "resonance/Curiosity.md", "---\nweight: 0.9\n---\nWanting to know.\n")
+        assert cx.recaller.concepts() == []  # the empty index: nothing cached from the old one
+        cx.sync()
+        assert [c.weight for c in cx.recaller.concepts()] == [0.9]

@@ -6,7 +6,7 @@ it reads: the index, the settings and the clock (fixed for its life) and where a
 Lock rules: the graph is updated in place under its write lock (`LiveGraph.refresh`) and walked under its read
 lock (`ranked`, `graph_health`), never refreshed while the read lock is held. The concepts are read from the
 index once per index generation (a sync that changed notes, or the index replaced: `Index.replaced`), under the
-Recaller's own small lock, which `forget` takes too.
+Recaller's own small lock.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from vault_cortex.files.activity import Event, OpenEvent, RecallEvent
 from vault_cortex.files.paths import note_name
 from vault_cortex.files.properties import DEFAULT_WEIGHT, as_weight
 from vault_cortex.files.vault import note_path
+from vault_cortex.index.db import IndexDB
 from vault_cortex.index.upkeep import Index
 from vault_cortex.index.vectors import Vector
 from vault_cortex.limits import check_budget
@@ -59,11 +60,6 @@ class Recaller:
         self._lock = threading.Lock()  # the generation and the concept cache
         self._generation: tuple[int, str] | None = None
         self._concept_cache: list[Concept] | None = None
-
-    def forget(self) -> None:
-        """Drop what was read from the index (the index was replaced): the concepts are read again."""
-        with self._lock:
-            self._concept_cache = None
 
     # -- recall --------------------------------------------------------------------------------------
     def recall(self, query: str, *, k: int | None = None, mode: str | None = None,
@@ -243,16 +239,22 @@ class Recaller:
 
     def graph(self) -> Graph:
         """The note graph (links, relations, projects, co-retrieval), updated in place for what changed."""
+        db = self._current()
+        return self.live.refresh(db, self.clock().timestamp())
+
+    def _current(self) -> IndexDB:
+        """The index's database, with what was read of an older generation of it dropped."""
         db = self.index.db
         generation = (self.index.replaced, db.get_meta("generation") or "0")
         if generation != self._generation:
             with self._lock:
                 self._generation = generation
                 self._concept_cache = None
-        return self.live.refresh(db, self.clock().timestamp())
+        return db
 
     def concepts(self) -> list[Concept]:
         """The resonance notes as ranking reads them, read once per index generation."""
+        self._current()
         concepts = self._concept_cache
         if concepts is None:
             with self._lock:
