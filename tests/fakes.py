@@ -7,6 +7,7 @@ import hashlib
 import re
 import time
 from collections.abc import Sequence
+from datetime import datetime
 from functools import cache
 
 import numpy as np
@@ -64,3 +65,14 @@ class Slowed:
 
     def count_tokens(self, text: str) -> int:
         return self.model.count_tokens(text)
+
+
+class SetClock:
+    """A clock a test moves on: the Cortex is built with it (`Cortex.open(root, clock=SetClock(NOW))`), and the
+    test sets `now` where time passes."""
+
+    def __init__(self, now: datetime) -> None:
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now

@@ -17,7 +17,7 @@ from vault_cortex.errors import (
     InvalidRequest,
     VaultNotFound,
 )
-from vault_cortex.files.activity import Event, OpenEvent, current_client, read_since
+from vault_cortex.files.activity import OpenEvent, current_client, read_since
 from vault_cortex.files.activity_files import pending_lines
 from vault_cortex.files.sections import EditOp
 from vault_cortex.files.vault import NoteDoc
@@ -32,20 +32,20 @@ from vault_cortex.index.embed import Embedder
 from vault_cortex.index.location import index_location
 from vault_cortex.index.sync import Indexing, Progress, SyncReport
 from vault_cortex.index.upkeep import Index
-from vault_cortex.index.vectors import EmbeddingCache, Vector, Vectors
-from vault_cortex.recall.filters import Filters, Scope
+from vault_cortex.index.vectors import EmbeddingCache, Vectors
+from vault_cortex.recall.filters import Filters
 from vault_cortex.recall.gate import PushGate
 from vault_cortex.recall.graph import Graph
 from vault_cortex.recall.health import GraphHealth
 from vault_cortex.recall.model import RankingModel, load_model
-from vault_cortex.recall.pack import Candidate, Packed
 from vault_cortex.recall.recaller import Recaller
 from vault_cortex.recall.request import RecallRequest
-from vault_cortex.recall.scored import Recall, Scored
+from vault_cortex.recall.scored import Recall
 from vault_cortex.sleep import cycle as sleep
 from vault_cortex.store.change import Vault
 
 log = logging.getLogger(__name__)
+_now = clock.now  # the default clock (the name `clock` is the Cortex's own, below)
 
 
 class Cortex:
@@ -57,20 +57,31 @@ class Cortex:
 
     def __init__(self, root: Path, settings: Settings, embedder: Embedder | None = None,
                  index_dir: Path | None = None, cache: EmbeddingCache | None = None, *,
-                 read_only: bool = False, model: RankingModel | None = None) -> None:
+                 read_only: bool = False, model: RankingModel | None = None,
+                 clock: Callable[[], datetime] = _now) -> None:
+        """Build the parts in order, each given what it uses: the index, the one write path over it, recall over
+        both. `settings` and `clock` are fixed for the Cortex's life (a test builds the Cortex it needs)."""
         self.root = root
-        self.settings = settings
+        self._settings = settings
+        self._clock = clock
         self.read_only = read_only  # a read-only vault: searched, never written (writes raise VaultReadOnly)
-        self.clock: Callable[[], datetime] = clock.now
         # the ranking model (recall/model.py; the shipped one unless given), read and checked here: a damaged file
         # stops the vault opening rather than a request
         self.model: RankingModel = model or load_model()
-        # made before the index is opened, which may already replace a damaged one (`_index_replaced`); it reads
-        # the index, the settings and the clock at each use, as they may be replaced
-        self.recaller = Recaller(self, lambda: self.settings, clock=lambda: self.clock(), root=root, log=self.log,
+        self.index = Index(root, settings, embedder, index_dir, cache)
+        self.vault = Vault(root, settings, self.index, clock, read_only=read_only)
+        self.recaller = Recaller(self.index, settings, clock=clock, log=self.vault.log,
                                  concept_folder=resonance.RESONANCE_DIR, model=self.model)
-        self.index = Index(root, settings, embedder, index_dir, cache, on_replaced=self._index_replaced)
-        self.vault = Vault(root, settings, self.index, lambda: self.clock(), read_only=read_only)
+
+    @property
+    def settings(self) -> Settings:
+        """The vault's settings, read once when it was opened."""
+        return self._settings
+
+    @property
+    def clock(self) -> Callable[[], datetime]:
+        """The clock every part reads (`clock.now` unless the Cortex was built with another)."""
+        return self._clock
 
     # -- the index, as adapters use it ----------------------------------------------------------------
     @property
@@ -84,14 +95,6 @@ class Cortex:
     @property
     def embedder(self) -> Embedder:
         return self.index.embedder
-
-    def count_tokens(self, text: str) -> int:
-        """Wordpieces of `text` as the model counts them (the model is not loaded for it)."""
-        return self.index.count_tokens(text)
-
-    @property
-    def cache(self) -> EmbeddingCache:
-        return self.index.cache
 
     @property
     def indexing(self) -> Indexing | None:
@@ -119,10 +122,12 @@ class Cortex:
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, env: Mapping[str, str] | None = None,
              embedder: Embedder | None = None, index_dir: Path | None = None,
-             model: RankingModel | None = None) -> Cortex:
+             model: RankingModel | None = None, settings: Settings | None = None,
+             clock: Callable[[], datetime] = _now) -> Cortex:
         """Open a vault (a folder holding `.cortex/`; its config.toml is optional) and its index: in the vault,
         or in `index_dir` / $VAULT_CORTEX_INDEX_DIR, or for a read-only vault in the user cache (said in one
-        warning line)."""
+        warning line). `settings`: these instead of the vault's config.toml and environment; `clock`: what
+        every part reads the time from."""
         root = Path(path).expanduser()
         if not root.is_dir():
             raise VaultNotFound(f"no vault at {root}: run `vault-cortex init {root}` to create one")
@@ -134,18 +139,14 @@ class Cortex:
         where = index_location(root.resolve(), index_dir, env)
         if where.notice:  # a read-only vault is said on every command; an index kept elsewhere by choice, quietly
             log.log(logging.WARNING if where.read_only else logging.INFO, "%s", where.notice)
-        return cls(root.resolve(), load_settings(root, env), embedder, where.path, read_only=where.read_only,
-                   model=model)
+        return cls(root.resolve(), load_settings(root, env) if settings is None else settings, embedder, where.path,
+                   read_only=where.read_only, model=model, clock=clock)
 
     def __enter__(self) -> Cortex:
         return self
 
     def __exit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
         self.close()
-
-    def _index_replaced(self) -> None:
-        """The index was set aside for an empty one: the concepts read from it are read again."""
-        self.recaller.forget()
 
     # -- recall --------------------------------------------------------------------------------------
     def recall(self, request: RecallRequest, *, exclude: frozenset[str] = frozenset(),
@@ -168,21 +169,6 @@ class Cortex:
         """The push gate as recall applies it: the vault's `[push]` settings and the ranking model's coefficients."""
         return self.recaller.push_gate()
 
-    def ranked(self, query: str, qvec: Vector, weights: dict[str, float], *, regions: list[str] | None = None,
-               exclude: frozenset[str] = frozenset(), scope: Scope | None = None) -> list[Scored]:
-        """Every candidate for a query, scored by the given signal weights, best first (only the `scope`'s notes;
-        None: every note)."""
-        return self.recaller.ranked(query, qvec, weights, regions=regions, exclude=exclude, scope=scope)
-
-    def scope(self, filters: Filters | None, regions: list[str] | None = None,
-              exclude: frozenset[str] = frozenset()) -> Scope:
-        """The notes recall may return under filters and regions (no filters: every note but the captures)."""
-        return self.recaller.scope(filters, regions, exclude)
-
-    def similarity(self, qvec: Vector, paths: Sequence[str]) -> dict[str, float]:
-        """Best cosine similarity between a query vector and any chunk of each note."""
-        return self.recaller.similarity(qvec, paths)
-
     def related(self, path: str, *, k: int | None = None, mode: str | None = None,
                 captures: str | None = None) -> Recall:
         """Notes related to a note (a path or a name) by its content, leaving out itself and the notes it already
@@ -194,8 +180,8 @@ class Cortex:
                 filters: Filters | None = None, exclude: frozenset[str] = frozenset()) -> Context:
         """Session-start context: pinned notes, habits and open questions that match, the handoff, then recall
         (the recall part narrowed by filters, if any, and never returning the `exclude` paths)."""
-        ctx = build_context(self, task=task, project=project, active_note=active_note, recent=recent,
-                            budget_tokens=budget_tokens, mode=mode, filters=filters, exclude=exclude)
+        ctx = build_context(self.recaller, self.vault, task=task, project=project, active_note=active_note,
+                            recent=recent, budget_tokens=budget_tokens, mode=mode, filters=filters, exclude=exclude)
         return msgspec.structs.replace(ctx, indexing=self.indexing) if self.indexing else ctx
 
     # -- writes ---------------------------------------------------------------------------------------
@@ -211,19 +197,6 @@ class Cortex:
         change."""
         return notes.link(self.vault, self.resolve(src), rel, dst)
 
-    def pack(self, scored: list[Scored], budget_tokens: int, extra: Sequence[Candidate] = (),
-             section_order: Sequence[str] = ()) -> Packed:
-        """Ranked notes (after `extra`) packed into one context of at most `budget_tokens`, by section and region."""
-        return self.recaller.pack(scored, budget_tokens, extra, section_order)
-
-    def mode(self, mode: str | None) -> tuple[str, dict[str, float]]:
-        """A mode's name and signal weights (None: `balanced`)."""
-        return self.recaller.mode(mode)
-
-    def archived(self) -> frozenset[str]:
-        """The archived notes' paths."""
-        return self.recaller.archived()
-
     def graph(self) -> Graph:
         """The note graph (links, relations, projects, co-retrieval), updated in place for what changed."""
         return self.recaller.graph()
@@ -231,10 +204,6 @@ class Cortex:
     def graph_health(self) -> GraphHealth:
         """Hubs, islands, bridges, articulation points and dangling links of the vault's link graph."""
         return self.recaller.graph_health()
-
-    def log(self, event: Event) -> None:
-        """Append to the activity log; a failure to log never fails the caller's request."""
-        self.vault.log(event)
 
     def flush_activity(self) -> list[str]:
         """Move what reads logged (pending, machine-local) into the versioned activity log; the files written."""
@@ -245,14 +214,6 @@ class Cortex:
         return pending_lines(self.root)
 
     # -- notes ---------------------------------------------------------------------------------------
-    def read_note(self, path: str) -> NoteDoc:
-        """A note's text and ETag; the path must be a vault-relative .md path outside dot-folders."""
-        return self.vault.read_note(path)
-
-    def read_bytes(self, path: str) -> bytes:
-        """A note's bytes as they are on disk (for edits that must keep every byte they do not change)."""
-        return self.vault.read_bytes(path)
-
     def write_note(self, path: str, content: str, if_match: str | None) -> NoteDoc:
         """Create (if_match None: the note must not exist) or replace a note whose ETag still matches."""
         try:
@@ -261,18 +222,14 @@ class Cortex:
             raise InvalidRequest("the note's text is not valid Unicode (it holds a lone surrogate)") from None
         return notes.write(self.vault, path, data, if_match)
 
-    def write_bytes(self, path: str, data: bytes, if_match: str | None) -> NoteDoc:
-        """write_note for exact bytes (an edit or an undo keeps a body that is not UTF-8 as it was)."""
-        return notes.write(self.vault, path, data, if_match)
-
     def resolve(self, name: str) -> str:
         """A note's path from its path or a link target (`Title`, `[[Folder/Title]]`), as Obsidian resolves it."""
         return notes.resolve(self.vault, name)
 
     def open_note(self, name: str, *, exact: bool = False) -> NoteDoc:
         """Read a note named by path or title (exact: by its vault path only), with its ETag, and log the open."""
-        doc = self.read_note(name if exact else self.resolve(name))
-        self.log(OpenEvent(ts=self.clock(), client=current_client(), path=doc.path))
+        doc = self.vault.read_note(name if exact else self.resolve(name))
+        self.vault.log(OpenEvent(ts=self.clock(), client=current_client(), path=doc.path))
         return doc
 
     def edit_note(self, name: str, op: EditOp, *, etag: str | None = None) -> notes.Edited:
@@ -293,32 +250,28 @@ class Cortex:
         days, chosen = recent_activity.check(days, kinds)
         now = self.clock()
         events = read_since(self.root, now - timedelta(days=days)) if set(chosen) - {"created"} else []
-        return recent_activity.recent(self.db.all_notes(), events, now=now, days=days, kinds=chosen)
+        return recent_activity.recent(self.index.db.all_notes(), events, now=now, days=days, kinds=chosen)
 
     # -- health --------------------------------------------------------------------------------------
     def doctor(self) -> Doctor:
         """Parse problems, skipped files, dangling and ambiguous links, and index/file drift."""
         self.index.check_index()
-        return doctor.doctor(self)
+        return doctor.doctor(self.index)
 
     def verify(self, progress: Progress | None = None) -> Verify:
         """Rebuild the index into a temporary folder and compare it with the live one."""
         self.index.check_index()
-        return doctor.verify(self, progress)
+        return doctor.verify(self.index, progress)
 
     # -- habits, resonance, curiosity (issue 6) --
     def habits_for_context(self, text: str, *, tool: str | None = None,
                            tool_input: Mapping[str, object] | None = None) -> habits.Habits:
         """Habits matching a context or tool call (trigger, meaning, tool pattern), strongest first, capped."""
-        return habits.habits_for_context(self, text, tool=tool, tool_input=tool_input)
+        return habits.habits_for_context(self.recaller, self.vault, text, tool=tool, tool_input=tool_input)
 
     def reinforce(self, path: str, *, context: str | None = None) -> resonance.WeightChange:
         """A habit was followed: raise its weight by one line and log it."""
         return habits.reinforce(self.vault, self.resolve(path), context=context)
-
-    def decay_habits(self, *, dry_run: bool = True) -> resonance.DecayPlan:
-        """Preview (or apply) habit weights decaying toward their baselines."""
-        return habits.decay_habits(self.vault, dry_run=dry_run)
 
     def touch(self, concept: str, *, by: str | None = None) -> resonance.WeightChange:
         """Raise a resonance concept's weight by one line and log the touch."""
@@ -338,7 +291,7 @@ class Cortex:
 
     def list_curiosities(self, text: str | None = None) -> curiosity.Curiosities:
         """Open questions, or those relevant to a text, best first."""
-        return curiosity.list_curiosities(self, text)
+        return curiosity.list_curiosities(self.recaller, text)
 
     def explore(self, path: str, answer_path: str) -> curiosity.Explored:
         """Close a question with the memory that answers it (each a path or a name), linked both ways."""
@@ -348,7 +301,7 @@ class Cortex:
     def sleep_plan(self, mode: str = sleep.DEFAULT_MODE, *, save: bool = True) -> sleep.Plan:
         """Plan a sleep (full, light or save) for review; no note changes. `save` keeps it under .cortex/sleep/
         to apply by id (a preview does not)."""
-        return sleep.plan(self, mode, save=save)
+        return sleep.plan(self.index, self.recaller, self.vault, mode, save=save)
 
     def sleep_apply(self, plan: sleep.Plan, commit: bool = False) -> sleep.ApplyReport:
         """Apply exactly a plan, journalled; files changed since planning are skipped and reported."""
@@ -361,10 +314,6 @@ class Cortex:
     def sleep_rollback(self) -> sleep.ApplyReport:
         """Undo the last sleep (finished or interrupted) from its journal and backups."""
         return sleep.rollback(self.vault)
-
-    def import_transcript(self, file: str | os.PathLike[str], session: str | None = None) -> transcript.Imported:
-        """Import a Claude Code JSONL or markdown chat as raw notes, one per prompt→answer exchange."""
-        return transcript.import_transcript(self.vault, Path(file), session)
 
     def import_file(self, file: str | os.PathLike[str], fmt: str | None = None,
                     session: str | None = None) -> transcript.Imported:

@@ -78,8 +78,7 @@ def open_vault(source: Path, work: Path, notes: list[str] | None = None) -> Cort
             shutil.copy2(source / rel, work / rel)
         adopt_vault(work)
     shutil.copy2(template_dir() / ".cortex" / "config.toml", work / ".cortex" / "config.toml")  # this code's defaults
-    cx = Cortex.open(work)
-    cx.clock = lambda: NOW
+    cx = Cortex.open(work, clock=lambda: NOW)
     started = time.perf_counter()
     cx.sync()
     print(f"  synced {work} in {time.perf_counter() - started:.0f} s", file=sys.stderr)
@@ -115,7 +114,7 @@ def dev_set(work: Path) -> None:
     lab = labels()
     cx = open_vault(DEV / "vault", work / "dev")
     try:
-        world, vectors = gather(cx, NOW)
+        world, vectors = gather(cx.index, cx.recaller, NOW)
         notes = hand_written(cx)
         memos = {m.path: m for m in world.notes}
         identity = {r for r in cx.settings.regions.order if cx.settings.region(r).identity}

@@ -155,8 +155,8 @@ def build(data: Path, work: Path) -> list[Row]:
 def row(cx: Cortex, prompt: str, kind: str, conv: int, fold: int, source: int, evidence: set[str]) -> Row:
     query = prompt[: cx.settings.recall.max_query_chars]
     qvec = cx.embedder.embed([query])[0]
-    _, weights = cx.mode(None)
-    every = cx.ranked(query, qvec, weights)
+    _, weights = cx.recaller.mode(None)
+    every = cx.recaller.ranked(query, qvec, weights)
     ranked = every[:CANDIDATES]
     feats = features(query, cues(ranked), [s.chunk.text for s in every[CANDIDATES:]])
     verdicts = gate(every, query, cx.push_gate())[:CANDIDATES]  # the block's why-line, as the hook would print it

@@ -121,11 +121,10 @@ def prepare(data: Path, work: Path, embedder: Embedder) -> Setups:
         if not (root / f"conv-{conv_id}").exists():
             shutil.rmtree(root, ignore_errors=True)
             build_vault(conv, conv_id, root)
-        cx = Cortex(root.resolve(), load_settings(root, env={}), embedder)
         # the ranking's recency counts from now to a note's file time: ranked at the time the vault was written,
         # every figure is the same whenever it is measured (by the wall clock, the gate's rows drifted by the hour)
         written = datetime.fromtimestamp(max(p.stat().st_mtime for p in (root / f"conv-{conv_id}").glob("*.md")), UTC)
-        cx.clock = lambda written=written: written
+        cx = Cortex(root.resolve(), load_settings(root, env={}), embedder, clock=lambda written=written: written)
         report = cx.sync()
         questions = [
             (qa["question"], ev, int(qa["category"]))
@@ -155,10 +154,10 @@ def with_recall(cx: Cortex, modes: dict[str, dict[str, float]] | None = None, **
         settings = msgspec.structs.replace(settings, modes={**settings.modes, **modes})
     clone = Cortex.__new__(Cortex)
     clone.__dict__.update(cx.__dict__)
-    clone.settings = settings
+    clone._settings = settings
     clone.model = model
-    clone.recaller = copy.copy(cx.recaller)  # the same live graph and caches, reading the clone's settings
-    clone.recaller._settings = lambda: settings
+    clone.recaller = copy.copy(cx.recaller)  # the same live graph and caches, with the clone's settings
+    clone.recaller.settings = settings
     clone.recaller.model = model
     return clone
 

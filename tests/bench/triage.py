@@ -35,10 +35,9 @@ def measure(vault: Path, cx: Cortex | None = None) -> dict[str, object]:
     """Accuracy of the promotions in a light sleep plan of a copy of the triage fixture."""
     expected: dict[str, str] = json.loads((FIXTURE / "expected.json").read_text(encoding="utf-8"))
     own = cx is None
-    cx = cx or Cortex.open(vault)
+    cx = cx or Cortex.open(vault, clock=lambda: NOW)
     try:
-        cx.clock = lambda: NOW
-        world, vectors = gather(cx, NOW)
+        world, vectors = gather(cx.index, cx.recaller, NOW)
         plan = consolidate.make_plan(world, vectors, settings=cx.settings, mode="light",
                                      embed=cx.embedder.embed, count_tokens=cx.embedder.count_tokens)
         chosen = {t.path: t.region for t in plan.findings.triage}

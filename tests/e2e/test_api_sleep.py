@@ -6,9 +6,11 @@ import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from harness import TEST_HOSTS, TOKEN, checked_client
 from litestar import Litestar
 from litestar.testing import TestClient
 
+from server.app import create_app
 from vault_cortex.cortex import Cortex
 
 HABIT = "habits/Write the test first.md"  # weight 0.7, baseline 0.6
@@ -90,11 +92,10 @@ def test_apply_a_saved_plan_by_id(client: TestClient[Litestar], cx: Cortex) -> N
 
 
 def test_full_plan_decays_habit_weights_and_skips_what_changed(client: TestClient[Litestar], cx: Cortex) -> None:
-    cx.clock = lambda: datetime.now(UTC) + timedelta(days=45)  # the habit was last written 45 days ago
-    try:
-        body = client.get("/v1/sleep/plan", params={"mode": "full"}).json()
-    finally:
-        cx.clock = lambda: datetime.now(UTC)
+    later = datetime.now(UTC) + timedelta(days=45)  # the habit was last written 45 days ago
+    with Cortex.open(cx.root, embedder=cx.embedder, clock=lambda: later) as ahead, \
+            checked_client(create_app(ahead, token=TOKEN, allowed_hosts=TEST_HOSTS)) as later_client:
+        body = later_client.get("/v1/sleep/plan", params={"mode": "full"}).json()
     plan = body["plan"]
     weights = {w["path"]: w for w in plan["findings"]["weights"]}
     w = weights[HABIT]  # 0.6 + 0.1 · 0.5^(days / 30), days ≥ 45: since the note was last written

@@ -46,7 +46,7 @@ def test_a_fifo_named_like_a_note_is_refused_at_once(client: TestClient[Litestar
                                             json={"content": "x\n"}))
         assert put.status_code == 400 and "FIFO" in put.json()["detail"]  # type: ignore[attr-defined]
         with pytest.raises(NoteNotFound):
-            _within(5, lambda: cx.read_note("short_term/pipe.md"))
+            _within(5, lambda: cx.vault.read_note("short_term/pipe.md"))
         assert stat.S_ISFIFO(fifo.lstat().st_mode), "left as it was"
     finally:
         fifo.unlink()

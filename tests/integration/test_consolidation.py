@@ -76,8 +76,7 @@ def cx(tmp_path: Path, embedder: Embedder) -> Iterator[Cortex]:
     # the default bar (0.8) proposes every pair here: agreement alone must decide
     for path, text in NOTES.items():
         (root / path).write_text(text, encoding="utf-8")
-    with Cortex.open(root, embedder=embedder) as c:
-        c.clock = lambda: NOW
+    with Cortex.open(root, embedder=embedder, clock=lambda: NOW) as c:
         c.sync()
         yield c
 
@@ -136,8 +135,7 @@ def adopted(src: Path, dest: Path, embedder: Embedder, bar: float | None = None)
         config = dest / ".cortex" / "config.toml"
         text = re.sub(r"(?m)^(merge_threshold|related_threshold) = .*$", rf"\1 = {bar}", config.read_text("utf-8"))
         config.write_text(text, encoding="utf-8")
-    cx = Cortex.open(dest, embedder=embedder)
-    cx.clock = lambda: NOW
+    cx = Cortex.open(dest, embedder=embedder, clock=lambda: NOW)
     cx.sync()
     return cx
 
@@ -147,7 +145,7 @@ def test_template_pages_are_never_merged_superseded_or_wired(tmp_path: Path, emb
     with nothing distinctive in common. The bars are lowered so that similarity proposes every pair of pages
     (as a bigger template vault does at the default bars): no merge, supersession or related_to between them."""
     with adopted(FIXTURES / "vaults" / "template_lookalikes", tmp_path / "v", embedder, bar=0.5) as cx:
-        _, vectors = gather(cx, NOW)
+        _, vectors = gather(cx.index, cx.recaller, NOW)
         pages = sorted(vectors)
         close = [(a, b) for i, a in enumerate(pages) for b in pages[i + 1:] if float(vectors[a] @ vectors[b]) >= 0.5]
         assert len(close) >= 40  # the template alone makes them look alike
@@ -163,7 +161,7 @@ def test_a_paraphrased_duplicate_merges_with_the_points_it_agrees_on(tmp_path: P
     the plan says what the two agree on; a reversal's supersession says what differs."""
     router = ["long_term/Router admin password.md", "long_term/Where the router password is.md"]
     with adopted(FIXTURES / "consolidation" / "vault", tmp_path / "v", embedder) as cx:
-        _, vectors = gather(cx, NOW)
+        _, vectors = gather(cx.index, cx.recaller, NOW)
         assert 0.82 <= float(vectors[router[0]] @ vectors[router[1]]) <= 0.88
         plan = cx.sleep_plan("full", save=False)
         (merge,) = [m for m in plan.findings.merges if router[0] in m.sources]

@@ -196,7 +196,7 @@ def test_a_write_between_two_groups_is_not_overwritten(tmp_path: Path, embedder)
             if done and not wrote.is_set():
                 wrote.set()
                 t = threading.Thread(target=cx.write_note, args=("A.md", "# A\nsecond version of a\n",
-                                                                  cx.read_note("A.md").etag))
+                                                                  cx.vault.read_note("A.md").etag))
                 t.start()
                 t.join(timeout=30)  # the sync holds no lock while it embeds: the write finishes now
                 assert not t.is_alive()
@@ -252,7 +252,7 @@ def test_verify_sees_corrupt_vectors_and_sync_rebuilds_them(tmp_path: Path, embe
     _flip_vector_bytes(vec_file, heads)
     with Cortex.open(root, embedder=embedder) as cx:
         cx.sync()
-        bad, unchecked = vector_problems(cx.db, cx.vectors, cx.cache, embedder.model_id)
+        bad, unchecked = vector_problems(cx.db, cx.vectors, cx.index.cache, embedder.model_id)
         assert (bad, unchecked) == ([], 0)
         hits = cx.recall(RecallRequest(query="katabatic zephyr squall", k=5)).hits  # a NaN warning fails (error)
         assert hits and all(np.isfinite(h.score) for h in hits)

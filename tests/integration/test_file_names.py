@@ -56,12 +56,12 @@ def test_every_interface_reaches_the_note_it_found(words: list[str], form: str, 
             cx.sync()
             path = unicodedata.normalize("NFC", f"Désign notes/{name}.md")
             assert path in cx.db.note_paths()
-            doc = cx.read_note(path)
+            doc = cx.vault.read_note(path)
             assert doc.content.endswith("The first line.\n")
             assert cx.open_note(name).path == path
             cx.edit_note(path, EditOp(op="append", content="Appended."))
             assert on_disk.read_text(encoding="utf-8").endswith("Appended.\n"), "the file on disk was edited"
-            again = cx.read_note(path)
+            again = cx.vault.read_note(path)
             cx.write_note(path, again.content + "Replaced.\n", again.etag)
             assert on_disk.read_text(encoding="utf-8").endswith("Replaced.\n")
             assert sorted(os.listdir(on_disk.parent)) == [on_disk.name], "no twin was made"

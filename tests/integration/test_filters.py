@@ -34,8 +34,7 @@ def _vault(root: Path, n: int, rare_every: int) -> Path:
 @pytest.fixture(scope="module")
 def cx(tmp_path_factory: pytest.TempPathFactory) -> Cortex:
     root = _vault(tmp_path_factory.mktemp("filters") / "vault", 1000, 50)  # 20 rare notes: 2%
-    cortex = Cortex.open(root, embedder=FakeEmbedder())
-    cortex.clock = lambda: datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+    cortex = Cortex.open(root, embedder=FakeEmbedder(), clock=lambda: datetime(2026, 11, 30, 12, 0, tzinfo=UTC))
     cortex.sync()
     return cortex
 
@@ -72,8 +71,7 @@ def test_modified_after_uses_the_files_time(tmp_path: Path) -> None:
     old = datetime(2026, 1, 1, tzinfo=UTC).timestamp()
     for f in root.rglob("*.md"):
         os.utime(f, (old, old))
-    with Cortex.open(root, embedder=FakeEmbedder()) as cx:
-        cx.clock = lambda: datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+    with Cortex.open(root, embedder=FakeEmbedder(), clock=lambda: datetime(2026, 11, 30, 12, 0, tzinfo=UTC)) as cx:
         cx.sync()
         path = root / "short_term" / "note 0001.md"
         path.write_text(path.read_text() + "Changed later.\n")

@@ -9,7 +9,7 @@ import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from fakes import FakeEmbedder
+from fakes import FakeEmbedder, SetClock
 
 from vault_cortex.cortex import Cortex
 from vault_cortex.recall.graph import Graph
@@ -48,8 +48,8 @@ def test_writes_update_the_graph_in_place_and_it_equals_a_rebuild(tmp_path: Path
     write(root, "b.md", "Bravo note about gardens and [[c]], which does not exist yet.\n")
     write(root, "d.md", "---\nproject: p\n---\nDelta about gardens.\n")
     write(root, "e.md", "---\nproject: p\n---\nEcho about gardens, [[a]].\n")
-    with Cortex.open(root, embedder=FakeEmbedder()) as cx:
-        cx.clock = lambda: NOW
+    clock = SetClock(NOW)
+    with Cortex.open(root, embedder=FakeEmbedder(), clock=clock) as cx:
         cx.sync()
         graph = cx.graph()
         check(cx, graph)
@@ -71,11 +71,11 @@ def test_writes_update_the_graph_in_place_and_it_equals_a_rebuild(tmp_path: Path
             assert cx.graph() is graph
             check(cx, graph)
         assert cx.recaller.live.rebuilds == 1
-        assert graph.degree("c.md") == 1 and "archive/e.md" in cx.archived()
+        assert graph.degree("c.md") == 1 and "archive/e.md" in cx.recaller.archived()
         assert cx.recaller.live.pairs  # the recalls' co-retrieved pairs reached the graph in place
         assert any(e.rel == "co_retrieved" for e in graph.edges)
         later = NOW + timedelta(days=20)  # co-retrieval fades with time alone: strengths are redone, in place
-        cx.clock = lambda: later
+        clock.now = later
         assert cx.graph() is graph and cx.recaller.live.rebuilds == 1
         check(cx, graph, later)
 
@@ -85,8 +85,7 @@ def test_a_lost_change_log_rebuilds(tmp_path: Path) -> None:
     (root / ".cortex").mkdir(parents=True)
     for i in range(8):
         write(root, f"n{i}.md", f"Note {i} links [[n{(i + 1) % 8}]].\n")
-    with Cortex.open(root, embedder=FakeEmbedder()) as cx:
-        cx.clock = lambda: NOW
+    with Cortex.open(root, embedder=FakeEmbedder(), clock=lambda: NOW) as cx:
         cx.sync()
         cx.graph()
         with cx.db.write():
@@ -104,8 +103,7 @@ def test_recalls_walk_the_graph_while_writes_update_it(tmp_path: Path) -> None:
         write(root, f"n{i}.md", f"Note {i} about kiln firing links [[n{(i * 7) % 40}]] and [[n{(i + 1) % 40}]].\n")
     errors: list[BaseException] = []
     stop = threading.Event()
-    with Cortex.open(root, embedder=FakeEmbedder()) as cx:
-        cx.clock = lambda: NOW
+    with Cortex.open(root, embedder=FakeEmbedder(), clock=lambda: NOW) as cx:
         cx.sync()
 
         def reader() -> None:
@@ -133,3 +131,19 @@ def test_recalls_walk_the_graph_while_writes_update_it(tmp_path: Path) -> None:
         assert not errors, errors
         check(cx, cx.graph())
         assert cx.recaller.live.rebuilds == 1
+
+
+def test_a_replaced_index_has_its_concepts_read_again(tmp_path: Path) -> None:
+    """The index set aside for an empty one (`Index.recover`) moves `Index.replaced`, which the Recaller reads
+    with the sync generation: the concepts cached from the old index are read again from the new one."""
+    root = tmp_path / "vault"
+    (root / ".cortex").mkdir(parents=True)
+    write(root, "resonance/Curiosity.md", "---\nweight: 0.4\n---\nWanting to know.\n")
+    with Cortex.open(root, embedder=FakeEmbedder()) as cx:
+        cx.sync()
+        assert [c.weight for c in cx.recaller.concepts()] == [0.4]
+        cx.index.recover("a test sets it aside")
+        write(root, "resonance/Curiosity.md", "---\nweight: 0.9\n---\nWanting to know.\n")
+        assert cx.recaller.concepts() == []  # the empty index: nothing cached from the old one
+        cx.sync()
+        assert [c.weight for c in cx.recaller.concepts()] == [0.9]

@@ -15,9 +15,11 @@ import pytest
 
 from server.cli import main
 from vault_cortex import Cortex, InvalidRequest, NoteNotFound, WriteConflict
-from vault_cortex.config import HabitsSettings, parse_settings
+from vault_cortex.config import HabitsSettings, load_settings, parse_settings
 from vault_cortex.files.activity import TouchEvent, acting_as, append
 from vault_cortex.files.vault import init_vault
+from vault_cortex.identity import habits
+from vault_cortex.identity.habits import Habits
 from vault_cortex.recall.request import RecallRequest
 from vault_cortex.store.change import Vault
 
@@ -106,18 +108,21 @@ def test_a_habit_surfaces_for_its_trigger_and_a_paraphrase_not_for_an_unrelated_
 
 
 def test_habits_are_capped_by_count_and_tokens(tmp_path, embedder) -> None:  # type: ignore[no-untyped-def]
-    with Cortex.open(_vault(tmp_path), embedder=embedder) as cx:
+    root = _vault(tmp_path)
+    text = "fix the broken firmware download before flashing"
+    with Cortex.open(root, embedder=embedder) as cx:
         cx.sync()
-        text = "fix the broken firmware download before flashing"
         base = cx.settings
-        habits = parse_settings({}, env={"VAULT_CORTEX_HABITS_MAX": "1"}).habits  # env: strings
-        cx.settings = msgspec.structs.replace(base, habits=habits)
-        assert len(cx.habits_for_context(text).habits) == 1
-        cx.settings = msgspec.structs.replace(base, habits=HabitsSettings(token_cap=40))
-        tight = cx.habits_for_context(text)
-        assert tight.habits and tight.tokens <= 40 and all(h.text.startswith("**When:**") for h in tight.habits)
-        cx.settings = msgspec.structs.replace(base, habits=HabitsSettings(token_cap=3))
-        assert cx.habits_for_context(text).habits == []
+
+    def habits_with(settings: HabitsSettings) -> Habits:
+        with Cortex.open(root, embedder=embedder, settings=msgspec.structs.replace(base, habits=settings)) as cx:
+            return cx.habits_for_context(text)
+
+    one = parse_settings({}, env={"VAULT_CORTEX_HABITS_MAX": "1"}).habits  # env: strings
+    assert len(habits_with(one).habits) == 1
+    tight = habits_with(HabitsSettings(token_cap=40))
+    assert tight.habits and tight.tokens <= 40 and all(h.text.startswith("**When:**") for h in tight.habits)
+    assert habits_with(HabitsSettings(token_cap=3)).habits == []
 
 
 def test_tool_patterns_bring_up_habits_for_agent_tool_calls(tmp_path, embedder) -> None:  # type: ignore[no-untyped-def]
@@ -182,15 +187,15 @@ def test_habit_decay_previews_then_applies_toward_the_baseline_once(tmp_path, em
     with Cortex.open(root, embedder=embedder) as cx:
         cx.sync()
         before = (root / TEST_FIRST).read_text()
-        plan = cx.decay_habits()
+        plan = habits.decay_habits(cx.vault)
         assert not plan.applied and plan.half_life_days == 30 and plan.unchanged == 1  # the sha256 habit: at baseline
         [change] = plan.changes
         assert (change.path, change.before, change.after, change.baseline) == (TEST_FIRST, 0.7, 0.65, 0.6)
         assert (root / TEST_FIRST).read_text() == before, "a preview writes nothing"
-        applied = cx.decay_habits(dry_run=False)
+        applied = habits.decay_habits(cx.vault, dry_run=False)
         assert applied.applied and applied.changes[0].written
         assert _diff(before, (root / TEST_FIRST).read_text()) == ["- weight: 0.7", "+ weight: 0.65"]
-        assert cx.decay_habits().changes == [], "applying twice does not decay twice"
+        assert habits.decay_habits(cx.vault).changes == [], "applying twice does not decay twice"
 
 
 # -- resonance ------------------------------------------------------------------------------------------
@@ -280,14 +285,15 @@ def test_a_concept_weight_written_as_a_string_ranks_as_the_number_decay_starts_f
 
 
 def test_warm_mode_never_removes_a_result_cold_mode_returns(tmp_path, embedder) -> None:  # type: ignore[no-untyped-def]
-    with Cortex.open(_vault(tmp_path), embedder=embedder) as cx:
+    root = _vault(tmp_path)
+    base = load_settings(root, env={})
+    warm = base.modes["identity"]
+    settings = msgspec.structs.replace(base, modes={**base.modes, "identity_cold": {**warm, "resonance": 0.0}})
+    with Cortex.open(root, embedder=embedder, settings=settings) as cx:
         cx.sync()
         for _ in range(2):
             cx.touch("Curiosity")
             cx.touch("Craftsmanship")
-        warm = cx.settings.modes["identity"]
-        cx.settings = msgspec.structs.replace(
-            cx.settings, modes={**cx.settings.modes, "identity_cold": {**warm, "resonance": 0.0}})
         every = len(cx.db.note_paths())
         boosted = 0
         for query in ("sketching an enclosure before soldering", "what I do when I am stuck",
@@ -327,8 +333,7 @@ def test_resonance_report_compares_claimed_with_actual(tmp_path, embedder) -> No
         if ".cortex" not in f.parts:
             _age(root, str(f.relative_to(root)), 200, now)
     append(root, TouchEvent(ts=now - timedelta(days=20), client="test", concept="Craftsmanship"))
-    with Cortex.open(root, embedder=embedder) as cx:
-        cx.clock = lambda: now
+    with Cortex.open(root, embedder=embedder, clock=lambda: now) as cx:
         cx.sync()
         for _ in range(3):
             cx.touch("Curiosity")
@@ -418,8 +423,7 @@ def test_a_concurrent_change_refuses_every_write_and_leaves_the_files_alone(tmp_
 def test_weights_and_touches_rebuild_from_the_files_and_the_log(tmp_path, embedder) -> None:  # type: ignore[no-untyped-def]
     root = _vault(tmp_path)
     now = datetime.now(UTC)
-    with Cortex.open(root, embedder=embedder) as cx:
-        cx.clock = lambda: now
+    with Cortex.open(root, embedder=embedder, clock=lambda: now) as cx:
         cx.sync()
         cx.touch("Curiosity")
         cx.reinforce(TEST_FIRST)
@@ -429,8 +433,7 @@ def test_weights_and_touches_rebuild_from_the_files_and_the_log(tmp_path, embedd
         assert cx.verify().ok
     for name in ("index.db", "index.db-wal", "index.db-shm"):
         (root / ".cortex/index" / name).unlink(missing_ok=True)
-    with Cortex.open(root, embedder=embedder) as cx:
-        cx.clock = lambda: now
+    with Cortex.open(root, embedder=embedder, clock=lambda: now) as cx:
         cx.sync()
         assert cx.db.snapshot() == live
         assert cx.resonance_report() == report

@@ -60,7 +60,7 @@ def _apply(cx: Cortex, op: tuple[object, ...]) -> None:
         _, path, body, api = op
         assert isinstance(path, str) and isinstance(body, str)
         if api:
-            current = cx.read_bytes(path) if (root / path).exists() else None
+            current = cx.vault.read_bytes(path) if (root / path).exists() else None
             cx.write_note(path, _note(path, body), None if current is None else content_hash(current))
             return
         (root / path).parent.mkdir(parents=True, exist_ok=True)

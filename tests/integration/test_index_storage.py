@@ -128,14 +128,14 @@ def test_the_embedded_text_is_rebuilt_as_it_was_hashed(tmp_path: Path) -> None:
         assert all(text_hash(t) == h for h, t in rebuilt.items())
         stored = cx.db.conn.execute("SELECT count(*) FROM chunks WHERE head IS NOT NULL").fetchone()[0]
         assert 3 <= stored < len(hashes)  # only the heads the title and heading cannot give
-        before = cx.cache.get_many(embedder.model_id, hashes)
+        before = cx.index.cache.get_many(embedder.model_id, hashes)
     (root / ".cortex/index/embeddings.db").unlink()
     (root / ".cortex/index/vectors.usearch").unlink()
     embedder.calls.clear()
     with Cortex.open(root, embedder=embedder) as cx:
         cx.sync()
         assert sum(embedder.calls) == len(hashes)  # re-embedded from the rebuilt texts
-        after = cx.cache.get_many(embedder.model_id, hashes)
+        after = cx.index.cache.get_many(embedder.model_id, hashes)
         assert all(np.array_equal(after[h], before[h]) for h in hashes)
         assert cx.verify().ok
 
@@ -154,17 +154,17 @@ def test_vectors_are_int8_and_the_cache_float16_within_the_verify_tolerance(tmp_
         ids = sorted(cx.vectors.keys())
         hashes = cx.db.chunk_hashes()
         stored = cx.vectors.get(ids)
-        cached = cx.cache.get_many(embedder.model_id, {hashes[i] for i in ids})
+        cached = cx.index.cache.get_many(embedder.model_id, {hashes[i] for i in ids})
         worst = max(float(np.abs(stored[i] - cached[hashes[i]]).max()) for i in ids)
         assert 1 / 254 < worst < VECTOR_TOLERANCE  # the int8 error is really there, and within the tolerance
-        blob = cx.cache.conn.execute("SELECT vec FROM vectors LIMIT 1").fetchone()[0]
+        blob = cx.index.cache.conn.execute("SELECT vec FROM vectors LIMIT 1").fetchone()[0]
         assert len(blob) == 2 * embedder.dim
-        assert vector_problems(cx.db, cx.vectors, cx.cache, embedder.model_id) == ([], 0)
+        assert vector_problems(cx.db, cx.vectors, cx.index.cache, embedder.model_id) == ([], 0)
         off = stored[ids[0]].copy()
         off[int(np.argmax(np.abs(off)))] -= 0.02 * np.sign(off[int(np.argmax(np.abs(off)))])
         cx.vectors.remove([ids[0]])
         cx.vectors.add([ids[0]], off[None, :])
-        assert vector_problems(cx.db, cx.vectors, cx.cache, embedder.model_id)[0] == [ids[0]]
+        assert vector_problems(cx.db, cx.vectors, cx.index.cache, embedder.model_id)[0] == [ids[0]]
 
 
 def test_a_cold_sync_adds_vectors_once_per_group(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -188,7 +188,7 @@ def test_a_cold_sync_adds_vectors_once_per_group(tmp_path: Path, monkeypatch: py
         chunks = len(cx.db.chunk_hashes())
         assert sum(calls) == chunks == len(cx.vectors)
         assert len(calls) <= -(-chunks // FILL_TURN) + 1  # a turn of FILL_TURN chunks per call
-        assert vector_problems(cx.db, cx.vectors, cx.cache, embedder.model_id) == ([], 0)
+        assert vector_problems(cx.db, cx.vectors, cx.index.cache, embedder.model_id) == ([], 0)
 
 
 def test_removed_vectors_are_left_out_at_once_and_removed_from_usearch_in_batches(tmp_path: Path) -> None:
@@ -313,8 +313,8 @@ def test_an_index_of_schema_1_is_moved_over_once_with_nothing_lost(
         assert cx.db.snapshot() == before["snapshot"]
         assert cx.db.chunk_hashes() == before["chunks"]
         assert cx.db.embed_texts(sorted(before["texts"])) == before["texts"]  # type: ignore[arg-type]
-        assert cx.cache.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'cache'").fetchone() is None
-        got = cx.cache.get_many(embedder.model_id, before["texts"])  # type: ignore[arg-type]
+        assert cx.index.cache.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'cache'").fetchone() is None
+        got = cx.index.cache.get_many(embedder.model_id, before["texts"])  # type: ignore[arg-type]
         old: dict[str, np.ndarray] = before["vectors"]  # type: ignore[assignment]
         assert set(got) == set(old)
         assert all(np.array_equal(got[h], v.astype(np.float16).astype(np.float32)) for h, v in old.items())
@@ -324,7 +324,7 @@ def test_an_index_of_schema_1_is_moved_over_once_with_nothing_lost(
         assert str(cx.vectors.index.dtype).endswith("I8") and cx.vectors.keys() == set(before["chunks"])  # type: ignore[call-overload]
         assert cx.vectors.checked and not cx.vectors.other_format()  # checked against the cache, saved as int8
         assert embedder.calls == []  # nothing re-embedded
-        assert vector_problems(cx.db, cx.vectors, cx.cache, embedder.model_id) == ([], 0)
+        assert vector_problems(cx.db, cx.vectors, cx.index.cache, embedder.model_id) == ([], 0)
         assert cx.verify().ok
     assert str(Index.restore(str(index / "vectors.usearch")).dtype).endswith("I8")
 

@@ -12,6 +12,7 @@ import msgspec
 import pytest
 
 from vault_cortex import Cortex, InvalidRequest
+from vault_cortex.config import load_settings
 from vault_cortex.files.activity import OpenEvent, RecallEvent, acting_as, append
 from vault_cortex.files.activity_files import PENDING_DIR, flush
 from vault_cortex.files.vault import init_vault
@@ -84,8 +85,7 @@ def test_decay_sinks_an_unused_note_but_a_specific_query_still_finds_it(tmp_path
     stamp = datetime(2024, 1, 10, tzinfo=UTC).timestamp()
     os.utime(old, (stamp, stamp))
     before = old.read_bytes()
-    with Cortex.open(root, embedder=embedder) as cx:
-        cx.clock = lambda: datetime(2026, 11, 30, tzinfo=UTC)
+    with Cortex.open(root, embedder=embedder, clock=lambda: datetime(2026, 11, 30, tzinfo=UTC)) as cx:
         cx.sync()
         hits = cx.recall(RecallRequest(query="vegetable garden plan", k=2)).hits
         assert [h.path for h in hits] == ["long_term/Garden plan new.md", "long_term/Garden plan old.md"]
@@ -102,8 +102,7 @@ def test_identity_regions_do_not_decay(tmp_path: Path, embedder) -> None:  # typ
     (root / "soul/Values.md").write_text("---\nimportance: 0.9\ncreated: 2020-01-01\n---\nHonesty over comfort.\n")
     stamp = datetime(2020, 1, 1, tzinfo=UTC).timestamp()
     os.utime(root / "soul/Values.md", (stamp, stamp))
-    with Cortex.open(root, embedder=embedder) as cx:
-        cx.clock = lambda: datetime(2026, 11, 30, tzinfo=UTC)
+    with Cortex.open(root, embedder=embedder, clock=lambda: datetime(2026, 11, 30, tzinfo=UTC)) as cx:
         cx.sync()
         assert cx.recall(RecallRequest(query="honesty", k=1)).hits[0].signals["importance"] == 0.9
 
@@ -114,7 +113,7 @@ def test_activity_replays_into_the_index_and_a_rebuild_gives_the_same_numbers(fi
         cx.sync()
         for _ in range(3):
             cx.recall(RecallRequest(query="sourdough starter", k=3))
-        cx.log(OpenEvent(ts=datetime.now(UTC), client="test", path="long_term/Proofing box.md"))
+        cx.vault.log(OpenEvent(ts=datetime.now(UTC), client="test", path="long_term/Proofing box.md"))
         cx.sync()
         access = cx.db.access()
         assert access["scientific/Sourdough starter feeding.md"][0] == 3
@@ -281,3 +280,25 @@ def test_asking_for_more_results_than_the_searches_gather_widens_them(tmp_path: 
         cx.sync()
         assert len(cx.recall(RecallRequest(query="garden bed", k=10)).hits) == 10
         assert len(cx.recall(RecallRequest(query="garden bed", k=GATHERED + 15)).hits) == GATHERED + 15
+
+
+def test_session_start_context_keeps_recalls_rules(tmp_path: Path, embedder) -> None:  # type: ignore[no-untyped-def]
+    """The context's recall part is recall's: `recall.k` notes, the archive left out unless the settings keep it,
+    and a task over `recall.max_query_chars` refused (before, it was cut without a word and ranked max_k notes)."""
+    root = tmp_path / "v"
+    init_vault(root)
+    (root / "archive" / "Old kiln notes.md").write_text("The kiln firing schedule for stoneware glaze.\n")
+    task = "kiln firing schedule for stoneware glaze"
+    base = load_settings(root, env={})
+    small = msgspec.structs.replace(base, recall=msgspec.structs.replace(base.recall, k=2, max_query_chars=60))
+    with Cortex.open(root, embedder=embedder, settings=small) as cx:
+        cx.sync()
+        ctx = cx.context(task=task, budget_tokens=4000)
+        recalled = [i.path for i in ctx.context.items if not i.section]
+        assert 0 < len(recalled) <= 2 and "archive/Old kiln notes.md" not in recalled
+        with pytest.raises(InvalidRequest, match="60"):
+            cx.context(task="x" * 61)
+    keeps = msgspec.structs.replace(small, index=msgspec.structs.replace(small.index, include_archive=True))
+    with Cortex.open(root, embedder=embedder, settings=keeps) as cx:
+        ctx = cx.context(task=task, budget_tokens=4000)
+        assert "archive/Old kiln notes.md" in [i.path for i in ctx.context.items if not i.section]

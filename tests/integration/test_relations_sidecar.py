@@ -66,8 +66,7 @@ def vault(fixture_vault: Callable[[str], Path]) -> Path:
 
 @pytest.fixture
 def cx(vault: Path, embedder: Embedder) -> Iterator[Cortex]:
-    with Cortex.open(vault, embedder=embedder) as c:
-        c.clock = lambda: NOW
+    with Cortex.open(vault, embedder=embedder, clock=lambda: NOW) as c:
         c.sync()
         yield c
 

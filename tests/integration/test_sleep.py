@@ -19,11 +19,13 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from fakes import SetClock
 from versioned import committed, git
 
 from server.cli import main
 from vault_cortex.cortex import Cortex
 from vault_cortex.files.vault import init_vault
+from vault_cortex.importers import transcript
 from vault_cortex.index.embed import Embedder
 from vault_cortex.recall.request import RecallRequest
 from vault_cortex.sleep.operations import Plan
@@ -161,9 +163,13 @@ def vault(base: Path, tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def cx(vault: Path, embedder: Embedder) -> Iterator[Cortex]:
-    with Cortex.open(vault, embedder=embedder) as c:
-        c.clock = lambda: NOW
+def clock() -> SetClock:
+    return SetClock(NOW)
+
+
+@pytest.fixture
+def cx(vault: Path, embedder: Embedder, clock: SetClock) -> Iterator[Cortex]:
+    with Cortex.open(vault, embedder=embedder, clock=clock) as c:
         yield c
 
 
@@ -189,7 +195,7 @@ def test_a_folder_kept_out_of_git_never_stops_the_sleep_commit(cx: Cortex, vault
     assert "raw/" not in git(vault, "show", "--name-only", "--format=", "HEAD")
 
 
-def test_full_sleep_under_git(cx: Cortex, vault: Path) -> None:
+def test_full_sleep_under_git(cx: Cortex, vault: Path, clock: SetClock) -> None:
     before = snapshot(vault)
     plan = cx.sleep_plan("full")
     saved = vault / ".cortex" / "sleep" / f"plan-{plan.id}.json"
@@ -259,7 +265,7 @@ def test_full_sleep_under_git(cx: Cortex, vault: Path) -> None:
     assert found[0].path == "archive/short_term/Bought more zip ties.md"
 
     # A second sleep right after plans nothing new.
-    cx.clock = lambda: NOW + timedelta(minutes=1)
+    clock.now = NOW + timedelta(minutes=1)
     assert cx.sleep_plan("full").ops == []
 
 
@@ -398,16 +404,17 @@ def test_cli_rollback_undoes_the_last_sleep(vault: Path, capsys: pytest.CaptureF
 def test_transcripts_become_compressed_tiers_with_lineage(tmp_path: Path, embedder: Embedder) -> None:
     root = tmp_path / "vault"
     init_vault(root)
-    with Cortex.open(root, embedder=embedder) as cx:
-        cx.clock = lambda: NOW
+    clock = SetClock(NOW)
+    with Cortex.open(root, embedder=embedder, clock=clock) as cx:
         for f in sorted(TRANSCRIPTS.iterdir()):
             copy = tmp_path / f.name
             shutil.copy(f, copy)
             day = int(f.name[8:10])
             os.utime(copy, (datetime(2026, 10, day, 21, tzinfo=UTC).timestamp(),) * 2)
-            done = cx.import_transcript(copy)
+            done = transcript.import_transcript(cx.vault, copy, None)
             assert done.created and not done.unchanged
-        assert cx.import_transcript(tmp_path / sorted(p.name for p in TRANSCRIPTS.iterdir())[0]).unchanged
+        first = tmp_path / sorted(p.name for p in TRANSCRIPTS.iterdir())[0]
+        assert transcript.import_transcript(cx.vault, first, None).unchanged
         raw = (root / "raw" / "2026-10-05 collector refactor 01.md").read_text(encoding="utf-8")
         assert "layer: raw" in raw and "session: 2026-10-05 collector refactor" in raw
         assert "*(tool: Read `/srv/greenhouse/collector.py` → 140 lines of output)*" in raw and "139:" not in raw
@@ -434,7 +441,7 @@ def test_transcripts_become_compressed_tiers_with_lineage(tmp_path: Path, embedd
             frontier = {ln.dst for ln in links if ln.src in frontier and ln.rel == "derived_from" and ln.dst}
             chain |= frontier
         assert any(p.startswith("raw/2026-10-") for p in chain)
-        cx.clock = lambda: NOW + timedelta(minutes=1)
+        clock.now = NOW + timedelta(minutes=1)
         assert cx.sleep_plan("full").ops == []
 
 

@@ -40,8 +40,7 @@ class Prepared:
 def prepared(tmp_path_factory: pytest.TempPathFactory, embedder: Embedder) -> Prepared:
     base = tmp_path_factory.mktemp("kill")
     root = build_vault(base / "vault")
-    with Cortex.open(root, embedder=embedder) as cx:
-        cx.clock = lambda: NOW
+    with Cortex.open(root, embedder=embedder, clock=lambda: NOW) as cx:
         plan = cx.sleep_plan("full")
     reference = base / "reference"
     shutil.copytree(root, reference, symlinks=True)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from vault_cortex.cortex import Cortex
 from vault_cortex.files.vault import init_vault
+from vault_cortex.identity import habits
 from vault_cortex.index.embed import Embedder
 
 DAY = 86400
@@ -39,7 +40,7 @@ def test_weights_decay_in_a_full_sleep_and_not_twice(tmp_path: Path, embedder: E
         assert set(weights) == {HABIT, CONCEPT}
         assert (weights[HABIT].before, weights[HABIT].after, weights[HABIT].kind) == (0.7, 0.635, "habit")
         assert (weights[CONCEPT].before, weights[CONCEPT].after, weights[CONCEPT].kind) == (0.75, 0.718, "resonance")
-        preview = {c.path: c.after for c in cx.decay_habits().changes} | {
+        preview = {c.path: c.after for c in habits.decay_habits(cx.vault).changes} | {
             c.path: c.after for c in cx.decay_resonance().changes}
         assert preview[HABIT] == 0.635 and preview[CONCEPT] == 0.718  # what the standalone preview says too
         assert TOUCHED not in preview
@@ -55,4 +56,4 @@ def test_weights_decay_in_a_full_sleep_and_not_twice(tmp_path: Path, embedder: E
 
         again = cx.sleep_plan("full")
         assert again.findings.weights == []
-        assert cx.decay_habits().changes == [] and cx.decay_resonance().changes == []
+        assert habits.decay_habits(cx.vault).changes == [] and cx.decay_resonance().changes == []

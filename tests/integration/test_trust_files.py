@@ -252,7 +252,7 @@ def test_remember_refuses_text_with_a_lone_surrogate(cx: Cortex, kwargs: dict[st
     with pytest.raises(InvalidRequest, match="lone surrogate"):
         cx.remember(**kwargs)  # type: ignore[arg-type]
     with pytest.raises(InvalidRequest, match="lone surrogate"):
-        cx.read_note("short_term/a\ud800.md")
+        cx.vault.read_note("short_term/a\ud800.md")
 
 
 def test_an_alias_bomb_of_long_strings_is_bounded_by_characters(cx: Cortex) -> None:

@@ -134,3 +134,54 @@ def test_every_sub_package_is_installed() -> None:
     found = {"vault_cortex" + "".join(f".{p}" for p in init.parent.relative_to(PACKAGE).parts)
              for init in PACKAGE.rglob("__init__.py")}
     assert found - listed == set(), f"add {sorted(found - listed)} to [tool.setuptools] packages in pyproject.toml"
+
+
+def handed_the_facade(source: str, facade: str = "Cortex") -> list[str]:
+    """Where the facade class hands a feature itself: `self`, a lambda reading `self`, or one of its own methods
+    (`self.log`) as an argument of a call, by line."""
+    cls = next(n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.ClassDef) and n.name == facade)
+    methods = {f.name for f in cls.body if isinstance(f, ast.FunctionDef)
+               and not any(isinstance(d, ast.Name) and d.id == "property" for d in f.decorator_list)}
+    found = []
+    for call in (n for n in ast.walk(cls) if isinstance(n, ast.Call)):
+        for arg in [*call.args, *(kw.value for kw in call.keywords)]:
+            is_self = isinstance(arg, ast.Name) and arg.id == "self"
+            reads_self = isinstance(arg, ast.Lambda) and any(
+                isinstance(n, ast.Name) and n.id == "self" for n in ast.walk(arg))
+            own_method = isinstance(arg, ast.Attribute) and isinstance(arg.value, ast.Name) \
+                and arg.value.id == "self" and arg.attr in methods
+            if is_self or reads_self or own_method:
+                found.append(f"line {call.lineno}: {ast.unparse(call)[:100]}")
+                break
+    return found
+
+
+def test_no_feature_receives_the_cortex() -> None:
+    """Calls go one way at run time too: the Cortex hands each part it builds and each feature it calls the parts
+    they use (the index, the vault, the recaller), never itself, a lambda reading it or one of its methods; and no
+    module below it names the Cortex in a signature (a Protocol would hide the call back up from the imports)."""
+    wrong = handed_the_facade((PACKAGE / "cortex.py").read_text("utf-8"))
+    assert not wrong, "the Cortex hands itself to a part or feature:\n" + "\n".join(wrong)
+    below = [(n, p) for n, p in modules().items() if level(n) < LEVELS["cortex"]]
+    named = [f"vault_cortex/{n.replace('.', '/')}.py:{a.lineno}" for n, p in below
+             for a in ast.walk(ast.parse(p.read_text("utf-8"))) if isinstance(a, ast.arg) and a.annotation
+             and "Cortex" in ast.unparse(a.annotation)]
+    assert not named, "a feature below the facade takes the Cortex:\n" + "\n".join(named)
+
+
+def test_the_facade_check_sees_a_feature_handed_the_cortex() -> None:
+    """The check above, on the shapes it must catch and the ones it must let through."""
+    source = '''
+class Cortex:
+    def __init__(self, root):
+        self.index = Index(root)
+        self.recaller = Recaller(self.index, lambda: self.settings, log=self.log)
+    def log(self, event): ...
+    @property
+    def settings(self): ...
+    def context(self):
+        return build_context(self, self.recaller, self.settings)
+'''
+    found = handed_the_facade(source)
+    assert [line.split(":")[0] for line in sorted(found)] == ["line 10", "line 5"]
+    assert any("lambda: self.settings" in f for f in found) and any("build_context(self," in f for f in found)

@@ -31,8 +31,8 @@ def vault(tmp_path: Path) -> Cortex:
     for rel, text in NOTES.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text, encoding="utf-8")
-    cx = Cortex(root.resolve(), load_settings(root, env={}), FakeEmbedder())
-    cx.clock = lambda: datetime(2026, 11, 30, tzinfo=UTC)
+    cx = Cortex(root.resolve(), load_settings(root, env={}), FakeEmbedder(),
+                clock=lambda: datetime(2026, 11, 30, tzinfo=UTC))
     cx.sync()
     return cx
 
@@ -87,8 +87,8 @@ def test_a_turn_a_few_exchanges_from_the_best_is_in_its_thread(tmp_path: Path) -
     with Cortex(root.resolve(), load_settings(root, env={}), FakeEmbedder()) as cx:
         cx.sync()
         query = "marathon finish line on Sunday"
-        _, weights = cx.mode(None)
-        scored = cx.ranked(query, cx.embedder.embed([query])[0], weights)
+        _, weights = cx.recaller.mode(None)
+        scored = cx.recaller.ranked(query, cx.embedder.embed([query])[0], weights)
         assert scored[0].note.path == "chat/T3.md"
         thread = {s.note.path for s in scored if s.thread}
         near = {f"chat/T{i}.md" for i in (1, 2, 4, 5, 6, 7)}  # up to four exchanges either side of T3

@@ -18,8 +18,8 @@ from vault_cortex.files.paths import note_name
 from vault_cortex.files.properties import read_aliases
 from vault_cortex.files.vault import content_hash
 from vault_cortex.files.yamltext import note_filename, render_new_note
-from vault_cortex.index.host import Searchable
 from vault_cortex.index.vectors import Vector
+from vault_cortex.recall.recaller import Recaller
 from vault_cortex.store.change import Vault
 
 CURIOSITIES_DIR = "curiosities"
@@ -104,27 +104,28 @@ def clean_question(question: str) -> str:
     return q
 
 
-# -- IO, through the facade ------------------------------------------------------------------------------
-def open_matching(cx: Searchable, qvec: Vector | None) -> tuple[list[Curiosity], list[Curiosity]]:
+# -- IO: the index through the Recaller ------------------------------------------------------------------------------
+def open_matching(recaller: Recaller, qvec: Vector | None) -> tuple[list[Curiosity], list[Curiosity]]:
     """Every open question, and those at least MATCH_THRESHOLD similar to the vector, best first."""
-    paths = cx.db.paths_under(CURIOSITIES_DIR)
-    fms = {p: cx.db.frontmatter(p) or {} for p in paths}
+    db = recaller.index.db
+    paths = db.paths_under(CURIOSITIES_DIR)
+    fms = {p: db.frontmatter(p) or {} for p in paths}
     open_ = [to_curiosity(p, fms[p]) for p in paths if is_open(fms[p])]
     open_.sort(key=lambda c: (c.created or "", c.path), reverse=True)
     if qvec is None:
         return open_, []
     threshold = MATCH_THRESHOLD
-    sims = cx.similarity(qvec, [c.path for c in open_])
+    sims = recaller.similarity(qvec, [c.path for c in open_])
     matching = [msgspec.structs.replace(c, similarity=round(sims[c.path], 4))
                 for c in open_ if sims.get(c.path, 0.0) >= threshold]
     return open_, sorted(matching, key=lambda c: (-(c.similarity or 0.0), c.path))
 
 
-def list_curiosities(cx: Searchable, text: str | None = None) -> Curiosities:
+def list_curiosities(recaller: Recaller, text: str | None = None) -> Curiosities:
     """Open questions, newest first; with a text, only those relevant to it, best first."""
-    text = (text or "").strip()[: cx.settings.recall.max_query_chars] or None
-    qvec = cx.embedder.embed([text])[0] if text else None
-    open_, matching = open_matching(cx, qvec)
+    text = (text or "").strip()[: recaller.settings.recall.max_query_chars] or None
+    qvec = recaller.index.embedder.embed([text])[0] if text else None
+    open_, matching = open_matching(recaller, qvec)
     return Curiosities(text=text, open=len(open_), items=matching if text else open_)
 
 

@@ -28,8 +28,8 @@ from vault_cortex.identity.resonance import (
     decay_folder,
     last_feedback,
 )
-from vault_cortex.index.host import Searchable
 from vault_cortex.index.vectors import Vector
+from vault_cortex.recall.recaller import Recaller
 from vault_cortex.store.change import Vault
 
 HABITS_DIR = "habits"
@@ -191,39 +191,41 @@ def fit(text: str, title: str, budget: int, count: Any) -> tuple[str, int] | Non
     return None
 
 
-# -- IO, through the facade ------------------------------------------------------------------------------
-def match(cx: Searchable, text: str, qvec: Vector | None, *, tool: str | None = None,
+# -- IO: the index through the Recaller ------------------------------------------------------------------------------
+def match(recaller: Recaller, text: str, qvec: Vector | None, *, tool: str | None = None,
           tool_input: Mapping[str, Any] | None = None) -> list[Candidate]:
     """Every habit that applies to the text (and tool call), strongest first."""
-    paths = cx.db.paths_under(HABITS_DIR)
+    db = recaller.index.db
+    paths = db.paths_under(HABITS_DIR)
     threshold = SEMANTIC_THRESHOLD
-    sims = cx.similarity(qvec, paths) if qvec is not None and paths else {}
+    sims = recaller.similarity(qvec, paths) if qvec is not None and paths else {}
     tool_name, parsed = parse_tool(tool) if tool else (None, {})
     found = []
     for path in paths:
-        c = candidate(path, cx.db.frontmatter(path) or {}, text, round(sims.get(path, 0.0), 4), threshold,
+        c = candidate(path, db.frontmatter(path) or {}, text, round(sims.get(path, 0.0), 4), threshold,
                       tool_name, tool_input if tool_input is not None else parsed)
         found += [c] if c else []
     return sorted(found, key=lambda c: (-c.score, c.path))
 
 
-def habits_for_context(cx: Searchable, text: str, *, tool: str | None = None,
+def habits_for_context(recaller: Recaller, vault: Vault, text: str, *, tool: str | None = None,
                        tool_input: Mapping[str, Any] | None = None) -> Habits:
     """Habits for a context (trigger, meaning or tool pattern), strongest first, within the count and token caps."""
     started = time.perf_counter()
-    text = (text or "").strip()[: cx.settings.recall.max_query_chars]
+    settings = recaller.settings
+    text = (text or "").strip()[: settings.recall.max_query_chars]
     if not text and not tool:
         raise InvalidRequest("give a context text or a tool to find habits for")
-    qvec = cx.embedder.embed([text])[0] if text else None
-    limit = cx.settings.habits.max
-    budget = cx.settings.habits.token_cap
+    qvec = recaller.index.embedder.embed([text])[0] if text else None
+    limit = settings.habits.max
+    budget = settings.habits.token_cap
     chosen: list[HabitMatch] = []
-    for c in match(cx, text, qvec, tool=tool, tool_input=tool_input):
+    for c in match(recaller, text, qvec, tool=tool, tool_input=tool_input):
         if len(chosen) >= limit:
             break
-        doc = cx.read_note(c.path)
+        doc = vault.read_note(c.path)
         title = note_name(doc.path)
-        fitted = fit(lead(body_text(doc.content)), title, budget, cx.count_tokens)
+        fitted = fit(lead(body_text(doc.content)), title, budget, recaller.index.count_tokens)
         if fitted is None:
             continue
         budget -= fitted[1]

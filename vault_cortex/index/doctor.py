@@ -6,7 +6,6 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
-from typing import Protocol
 
 import msgspec
 import numpy as np
@@ -14,18 +13,11 @@ import numpy as np
 from vault_cortex.files.activity_files import conflicted
 from vault_cortex.files.vault import Skipped, walk
 from vault_cortex.index.db import IndexDB
-from vault_cortex.index.host import Searchable
 from vault_cortex.index.restore import VECTOR_TOLERANCE, vector_problems
 from vault_cortex.index.rows import LinkRow
 from vault_cortex.index.sync import RACILY_CLEAN, Progress, sync
-from vault_cortex.index.vectors import EmbeddingCache, Vectors
-
-
-class Checked(Searchable, Protocol):
-    """What the doctor reads: the store, its vectors and the embedding cache they are checked against."""
-
-    @property
-    def cache(self) -> EmbeddingCache: ...
+from vault_cortex.index.upkeep import Index
+from vault_cortex.index.vectors import Vectors
 
 
 class Doctor(msgspec.Struct, frozen=True, kw_only=True):
@@ -52,7 +44,7 @@ class Verify(msgspec.Struct, frozen=True, kw_only=True):
 
 
 
-def doctor(cx: Checked) -> Doctor:
+def doctor(cx: Index) -> Doctor:
     """Parse problems, skipped files, dangling and ambiguous links, and index/file drift."""
     links = cx.db.links()
     walked = walk(cx.root, cx.settings.index)
@@ -87,7 +79,7 @@ def doctor(cx: Checked) -> Doctor:
     )
 
 
-def verify(cx: Checked, progress: Progress | None = None) -> Verify:
+def verify(cx: Index, progress: Progress | None = None) -> Verify:
     """Check every stored vector against the embedding cache, then rebuild the index into a temporary folder
     and compare it with the live one: rows, and each chunk's vector (content, not counts)."""
     started = time.perf_counter()

@@ -45,14 +45,13 @@ def write_lock(path: Path) -> Iterator[None]:
 
 class Index:
     """A vault's derived index kept usable: opened, checked, set aside and rebuilt when damaged, written under
-    one lock, synced with the files. `on_replaced` is called when the index was set aside for an empty one (what
-    others derived from it must be read again)."""
+    one lock, synced with the files. `replaced` counts the times the index was set aside for an empty one while
+    open: what others derived from it (the recall's caches) is read again when it moves."""
 
     def __init__(self, root: Path, settings: Settings, embedder: Embedder | None = None,
-                 index_dir: Path | None = None, cache: EmbeddingCache | None = None,
-                 on_replaced: Callable[[], None] | None = None) -> None:
+                 index_dir: Path | None = None, cache: EmbeddingCache | None = None) -> None:
         self.root = root
-        self.on_replaced = on_replaced
+        self.replaced = 0  # times `recover` set the index aside for an empty one
         self.settings = settings
         self.index_dir = index_dir or root / INDEX_DIR
         try:
@@ -148,8 +147,7 @@ class Index:
             self.db = self._open_db()
             self.vectors = Vectors(self.index_dir / "vectors.usearch", lambda: self.dim)
             self._vectors_seq = None
-            if self.on_replaced is not None:
-                self.on_replaced()
+            self.replaced += 1
             self.suspect = None
 
     def close(self) -> None:

@@ -1,11 +1,12 @@
 """Recall over one vault's index: the live graph and the caches read beside it, and the rank → gate → pack steps.
 
-The facade (`Cortex`) holds one `Recaller` and hands it, explicitly, what it reads: the index, the settings,
-the clock, the vault's folder and the activity log.
+The composition root (`Cortex`) builds the `Index` first, then one `Recaller` over it, handing it explicitly what
+it reads: the index, the settings and the clock (fixed for its life) and where activity is logged.
 
 Lock rules: the graph is updated in place under its write lock (`LiveGraph.refresh`) and walked under its read
 lock (`ranked`, `graph_health`), never refreshed while the read lock is held. The concepts are read from the
-index once per index generation, under the Recaller's own small lock, which `forget` takes too.
+index once per index generation (a sync that changed notes, or the index replaced: `Index.replaced`), under the
+Recaller's own small lock.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Protocol
 
 import msgspec
 import numpy as np
@@ -27,9 +27,8 @@ from vault_cortex.files.paths import note_name
 from vault_cortex.files.properties import DEFAULT_WEIGHT, as_weight
 from vault_cortex.files.vault import note_path
 from vault_cortex.index.db import IndexDB
-from vault_cortex.index.embed import Embedder
-from vault_cortex.index.sync import Indexing
-from vault_cortex.index.vectors import Vector, Vectors
+from vault_cortex.index.upkeep import Index
+from vault_cortex.index.vectors import Vector
 from vault_cortex.limits import check_budget
 from vault_cortex.recall.filters import Filters, Scope, scope
 from vault_cortex.recall.gate import PushGate, push_gate
@@ -43,49 +42,25 @@ from vault_cortex.recall.request import RecallRequest
 from vault_cortex.recall.scored import Recall, Scored, gate_passed, to_candidate, to_hit
 
 
-class Index(Protocol):
-    """What recall reads of the index: the database, the vectors, the embedder and how far a running sync is
-    (read at each use: a recovered index replaces the database and the vectors)."""
-
-    @property
-    def db(self) -> IndexDB: ...
-    @property
-    def vectors(self) -> Vectors: ...
-    @property
-    def embedder(self) -> Embedder: ...
-    @property
-    def indexing(self) -> Indexing | None: ...
-
-
 class Recaller:
     """Recall, related notes, packing and graph health over one vault's index and its live graph."""
 
-    def __init__(self, index: Index, settings: Callable[[], Settings], *, clock: Callable[[], datetime],
-                 root: Path, log: Callable[[Event], None], concept_folder: str, model: RankingModel) -> None:
-        """`settings` and `clock` are read at each use (the facade's may be replaced); `root` is the vault's
-        folder (its name goes into packed links); `log` appends an activity event; `concept_folder` holds the
+    def __init__(self, index: Index, settings: Settings, *, clock: Callable[[], datetime],
+                 log: Callable[[Event], None], concept_folder: str, model: RankingModel) -> None:
+        """`index` is read at each use (a recovered index replaces its database and vectors); `settings` and
+        `clock` are fixed for the Recaller's life; `log` appends an activity event; `concept_folder` holds the
         resonance notes whose names and weights ranking reads; `model` is the ranking model (recall/model.py)."""
         self.index = index
         self.model = model
-        self._settings = settings
+        self.settings = settings
         self.clock = clock
-        self.root = root
+        self.root: Path = index.root  # its name goes into packed links
         self.log = log
         self.concept_folder = concept_folder
         self.live = LiveGraph()
         self._lock = threading.Lock()  # the generation and the concept cache
-        self._generation: str | None = None
+        self._generation: tuple[int, str] | None = None
         self._concept_cache: list[Concept] | None = None
-
-    @property
-    def settings(self) -> Settings:
-        """The vault's settings as they are now."""
-        return self._settings()
-
-    def forget(self) -> None:
-        """Drop what was read from the index (the index was replaced): the concepts are read again."""
-        with self._lock:
-            self._concept_cache = None
 
     # -- recall --------------------------------------------------------------------------------------
     def recall(self, request: RecallRequest, *, exclude: frozenset[str] = frozenset(),
@@ -97,8 +72,7 @@ class Recaller:
         k = self.check_k(request.k)
         mode_name, weights = self.mode(request.mode)
         filters = request.filters()
-        if not (request.include_archive or self.settings.index.include_archive):
-            exclude = exclude | self.archived() if exclude else self.archived()  # no copy of the archive per recall
+        exclude = self.without_archive(exclude, request.include_archive)
         within = self.scope(filters, exclude=exclude)
         qvec = self.index.embedder.embed([query])[0]
         ranked = self.ranked(query, qvec, weights, regions=request.regions, exclude=exclude, scope=within,
@@ -116,6 +90,27 @@ class Recaller:
                                  paths=tuple(h.path for h in hits)))
         return Recall(query=query, mode=mode_name, hits=hits, context=packed,
                       took_ms=round((time.perf_counter() - started) * 1000, 2), indexing=self.index.indexing)
+
+    def without_archive(self, exclude: frozenset[str], include_archive: bool = False) -> frozenset[str]:
+        """`exclude` and, unless asked for (`include_archive`, or the vault's `index.include_archive`), the
+        archived notes: the one archive rule of every recall."""
+        if include_archive or self.settings.index.include_archive:
+            return exclude
+        return exclude | self.archived() if exclude else self.archived()  # no copy of the archive per recall
+
+    def recall_packed(self, query: str, qvec: Vector, *, mode: str | None, budget_tokens: int,
+                      extra: Sequence[Candidate], section_order: Sequence[str], filters: Filters | None = None,
+                      exclude: frozenset[str] = frozenset()) -> tuple[str, Packed]:
+        """Recall under recall's rules (the `recall.k` best, the archive left out unless the settings keep it,
+        the query already checked by `check_query`) for an embedded query, packed after the `extra` items named
+        by their sections (session-start context's pinned notes, habits, questions and handoff); the mode's
+        name and the packed context. The extra items' paths are not recalled again."""
+        mode_name, weights = self.mode(mode)
+        k = self.check_k(None)
+        taken = self.without_archive(frozenset(c.path for c in extra) | exclude)
+        within = self.scope(filters, exclude=taken)  # no capture unless the filters ask for them
+        top = self.ranked(query, qvec, weights, exclude=taken, scope=within, at_least=k)[:k]
+        return mode_name, self.pack(top, budget_tokens, extra, section_order)
 
     def ranked(self, query: str, qvec: Vector, weights: dict[str, float], *, regions: list[str] | None = None,
                exclude: frozenset[str] = frozenset(), scope: Scope | None = None,
@@ -243,16 +238,22 @@ class Recaller:
 
     def graph(self) -> Graph:
         """The note graph (links, relations, projects, co-retrieval), updated in place for what changed."""
+        db = self._current()
+        return self.live.refresh(db, self.clock().timestamp())
+
+    def _current(self) -> IndexDB:
+        """The index's database, with what was read of an older generation of it dropped."""
         db = self.index.db
-        generation = db.get_meta("generation") or "0"
+        generation = (self.index.replaced, db.get_meta("generation") or "0")
         if generation != self._generation:
             with self._lock:
                 self._generation = generation
                 self._concept_cache = None
-        return self.live.refresh(db, self.clock().timestamp())
+        return db
 
     def concepts(self) -> list[Concept]:
         """The resonance notes as ranking reads them, read once per index generation."""
+        self._current()
         concepts = self._concept_cache
         if concepts is None:
             with self._lock:

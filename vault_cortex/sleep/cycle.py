@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import msgspec
 import numpy as np
@@ -26,9 +26,8 @@ from vault_cortex.files.relations import RELATIONS_PATH
 from vault_cortex.files.vault import content_hash
 from vault_cortex.identity.habits import HABITS_DIR
 from vault_cortex.identity.resonance import DEFAULT_WEIGHT, RESONANCE_DIR, as_weight, last_feedback, last_touches
-from vault_cortex.index.host import Searchable
-from vault_cortex.recall.graph import Graph
-from vault_cortex.recall.health import GraphHealth
+from vault_cortex.index.upkeep import Index
+from vault_cortex.recall.recaller import Recaller
 from vault_cortex.sleep.consolidate import DEFAULT_MODE, MODES, SleepMode, make_plan
 from vault_cortex.sleep.journal import (
     ApplyReport,
@@ -60,20 +59,10 @@ log = logging.getLogger(__name__)
 
 # -- gathering ----------------------------------------------------------------------------------------------
 
-class Sleeping(Searchable, Protocol):
-    """What a sleep reads and writes: the store, its vectors and the note graph with its health."""
-
-    @property
-    def vault(self) -> Vault: ...
-
-    def graph(self) -> Graph: ...
-    def graph_health(self) -> GraphHealth: ...
-
-
-def gather(cx: Sleeping, now: datetime) -> tuple[World, dict[str, np.ndarray]]:
+def gather(index: Index, recaller: Recaller, now: datetime) -> tuple[World, dict[str, np.ndarray]]:
     """Sync, then read what planning needs: notes and texts, links, graph health, activity, vectors, state."""
-    cx.sync()
-    root, db = cx.root, cx.db
+    index.sync()
+    root, db = index.root, index.db
     state, state_hash = load_state(root)
     relations, relations_hash = load_relations(root)
     rows = db.all_notes()
@@ -105,8 +94,8 @@ def gather(cx: Sleeping, now: datetime) -> tuple[World, dict[str, np.ndarray]]:
                     queries[(a, b) if a < b else (b, a)].add(key)
         elif isinstance(e, OpenEvent) or (isinstance(e, FeedbackEvent) and e.useful):
             used[e.path].append(e.ts)
-    graph = cx.graph()
-    weight_use = {**last_feedback(cx.root, HABITS_DIR, events), **last_touches(cx.db, cx.root, events=events)}
+    graph = recaller.graph()
+    weight_use = {**last_feedback(root, HABITS_DIR, events), **last_touches(db, root, events=events)}
     memos = []
     for row in rows:
         try:
@@ -134,21 +123,21 @@ def gather(cx: Sleeping, now: datetime) -> tuple[World, dict[str, np.ndarray]]:
             weight=as_weight(fm["weight"], baseline) if baseline is not None else None, baseline=baseline))
     taken = frozenset([*db.note_paths(), *(s.path for s in db.skipped())])
     world = World(
-        now=now, notes=tuple(memos), taken=taken, health=cx.graph_health(), state=state, state_hash=state_hash,
+        now=now, notes=tuple(memos), taken=taken, health=recaller.graph_health(), state=state, state_hash=state_hash,
         co_pairs=tuple((a, b, len(queries[(a, b)])) for (a, b) in sorted(pairs)),
         pair_last={f"{a}|{b}": max(ts) for (a, b), ts in pairs.items()},
         events_since=len(since), recalls_since=sum(isinstance(e, RecallEvent) for e in since),
         opens_since=sum(isinstance(e, OpenEvent) for e in since), weight_use=weight_use,
         relations=relations, relations_hash=relations_hash)
-    return world, note_vectors(cx, [m.path for m in memos])
+    return world, note_vectors(index, [m.path for m in memos])
 
 
-def note_vectors(cx: Sleeping, paths: Iterable[str]) -> dict[str, np.ndarray]:
+def note_vectors(index: Index, paths: Iterable[str]) -> dict[str, np.ndarray]:
     """Each note's whole-note vector: the normalised mean of its chunk vectors."""
-    ids = cx.db.note_ids(paths)
-    chunks = cx.db.chunks_of(ids.values())
+    ids = index.db.note_ids(paths)
+    chunks = index.db.chunks_of(ids.values())
     wanted = [c.id for cs in chunks.values() for c in cs]
-    got = cx.vectors.get(wanted)
+    got = index.vectors.get(wanted)
     out = {}
     for path, note_id in ids.items():
         vecs = [got[c.id] for c in chunks.get(note_id, []) if c.id in got]
@@ -196,14 +185,16 @@ def load_relations(root: Path) -> tuple[str | None, str | None]:
 
 # -- plans ---------------------------------------------------------------------------------------------------
 
-def plan(cx: Sleeping, mode: str = DEFAULT_MODE, *, save: bool = True) -> Plan:
-    """Plan a sleep; with `save`, keep it as `.cortex/sleep/plan-<id>.json` to apply by id (a preview, such as
-    an HTTP GET, writes nothing). No note changes either way."""
-    world, vectors = gather(cx, cx.clock())
-    p = make_plan(world, vectors, settings=cx.settings, mode=mode, embed=cx.embedder.embed,
-                  count_tokens=cx.embedder.count_tokens)
+def plan(index: Index, recaller: Recaller, vault: Vault, mode: str = DEFAULT_MODE, *, save: bool = True) -> Plan:
+    """Plan a sleep over the index, the recall's graph and the vault (its settings and clock); with `save`, keep
+    it as `.cortex/sleep/plan-<id>.json` to apply by id (a preview, such as an HTTP GET, writes nothing). No note
+    changes either way."""
+    world, vectors = gather(index, recaller, vault.clock())
+    embedder = index.embedder
+    p = make_plan(world, vectors, settings=vault.settings, mode=mode, embed=embedder.embed,
+                  count_tokens=embedder.count_tokens)
     if p.ops and save:
-        save_plan(cx.vault, p)
+        save_plan(vault, p)
     return p
 
 
