@@ -37,6 +37,15 @@ NOTES = {
          "nodes no longer send their temperature and humidity readings over MQTT to the collector on the Pi; they "
          "POST them over HTTP, every five minutes.\n",
 }
+# two notes of two regions (never merged) that share what is distinctive in them: a related_to wire
+NOTES |= {
+    "Notes/PPK2 deep sleep measurement.md": "---\ncortex: scientific\ncreated: 2026-11-10T10:00\n---\n# PPK2 deep "
+    "sleep measurement\n\nThe Nordic PPK2 measured the ESP32-C3 node's deep sleep current at 11 microamps, with "
+    "wake spikes of 80 milliamps lasting 600 ms on every sensor read.\n",
+    "Notes/Node battery budget.md": "---\ncortex: long_term\ncreated: 2026-11-12T10:00\n---\n# Node battery "
+    "budget\n\nThe ESP32-C3 node's battery budget rests on the PPK2 measurement: 11 microamps in deep sleep and "
+    "80 milliamp wake spikes of 600 ms on every sensor read.\n",
+}
 QUERY = "Do the greenhouse nodes send their readings over MQTT to the collector?"
 
 
@@ -58,9 +67,6 @@ def vault(fixture_vault: Callable[[str], Path]) -> Path:
     for path, text in NOTES.items():
         (root / path).write_text(text, encoding="utf-8")
     assert main(["init", str(root)]) == 0
-    config = root / ".cortex" / "config.toml"  # bars low enough that this small vault gets wired
-    config.write_text(config.read_text(encoding="utf-8").replace("merge_threshold = 0.92", "merge_threshold = 0.8")
-                      .replace("related_threshold = 0.8", "related_threshold = 0.5"), encoding="utf-8")
     return committed(root)
 
 
