@@ -25,7 +25,7 @@ import urllib.parse
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import ExitStack, closing
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
 from server.bearer import read_token
 from server.clients import DEFAULT, client, run, transcript_folders
@@ -44,20 +44,12 @@ if TYPE_CHECKING:  # the library loads numpy and ONNX: imported only when a hook
 
 log = logging.getLogger(__name__)
 
-HOOK_EVENTS = ("session-start", "prompt", "tool", "tool-result", "tool-failure", "stop", "session-end",
-               "pre-compact")
-EVENT_NAMES = {"session-start": "SessionStart", "prompt": "UserPromptSubmit", "tool": "PreToolUse",
-               "tool-result": "PostToolUse", "tool-failure": "PostToolUseFailure", "stop": "Stop",
-               "session-end": "SessionEnd", "pre-compact": "PreCompact"}
-CAPTURE_EVENTS = ("session-end", "pre-compact")  # write the transcript to raw/; nothing goes to the model
 VAULT_ENV = "VAULT_CORTEX_VAULT"
 URL_ENV = "VAULT_CORTEX_URL"
 MAX_CONTEXT_CHARS = 8000  # Claude Code keeps about 10,000 characters of hook context whole
 MAX_INPUT_BYTES = 1 << 20
 MIN_PROMPT_CHARS = 12  # "yes", "go on": nothing worth a recall
 HEALTH_TIMEOUT = 0.3
-ROUTE_TIMEOUT = {"session-start": 30.0, "prompt": 10.0, "tool": 5.0, "tool-result": 5.0, "tool-failure": 5.0,
-                 "stop": 5.0, "session-end": 30.0, "pre-compact": 30.0}
 
 OpenCortex = Callable[[], "Cortex"]
 
@@ -66,12 +58,12 @@ OpenCortex = Callable[[], "Cortex"]
 def run_hook(open_cx: OpenCortex, event: str, payload: Mapping[str, Any]) -> dict[str, Any]:
     """The hook's output object for its input; `{}` when there is nothing to add. Everything it logs is the
     hooks' (`HOOK_CLIENT`, whose queries the activity log keeps only as fingerprints), on every path."""
-    text = contextvars.copy_context().run(_HANDLERS[event], as_hooks(open_cx), payload)
+    text = contextvars.copy_context().run(EVENTS[event].run, as_hooks(open_cx), payload)
     if not text:
         return {}
     if event == "stop":  # Claude Code sends the agent back to work with the reason as its next input
         return {"decision": "block", "reason": clip(text)}
-    return {"hookSpecificOutput": {"hookEventName": EVENT_NAMES[event], "additionalContext": clip(text)}}
+    return {"hookSpecificOutput": {"hookEventName": EVENTS[event].claude, "additionalContext": clip(text)}}
 
 
 def as_hooks(open_cx: OpenCortex) -> OpenCortex:
@@ -261,10 +253,28 @@ def _capture(open_cx: OpenCortex, payload: Mapping[str, Any]) -> str | None:
     return capture(open_cx(), payload)
 
 
-_HANDLERS: dict[str, Callable[[OpenCortex, Mapping[str, Any]], str | None]] = {
-    "session-start": _session_start, "prompt": _prompt, "tool": _tool, "tool-result": _tool_result,
-    "tool-failure": _tool_failure, "stop": _stop, "session-end": _capture, "pre-compact": _capture,
-}
+class HookEvent(NamedTuple):
+    """One hook event, everything about it in one place."""
+
+    name: str  # the command's event: `vault-cortex hook NAME`, the route /v1/hooks/NAME
+    claude: str  # Claude Code's name for it, the `hookEventName` of the output
+    run: Callable[[OpenCortex, Mapping[str, Any]], str | None]  # the core's step
+    timeout: float  # how long the command waits for the server's (or the socket's) answer
+    capture: bool = False  # writes the transcript to raw/, nothing for the model: always run in the hook's process
+
+
+EVENTS = {e.name: e for e in (
+    HookEvent("session-start", "SessionStart", _session_start, 30.0),
+    HookEvent("prompt", "UserPromptSubmit", _prompt, 10.0),
+    HookEvent("tool", "PreToolUse", _tool, 5.0),
+    HookEvent("tool-result", "PostToolUse", _tool_result, 5.0),
+    HookEvent("tool-failure", "PostToolUseFailure", _tool_failure, 5.0),
+    HookEvent("stop", "Stop", _stop, 5.0),
+    HookEvent("session-end", "SessionEnd", _capture, 30.0, capture=True),
+    HookEvent("pre-compact", "PreCompact", _capture, 30.0, capture=True),
+)}
+HOOK_EVENTS = tuple(EVENTS)
+EVENT_NAMES = {e.name: e.claude for e in EVENTS.values()}  # the command's event → Claude Code's
 
 
 PROMPT_HEADER = ("Memories (vault-cortex) that may bear on this prompt, best first, once per session; "
@@ -333,14 +343,14 @@ def read_payload(stdin: IO[str]) -> dict[str, Any]:
 
 def dispatch(event: str, payload: dict[str, Any], vault: str | None, url: str | None,
              env: Mapping[str, str]) -> dict[str, Any]:
-    if event not in HOOK_EVENTS:
+    if event not in EVENTS:
         raise ValueError(f"unknown hook {event!r}")
     if not vault:
         raise ValueError(f"no vault: pass --vault or set ${VAULT_ENV}")
     root = Path(vault).expanduser()
     if not (root / ".cortex").is_dir():
         raise ValueError(f"{root} is not a vault (no .cortex/)")
-    if event in CAPTURE_EVENTS:  # files only, no model: faster here than a round trip, server or not
+    if EVENTS[event].capture:  # files only, no model: faster here than a round trip, server or not
         return run_direct(root, event, payload)
     token = read_token(root, env)
     for base in [url.rstrip("/")] if url else server_urls(root, env):
@@ -356,7 +366,7 @@ def dispatch(event: str, payload: dict[str, Any], vault: str | None, url: str | 
             log.warning("server at %s failed (%s)", base, exc)
     for path in live_sockets(root, env):  # a stdio MCP server Claude Code started: the model is loaded there
         try:
-            return ask(path, event, payload, ROUTE_TIMEOUT[event])
+            return ask(path, event, payload, EVENTS[event].timeout)
         except (OSError, ValueError) as exc:
             log.warning("MCP server at %s failed (%s)", path, exc)
     return run_direct(root, event, payload)
@@ -395,7 +405,7 @@ def post_hook(base: str, token: str, event: str, payload: dict[str, Any]) -> dic
     conn = proven_connection(base, token, HEALTH_TIMEOUT)
     with closing(conn):
         if conn.sock is not None:
-            conn.sock.settimeout(ROUTE_TIMEOUT[event])
+            conn.sock.settimeout(EVENTS[event].timeout)
         path = urllib.parse.urlsplit(base).path.rstrip("/")
         try:
             conn.request("POST", f"{path}/v1/hooks/{event}", body=json.dumps(payload).encode(),
