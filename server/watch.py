@@ -7,10 +7,9 @@ import os
 import threading
 import time
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from functools import partial
-from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING
 
 import anyio
 import msgspec
@@ -21,6 +20,9 @@ from vault_cortex import clock
 from vault_cortex.errors import SyncCancelled
 from vault_cortex.files.relations import RELATIONS_PATH
 from vault_cortex.index.progress import Progress, SyncReport
+
+if TYPE_CHECKING:
+    from vault_cortex.cortex import Cortex
 
 log = logging.getLogger(__name__)
 
@@ -38,15 +40,6 @@ TARGETED_MAX = 2000
 RETRY_FIRST_S, RETRY_MAX_S = 2.0, 300.0  # a failed sync is retried after 2 s, then 4, 8, … up to 5 min
 DEBOUNCE_MS = 300  # least gap between two syncs while changes keep coming (a lone save is indexed at once)
 FULL_SYNC_S = 900.0  # and a full sync runs at least this often when changes come, to catch anything missed
-
-
-class Syncable(Protocol):
-    root: Path
-
-    def sync(self, progress: Any = None, *, fill: bool = True) -> SyncReport: ...
-    def sync_paths(self, paths: Sequence[str]) -> SyncReport: ...
-    def fill_vectors(self, progress: Any = None, pause: Callable[[], bool] | None = None) -> int: ...
-    def graph(self) -> Any: ...
 
 
 class WatchStatus(msgspec.Struct, frozen=True, kw_only=True):
@@ -80,7 +73,7 @@ class Watcher:
     FULL_SYNC_S since the last full one) runs a full sync.
     """
 
-    def __init__(self, cortex: Syncable, *, debounce_ms: int = 300, progress: Progress | None = None,
+    def __init__(self, cortex: Cortex, *, debounce_ms: int = 300, progress: Progress | None = None,
                  announce: Callable[[SyncReport], None] | None = None,
                  filled: Callable[[float], None] | None = None) -> None:
         self.cortex = cortex
