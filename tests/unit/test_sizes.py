@@ -27,7 +27,6 @@ TABLES = {
 ALLOWED = {
     "vault_cortex/importers/transcript.py": 532,
     "vault_cortex/files/vault.py": 462,
-    "vault_cortex/sleep/cycle.py:gather": 71,
 }
 
 
