@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -118,12 +119,12 @@ def prompt_latency(work: Path, n: int = 100) -> None:
     print(f"prompt hook in-process ({len(times)} prompts): p50 {pct(times, 50):.0f} ms, p95 {pct(times, 95):.0f} ms")
 
 
-def failures(n: int) -> list[dict[str, object]]:
+def failures(n: int, seed: int = 11) -> list[dict[str, object]]:
     """Tool responses that report failures, worded from the bench vault's topics."""
     from tests.bench.gen import queries
 
     out: list[dict[str, object]] = []
-    for i, q in enumerate(queries(n, seed=11)):
+    for i, q in enumerate(queries(n, seed=seed)):
         kind = i % 3
         if kind == 0:
             stderr = f'Traceback (most recent call last):\n  File "/srv/app/main.py", line 12\nRuntimeError: {q}\n'
@@ -148,23 +149,48 @@ def failure_payloads(n: int) -> dict[str, list[dict[str, object]]]:
     }
 
 
-def command_times(event: str, payloads: Sequence[dict[str, Any]], env: Mapping[str, str]) -> list[float]:
-    """Milliseconds of `vault-cortex hook <event>` run as the real command (python start-up included), per payload."""
+def command_times(event: str, payloads: Sequence[dict[str, Any]], env: Mapping[str, str],
+                  client: str | None = None) -> list[float]:
+    """Milliseconds of `vault-cortex hook <event> [--client C]` run as the real command (python start-up included),
+    per payload."""
     out = []
     for p in payloads:
         t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "server.cli", "hook", event], input=json.dumps(
+        subprocess.run([sys.executable, "-m", "server.cli", "hook", event, *(["--client", client] if client else [])],
+                       input=json.dumps(
             {**p, "session_id": f"{p['session_id']}-cmd"}), text=True, capture_output=True, env=env, check=True)
         out.append((time.perf_counter() - t0) * 1000)
     return out
 
 
-def prompt_payloads(n: int) -> list[dict[str, object]]:
+def prompt_payloads(n: int, seed: int = 13) -> list[dict[str, object]]:
     """UserPromptSubmit inputs asking the bench vault's vocabularies."""
     from tests.bench.gen import queries
 
     return [{"session_id": f"bench-p{i}", "prompt": q, "hook_event_name": "UserPromptSubmit"}
-            for i, q in enumerate(queries(n, seed=13))]
+            for i, q in enumerate(queries(n, seed=seed))]
+
+
+def bench_vault(vault: Path, notes: int) -> int:
+    """The generated bench vault at `vault` (made unless there), synced; its number of notes."""
+    from tests.bench.gen import make_vault
+
+    if not (vault / ".cortex").is_dir():
+        print(f"generating {notes} notes in {vault}", file=sys.stderr, flush=True)
+        make_vault(vault, notes, seed=7)
+    with Cortex.open(vault) as cx:
+        return cx.sync().notes
+
+
+def allow_transcripts(vault: Path, folder: Path) -> None:
+    """The bench vault's `[hooks] transcript_dirs` set to `folder` alone, so that the server (whose environment moves
+    no client's home) reads the bench's transcripts where they are; before `serve` starts."""
+    config = vault / ".cortex" / "config.toml"
+    text, n = re.subn(r"(?m)^transcript_dirs = .*$", f"transcript_dirs = [{json.dumps(str(folder))}]",
+                      config.read_text(encoding="utf-8"))
+    if n != 1:
+        raise RuntimeError(f"{config} has no one `transcript_dirs = ...` line to set")
+    config.write_text(text, encoding="utf-8")
 
 
 @contextmanager
@@ -192,17 +218,12 @@ def tool_result_latency(notes: int, keep: Path | None, n: int = 200) -> None:
     as the real command, which finds the server where serve recorded its URL."""
     import httpx
 
-    from tests.bench.gen import make_vault
     from tests.bench.server import serving
 
     work = keep or Path(tempfile.mkdtemp(prefix="vault-cortex-bench-push-"))
     vault = work / "vault"
     try:
-        if not (vault / ".cortex").is_dir():
-            print(f"generating {notes} notes in {vault}", file=sys.stderr, flush=True)
-            make_vault(vault, notes, seed=7)
-        with Cortex.open(vault) as cx:
-            report = cx.sync()
+        synced = bench_vault(vault, notes)
         env = {k: v for k, v in os.environ.items() if not k.startswith("VAULT_CORTEX_")}
         env["VAULT_CORTEX_VAULT"] = str(vault)  # no URL: the command finds the server itself
         with serving(vault) as (url, auth), httpx.Client(base_url=url, headers=auth, timeout=30) as http:
@@ -218,7 +239,7 @@ def tool_result_latency(notes: int, keep: Path | None, n: int = 200) -> None:
                     r.raise_for_status()
                     fired += bool(r.json())
                 command = command_times(event, payloads[:30], env)
-                print(f"{event} over HTTP, {report.notes}-note vault ({len(times)} failures, {fired} pushed): "
+                print(f"{event} over HTTP, {synced}-note vault ({len(times)} failures, {fired} pushed): "
                       f"p50 {pct(times, 50):.0f} ms, p95 {pct(times, 95):.0f} ms (target < 150 ms)")
                 print(f"  as the real command (python start-up included, {len(command)} runs): "
                       f"p50 {pct(command, 50):.0f} ms, p95 {pct(command, 95):.0f} ms")

@@ -40,7 +40,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from tests.bench import fit_gate, locomo  # noqa: E402
 from tests.bench.fit_gate import Row, fit, folds, inject, probabilities  # noqa: E402
-from tests.bench.push import command_times, failures, pct  # noqa: E402
+from tests.bench.push import allow_transcripts, command_times, failures, pct  # noqa: E402
 from vault_cortex import Cortex  # noqa: E402
 from vault_cortex.config import load_settings  # noqa: E402
 from vault_cortex.index.embed import load_embedder  # noqa: E402
@@ -306,10 +306,7 @@ def latency(notes: int, keep: Path | None, n: int = 200) -> None:
         if not (vault / ".cortex").is_dir():
             print(f"generating {notes} notes in {vault}", file=sys.stderr, flush=True)
             make_vault(vault, notes, seed=7)
-        config = vault / ".cortex" / "config.toml"  # the server reads the bench's transcripts where they are
-        config.write_text(config.read_text(encoding="utf-8").replace(
-            'transcript_dirs = ["~/.claude/projects"]', f"transcript_dirs = [{json.dumps(str(work))}]"),
-            encoding="utf-8")
+        allow_transcripts(vault, work)
         with Cortex.open(vault) as cx:
             report = cx.sync()
         asks = queries(n, seed=13)
