@@ -8,7 +8,8 @@ server (found where `serve` recorded its URL, else at the config's host and port
 it proves on the hook's connection that it holds the vault's token (server/proof.py: a listener that is not the
 vault's server gets neither the token nor the input), else asks a stdio MCP server of the vault on its socket
 (server/hook_socket.py), and otherwise opens the vault itself; the same
-`run_hook` does the work either way (capture writes only files, so it always runs in the hook's process).
+`run_hook` does the work either way (a capture too: the server has the library loaded, which this process would
+have to import).
 It never blocks the agent: it always exits 0 and prints valid JSON or nothing. This module imports only
 the standard library at load time, so a hook costs little when the server runs.
 """
@@ -260,7 +261,6 @@ class HookEvent(NamedTuple):
     claude: str  # Claude Code's name for it, the `hookEventName` of the output
     run: Callable[[OpenCortex, Mapping[str, Any]], str | None]  # the core's step
     timeout: float  # how long the command waits for the server's (or the socket's) answer
-    capture: bool = False  # writes the transcript to raw/, nothing for the model: always run in the hook's process
 
 
 EVENTS = {e.name: e for e in (
@@ -270,8 +270,8 @@ EVENTS = {e.name: e for e in (
     HookEvent("tool-result", "PostToolUse", _tool_result, 5.0),
     HookEvent("tool-failure", "PostToolUseFailure", _tool_failure, 5.0),
     HookEvent("stop", "Stop", _stop, 5.0),
-    HookEvent("session-end", "SessionEnd", _capture, 30.0, capture=True),
-    HookEvent("pre-compact", "PreCompact", _capture, 30.0, capture=True),
+    HookEvent("session-end", "SessionEnd", _capture, 30.0),
+    HookEvent("pre-compact", "PreCompact", _capture, 30.0),
 )}
 HOOK_EVENTS = tuple(EVENTS)
 EVENT_NAMES = {e.name: e.claude for e in EVENTS.values()}  # the command's event → Claude Code's
@@ -350,9 +350,7 @@ def dispatch(event: str, payload: dict[str, Any], vault: str | None, url: str | 
     root = Path(vault).expanduser()
     if not (root / ".cortex").is_dir():
         raise ValueError(f"{root} is not a vault (no .cortex/)")
-    if EVENTS[event].capture:  # files only, no model: faster here than a round trip, server or not
-        return run_direct(root, event, payload)
-    token = read_token(root, env)
+    token = read_token(root, env)  # a capture too: the server has the library loaded, this process would import it
     for base in [url.rstrip("/")] if url else server_urls(root, env):
         if not token:  # no token yet: no server of this vault has run, and nothing could prove one
             break
