@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import threading
 import time
@@ -26,12 +25,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import pytest
+from scripted_api import Text, find_client
 
 CLI_ENV = "GEMINI_CLI"
-SKIP_ENV = "VAULT_CORTEX_SKIP_CLIENTS"
-# read when the tests are collected: each test runs with the VAULT_CORTEX_* variables cleared (tests/conftest.py)
-SKIP_CLIENTS = os.environ.get(SKIP_ENV) == "1"
 MODEL = "gemini-2.5-flash"  # fixed in the settings: no routing request before each prompt
 SHELL_TOOL = "run_shell_command"
 # What `run_gemini` writes to $HOME/.gemini/settings.json (the user's settings; a test's hooks go in the
@@ -47,24 +43,10 @@ SETTINGS: dict[str, Any] = {
 
 def find_gemini() -> Path:
     """The `gemini` entry script; a failure when it is not installed, a skip only when VAULT_CORTEX_SKIP_CLIENTS=1."""
-    given = os.environ.get(CLI_ENV, "").strip()
-    found = Path(given) if given else (Path(p) if (p := shutil.which("gemini")) else None)
-    if found is not None and found.is_file() and os.access(found, os.X_OK):
-        return found
-    if SKIP_CLIENTS:
-        pytest.skip(f"{SKIP_ENV}=1: the real Gemini CLI is left out")
-    pytest.fail(f"the Gemini CLI is not installed (${CLI_ENV}={given or 'unset'}, no `gemini` on PATH): run the "
-                f"tests with `bash tests/run`, which installs the pinned one, or set {SKIP_ENV}=1 to leave it out")
+    return find_client(CLI_ENV, "gemini", "Gemini CLI")
 
 
 # -- replies ---------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Text:
-    """The model answers in words and ends its turn."""
-
-    text: str
-
-
 @dataclass(frozen=True)
 class Call:
     """The model calls a function (the CLI runs the tool and sends its response back)."""
