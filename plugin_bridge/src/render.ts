@@ -1,6 +1,6 @@
 // The pane's DOM, on a plain HTMLElement (no Obsidian helpers), so a browser test can mount it as it is.
-import { indexingLine } from "./viewModel";
-import type { PaneGroup, PaneItem, PaneState } from "./viewModel";
+import { indexingLine, regionLabel } from "./viewModel";
+import type { PaneItem, PaneList, PaneState } from "./viewModel";
 
 export interface PaneHandlers {
   /** Open the note (in a new tab when `newTab`). */
@@ -50,6 +50,7 @@ function button(parent: HTMLElement, cls: string, text: string, label: string, o
 
 /** Replace `root`'s content with the pane for `state`. */
 export function renderPane(root: HTMLElement, state: PaneState, options: RenderOptions, handlers: PaneHandlers): void {
+  const opened = openedSignals(root);
   root.replaceChildren();
   root.classList.add(ROOT_CLASS);
   root.dataset["state"] = state.kind;
@@ -61,12 +62,12 @@ export function renderPane(root: HTMLElement, state: PaneState, options: RenderO
       break;
     case "loading":
       el(body, "div", "vc-loading", "Looking for related memories…", { role: "status" });
-      if (state.previous) renderGroups(body, state.previous, handlers, true);
+      if (state.previous) renderList(body, state.previous, handlers, true);
       break;
     case "ready":
       if (state.indexing) el(body, "div", "vc-indexing", indexingLine(state.indexing), { role: "status" });
       el(body, "div", "vc-summary", summary(state.count, state.mode, state.tookMs) + (state.fromDraft ? " · from the paragraph you are writing" : ""));
-      renderGroups(body, state.groups, handlers, false);
+      renderList(body, state.list, handlers, false);
       break;
     case "empty":
       if (state.indexing) el(body, "div", "vc-indexing", indexingLine(state.indexing), { role: "status" });
@@ -110,6 +111,15 @@ export function renderPane(root: HTMLElement, state: PaneState, options: RenderO
     }
   }
   el(root, "div", "vc-footer", "Ranked by a selection score: a hint of relevance, not a promise that nothing else matters.");
+  for (const box of root.querySelectorAll<HTMLDetailsElement>("details.vc-why-box")) {
+    if (opened.has(box.closest<HTMLElement>(".vc-item")?.dataset["path"] ?? "")) box.open = true;
+  }
+}
+
+/** The cards whose numbers are shown, by path, so that a redraw (a save, a refresh) keeps them shown. */
+function openedSignals(root: HTMLElement): Set<string> {
+  const boxes = root.querySelectorAll<HTMLDetailsElement>("details.vc-why-box[open]");
+  return new Set([...boxes].map((box) => box.closest<HTMLElement>(".vc-item")?.dataset["path"] ?? ""));
 }
 
 function summary(count: number, mode: string, tookMs: number): string {
@@ -148,22 +158,18 @@ function retry(box: HTMLElement, handlers: PaneHandlers): void {
   button(actions, "vc-button", "Retry", "Ask the server again", () => handlers.refresh());
 }
 
-function renderGroups(body: HTMLElement, groups: readonly PaneGroup[], handlers: PaneHandlers, stale: boolean): void {
-  const list = el(body, "div", stale ? "vc-groups is-stale" : "vc-groups");
-  for (const group of groups) {
-    const section = el(list, "section", "vc-group", undefined, { "data-region": group.region });
-    const title = el(section, "div", "vc-group-title", group.label);
-    el(title, "span", "vc-group-count", String(group.items.length));
-    const items = el(section, "div", "vc-items", undefined, { role: "list" });
-    for (const item of group.items) renderItem(items, item, handlers);
-  }
+function renderList(body: HTMLElement, list: PaneList, handlers: PaneHandlers, stale: boolean): void {
+  if (list.region !== null) el(body, "div", "vc-region-note", `All from ${regionLabel(list.region)}`, { "data-region": list.region });
+  const items = el(body, "div", stale ? "vc-list is-stale" : "vc-list", undefined, { role: "list" });
+  for (const item of list.items) renderItem(items, item, handlers, list.region === null);
 }
 
-function renderItem(parent: HTMLElement, item: PaneItem, handlers: PaneHandlers): void {
+function renderItem(parent: HTMLElement, item: PaneItem, handlers: PaneHandlers, tagged: boolean): void {
   const row = el(parent, "div", "vc-item", undefined, {
     role: "listitem",
     draggable: "true",
     "data-path": item.path,
+    "data-region": item.region,
     title: `${item.path}\nDrag into a note to link it; Ctrl/Cmd-click opens in a new tab.`,
   });
   row.addEventListener("dragstart", (evt) => {
@@ -179,13 +185,29 @@ function renderItem(parent: HTMLElement, item: PaneItem, handlers: PaneHandlers)
     evt.stopPropagation();
     handlers.open(item, evt.ctrlKey || evt.metaKey);
   });
+  if (tagged) el(top, "span", "vc-region", regionLabel(item.region), { title: "Region" });
   el(top, "span", "vc-score", item.scoreText, { title: "Selection score (0–1)" });
   button(top, "vc-button vc-insert", "[[ ]]", `Insert ${item.link} at the cursor`, () => handlers.insert(item));
 
   if (item.heading) el(row, "div", "vc-section", `§ ${item.heading}`);
   if (item.snippet) el(row, "div", "vc-snippet", item.snippet);
-  const why = el(row, "div", "vc-why");
-  el(why, "span", "vc-why-label", "why ");
-  why.append(item.why);
-  if (item.signals) el(row, "div", "vc-signals", item.signals);
+  renderWhy(row, item);
+}
+
+/** The why in words; with numbers behind it, the words are a disclosure that shows them (closed at first). */
+function renderWhy(row: HTMLElement, item: PaneItem): void {
+  if (!item.signals) {
+    why(el(row, "div", "vc-why"), item.why);
+    return;
+  }
+  const box = el(row, "details", "vc-why-box");
+  // a click here shows or hides the numbers; it does not open the note
+  box.addEventListener("click", (evt) => evt.stopPropagation());
+  why(el(box, "summary", "vc-why", undefined, { title: "Show the signals behind this" }), item.why);
+  el(box, "div", "vc-signals", item.signals);
+}
+
+function why(parent: HTMLElement, words: string): void {
+  el(parent, "span", "vc-why-label", "why ");
+  parent.append(words);
 }

@@ -53,25 +53,29 @@ export interface PaneItem {
   snippet: string;
   score: number;
   scoreText: string;
-  /** One line saying why the note was chosen (the server's reason, worded for a note rather than a query). */
+  /** Why the note was chosen, in words (the server's reason without its values, worded for a note rather than a query). */
   why: string;
-  /** Every non-zero signal with its value, in the server's order. */
+  /** The numbers behind the words, shown on request: the push gate's chance, then every non-zero signal. */
   signals: string;
   /** `[[link]]` to insert or drop into a note. */
   link: string;
   open: OpenTarget;
 }
 
-export interface PaneGroup {
-  region: string;
-  label: string;
+/**
+ * The cards the pane shows: one list, best first. Grouping by region cannot be best first (a group's weaker
+ * cards sit above the next group's best), so each card carries its region instead, unless all share one.
+ */
+export interface PaneList {
   items: PaneItem[];
+  /** The region every card comes from, said once above the list; null when they come from several. */
+  region: string | null;
 }
 
 export type PaneState =
   | { kind: "no-note" }
-  | { kind: "loading"; path: string; mode: string; previous: PaneGroup[] | null }
-  | { kind: "ready"; path: string; mode: string; groups: PaneGroup[]; count: number; tookMs: number; orderFromServer: boolean; fromDraft?: boolean; indexing?: Indexing | null }
+  | { kind: "loading"; path: string; mode: string; previous: PaneList | null }
+  | { kind: "ready"; path: string; mode: string; list: PaneList; count: number; tookMs: number; fromDraft?: boolean; indexing?: Indexing | null }
   | { kind: "empty"; path: string; mode: string; fromDraft?: boolean; indexing?: Indexing | null }
   | { kind: "building"; path: string; detail: string }
   | { kind: "not-indexed"; path: string; detail: string }
@@ -102,21 +106,28 @@ export function signalBreakdown(signals: Record<string, number>): string {
     .join(" · ");
 }
 
+/** A reason's words without the values in parentheses: "recent (1.00)" → "recent" (the values are the signals'). */
+export function reasonWords(reason: string): string {
+  return reason.replace(/\s*\([-+]?\d*\.?\d+\)/g, "").replace(/\s+/g, " ").trim();
+}
+
 /**
- * Why a note was chosen: the server's reason (its strongest weighted signals), with "the query" read as
- * "this note", since the pane's query is the active note; the top signals when the server gave no reason.
+ * Why a note was chosen, in words: the server's reason (its strongest weighted signals) without the values,
+ * with "the query" read as "this note" (the pane's query is the active note), or as "your paragraph" for an
+ * answer through the push gate (`push_probability` set: the query was the paragraph being written).
  */
-export function whyLine(hit: Pick<Hit, "reason" | "signals" | "push_probability">): string {
+export function whyLine(hit: Pick<Hit, "reason" | "push_probability">): string {
+  const query = typeof hit.push_probability === "number" ? "your paragraph" : "this note";
+  const words = reasonWords(hit.reason).replace(/\bthe query\b/g, query);
+  return words || "weak match";
+}
+
+/** The numbers behind a why-line: `chance 0.42 · relevance 0.39 · recency 1.00` (the chance only through the push gate). */
+export function signalLine(hit: Pick<Hit, "signals" | "push_probability">): string {
   const p = hit.push_probability;
-  if (typeof p === "number" && Number.isFinite(p)) return `chance ${p.toFixed(2)} it bears on what you are writing; ${whyLine({ reason: hit.reason, signals: hit.signals })}`;
-  const reason = hit.reason.trim();
-  if (reason && reason !== "weak match") return reason.replace(/\bthe query\b/g, "this note");
-  const top = Object.entries(hit.signals)
-    .filter(([, v]) => v >= 0.05)
-    .sort((a, b) => b[1] - a[1])
-    .slice(0, 2)
-    .map(([name, v]) => `${SIGNAL_LABELS[name] ?? name} ${v.toFixed(2)}`);
-  return top.length ? `weak match (${top.join(", ")})` : "weak match";
+  const chance = typeof p === "number" && Number.isFinite(p) ? [`chance ${p.toFixed(2)}`] : [];
+  const signals = signalBreakdown(hit.signals);
+  return [...chance, ...(signals ? [signals] : [])].join(" · ");
 }
 
 /**
@@ -169,41 +180,22 @@ export function toItem(hit: Hit, link: (path: string) => string = wikilink): Pan
     score: hit.score,
     scoreText: formatScore(hit.score),
     why: whyLine(hit),
-    signals: signalBreakdown(hit.signals),
+    signals: signalLine(hit),
     link: link(hit.path),
     open: openTarget(hit),
   };
 }
 
 /**
- * Hits grouped by region: the regions in `order` first, in that order, then any others in order of first
- * appearance (so with no order from the server, the region of the best hit comes first). Hits keep the
- * server's ranking inside each group; nothing is dropped (ranking, not filtering).
+ * Hits as the pane lists them: best score first (the server's order among equal scores; a score that is not a
+ * number last), nothing dropped (ranking, not filtering), and the region they share, if they all share one.
  */
-export function groupHits(hits: readonly Hit[], order: readonly string[], link?: (path: string) => string): PaneGroup[] {
-  const byRegion = new Map<string, PaneItem[]>();
-  for (const hit of hits) {
-    const items = byRegion.get(hit.region) ?? [];
-    items.push(toItem(hit, link));
-    byRegion.set(hit.region, items);
-  }
-  const regions = [...order.filter((r) => byRegion.has(r)), ...[...byRegion.keys()].filter((r) => !order.includes(r))];
-  return regions.map((region) => ({ region, label: regionLabel(region), items: byRegion.get(region) ?? [] }));
-}
-
-/**
- * The configured region order, if the server reports it. It is looked for as `regions` in /v1/status (the
- * field the plugin asks the server for), or as `index.regions`; null when neither is a list of names.
- */
-export function regionOrderFromStatus(status: unknown): string[] | null {
-  if (typeof status !== "object" || status === null) return null;
-  const record = status as Record<string, unknown>;
-  const index = record["index"];
-  const candidates = [record["regions"], typeof index === "object" && index !== null ? (index as Record<string, unknown>)["regions"] : undefined];
-  for (const value of candidates) {
-    if (Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === "string")) return value;
-  }
-  return null;
+export function rankHits(hits: readonly Hit[], link?: (path: string) => string): PaneList {
+  const key = (hit: Hit) => (Number.isFinite(hit.score) ? hit.score : -Infinity);
+  const ranked = hits.map((hit, at) => ({ hit, at })).sort((a, b) => key(b.hit) - key(a.hit) || a.at - b.at);
+  const items = ranked.map(({ hit }) => toItem(hit, link));
+  const regions = new Set(items.map((item) => item.region));
+  return { items, region: regions.size === 1 ? (items[0]?.region ?? null) : null };
 }
 
 /** The modes to offer: the built-ins, then any the server reports in /v1/status `modes`, then the current one. */
@@ -215,9 +207,9 @@ export function modeChoices(status: unknown, current: string): string[] {
   return out;
 }
 
-/** The groups a state shows (kept on screen, dimmed, while the next answer loads). */
-export function groupsOf(state: PaneState): PaneGroup[] | null {
-  if (state.kind === "ready") return state.groups;
+/** The list a state shows (kept on screen, dimmed, while the next answer loads). */
+export function listOf(state: PaneState): PaneList | null {
+  if (state.kind === "ready") return state.list;
   if (state.kind === "loading") return state.previous;
   return null;
 }
@@ -269,8 +261,6 @@ export class PaneModel {
   state: PaneState = { kind: "no-note" };
   path: string | null = null;
   mode: string;
-  /** Region order from the server: undefined = not asked yet, null = the server does not report one. */
-  private order: string[] | null | undefined = undefined;
   private statusCache: Status | null = null;
   private seq = 0;
 
@@ -318,17 +308,17 @@ export class PaneModel {
     const seq = ++this.seq;
     const { path, mode } = this;
     if (path === null) return this.set(seq, { kind: "no-note" });
-    this.set(seq, { kind: "loading", path, mode, previous: groupsOf(this.state) });
+    this.set(seq, { kind: "loading", path, mode, previous: listOf(this.state) });
     try {
       const draft = this.draft;
       const k = this.options.k ?? null;
       // the server leaves captured sessions out unless asked: asked only when the setting is on
       const captures = this.options.captures?.() === true ? { captures: "include" as const } : {};
-      const [answer, order] = await Promise.all([
+      const [answer] = await Promise.all([
         draft === null
           ? this.options.client.related(path, { mode, k, ...captures })
           : this.options.client.recall(draft, { mode, k, gate: true, ...captures }),
-        this.regionOrder(),
+        this.statusOnce(),
       ]);
       // a paragraph of this note recalls the note itself: not news to its writer
       const recall = draft === null ? answer : { ...answer, hits: answer.hits.filter((h) => h.path !== path) };
@@ -341,10 +331,9 @@ export class PaneModel {
         kind: "ready",
         path,
         mode: recall.mode || mode,
-        groups: groupHits(recall.hits, order ?? [], this.options.link),
+        list: rankHits(recall.hits, this.options.link),
         count: recall.hits.length,
         tookMs: recall.took_ms,
-        orderFromServer: order !== null,
         indexing,
       });
     } catch (err) {
@@ -368,19 +357,16 @@ export class PaneModel {
     }
   }
 
-  private async regionOrder(): Promise<string[] | null> {
-    if (this.order !== undefined) return this.order;
-    const status = await this.readStatus();
-    if (status === null) return null; // ask again next time
-    this.order = regionOrderFromStatus(status);
-    return this.order;
+  /** /v1/status, read once per server (for the modes it offers); asked again after a failed read. */
+  private async statusOnce(): Promise<void> {
+    if (this.statusCache === null) await this.readStatus();
   }
 
   private async errorState(err: unknown, path: string): Promise<PaneState> {
     if (!(err instanceof CortexApiError)) return { kind: "error", message: err instanceof Error ? err.message : String(err) };
     switch (err.kind) {
       case "unreachable":
-        this.order = undefined; // the next server may be configured differently
+        this.statusCache = null; // the next server may be configured differently
         return { kind: "unreachable", url: this.options.serverUrl(), detail: err.message };
       case "unauthorised":
         return { kind: "unauthorised", detail: err.detail || err.message };

@@ -1,13 +1,12 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { DRAG_MIME, renderPane } from "../src/render";
 import type { PaneHandlers } from "../src/render";
-import { MODES, groupHits } from "../src/viewModel";
+import { MODES, rankHits } from "../src/viewModel";
 import type { PaneItem, PaneState } from "../src/viewModel";
 import { RELATED } from "./helpers";
 
-const ORDER = ["soul", "personality", "artistic", "linguistic", "scientific", "long_term", "short_term"];
 const NOTE = "short_term/2026-11-28 dashboard froze.md";
-const READY: PaneState = { kind: "ready", path: NOTE, mode: "balanced", groups: groupHits(RELATED.hits, ORDER), count: RELATED.hits.length, tookMs: 12.3, orderFromServer: true };
+const READY: PaneState = { kind: "ready", path: NOTE, mode: "balanced", list: rankHits(RELATED.hits), count: RELATED.hits.length, tookMs: 12.3 };
 
 function setup(state: PaneState, withSettings = true) {
   const calls: string[] = [];
@@ -31,21 +30,48 @@ const texts = (root: HTMLElement, selector: string) => [...root.querySelectorAll
 describe("renderPane", () => {
   beforeEach(() => document.body.replaceChildren());
 
-  it("shows each region as a group with its items' title, snippet, score, why and signals", () => {
+  it("lists the cards best first, each with its title, region, score, snippet and why in words", () => {
     const { root } = setup(READY);
     expect(root.dataset["state"]).toBe("ready");
-    const regions = [...root.querySelectorAll<HTMLElement>(".vc-group")].map((g) => g.dataset["region"]);
-    expect(regions).toEqual(ORDER.filter((r) => RELATED.hits.some((h) => h.region === r)));
-    expect(root.querySelectorAll(".vc-item")).toHaveLength(RELATED.hits.length);
-    const first = root.querySelector<HTMLElement>('.vc-item[data-path="long_term/greenhouse-sensor architecture.md"]');
+    const scores = texts(root, ".vc-item .vc-score");
+    expect(scores).toEqual(["0.54", "0.53", "0.51", "0.48", "0.48", "0.47", "0.46", "0.46"]);
+    expect(root.querySelectorAll(".vc-group")).toHaveLength(0);
+    const first = root.querySelector<HTMLElement>(".vc-item");
+    expect(first?.dataset["path"]).toBe("long_term/greenhouse-sensor architecture.md");
     expect(first?.querySelector(".vc-title")?.textContent).toBe("greenhouse-sensor architecture");
-    expect(first?.querySelector(".vc-score")?.textContent).toBe("0.54");
+    expect(first?.querySelector(".vc-region")?.textContent).toBe("Long term");
     expect(first?.querySelector(".vc-section")?.textContent).toBe("§ Parts");
     expect(first?.querySelector(".vc-snippet")?.textContent).toContain("Dashboard");
-    expect(first?.querySelector(".vc-why")?.textContent).toBe("why matches this note by meaning (0.39); linked to the top results (0.75); recent (1.00)");
-    expect(first?.querySelector(".vc-signals")?.textContent).toContain("relevance 0.39 · region 0.70 · importance 0.85");
+    expect(first?.querySelector(".vc-why")?.textContent).toBe("why matches this note by meaning; linked to the top results; recent");
+    expect(texts(root, ".vc-region")).toEqual(["Long term", "Personality", "Short term", "Linguistic", "Short term", "Soul", "Artistic", "Soul"]);
+    expect(root.querySelector(".vc-region-note")).toBeNull();
     expect(texts(root, ".vc-summary")[0]).toBe(`Top ${RELATED.hits.length} by selection score · balanced · 12 ms`);
     expect(texts(root, ".vc-footer")[0]).toContain("not a promise");
+  });
+
+  it("keeps the signal numbers behind the why, closed until asked, and open across a redraw", () => {
+    const { root, opened } = setup(READY);
+    const boxes = [...root.querySelectorAll<HTMLDetailsElement>("details.vc-why-box")];
+    expect(boxes).toHaveLength(RELATED.hits.length);
+    expect(boxes.every((b) => !b.open)).toBe(true);
+    for (const why of texts(root, ".vc-why")) expect(why).not.toMatch(/\d\.\d\d/); // words only
+    const first = boxes[0] as HTMLDetailsElement;
+    expect(first.querySelector("summary")?.classList.contains("vc-why")).toBe(true);
+    expect(first.querySelector(".vc-signals")?.textContent).toBe("relevance 0.39 · region 0.70 · importance 0.85 · graph 0.75 · recency 1.00");
+    first.querySelector("summary")?.dispatchEvent(new MouseEvent("click", { bubbles: true }));
+    expect(opened).toHaveLength(0); // the why shows numbers; it does not open the note
+    first.open = true;
+    renderPane(root, READY, { modes: MODES, mode: "balanced" }, { open() {}, insert() {}, setMode() {}, refresh() {} });
+    const again = [...root.querySelectorAll<HTMLDetailsElement>("details.vc-why-box")];
+    expect(again.map((b) => b.open)).toEqual([true, ...Array<boolean>(RELATED.hits.length - 1).fill(false)]);
+  });
+
+  it("names the region once, and on no card, when every card shares it", () => {
+    const hits = RELATED.hits.filter((h) => h.region === "short_term");
+    const { root } = setup({ ...READY, list: rankHits(hits), count: hits.length });
+    expect(texts(root, ".vc-region-note")).toEqual(["All from Short term"]);
+    expect(root.querySelectorAll(".vc-region")).toHaveLength(0);
+    expect(root.querySelectorAll(".vc-item")).toHaveLength(2);
   });
 
   it("says the server is still indexing above what it found so far", () => {
@@ -71,9 +97,9 @@ describe("renderPane", () => {
     title?.dispatchEvent(new MouseEvent("click", { bubbles: true, ctrlKey: true }));
     root.querySelectorAll<HTMLElement>(".vc-snippet")[0]?.dispatchEvent(new MouseEvent("click", { bubbles: true, metaKey: true }));
     expect(opened.map(([item, tab]) => [item.open.linktext, tab])).toEqual([
-      ["soul/Say what I don't know", false],
-      ["soul/Say what I don't know", true],
-      ["soul/Say what I don't know", true],
+      ["long_term/greenhouse-sensor architecture#Parts", false],
+      ["long_term/greenhouse-sensor architecture#Parts", true],
+      ["long_term/greenhouse-sensor architecture#Parts", true],
     ]);
   });
 
@@ -132,9 +158,9 @@ describe("renderPane", () => {
   });
 
   it("keeps the previous results, dimmed, while loading", () => {
-    const { root } = setup({ kind: "loading", path: NOTE, mode: "balanced", previous: groupHits(RELATED.hits, []) });
+    const { root } = setup({ kind: "loading", path: NOTE, mode: "balanced", previous: rankHits(RELATED.hits) });
     expect(root.dataset["busy"]).toBe("true");
-    expect(root.querySelector(".vc-groups.is-stale")).not.toBeNull();
+    expect(root.querySelector(".vc-list.is-stale")).not.toBeNull();
     expect(root.querySelector(".vc-loading")?.textContent).toContain("Looking");
   });
 

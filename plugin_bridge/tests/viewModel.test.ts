@@ -5,16 +5,17 @@ import {
   MAX_DRAFT_CHARS,
   PaneModel,
   formatScore,
-  groupHits,
   lastHeading,
   modeChoices,
   openTarget,
   paragraphAt,
   plainSnippet,
+  rankHits,
+  reasonWords,
   regionLabel,
-  regionOrderFromStatus,
   retryDelay,
   signalBreakdown,
+  signalLine,
   whyLine,
   wikilink,
 } from "../src/viewModel";
@@ -31,25 +32,38 @@ function hit(over: Partial<Hit>): Hit {
   };
 }
 
-describe("grouping", () => {
-  it("groups by region in the server's order, keeping the ranking inside each group", () => {
-    const groups = groupHits(RELATED.hits, ORDER);
-    const present = ORDER.filter((r) => RELATED.hits.some((h) => h.region === r));
-    expect(groups.map((g) => g.region)).toEqual(present);
-    const shortTerm = groups.find((g) => g.region === "short_term");
-    expect(shortTerm?.items.map((i) => i.title)).toEqual(RELATED.hits.filter((h) => h.region === "short_term").map((h) => h.title));
-    expect(groups.flatMap((g) => g.items)).toHaveLength(RELATED.hits.length); // nothing dropped
+describe("ranking", () => {
+  it("lists the cards best first whatever their region, a 0.50 card above a 0.43 one, nothing dropped", () => {
+    const hits = [
+      hit({ path: "soul/a.md", region: "soul", score: 0.43 }),
+      hit({ path: "long_term/b.md", region: "long_term", score: 0.5 }),
+      hit({ path: "soul/c.md", region: "soul", score: 0.47 }),
+      hit({ path: "short_term/d.md", region: "short_term", score: 0.47 }),
+    ];
+    const list = rankHits(hits);
+    expect(list.items.map((i) => [i.path, i.scoreText])).toEqual([
+      ["long_term/b.md", "0.50"],
+      ["soul/c.md", "0.47"], // equal scores keep the server's order
+      ["short_term/d.md", "0.47"],
+      ["soul/a.md", "0.43"],
+    ]);
+    expect(list.region).toBeNull(); // several regions: each card says its own
   });
 
-  it("falls back to the order of first appearance without a region order", () => {
-    const groups = groupHits(RELATED.hits, []);
-    const firstSeen = [...new Set(RELATED.hits.map((h) => h.region))];
-    expect(groups.map((g) => g.region)).toEqual(firstSeen);
+  it("keeps the recorded answer's cards, best first", () => {
+    const list = rankHits(RELATED.hits);
+    const scores = list.items.map((i) => i.score);
+    expect(scores).toEqual([...scores].sort((a, b) => b - a));
+    expect(list.items.map((i) => i.path).sort()).toEqual(RELATED.hits.map((h) => h.path).sort());
   });
 
-  it("puts regions the order does not know after the known ones", () => {
-    const hits = [hit({ region: "dreams", path: "dreams/x.md" }), hit({ region: "soul", path: "soul/y.md" })];
-    expect(groupHits(hits, ORDER).map((g) => g.region)).toEqual(["soul", "dreams"]);
+  it("names the one region when every card shares it (an adopted vault, all short term)", () => {
+    const hits = [hit({ path: "short_term/a.md", region: "short_term", score: 0.3 }), hit({ path: "short_term/b.md", region: "short_term", score: 0.6 })];
+    const list = rankHits(hits);
+    expect(list.region).toBe("short_term");
+    expect(list.items.map((i) => i.path)).toEqual(["short_term/b.md", "short_term/a.md"]);
+    expect(rankHits([hit({ score: Number.NaN, path: "x.md" }), hit({ score: 0.1, path: "y.md" })]).items.map((i) => i.path)).toEqual(["y.md", "x.md"]);
+    expect(rankHits([])).toEqual({ items: [], region: null });
   });
 
   it("labels regions readably", () => {
@@ -60,14 +74,23 @@ describe("grouping", () => {
 });
 
 describe("formatting", () => {
-  it("words the server's reason for a note instead of a query", () => {
+  it("says why in words, for a note instead of a query, and keeps the numbers for the signal line", () => {
     const first = RELATED.hits[0] as Hit;
-    expect(first.reason).toContain("matches the query");
-    expect(whyLine(first)).toBe(first.reason.replace("matches the query", "matches this note"));
+    expect(first.reason).toBe("matches the query by meaning (0.39); linked to the top results (0.75); recent (1.00)");
+    expect(whyLine(first)).toBe("matches this note by meaning; linked to the top results; recent");
+    expect(signalLine(first)).toBe("relevance 0.39 · region 0.70 · importance 0.85 · graph 0.75 · recency 1.00");
   });
 
-  it("explains a weak match by its strongest signals", () => {
-    expect(whyLine(hit({ reason: "weak match", signals: { relevance: 0.04, graph: 0.2, recency: 0.9 } }))).toBe("weak match (recency 0.90, graph 0.20)");
+  it("drops every value in parentheses and nothing else", () => {
+    expect(reasonWords("lifted by its neighbour [[B]] (0.61); a raw capture, ranked ×0.85 until sleep consolidates it")).toBe(
+      "lifted by its neighbour [[B]]; a raw capture, ranked ×0.85 until sleep consolidates it",
+    );
+    expect(reasonWords("matches the query by words (1); recent (.5)")).toBe("matches the query by words; recent");
+    expect(reasonWords("by or about Ana (her notes), whom the query names")).toBe("by or about Ana (her notes), whom the query names");
+  });
+
+  it("says weak match when the server gave no reason", () => {
+    expect(whyLine(hit({ reason: "weak match", signals: { relevance: 0.04, graph: 0.2, recency: 0.9 } }))).toBe("weak match");
     expect(whyLine(hit({ reason: "", signals: {} }))).toBe("weak match");
   });
 
@@ -112,16 +135,6 @@ describe("formatting", () => {
 });
 
 describe("what the server reports", () => {
-  it("reads a region order from status.regions or status.index.regions", () => {
-    const { regions: _, ...older } = STATUS; // a server from before /v1/status reported its regions
-    expect(regionOrderFromStatus(STATUS)).toEqual(STATUS.regions);
-    expect(regionOrderFromStatus({ ...STATUS, regions: ORDER })).toEqual(ORDER);
-    expect(regionOrderFromStatus({ ...older, index: { ...STATUS.index, regions: ["a", "b"] } })).toEqual(["a", "b"]);
-    expect(regionOrderFromStatus(older)).toBeNull();
-    expect(regionOrderFromStatus({ regions: [1, 2] })).toBeNull();
-    expect(regionOrderFromStatus(null)).toBeNull();
-  });
-
   it("offers the built-in modes, the server's extra ones and the current one", () => {
     expect(modeChoices(null, "balanced")).toEqual(["balanced", "focus", "explore", "identity", "recent"]);
     expect(modeChoices({ modes: ["balanced", "writing"] }, "mine")).toEqual(["balanced", "focus", "explore", "identity", "recent", "writing", "mine"]);
@@ -164,24 +177,15 @@ const apiError = (kind: CortexApiError["kind"], status: number | null, error: st
   new CortexApiError(kind, `GET /v1/related: ${detail} (${status})`, status, error, detail);
 
 describe("PaneModel", () => {
-  it("starts with no note and shows a note's related memories grouped", async () => {
+  it("starts with no note and shows a note's related memories best first, whatever the configured region order", async () => {
     const f = fake({ status: async () => ({ ...STATUS, regions: ORDER }) as Status });
     expect(f.model.state.kind).toBe("no-note");
     const state = await f.model.show(NOTE);
     expect(f.kinds()).toEqual(["loading", "ready"]);
     if (state.kind !== "ready") throw new Error(state.kind);
     expect(state.count).toBe(RELATED.hits.length);
-    expect(state.orderFromServer).toBe(true);
-    expect(state.groups[0]?.region).toBe("soul");
-  });
-
-  it("groups by first appearance when the status has no region order", async () => {
-    const { regions: _, ...older } = STATUS; // a server from before /v1/status reported its regions
-    const f = fake({ status: async () => older as Status });
-    const state = await f.model.show(NOTE);
-    if (state.kind !== "ready") throw new Error(state.kind);
-    expect(state.orderFromServer).toBe(false);
-    expect(state.groups[0]?.region).toBe(RELATED.hits[0]?.region);
+    expect(state.list.items[0]?.path).toBe("long_term/greenhouse-sensor architecture.md"); // 0.54, not the soul notes (0.47)
+    expect(state.list.region).toBeNull();
   });
 
   it("reads the status once, then only related on each refresh", async () => {
@@ -194,12 +198,12 @@ describe("PaneModel", () => {
     expect(f.model.state.kind === "ready" && f.model.state.mode).toBe("explore");
   });
 
-  it("keeps the previous groups while the next answer loads", async () => {
+  it("keeps the previous list while the next answer loads", async () => {
     const f = fake();
     await f.model.show(NOTE);
     const loading = f.model.refresh();
     expect(f.model.state.kind).toBe("loading");
-    expect(f.model.state.kind === "loading" && f.model.state.previous?.length).toBeGreaterThan(0);
+    expect(f.model.state.kind === "loading" && f.model.state.previous?.items.length).toBeGreaterThan(0);
     await loading;
   });
 
@@ -292,7 +296,7 @@ describe("PaneModel", () => {
     expect(retryDelay(state)).toBeNull();
   });
 
-  it("asks for the region order again after the server was unreachable", async () => {
+  it("reads the status again after the server was unreachable", async () => {
     let up = false;
     const down = apiError("unreachable", null);
     const f = fake({
@@ -302,7 +306,8 @@ describe("PaneModel", () => {
     expect((await f.model.show(NOTE)).kind).toBe("unreachable");
     up = true;
     const state = await f.model.refresh();
-    expect(state.kind === "ready" && state.orderFromServer).toBe(true);
+    expect(state.kind).toBe("ready");
+    expect(f.model.lastStatus?.regions).toEqual(ORDER);
   });
 
   it("reports a non-API error as it is", async () => {
@@ -363,8 +368,8 @@ describe("the paragraph being written", () => {
     release();
     await first;
     expect(f.model.state.kind).toBe("empty"); // the older answer arrived last and was dropped
-    expect(whyLine({ reason: "matches the query by words (0.80)", signals: {}, push_probability: 0.42 })).toBe(
-      "chance 0.42 it bears on what you are writing; matches this note by words (0.80)",
-    );
+    const gated = { reason: "matches the query by words (0.80)", signals: { relevance: 0.8 }, push_probability: 0.42 };
+    expect(whyLine(gated)).toBe("matches your paragraph by words");
+    expect(signalLine(gated)).toBe("chance 0.42 · relevance 0.80");
   });
 });
