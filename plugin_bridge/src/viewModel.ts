@@ -1,4 +1,4 @@
-// The pane's logic without the DOM or Obsidian: grouping, formatting, the "why" lines and the state machine.
+// The pane's logic without the DOM or Obsidian: ranking, formatting, the "why" lines and the state machine.
 import type { Hit, Indexing, Recall, Status } from "./api";
 import { CortexApiError } from "./errors";
 
