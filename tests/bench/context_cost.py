@@ -93,9 +93,9 @@ def starter(dest: Path, extra: Mapping[str, str] | None = None) -> Path:
     """The starter vault at `dest` as `init` makes it, its files aged ten minutes (recency as a user sees it on the
     day), `extra` notes (vault path → text) added, synced."""
     init_vault(dest)
-    for path, text in (extra or {}).items():
-        (dest / path).parent.mkdir(parents=True, exist_ok=True)
-        (dest / path).write_text(text, encoding="utf-8")
+    for name, text in (extra or {}).items():
+        (dest / name).parent.mkdir(parents=True, exist_ok=True)
+        (dest / name).write_text(text, encoding="utf-8")
     when = time.time() - 600
     for path in dest.rglob("*"):
         if path.is_file() and not path.is_symlink():
@@ -205,11 +205,11 @@ def pushed_blocks() -> Iterator[list[tuple[str, str]]]:
         seen.append((str(hit.path), str(block)))
         return block
 
-    hooks.render_memory = spy  # type: ignore[assignment]
+    hooks.render_memory = spy
     try:
         yield seen
     finally:
-        hooks.render_memory = render  # type: ignore[assignment]
+        hooks.render_memory = render
 
 
 def push(cx: Cortex, event: str, payload: dict[str, Any], paths: Sequence[str]) -> tuple[str, dict[str, str]]:
@@ -218,7 +218,7 @@ def push(cx: Cortex, event: str, payload: dict[str, Any], paths: Sequence[str]) 
         out = hooks.run_hook(lambda: cx, event, payload)
     context = str(out.get("hookSpecificOutput", {}).get("additionalContext", ""))
     blocks = {p: b for p, b in rendered if b.strip() and b.strip() in context}
-    if context and not rendered:  # no renderer to watch: each named note's block runs to the next one
+    if context and not blocks:  # the renderer is gone or not the one used: each named note's block runs to the next
         found = mentioned(context, paths)
         ends = [pos for pos, _ in found[1:]] + [len(context)]
         blocks = {p: context[pos:end] for (pos, p), end in zip(found, ends, strict=True)}
@@ -279,14 +279,19 @@ def locomo_gists(data: Path, work: Path, questions: int, seed: int) -> dict[str,
                 shutil.rmtree(built, ignore_errors=True)
                 locomo.build_vault(conv, conv_id, built)
             embedder = embedder or load_embedder(load_settings(built, env={}).embedding)
+            # ranked at the time the vault was written, as locomo.py does: the same figures whenever it runs
             written = datetime.fromtimestamp(max(p.stat().st_mtime for p in (built / f"conv-{conv_id}").glob("*.md")),
                                              UTC)
-            with Cortex.open(built, embedder=embedder, clock=lambda written=written: written) as cx:
+
+            def clock(at: datetime = written) -> datetime:
+                return at
+
+            with Cortex.open(built, embedder=embedder, clock=clock) as cx:
                 cx.sync()  # the index kept in --work; the copy below is the one the hooks write to
             root = Path(tmp) / f"conv-{conv_id}"
             shutil.copytree(built, root, symlinks=True)
             said = turns(conv, conv_id)
-            with Cortex.open(root, embedder=embedder, clock=lambda written=written: written) as cx:
+            with Cortex.open(root, embedder=embedder, clock=clock) as cx:
                 for n, qa in enumerate(mine):
                     payload = {"session_id": f"bench-{conv_id}-{n}", "hook_event_name": "UserPromptSubmit",
                                "prompt": str(qa["question"])}
@@ -358,6 +363,8 @@ def report_mcp(vault: Path, runs: int) -> None:
     row(f"tool schemas, tools/list ({len(tools)} tools): tokens", f"{tokens(listed):.0f}")
     row("  output schemas beside them: tokens", f"{tokens(outputs):.0f}")
     row("server instructions: tokens", f"{tokens(got['instructions']):.0f}")
+    if "recall" not in got:
+        row("recall", "no `recall` tool")
     for q, text, structured, hits, error in got.get("recall", []):
         per = f"{tokens(text) / hits:.0f} per hit" if hits else "no hits"
         row(f"recall {q!r}{' (error)' if error else ''}",
