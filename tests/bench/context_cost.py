@@ -9,7 +9,8 @@ On a fresh copy of the starter vault (`vault_template/`, initialised and synced 
 2. MCP recall through the real `mcp` client against `vault-cortex mcp` over stdio: the `recall` tool called with
    only the arguments its inputSchema has that the bench fills (`query`), a few questions about the starter vault
    and a nonsense query; tokens of the result's text (every content item's text), per hit, and of its structured
-   JSON beside it. Hits: the structured result's `hits` when it has them, else the vault notes the text names;
+   JSON beside it. Hits: the structured result's `hits` when it has them, else the vault notes the text names
+   (by path, else by title);
 3. tool schemas: tools/list as JSON (name, description and inputSchema of every tool, compact separators), the
    output schemas beside them (a client that shows them pays those too), and the server's instructions;
 4. stdio time to tools: seconds from spawning `vault-cortex mcp --vault COPY` to tools/list answered, median of
@@ -144,7 +145,8 @@ def hit_count(result: Any, text: str, paths: Sequence[str]) -> int:
     structured = result.structured_content
     if isinstance(structured, dict) and isinstance(structured.get("hits"), list):
         return len(structured["hits"])
-    return len(mentioned(text, paths))
+    # a text form names its hits by path, else (a form without paths) by title
+    return len(mentioned(text, paths)) or sum(Path(p).stem in text for p in paths)
 
 
 def mcp_figures(vault: Path, runs: int) -> dict[str, Any]:
