@@ -22,8 +22,17 @@ EXIT_KEYS = ("exit_code", "exitCode", "returncode", "return_code", "status_code"
 # "ValueError: bad", "sqlite3.OperationalError: database is locked", "E   KeyError: 'x'", "Error: ENOENT ..."
 _EXCEPTION = re.compile(r"^(?:E\s+)?((?:[A-Za-z_][\w]*\.)*[A-Za-z_]*(?:Error|Exception|Failure|Fault)):\s*(.+)$")
 # pytest "FAILED tests/x.py::test_y - AssertionError: ...", jest/vitest "FAIL src/x.test.ts", go "--- FAIL: TestY"
-_FAILED_TEST = re.compile(r"^(?:FAILED|FAIL|--- FAIL:|✗|×|not ok \d+)\s+(?:-\s+)?(\S+)(?:\s+-\s+(.+))?")
-_ERROR_LINE = re.compile(r"^(?:(?:error|fatal|panic|ERROR|Error)(?:\[[\w-]+\])?:|npm ERR!)\s*(.+)$")
+_FAILED_TEST = re.compile(r"^(?:FAILED|FAIL|--- FAIL:|not ok \d+)\s+(?:-\s+)?(\S+)(?:\s+-\s+(.+))?")
+# "✗ parses a date" (a test runner), "× This environment is externally managed" (pip): the sentence after the cross
+_CROSS = re.compile(r"^[✗×]\s+(.+)$")
+_ERROR_LINE = re.compile(r"^(?:(?:(?:fatal|FATAL|Fatal) )?(?:error|fatal|panic|ERROR|Error)(?:\[[\w-]+\])?:|npm ERR!)"
+                         r"\s*(.+)$")
+# "curl: (60) SSL certificate problem: ...": a program's name, its error code in brackets, the message
+_PROGRAM_CODE = re.compile(r"^([\w.-]+): \(\d+\)\s+(.+)$")
+# what a log puts before its message: a build step and its seconds (BuildKit's "#7 2.931"), a time in brackets,
+# an ISO time stamp
+_LOG_PREFIX = re.compile(r"^(?:#\d+\s+(?:\d+(?:\.\d+)?\s+)?|\[\d{1,2}:\d{2}(?::\d{2})?(?:[.,]\d+)?\]\s*|"
+                         r"\d{4}-\d{2}-\d{2}[T ][\d:.,]+Z?\s+)")
 _NOISE = re.compile(r"(?:/[\w.@+-]+){2,}/?|0x[0-9a-f]+|\b\d{3,}\b|[│┃|]+")
 
 
@@ -53,7 +62,7 @@ def exit_code(response: Any) -> int | None:
 
 def failure_lines(text: str) -> list[str]:
     """The lines that say what failed, most telling first: exception messages, failed tests, error lines."""
-    lines = [ln.strip() for ln in text[-MAX_SCAN_CHARS:].splitlines()]
+    lines = [_LOG_PREFIX.sub("", ln.strip(), count=1) for ln in text[-MAX_SCAN_CHARS:].splitlines()]
     exceptions, tests, errors = [], [], []
     for ln in lines:
         if m := _EXCEPTION.match(ln):
@@ -61,8 +70,12 @@ def failure_lines(text: str) -> list[str]:
         elif m := _FAILED_TEST.match(ln):
             name = m.group(1).rsplit("::", 1)[-1]
             tests.append(f"{name} {m.group(2) or ''}".strip())
+        elif m := _CROSS.match(ln):
+            tests.append(m.group(1).strip())
         elif m := _ERROR_LINE.match(ln):
             errors.append(m.group(1))
+        elif m := _PROGRAM_CODE.match(ln):
+            errors.append(f"{m.group(1)}: {m.group(2)}")
     # the last exception is the one that escaped; tests in order; each distinct line once
     return _unique([*reversed(exceptions), *tests, *errors])
 

@@ -47,3 +47,20 @@ def test_a_failed_calls_error_as_claude_code_sends_it() -> None:
     assert error_query("File does not exist.", "Read") == "File does not exist."  # a content tool that failed
     for nothing in ("Exit code 1", "", "   ", None, 42, ["Exit code 1"]):
         assert error_query(nothing, "Bash") is None, nothing
+
+
+def test_the_message_behind_a_log_prefix_a_program_code_or_a_cross() -> None:
+    """A build step's prefix (BuildKit's `#7 2.931`, a bracketed time), a program's `name: (60) message` (curl),
+    a `FATAL ERROR:` and a `×` line with a sentence after it (pip) are failure lines, whole."""
+    assert failure_lines("#7 2.931 ERROR: Could not install packages: [Errno 28] No space left on device\n"
+                         "ERROR: failed to solve: exit code: 1") == [
+        "Could not install packages: [Errno 28] No space left on device", "failed to solve: exit code: 1"]
+    assert failure_lines("[12:04:31] error: port taken") == ["port taken"]
+    assert failure_lines("curl: (60) SSL certificate problem: certificate has expired\nMore details here") == [
+        "curl: SSL certificate problem: certificate has expired"]
+    assert failure_lines("FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory") == [
+        "Reached heap limit Allocation failed - JavaScript heap out of memory"]
+    assert failure_lines("× This environment is externally managed\n╰─> To install") == [
+        "This environment is externally managed"]
+    assert failure_lines("✗ parses a date") == ["parses a date"]
+    assert failure_lines("FAIL src/x.test.ts") == ["src/x.test.ts"]
