@@ -199,7 +199,7 @@ def test_the_same_operations_over_mcp(live: LiveServer, vault: Path) -> None:
     assert out["stale"].is_error and "WriteConflict" in out["stale"].content[0].text
     assert not out["prop"].is_error
     assert out["count"].is_error and "occurs 0 times" in out["count"].content[0].text
-    assert out["no_dest"].is_error and out["no_dest"].content[0].text == "InvalidRequest: move needs `dest`"
+    assert out["no_dest"].is_error and out["no_dest"].content[0].text.endswith("InvalidRequest: move needs `dest`")
     assert out["move"].structured_content["relinked"][0]["new"] == "Depends on [[Mcp note moved#Setup]]."
     assert out["archive"].structured_content["dest"] == "archive/long_term/Mcp linker.md"
     assert (vault / "scientific/Mcp note moved.md").read_text() == (

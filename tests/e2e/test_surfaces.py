@@ -41,7 +41,7 @@ SURFACES: dict[tuple[str, str | None], tuple[str, str]] = {
 # tool ops without a route or a command, and why (none today; add one here with its reason rather than skip it)
 EXCEPTIONS: dict[tuple[str, str | None], str] = {}
 
-WHEN = re.compile(r"\b(Call (this|it)|call (this|it)|BEFORE|AFTER|START)\b")
+WHEN = re.compile(r"\b([Cc]all (this|it|when)|BEFORE|AFTER|START)\b")
 
 
 def _ops(tool: Any) -> set[tuple[str, str | None]]:
