@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
-from server.mcp_tools import ADDITIVE, REWRITES, Call, builtins, needs
+from server.mcp_args import ADDITIVE, REWRITES, Call, builtins, needs
 from server.plans import check_plan, saved_plan
 from vault_cortex.limits import MAX_PATH_CHARS, MAX_QUERY_CHARS
 from vault_cortex.privacy import agent_text

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
-from server.mcp_tools import READ_ONLY, REWRITES, Call, Captures, K, Mode, builtins, needs
+from server.mcp_args import READ_ONLY, REWRITES, Call, Captures, K, Mode, builtins, needs
 from vault_cortex.files.sections import EditOp
 from vault_cortex.limits import MAX_PATH_CHARS
 from vault_cortex.privacy import agent_text

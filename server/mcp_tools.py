@@ -7,10 +7,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from functools import partial, wraps
-from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, Protocol, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, TypeVar
 
 import anyio.from_thread
-import msgspec
 from mcp.server.context import ServerMiddleware
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -18,12 +17,28 @@ from mcp.server.mcpserver.tools import Tool
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
-from server.errors import index_trouble
+from server.mcp_args import (
+    ADDITIVE,
+    READ_ONLY,
+    Budget,
+    Call,
+    Captures,
+    K,
+    Mode,
+    NotePath,
+    PathPrefix,
+    Query,
+    Regions,
+    Tags,
+    When,
+    builtins,
+)
+from server.mcp_memory import memory_tools
+from server.mcp_notes import note_tools
 from vault_cortex import __version__
 from vault_cortex.errors import VaultCortexError
 from vault_cortex.files.activity import acting_as
 from vault_cortex.index.progress import Indexing
-from vault_cortex.limits import MAX_BUDGET_TOKENS, MAX_K, MAX_PATH_CHARS, MAX_QUERY_CHARS, MIN_BUDGET_TOKENS, MIN_K
 from vault_cortex.privacy import agent_text
 from vault_cortex.recall.filters import Filters
 from vault_cortex.recall.request import RecallRequest
@@ -39,12 +54,6 @@ MCP_CLIENT = "mcp"  # the activity log's client for everything a tool does
 OPEN_WAIT_S = 120.0  # how long a tool called while the stdio server still opens the vault waits for it
 
 
-class Call(Protocol):
-    """Runs one facade call for a tool with the opened Cortex (`Opened.call`)."""
-
-    def __call__(self, fn: Callable[[Cortex], T], /) -> T: ...
-
-
 Register = Callable[[ToolAnnotations], Callable[[F], F]]
 
 INSTRUCTIONS = """\
@@ -57,40 +66,6 @@ vault-cortex is your long-term memory: markdown notes (memories) linked into a g
 - `sleep`: op=plan, show the plan, op=apply only once approved; op=rollback undoes it.
 - `overview`: recent activity or the graph's health; `resonance`: what matters to the user.
 A recalled item says why it was chosen; a score is a ranking, not proof of relevance."""
-
-READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-ADDITIVE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
-                           open_world_hint=False)
-REWRITES = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False,
-                           open_world_hint=False)  # edits and moves notes (nothing deleted; reversible)
-
-Query = Annotated[str, Field(description="A question, topic or task, in words.", min_length=1,
-                             max_length=MAX_QUERY_CHARS)]
-K = Annotated[int | None, Field(description="Notes at most.", ge=MIN_K, le=MAX_K)]
-Mode = Annotated[str | None, Field(description="balanced, focus, explore, identity, recent.")]
-Budget = Annotated[int | None, Field(description="Token budget.", ge=MIN_BUDGET_TOKENS,
-                                     le=MAX_BUDGET_TOKENS)]
-NotePath = Annotated[str, Field(description="Path or [[link]] name.", min_length=1,
-                                max_length=MAX_PATH_CHARS)]
-Tags = Annotated[list[str] | None, Field(description="Only notes with all these tags.")]
-Regions = Annotated[list[str] | None, Field(description="Only these regions.")]
-When = Annotated[str | None, Field(description="ISO date or age ('7d').", max_length=40)]
-PathPrefix = Annotated[str | None, Field(description="Only notes under this folder.", max_length=MAX_PATH_CHARS)]
-Captures = Annotated[str | None, Field(description="Sessions captured: exclude (default), include, only.",
-                                       max_length=16)]
-
-
-def needs(op: str, **args: object) -> None:
-    """A tool's op called without an argument it needs is the agent's error, named."""
-    missing = [name for name, value in args.items() if value is None]
-    if missing:
-        raise ToolError(f"InvalidRequest: {op} needs {', '.join(f'`{m}`' for m in missing)}")
-
-
-def builtins(value: Any) -> dict[str, Any]:
-    out = msgspec.to_builtins(value)
-    return out if isinstance(out, dict) else {"result": out}
-
 
 class Opened:
     """The Cortex (and its watcher) the tools call: given at once (`serve`), or set once the stdio server has
@@ -134,6 +109,8 @@ class Opened:
         try:
             return fn(cx)
         except Exception as exc:
+            from server.errors import index_trouble  # it imports Litestar: not on the stdio server's way to its tools
+
             watcher = self._watcher
             sync_soon = None if watcher is None else partial(anyio.from_thread.run_sync, watcher.request_sync)
             lost = index_trouble(exc, cx, sync_soon)
@@ -196,9 +173,6 @@ def build_mcp(cx: Cortex | Opened, *, watcher: Watcher | None = None,
     the Cortex, or an `Opened` the stdio server sets once the vault is open. `watcher` is asked to sync when a
     tool finds the index damaged or gone. Every tool's answer says how far indexing is while the index is being
     built (`reporting`), and everything a tool logs is the MCP client's (`acting_as` around each tool)."""
-    from server.mcp_memory import memory_tools
-    from server.mcp_notes import note_tools
-
     opened = cx if isinstance(cx, Opened) else Opened(cx, watcher)
     tools: list[Tool] = []
 
