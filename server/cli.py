@@ -212,11 +212,7 @@ def _serve_until_stopped(config: uvicorn.Config, sock: socket.socket) -> None:
 def cmd_mcp(args: argparse.Namespace) -> int:
     import anyio
 
-    from server.app import warm_up
-    from server.hook_socket import serve_hooks
-    from server.mcp_tools import build_mcp
-    from server.watch import DEBOUNCE_MS, Watcher
-    from vault_cortex.cortex import Cortex
+    from server.mcp_stdio import serve
     from vault_cortex.errors import VaultNotFound
     from vault_cortex.files.vault import is_vault
 
@@ -228,22 +224,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         log.warning("a server already serves this vault at %s: this process indexes beside it (each takes in "
                     "what the other wrote); `vault-cortex install claude-code --transport http` points Claude Code "
                     "at %s/mcp instead, sharing one index", url, url)
-    with Cortex.open(root, index_dir=args.index_dir) as cx:
-        cx.index.check_index()
-        cx.index.expect_sync()  # every tool says how far indexing is, from the first call until the index is whole
-        watcher = Watcher(cx, debounce_ms=DEBOUNCE_MS)
-        mcp = build_mcp(cx, watcher=watcher)
-
-        async def serve() -> None:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(warm_up, cx)
-                tg.start_soon(watcher.run)  # stdout carries MCP messages only: the watcher logs to stderr
-                tg.start_soon(serve_hooks, cx, hooks.answer)  # the session's hooks, with the model loaded here
-                await mcp.run_stdio_async()
-                cx.index.stop()  # a sync running in a worker thread returns at its next embedding batch
-                tg.cancel_scope.cancel()
-
-        anyio.run(serve)
+    anyio.run(serve, root, args.index_dir)
     return 0
 
 

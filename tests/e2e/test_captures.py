@@ -203,8 +203,8 @@ def test_related_leaves_captures_out_unless_asked(client: TestClient[Any], live:
 
     async def mcp(session: Client) -> list[list[str]]:
         out = []
-        for args in ({"path": CALIBRATION, "k": 10}, {"path": CALIBRATION, "k": 10, "captures": "only"}):
-            result = await session.call_tool("related", args)
+        for args in ({"note": CALIBRATION, "k": 10}, {"note": CALIBRATION, "k": 10, "captures": "only"}):
+            result = await session.call_tool("note", {"op": "related", **args})
             assert not result.is_error, result.content
             out.append([h["path"] for h in result.structured_content["hits"]])
         return out

@@ -70,7 +70,7 @@ def test_reads_on_every_surface_leave_git_status_clean_and_a_flush_logs_them_onc
     assert client.post("/v1/context", json={"task": "fix the collector"}).status_code == 200
 
     async def body(mcp: Client) -> None:
-        for tool, args in (("recall", {"query": "WAL checkpoint starvation"}), ("read_note", {"note": "HANDOFF"}),
+        for tool, args in (("recall", {"query": "WAL checkpoint starvation"}), ("note", {"note": "HANDOFF"}),
                            ("context", {"task": "write the handoff"})):
             assert not (await mcp.call_tool(tool, args)).is_error
 

@@ -63,18 +63,18 @@ def test_every_mcp_tool_logs_as_mcp(live: LiveServer, cx: Cortex) -> None:
             ("remember", {"text": "The vent motor stalls below 9 V.", "title": "MCP vent motor",
                           "region": "scientific"}),
             ("link", {"src": "scientific/MCP vent motor.md", "rel": "depends_on", "dst": WAL}),
-            ("wonder", {"question": "Why does the MCP vent motor stall?"}),
-            ("explore", {"path": "curiosities/Why does the MCP vent motor stall.md",
-                         "answer_path": "scientific/MCP vent motor.md"}),
-            ("edit_note", {"note": "MCP vent motor", "operation": "append", "content": "- seen twice"}),
-            ("move_note", {"note": "MCP vent motor", "dest": "scientific/MCP vent motor moved.md"}),
-            ("archive_note", {"note": "scientific/MCP vent motor moved.md"}),
-            ("reinforce_habit", {"path": HABIT}),
-            ("resonate", {"concept": "Craftsmanship"}),
+            ("curiosity", {"op": "wonder", "question": "Why does the MCP vent motor stall?"}),
+            ("curiosity", {"op": "explore", "question": "curiosities/Why does the MCP vent motor stall.md",
+                           "answer": "scientific/MCP vent motor.md"}),
+            ("note", {"note": "MCP vent motor", "op": "append", "content": "- seen twice"}),
+            ("note", {"note": "MCP vent motor", "op": "move", "dest": "scientific/MCP vent motor moved.md"}),
+            ("note", {"note": "scientific/MCP vent motor moved.md", "op": "archive"}),
+            ("habits", {"op": "reinforce", "habit": HABIT}),
+            ("resonance", {"op": "touch", "concept": "Craftsmanship"}),
             ("recall", {"query": "mcp asks about the vent motor"}),
             ("context", {"task": "mcp fixes the greenhouse vent"}),
-            ("read_note", {"note": WAL}),
-            ("related", {"path": WAL, "k": 2}),
+            ("note", {"note": WAL}),
+            ("note", {"note": WAL, "op": "related", "k": 2}),
         ]
         out = []
         for name, args in calls:
@@ -104,7 +104,7 @@ def test_a_stdio_mcp_server_logs_as_mcp_not_as_the_cli_that_started_it(synced_te
     async def body() -> None:
         async with Client(params) as client:
             for name, args in (("link", {"src": WAL, "rel": "related_to", "dst": "SQLite"}),
-                               ("wonder", {"question": "Does stdio log as mcp?"}),
+                               ("curiosity", {"op": "wonder", "question": "Does stdio log as mcp?"}),
                                ("recall", {"query": "stdio asks about the WAL"})):
                 assert not (await client.call_tool(name, args)).is_error, name
 

@@ -92,7 +92,11 @@ def test_the_schemas_state_the_same_bounds(app: Litestar, live: LiveServer) -> N
         assert (schema.get("minimum"), schema.get("maximum")) == (mcp_bounds.get("minimum"),
                                                                  mcp_bounds.get("maximum")), name
     assert recall_get["budget_tokens"]["minimum"] == MIN_BUDGET_TOKENS
-    assert recall_get["q"]["maxLength"] == tools["recall"]["properties"]["query"]["maxLength"] == MAX_QUERY_CHARS
+    assert recall_get["q"]["maxLength"] == MAX_QUERY_CHARS
+    # MCP's schemas leave string lengths unsaid (they would cost every request of an eager client); the tool
+    # refuses the same lengths (test_k_and_query_length_agree_on_every_surface)
+    assert "maxLength" not in tools["recall"]["properties"]["query"]
+
 
 
 def test_a_bad_filter_is_refused_alike_by_http_and_mcp(client: TestClient[Litestar], live: LiveServer) -> None:

@@ -19,10 +19,7 @@ from server.app import create_app
 from server.watch import Watcher
 from vault_cortex.cortex import Cortex
 
-TOOLS = {"recall", "remember", "context", "related", "link", "graph_health", "habits_for_context", "reinforce_habit",
-         "resonate", "resonance_report", "wonder", "list_curiosities", "explore", "sleep_plan", "sleep_apply",
-         "sleep_rollback",
-         "read_note", "edit_note", "move_note", "archive_note", "recent"}
+TOOLS = {"recall", "context", "remember", "link", "note", "overview", "habits", "resonance", "curiosity", "sleep"}
 
 
 def test_tools_tell_an_agent_when_to_call_them(live: LiveServer) -> None:
@@ -41,7 +38,7 @@ def test_tools_tell_an_agent_when_to_call_them(live: LiveServer) -> None:
     assert "`context`" in instructions and "`remember`" in instructions
 
 
-def test_recall_remember_context_related_link_graph_health(live: LiveServer) -> None:
+def test_recall_remember_context_related_link_graph(live: LiveServer) -> None:
     async def body(client: Client) -> dict[str, Any]:
         out: dict[str, Any] = {}
         out["remember"] = await client.call_tool("remember", {
@@ -50,10 +47,11 @@ def test_recall_remember_context_related_link_graph_health(live: LiveServer) -> 
         out["recall"] = await client.call_tool("recall", {"query": "why does the vent motor stall", "k": 3})
         out["context"] = await client.call_tool("context", {"task": "fix the greenhouse vent",
                                                             "budget_tokens": 500})
-        out["related"] = await client.call_tool("related", {"path": "scientific/SQLite WAL mode.md", "k": 5})
+        out["related"] = await client.call_tool("note", {"note": "scientific/SQLite WAL mode.md", "op": "related",
+                                                         "k": 5})
         out["link"] = await client.call_tool("link", {"src": "scientific/Vent motor needs 12 V.md", "rel": "depends_on",
                                                       "dst": "scientific/ESP32 deep sleep current.md"})
-        out["graph_health"] = await client.call_tool("graph_health", {})
+        out["graph"] = await client.call_tool("overview", {"op": "graph"})
         return out
 
     out = over_http(live, body)
@@ -66,12 +64,12 @@ def test_recall_remember_context_related_link_graph_health(live: LiveServer) -> 
     assert "scientific/SQLite WAL mode.md" not in {h["path"] for h in out["related"].structured_content["hits"]}
     assert out["link"].structured_content["path"] == path
     assert out["link"].structured_content["warnings"] == []  # the target exists: not dangling
-    assert out["graph_health"].structured_content["notes"] >= 20
+    assert out["graph"].structured_content["notes"] >= 20
 
 
 def test_tool_errors_are_readable(live: LiveServer) -> None:
     async def body(client: Client) -> Any:
-        return [await client.call_tool("related", {"path": "../../etc/passwd.md"}),
+        return [await client.call_tool("note", {"note": "../../etc/passwd.md", "op": "related"}),
                 await client.call_tool("recall", {"query": "x", "mode": "nonsense"}),
                 await client.call_tool("recall", {"query": "x", "k": 0})]
 
@@ -102,7 +100,7 @@ def test_stdio(synced_template: Path, tmp_path: Path) -> None:
         async with Client(params) as client:
             tools = (await client.list_tools()).tools
             recalled = await client.call_tool("recall", {"query": "node battery ran flat", "k": 2})
-            habits = await client.call_tool("habits_for_context", {"tool": "Bash(pytest -q)"})
+            habits = await client.call_tool("habits", {"op": "match", "tool": "Bash(pytest -q)"})
             return tools, recalled, habits
 
     tools, recalled, habits = anyio.run(main)
@@ -141,8 +139,9 @@ def test_a_damaged_index_is_a_readable_tool_error_and_the_call_starts_its_rebuil
 
 
 def test_what_an_agent_writes_over_mcp_passes_the_privacy_gate(live: LiveServer, cx: Cortex) -> None:
-    """An agent's own words are session text: `remember`, `edit_note` and `wonder` leave out `<private>` spans and
-    redact secrets before anything is written (a person's own edits, over HTTP, are theirs and untouched)."""
+    """An agent's own words are session text: `remember`, `note` edits and `curiosity` wonder leave out `<private>`
+    spans and redact secrets before anything is written (a person's own edits, over HTTP, are theirs and
+    untouched)."""
     key = "AKIAZ3MHQWERTY7EXAMP"
 
     async def body(client: Client) -> dict[str, Any]:
@@ -150,11 +149,12 @@ def test_what_an_agent_writes_over_mcp_passes_the_privacy_gate(live: LiveServer,
         out["remember"] = await client.call_tool("remember", {
             "text": f"The backup bucket uses key {key} <private>and my PIN is 4921</private>; it syncs at 02:00.",
             "title": "Backup bucket sync", "region": "scientific"})
-        out["edit"] = await client.call_tool("edit_note", {
-            "note": "scientific/Backup bucket sync.md", "operation": "append",
+        out["edit"] = await client.call_tool("note", {
+            "note": "scientific/Backup bucket sync.md", "op": "append",
             "content": "Login: https://admin:S3cr3t/pa#ss@backup.example.com/ <private>home alarm 7788</private>"})
-        out["wonder"] = await client.call_tool("wonder", {
-            "question": "Why does the backup stall?", "context": "password=Hunter2Secret! <private>PIN 4921</private>"})
+        out["wonder"] = await client.call_tool("curiosity", {
+            "op": "wonder", "question": "Why does the backup stall?",
+            "text": "password=Hunter2Secret! <private>PIN 4921</private>"})
         return out
 
     out = over_http(live, body)

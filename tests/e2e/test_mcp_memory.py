@@ -1,6 +1,6 @@
 """The habit, resonance, curiosity and sleep tools through the real MCP client (streamable HTTP at /mcp).
 
-test_mcp.py's stdio test calls `habits_for_context` over stdio as well.
+test_mcp.py's stdio test calls `habits` over stdio as well.
 """
 
 from __future__ import annotations
@@ -15,29 +15,27 @@ from vault_cortex.cortex import Cortex
 HABIT = "habits/Write the test first.md"
 
 
-def test_the_new_tools_say_when_to_call_them(live: LiveServer) -> None:
+def test_the_memory_tools_say_when_to_call_them(live: LiveServer) -> None:
     async def body(client: Client) -> Any:
         return {t.name: t for t in (await client.list_tools()).tools}
 
     tools = over_http(live, body)
-    when = {"habits_for_context": "BEFORE starting a kind of task", "reinforce_habit": "FOLLOWED a habit",
-            "resonate": "genuinely engages", "resonance_report": "asked to reflect", "wonder": "OPEN QUESTION",
-            "list_curiosities": "when starting on a topic", "explore": "once the answer is in memory",
-            "sleep_plan": "WITHOUT changing any note", "sleep_apply": "only after the plan was reviewed"}
+    when = {"habits": "call it BEFORE a kind of task", "resonance": "truly engages", "curiosity": "worth answering",
+            "sleep": "changes nothing"}
     for name, phrase in when.items():
-        assert phrase in " ".join(tools[name].description.split()), name
-    assert tools["sleep_plan"].annotations.read_only_hint is True
-    assert tools["sleep_apply"].annotations.destructive_hint is True
-    assert tools["habits_for_context"].annotations.read_only_hint is True
-    assert tools["wonder"].annotations.idempotent_hint is True
-    assert set(tools["sleep_plan"].input_schema["properties"]["mode"]["enum"]) == {"full", "light", "save"}
+        assert phrase in tools[name].description, name
+    for name in ("habits", "resonance", "curiosity", "sleep"):  # each has an op that writes: not read-only
+        assert tools[name].annotations.read_only_hint is False, name
+    assert tools["sleep"].annotations.destructive_hint is True
+    assert set(tools["sleep"].input_schema["properties"]["mode"]["enum"]) == {"full", "light", "save"}
+    assert tools["sleep"].input_schema["properties"]["op"]["enum"] == ["plan", "apply", "rollback"]
 
 
 def test_habits_then_reinforce(live: LiveServer, cx: Cortex) -> None:
     async def body(client: Client) -> Any:
-        found = await client.call_tool("habits_for_context", {"text": "fix the flaky regression in the collector"})
-        done = await client.call_tool("reinforce_habit", {"path": HABIT, "context": "fixed the flaky test"})
-        wrong = await client.call_tool("reinforce_habit", {"path": "scientific/SQLite WAL mode.md"})
+        found = await client.call_tool("habits", {"op": "match", "text": "fix the flaky regression in the collector"})
+        done = await client.call_tool("habits", {"op": "reinforce", "habit": HABIT, "text": "fixed the flaky test"})
+        wrong = await client.call_tool("habits", {"op": "reinforce", "habit": "scientific/SQLite WAL mode.md"})
         return found, done, wrong
 
     found, done, wrong = over_http(live, body)
@@ -51,9 +49,9 @@ def test_habits_then_reinforce(live: LiveServer, cx: Cortex) -> None:
 
 def test_resonate_then_report(live: LiveServer) -> None:
     async def body(client: Client) -> Any:
-        touched = await client.call_tool("resonate", {"concept": "wonder"})
-        report = await client.call_tool("resonance_report", {"days": 7})
-        unknown = await client.call_tool("resonate", {"concept": "astrology"})
+        touched = await client.call_tool("resonance", {"op": "touch", "concept": "wonder"})
+        report = await client.call_tool("resonance", {"op": "report", "days": 7})
+        unknown = await client.call_tool("resonance", {"op": "touch", "concept": "astrology"})
         return touched, report, unknown
 
     touched, report, unknown = over_http(live, body)
@@ -67,14 +65,15 @@ def test_wonder_list_explore(live: LiveServer) -> None:
     question = "Why does the greenhouse fan hum at night?"
 
     async def body(client: Client) -> Any:
-        asked = await client.call_tool("wonder", {"question": question, "context": "Only after midnight."})
-        listed = await client.call_tool("list_curiosities", {"text": "fan noise in the greenhouse at night"})
+        asked = await client.call_tool("curiosity", {"op": "wonder", "question": question,
+                                                    "text": "Only after midnight."})
+        listed = await client.call_tool("curiosity", {"op": "list", "text": "fan noise in the greenhouse at night"})
         answer = await client.call_tool("remember", {
             "text": "The fan hums at night because the PWM frequency drops to 100 Hz when the controller idles.",
             "title": "Fan hum comes from low PWM frequency", "region": "scientific"})
-        explored = await client.call_tool("explore", {"path": asked.structured_content["path"],
-                                                      "answer_path": answer.structured_content["path"]})
-        after = await client.call_tool("list_curiosities", {})
+        explored = await client.call_tool("curiosity", {"op": "explore", "question": asked.structured_content["path"],
+                                                        "answer": answer.structured_content["path"]})
+        after = await client.call_tool("curiosity", {"op": "list"})
         return asked, listed, explored, after
 
     asked, listed, explored, after = over_http(live, body)
@@ -89,11 +88,11 @@ def test_wonder_list_explore(live: LiveServer) -> None:
 
 def test_sleep_plan_then_apply(live: LiveServer, cx: Cortex) -> None:
     async def body(client: Client) -> Any:
-        plan = await client.call_tool("sleep_plan", {"mode": "light"})
-        applied = await client.call_tool("sleep_apply", {"plan_id": plan.structured_content["id"]})
-        unknown = await client.call_tool("sleep_apply", {"plan_id": "20000101T000000Z"})
-        malformed = await client.call_tool("sleep_apply", {"plan_id": "../../x"})
-        bad_mode = await client.call_tool("sleep_plan", {"mode": "deep"})
+        plan = await client.call_tool("sleep", {"op": "plan", "mode": "light"})
+        applied = await client.call_tool("sleep", {"op": "apply", "plan_id": plan.structured_content["id"]})
+        unknown = await client.call_tool("sleep", {"op": "apply", "plan_id": "20000101T000000Z"})
+        malformed = await client.call_tool("sleep", {"op": "apply", "plan_id": "../../x"})
+        bad_mode = await client.call_tool("sleep", {"op": "plan", "mode": "deep"})
         return plan, applied, unknown, malformed, bad_mode
 
     plan, applied, unknown, malformed, bad_mode = over_http(live, body)
@@ -115,10 +114,10 @@ def test_sleep_rollback_undoes_the_sleep_an_agent_applied(live: LiveServer, cx: 
               if not p.relative_to(cx.root).parts[0].startswith(".")}
 
     async def body(client: Client) -> Any:
-        plan = await client.call_tool("sleep_plan", {})
-        applied = await client.call_tool("sleep_apply", {"plan_id": plan.structured_content["id"]})
-        undone = await client.call_tool("sleep_rollback", {})
-        again = await client.call_tool("sleep_rollback", {})
+        plan = await client.call_tool("sleep", {"op": "plan"})
+        applied = await client.call_tool("sleep", {"op": "apply", "plan_id": plan.structured_content["id"]})
+        undone = await client.call_tool("sleep", {"op": "rollback"})
+        again = await client.call_tool("sleep", {"op": "rollback"})
         return plan, applied, undone, again
 
     plan, applied, undone, again = over_http(live, body)

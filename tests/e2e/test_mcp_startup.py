@@ -38,10 +38,10 @@ def test_every_tool_says_the_index_is_being_built_until_it_is_whole(tmp_path: Pa
                 return result.structured_content
 
             seen["recall"] = await call("recall", {"query": "how do I write commit messages", "k": 3})
-            seen["read_note"] = await call("read_note", {"note": "Commit messages"})
+            seen["read_note"] = await call("note", {"note": "Commit messages"})
             seen["context"] = await call("context", {"task": "write a commit message"})
-            seen["habits"] = await call("habits_for_context", {"tool": "Bash(git commit)"})
-            seen["recent"] = await call("recent", {})
+            seen["habits"] = await call("habits", {"op": "match", "tool": "Bash(git commit)"})
+            seen["recent"] = await call("overview", {"op": "recent"})
             fcntl.flock(lock.fileno(), fcntl.LOCK_UN)  # now the start-up sync may run
             deadline = time.monotonic() + 120
             while (after := await call("recall", {"query": "how do I write commit messages", "k": 3}))["indexing"]:
@@ -49,7 +49,7 @@ def test_every_tool_says_the_index_is_being_built_until_it_is_whole(tmp_path: Pa
                 assert time.monotonic() < deadline, after["indexing"]
                 await anyio.sleep(0.2)
             seen["after"] = after
-            seen["read_after"] = await call("read_note", {"note": "Commit messages"})
+            seen["read_after"] = await call("note", {"note": "Commit messages"})
             seen["context_after"] = await call("context", {"task": "write a commit message"})
         return seen
 

@@ -170,26 +170,27 @@ def test_the_same_operations_over_mcp(live: LiveServer, vault: Path) -> None:
         import anyio
 
         with anyio.move_on_after(120):  # a deadline for the watcher to index the note, not a figure
-            while (read := await mcp.call_tool("read_note", {"note": "Mcp note"})).is_error:
+            while (read := await mcp.call_tool("note", {"note": "Mcp note"})).is_error:
                 await anyio.sleep(0.05)
         out["read"] = read
         etag = read.structured_content["etag"]
-        out["edit"] = await mcp.call_tool("edit_note", {"note": "Mcp note", "operation": "replace_section",
-                                                        "heading": "Setup", "content": "new", "etag": etag})
-        out["stale"] = await mcp.call_tool("edit_note", {"note": "Mcp note", "operation": "append",
-                                                         "content": "x", "etag": etag})
-        out["prop"] = await mcp.call_tool("edit_note", {"note": "Mcp note", "operation": "set_property",
-                                                        "key": "status", "value": "final"})
-        out["count"] = await mcp.call_tool("edit_note", {"note": "Mcp note", "operation": "find_replace",
-                                                         "find": "nothing like this", "replace": "y"})
-        out["move"] = await mcp.call_tool("move_note", {"note": "long_term/Mcp note.md",
-                                                        "dest": "scientific/Mcp note moved.md"})
-        out["archive"] = await mcp.call_tool("archive_note", {"note": "Mcp linker"})
+        out["edit"] = await mcp.call_tool("note", {"note": "Mcp note", "op": "replace_section", "heading": "Setup",
+                                                   "content": "new", "etag": etag})
+        out["stale"] = await mcp.call_tool("note", {"note": "Mcp note", "op": "append", "content": "x",
+                                                    "etag": etag})
+        out["prop"] = await mcp.call_tool("note", {"note": "Mcp note", "op": "set_property", "key": "status",
+                                                   "value": "final"})
+        out["count"] = await mcp.call_tool("note", {"note": "Mcp note", "op": "find_replace",
+                                                    "find": "nothing like this", "content": "y"})
+        out["no_dest"] = await mcp.call_tool("note", {"note": "long_term/Mcp note.md", "op": "move"})
+        out["move"] = await mcp.call_tool("note", {"note": "long_term/Mcp note.md", "op": "move",
+                                                   "dest": "scientific/Mcp note moved.md"})
+        out["archive"] = await mcp.call_tool("note", {"note": "Mcp linker", "op": "archive"})
         out["recall"] = await mcp.call_tool("recall", {"query": "battery", "k": 3, "tags": ["hardware"],
                                                        "regions": ["scientific", "short_term"]})
         out["context"] = await mcp.call_tool("context", {"task": "battery", "path_prefix": "scientific/"})
-        out["recent"] = await mcp.call_tool("recent", {"days": 2, "kinds": ["changed"]})
-        out["outside"] = await mcp.call_tool("read_note", {"note": "../../etc/passwd.md"})
+        out["recent"] = await mcp.call_tool("overview", {"op": "recent", "days": 2, "kinds": ["changed"]})
+        out["outside"] = await mcp.call_tool("note", {"note": "../../etc/passwd.md"})
         return out
 
     out = over_http(live, body)
@@ -198,6 +199,7 @@ def test_the_same_operations_over_mcp(live: LiveServer, vault: Path) -> None:
     assert out["stale"].is_error and "WriteConflict" in out["stale"].content[0].text
     assert not out["prop"].is_error
     assert out["count"].is_error and "occurs 0 times" in out["count"].content[0].text
+    assert out["no_dest"].is_error and out["no_dest"].content[0].text.endswith("InvalidRequest: move needs `dest`")
     assert out["move"].structured_content["relinked"][0]["new"] == "Depends on [[Mcp note moved#Setup]]."
     assert out["archive"].structured_content["dest"] == "archive/long_term/Mcp linker.md"
     assert (vault / "scientific/Mcp note moved.md").read_text() == (
@@ -222,7 +224,7 @@ def test_set_property_without_a_value_is_refused_and_removal_is_its_own_operatio
     assert (vault / rel).read_text(encoding="utf-8") == "---\nstatus: draft\n---\nBody.\n"
 
     async def body(mcp: Client) -> Any:
-        return await mcp.call_tool("edit_note", {"note": rel, "operation": "set_property", "key": "status"})
+        return await mcp.call_tool("note", {"note": rel, "op": "set_property", "key": "status"})
 
     out = over_http(live, body)
     assert out.is_error and "set_property needs `value`" in out.content[0].text

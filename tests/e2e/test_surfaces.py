@@ -1,5 +1,5 @@
-"""One core, three adapters: every MCP tool has a matching HTTP route and CLI command (or a stated reason why
-not), and every tool's description tells an agent when to call it."""
+"""One core, three adapters: every MCP tool (every op of one) has a matching HTTP route and CLI command (or a
+stated reason why not), and every tool's description tells an agent when to call it."""
 
 from __future__ import annotations
 
@@ -13,34 +13,41 @@ from mcp.client import Client
 
 from server.cli import build_parser
 
-# tool → (HTTP route, CLI command) calling the same facade operation
-SURFACES: dict[str, tuple[str, str]] = {
-    "recall": ("GET /v1/recall", "recall"),
-    "context": ("POST /v1/context", "context"),
-    "remember": ("POST /v1/notes", "remember"),
-    "related": ("GET /v1/related", "related"),
-    "link": ("POST /v1/links", "link"),
-    "graph_health": ("GET /v1/graph/health", "doctor"),  # `doctor --graph`
-    "habits_for_context": ("GET /v1/habits", "habits"),
-    "reinforce_habit": ("POST /v1/habits/reinforce", "reinforce"),
-    "resonate": ("POST /v1/resonance/touch", "resonance"),  # `resonance touch CONCEPT`
-    "resonance_report": ("GET /v1/resonance/report", "resonance"),  # `resonance report`
-    "wonder": ("POST /v1/curiosities", "wonder"),
-    "list_curiosities": ("GET /v1/curiosities", "curiosities"),
-    "explore": ("POST /v1/curiosities/explore", "explore"),
-    "sleep_plan": ("POST /v1/sleep/plan", "sleep"),  # `sleep`: both save the plan, change no note (GET previews)
-    "sleep_apply": ("POST /v1/sleep/apply", "sleep"),  # `sleep apply PLAN`
-    "sleep_rollback": ("POST /v1/sleep/rollback", "sleep"),  # `sleep rollback`
-    "read_note": ("GET /v1/notes", "read"),
-    "edit_note": ("POST /v1/notes/edit", "edit"),
-    "move_note": ("POST /v1/notes/move", "move"),
-    "archive_note": ("POST /v1/notes/archive", "archive"),
-    "recent": ("GET /v1/recent", "recent"),
+# (tool, op) → (HTTP route, CLI command) calling the same facade operation; a tool without ops has op None
+SURFACES: dict[tuple[str, str | None], tuple[str, str]] = {
+    ("recall", None): ("GET /v1/recall", "recall"),
+    ("context", None): ("POST /v1/context", "context"),
+    ("remember", None): ("POST /v1/notes", "remember"),
+    ("link", None): ("POST /v1/links", "link"),
+    ("note", "read"): ("GET /v1/notes", "read"),
+    ("note", "related"): ("GET /v1/related", "related"),
+    **{("note", op): ("POST /v1/notes/edit", "edit") for op in ("append", "prepend", "replace_section",
+                                                               "find_replace", "set_property", "remove_property")},
+    ("note", "move"): ("POST /v1/notes/move", "move"),
+    ("note", "archive"): ("POST /v1/notes/archive", "archive"),
+    ("overview", "recent"): ("GET /v1/recent", "recent"),
+    ("overview", "graph"): ("GET /v1/graph/health", "doctor"),  # `doctor --graph`
+    ("habits", "match"): ("GET /v1/habits", "habits"),
+    ("habits", "reinforce"): ("POST /v1/habits/reinforce", "reinforce"),
+    ("resonance", "touch"): ("POST /v1/resonance/touch", "resonance"),  # `resonance touch CONCEPT`
+    ("resonance", "report"): ("GET /v1/resonance/report", "resonance"),  # `resonance report`
+    ("curiosity", "wonder"): ("POST /v1/curiosities", "wonder"),
+    ("curiosity", "list"): ("GET /v1/curiosities", "curiosities"),
+    ("curiosity", "explore"): ("POST /v1/curiosities/explore", "explore"),
+    ("sleep", "plan"): ("POST /v1/sleep/plan", "sleep"),  # `sleep`: both save the plan, change no note (GET previews)
+    ("sleep", "apply"): ("POST /v1/sleep/apply", "sleep"),  # `sleep apply PLAN`
+    ("sleep", "rollback"): ("POST /v1/sleep/rollback", "sleep"),  # `sleep rollback`
 }
-# tools without a route or a command, and why (none today; add one here with its reason rather than skip it)
-EXCEPTIONS: dict[str, str] = {}
+# tool ops without a route or a command, and why (none today; add one here with its reason rather than skip it)
+EXCEPTIONS: dict[tuple[str, str | None], str] = {}
 
-WHEN = re.compile(r"\b(Call (this|it)|call this|BEFORE|AFTER)\b")
+WHEN = re.compile(r"\b([Cc]all (this|it|when)|BEFORE|AFTER|START)\b")
+
+
+def _ops(tool: Any) -> set[tuple[str, str | None]]:
+    """(tool, op) for each op a tool's schema offers, or (tool, None) for a tool without ops."""
+    ops = tool.input_schema.get("properties", {}).get("op", {}).get("enum")
+    return {(tool.name, op) for op in ops} if ops else {(tool.name, None)}
 
 
 def _routes(app: Litestar) -> set[str]:
@@ -57,8 +64,8 @@ def test_every_tool_has_a_route_and_a_command(live: LiveServer, app: Litestar) -
     async def body(client: Client) -> Any:
         return (await client.list_tools()).tools
 
-    tools = {t.name: t for t in over_http(live, body)}
-    assert set(tools) == set(SURFACES) | set(EXCEPTIONS), "a new MCP tool needs a route and a CLI command"
+    offered = set().union(*(_ops(t) for t in over_http(live, body)))
+    assert offered == set(SURFACES) | set(EXCEPTIONS), "a new MCP tool or op needs a route and a CLI command"
     routes, commands = _routes(app), _commands()
     missing = [(name, route) for name, (route, _) in SURFACES.items() if route not in routes]
     missing += [(name, command) for name, (_, command) in SURFACES.items() if command not in commands]
@@ -77,11 +84,11 @@ def test_every_tool_description_says_when_to_call_it(live: LiveServer) -> None:
 
 
 def test_every_surface_plans_the_same_default_sleep_mode(live: LiveServer, app: Litestar) -> None:
-    """`vault-cortex sleep`, GET /v1/sleep/plan and MCP `sleep_plan` without a mode plan the same sleep."""
+    """`vault-cortex sleep`, GET /v1/sleep/plan and MCP `sleep` op=plan without a mode plan the same sleep."""
     from vault_cortex.sleep.consolidate import DEFAULT_MODE
 
     async def body(client: Client) -> Any:
-        return {t.name: t for t in (await client.list_tools()).tools}["sleep_plan"]
+        return {t.name: t for t in (await client.list_tools()).tools}["sleep"]
 
     mcp_default = over_http(live, body).input_schema["properties"]["mode"]["default"]
     schema = app.openapi_schema.to_schema()

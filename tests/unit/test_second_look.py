@@ -50,7 +50,7 @@ def test_the_reason_names_at_most_two_memories_with_path_why_and_gist() -> None:
     assert lines[3].startswith("- short_term/2026-11-28 dashboard froze.md (meaning")
     assert "third.md" not in text and len(lines) == 5
     assert second_look.reason(hits, root="/home/me/my-vault").splitlines()[-1] == (
-        "The notes are in /home/me/my-vault (or use the vault-cortex MCP tool read_note with the path).")
+        "The notes are in /home/me/my-vault (or use the vault-cortex MCP tool note with the path).")
 
 
 def test_the_second_look_looks_at_its_threshold_passes_each_memory_on_its_own_and_reads_no_thread() -> None:

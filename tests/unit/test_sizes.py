@@ -14,8 +14,8 @@ FUNCTION_LINES = 60
 # Registration tables: each is one flat list of tools, routes, commands or options, read top to bottom; cutting
 # one into pieces would only scatter the list.
 TABLES = {
-    "server/mcp_tools.py:build_mcp",  # the MCP server and its tools
-    "server/mcp_tools.py:_memory_tools",  # the memory tools of the MCP server
+    "server/mcp_tools.py:_recall_tools",  # the recall tools of the MCP server
+    "server/mcp_memory.py:memory_tools",  # the memory tools of the MCP server
     "server/mcp_notes.py:note_tools",  # the note tools of the MCP server
     "server/cli.py:add_server_commands",  # the server's command group (serve, mcp, hook, install)
     "vault_cortex/cli/main.py:build_parser",  # the core commands and their options

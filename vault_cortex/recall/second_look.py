@@ -30,7 +30,7 @@ _FIGURE = re.compile(r"\d+(?:[.,:/-]\d+)*")
 
 HEADER = ("Before you finish: the vault (vault-cortex) holds memories that bear on this answer and were not shown "
           "in this session. Check them (read each note) and correct or confirm your answer, then finish.")
-WHERE = "The notes are in {root} (or use the vault-cortex MCP tool read_note with the path)."
+WHERE = "The notes are in {root} (or use the vault-cortex MCP tool note with the path)."
 
 
 def query(answer: str, prompt: str, max_chars: int) -> str:
