@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial, wraps
-from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, Protocol, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, ParamSpec, Protocol, TypeVar
 
 import anyio.from_thread
 import msgspec
@@ -23,6 +23,7 @@ from vault_cortex.files.activity import acting_as
 from vault_cortex.index.progress import Indexing
 from vault_cortex.limits import MAX_BUDGET_TOKENS, MAX_K, MAX_PATH_CHARS, MAX_QUERY_CHARS, MIN_BUDGET_TOKENS, MIN_K
 from vault_cortex.privacy import agent_text
+from vault_cortex.recall import brief
 from vault_cortex.recall.filters import Filters
 from vault_cortex.recall.request import RecallRequest
 from vault_cortex.sleep.consolidate import DEFAULT_MODE, SleepMode
@@ -139,6 +140,21 @@ def reporting(fn: Callable[P, T], progress: Callable[[], Indexing | None]) -> Ca
     return answer
 
 
+def recall_text(cx: Cortex, request: RecallRequest) -> str:
+    """A recall in the one text form (recall/brief.py): when no memory reaches the push gate's floor, one line
+    saying so; else each hit's path, why in words and the passage that bears."""
+    gate = cx.push_gate()
+    probe = msgspec.structs.replace(request, k=1, gate=True, budget_tokens=None)
+    best = cx.recall(probe, push=msgspec.structs.replace(gate, threshold=0.0, floor=0.0, most=1),
+                     log_activity=False).hits
+    if not best or (best[0].push_probability or 0.0) < gate.floor:
+        return brief.nothing(best[0].path, best[0].push_probability or 0.0) if best else "The vault holds no notes."
+    hits = cx.recall(request).hits
+    return brief.items(brief.item(h.path, brief.in_words(h.reason), brief.passage(h.snippet, request.query,
+                                                                          brief.RECALL_PASSAGE_CHARS))
+                       for h in hits)
+
+
 def build_mcp(cx: Cortex, *, watcher: Watcher | None = None) -> MCPServer:
     """An MCP server whose tools call `cx` in-process (one per app: its session manager runs once); `watcher`
     is asked to sync when a tool finds the index damaged or gone. Every tool's answer says how far indexing is
@@ -166,10 +182,14 @@ def build_mcp(cx: Cortex, *, watcher: Watcher | None = None) -> MCPServer:
                modified_after: Annotated[str | None, Field(description="Only notes whose file changed since this "
                                                                        "date or age ('7d').", max_length=40)] = None,
                path_prefix: PathPrefix = None, captures: Captures = None,
-               ) -> dict[str, Any]:
+               format: Annotated[Literal["text", "json"], Field(  # noqa: A002 - the tool's parameter name
+                   description="text (default): each hit's path, why in words and the passage that bears; "
+                               "json: every field (scores, signals, snippet).")] = "text",
+               ) -> str | dict[str, Any]:
         """Search long-term memory. Call this BEFORE answering from memory, when the user mentions earlier
         work, a person, a project or a decision, or when you are unsure what was decided. Returns notes best
-        first, each with its path, score, the reason it was chosen and the passage that matched. Narrow it
+        first, each as its path (for read_note), why in words and the passage that bears (format='json': every
+        field); when nothing in the vault bears on the query it says so, so ask again in other words. Narrow it
         with tags, regions, project, created/modified dates or a path prefix when you know where to look:
         the filters apply inside the search, so you still get k notes when k match. Captured sessions (what
         was said, including your own earlier claims) are left out: pass captures='only' to ask what was said
@@ -178,7 +198,9 @@ def build_mcp(cx: Cortex, *, watcher: Watcher | None = None) -> MCPServer:
                                 include_archive=include_archive, tags=tags, project=project,
                                 created_after=created_after, created_before=created_before,
                                 modified_after=modified_after, path_prefix=path_prefix, captures=captures)
-        return _builtins(call(lambda: cx.recall(request)))
+        if format == "json":
+            return _builtins(call(lambda: cx.recall(request)))
+        return call(lambda: recall_text(cx, request))
 
     @tool(READ_ONLY)
     def context(task: Annotated[str | None, Field(description="The task you are starting, in a sentence.")] = None,
@@ -191,9 +213,10 @@ def build_mcp(cx: Cortex, *, watcher: Watcher | None = None) -> MCPServer:
                                                                         "date or age ('7d').", max_length=40)] = None,
                 path_prefix: PathPrefix = None, captures: Captures = None) -> str:
         """Load what memory holds for a task. Call this ONCE AT THE START of a task or session: it returns a
-        token-budgeted markdown block with identity notes, memories of the project and task, matching habits,
-        open questions and the last handoff, grouped by region. The filters (tags, regions, dates, path
-        prefix) narrow only the recalled memories, not the pinned notes, habits, questions or handoff."""
+        short text with the identity notes and the last handoff, then the memories, habits and open questions
+        that bear on the project and task (none when nothing does), each as its path, why and passage. The
+        filters (tags, regions, dates, path prefix) narrow only the recalled memories, not the pinned notes,
+        habits, questions or handoff."""
         filters = call(lambda: Filters.build(tags=tags, regions=regions, created_after=created_after,
                                              created_before=created_before, modified_after=modified_after,
                                              path_prefix=path_prefix, captures=captures))

@@ -15,9 +15,11 @@ from collections.abc import Iterable, Sequence
 
 from vault_cortex.index.fts import STOPWORDS, WORD
 
-STEM = 6  # letters a word is compared by, as the push gate compares them ("locked", "locking" -> "locked"/"lockin")
+STEM = 6  # letters a word is compared by, as the push gate compares them ("calibrated", "calibration": "calibr")
+SUFFIXES = ("ing", "ed", "es", "s")  # cut first, leaving at least MIN_WORD letters ("locked", "locking": "lock")
 MIN_WORD = 3  # shorter words ("is", "a", "of") carry no topic
 WHY_PARTS = 2  # reasons named for one memory
+PASSAGE_CHARS = 400  # a recalled memory's passage: a symptom, its cause and its fix; the rest one read_note away
 ELLIPSIS = "…"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _FIGURE_IN_PARENS = re.compile(r"\s*\((?:[×x]?\s*)?[0-9][0-9.,%:/\s-]*\)")
@@ -26,8 +28,16 @@ _DIGIT = re.compile(r"\d")
 
 
 def stems(text: str) -> set[str]:
-    """The text's topic words: lower-cased, three letters or more, not stopwords, cut to STEM letters."""
-    return {w.lower()[:STEM] for w in WORD.findall(text) if len(w) >= MIN_WORD and w.lower() not in STOPWORDS}
+    """The text's topic words: lower-cased, three letters or more, not stopwords, stemmed (`stem`)."""
+    return {stem(w) for w in WORD.findall(text.lower()) if len(w) >= MIN_WORD and w not in STOPWORDS}
+
+
+def stem(word: str) -> str:
+    """A lower-cased word without its first matching suffix in SUFFIXES, cut to STEM letters."""
+    for suffix in SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= MIN_WORD:
+            return word[: -len(suffix)][:STEM]
+    return word[:STEM]
 
 
 def sentences(text: str) -> list[str]:
@@ -105,3 +115,19 @@ def items(blocks: Iterable[str]) -> str:
 def named(paths: Sequence[str]) -> str:
     """Notes named as links, for a line that points back at them: `[[a]], [[b]]`."""
     return ", ".join(f"[[{p.removesuffix('.md')}]]" for p in paths)
+
+
+def reminder(what: str, path: str) -> str:
+    """One line pointing back at a memory the session was shown already, instead of showing it again:
+    `what [[path]], shown earlier in this session.`"""
+    return f"{what} {named([path])}, shown earlier in this session."
+
+
+RECALL_PASSAGE_CHARS = 180  # of a hit in a recall's text: with its path and reason, about 70 tokens
+NOTHING = ("Nothing in the vault bears on this: the closest note, {path}, has a {chance:.0%} chance by the push gate's "
+           "estimate. Ask again in other words, or narrow it with a filter.")
+
+
+def nothing(path: str, chance: float) -> str:
+    """A recall's answer when no memory clears the push gate's floor: say so, with the closest one's chance."""
+    return NOTHING.format(path=path, chance=chance)
