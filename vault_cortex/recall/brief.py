@@ -123,7 +123,7 @@ def reminder(what: str, path: str) -> str:
     return f"{what} {named([path])}, shown earlier in this session."
 
 
-RECALL_PASSAGE_CHARS = 180  # of a hit in a recall's text: with its path and reason, about 70 tokens
+RECALL_PASSAGE_CHARS = 160  # of a hit in a recall's text: with its path and reason, about 70 tokens
 NOTHING = ("Nothing in the vault bears on this: the closest note, {path}, has a {chance:.0%} chance by the push gate's "
            "estimate. Ask again in other words, or narrow it with a filter.")
 
