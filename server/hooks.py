@@ -117,13 +117,13 @@ def push(cx: Cortex, query: str, payload: Mapping[str, Any], header: str, remind
     from vault_cortex.recall.brief import reminder
     from vault_cortex.recall.pack import fit_in_order
     from vault_cortex.recall.request import RecallRequest
-    from vault_cortex.recall.second_look import fresh_and_shown
+    from vault_cortex.recall.second_look import fresh_and_shown, widened
 
     state = SessionState(cx.root, str(payload.get("session_id") or ""))
-    shown = frozenset(state.paths)
+    shown, gate = frozenset(state.paths), cx.push_gate()
     hits = cx.recall(RecallRequest(query=query, gate=True), exclude=frozenset(state.captured),
-                     shown=frozenset() if remind else shown).hits
-    hits, again = fresh_and_shown(hits, shown, cx.push_gate().threshold) if remind else (hits, [])
+                     shown=frozenset() if remind else shown, push=widened(gate, shown) if remind else gate).hits
+    hits, again = fresh_and_shown(hits, shown, gate.threshold, gate.most) if remind else (hits, [])
     blocks = fit_in_order(((h.path, render_memory(h)) for h in hits),
                           cx.settings.hooks.prompt_budget_tokens - cx.embedder.count_tokens(header),
                           cx.embedder.count_tokens)
@@ -193,11 +193,11 @@ def _stop(open_cx: OpenCortex, payload: Mapping[str, Any]) -> str | None:
     prompt = last_prompt(transcript(cx.settings.hooks.transcript_dirs, named)) if named else ""
     query = second_look.query(answer, prompt, cx.settings.recall.max_query_chars)
     state = SessionState(cx.root, str(payload.get("session_id") or ""))
-    look = second_look.gate_settings(cx.push_gate(), cx.model.gate.second_look)
-    hits = cx.recall(RecallRequest(query=query, k=second_look.LIMIT, gate=True),
-                     exclude=frozenset(state.captured), push=look).hits  # the shown ones too: one may contradict it
-    fresh, shown = second_look.fresh_and_shown(hits, frozenset(state.paths), look.threshold)
-    if not fresh and not any(second_look.differs(answer, h.snippet) for h in shown):
+    look, seen = second_look.gate_settings(cx.push_gate(), cx.model.gate.second_look), frozenset(state.paths)
+    hits = cx.recall(RecallRequest(query=query, gate=True), exclude=frozenset(state.captured),
+                     push=second_look.widened(look, seen)).hits  # the shown ones too: one may contradict the answer
+    fresh, shown = second_look.chosen(hits, seen, answer, look.threshold)
+    if not fresh and not shown:
         return None
     state.add(h.path for h in fresh)
     return second_look.reason(fresh, answer, str(cx.root), shown)
@@ -289,7 +289,7 @@ PROMPT_HEADER = "Memories (vault-cortex) that may bear on this prompt, best firs
 
 
 TOOL_HEADER = "Habits from the vault (vault-cortex) for this {tool} call:"
-TOOL_RESULT_HEADER = "Memories (vault-cortex) that may bear on this {tool} failure ({failure}):"
+TOOL_RESULT_HEADER = "Memories (vault-cortex) about this {tool} failure ({failure}), best first:"
 FIX_IN = "The fix may be in"  # a failure's reminder of a memory shown earlier
 
 

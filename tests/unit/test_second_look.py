@@ -124,3 +124,11 @@ def test_a_shown_memory_the_answer_contradicts_gets_one_line_pointing_back() -> 
     fresh, again = second_look.fresh_and_shown(shown, frozenset({shown[0].path}), 0.45)
     assert (fresh, again) == ([], shown[:1])  # the one not shown reaches no threshold: nothing fresh
     assert second_look.fresh_and_shown(shown, frozenset(), 0.45) == (shown, [])
+
+
+def test_a_contradicted_shown_memory_makes_the_second_look_and_the_others_go_along() -> None:
+    question = hit("curiosities/How long can a node run on one 18650 cell.md", 0.85, "Node 3 lasted 43 days.")
+    flat = hit("short_term/2026-11-29 node 3 battery ran flat.md", 0.2, "Node 3 stopped after 43 days.")
+    fresh, again = second_look.chosen([question, flat], frozenset({question.path}), "About 300 days.", 0.22)
+    assert (fresh, again) == ([flat], [question])  # the shown one looks; the one at the floor goes along
+    assert second_look.chosen([question, flat], frozenset({question.path}), "About 43 days.", 0.22) == ([], [])

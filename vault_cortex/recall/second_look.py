@@ -74,13 +74,32 @@ def gist(text: str, limit: int = GIST_CHARS) -> str:
     return brief.cut(text, limit)
 
 
-def fresh_and_shown(hits: Sequence[Hit], shown: frozenset[str], threshold: float) -> tuple[list[Hit], list[Hit]]:
-    """Gated hits judged with nothing left out as shown, split: those the session was not shown (none unless one of
-    them reaches `threshold`, as when the shown ones are left out of the gate) and those it was (for a reminder)."""
+def fresh_and_shown(hits: Sequence[Hit], shown: frozenset[str], threshold: float,
+                    most: int | None = None) -> tuple[list[Hit], list[Hit]]:
+    """Gated hits judged with nothing left out as shown (the gate's `most` widened by the shown ones, `widened`),
+    split: those the session was not shown (none unless one of them reaches `threshold`, as when the shown ones are
+    left out of the gate; at most `most`) and those it was (for a reminder)."""
     fresh = [h for h in hits if h.path not in shown]
     if not any((h.push_probability or 0.0) >= threshold for h in fresh):
         fresh = []
-    return fresh, [h for h in hits if h.path in shown]
+    return fresh[:most], [h for h in hits if h.path in shown]
+
+
+def chosen(hits: Sequence[Hit], seen: frozenset[str], answer: str, threshold: float) -> tuple[list[Hit], list[Hit]]:
+    """What a second look offers of its gated hits (judged with the `seen` ones, `widened`): the memories not shown
+    and the shown ones whose figures differ from the answer's (for a reminder). It looks when a memory not shown
+    reaches `threshold`, or a shown one the answer contradicts does; then the ones not shown at the floor go along,
+    as in a push."""
+    fresh, shown = fresh_and_shown(hits, seen, threshold, LIMIT)
+    again = [h for h in shown if differs(answer, h.snippet)][:LIMIT]
+    if not fresh and any((h.push_probability or 0.0) >= threshold for h in again):
+        fresh = [h for h in hits if h.path not in seen][:LIMIT]
+    return fresh, again
+
+
+def widened(push: PushGate, shown: frozenset[str]) -> PushGate:
+    """The gate judging the shown memories too, without their taking the places of the ones not shown."""
+    return msgspec.structs.replace(push, most=push.most + len(shown))
 
 
 def figures(text: str) -> list[str]:
