@@ -125,6 +125,7 @@ def build_context(recaller: Recaller, vault: Vault, *, task: str | None, project
         frozenset())
     open_questions, found = open_matching(recaller, qvec)
     matching = [q.path for q in found]
+    bears |= of_project(db, [q.path for q in open_questions], project)
     extra = _sections(recaller, db, text, qvec, bears, project,
                       [q.path for q in (*found, *open_questions) if q.path in bears])
     nudge = ""
@@ -166,11 +167,20 @@ def _sections(recaller: Recaller, db: IndexDB, text: str, qvec: Vector | None, b
         extra += [c] if c else []
     ids = db.note_ids([HANDOFF])
     own = db.notes_by_id(list(ids.values())).get(ids[HANDOFF]) if HANDOFF in ids else None
-    theirs = bool(project and own is not None and own.project and own.project.casefold() != project.casefold())
+    theirs = bool(project and own is not None and own.project and HANDOFF not in of_project(db, [HANDOFF], project))
     if own is not None and (not theirs or HANDOFF in bears):
         handoff = special(db, HANDOFF, "Handoff", HANDOFF_RANK, "the last handoff")
         extra += [handoff] if handoff else []
     return extra
+
+
+def of_project(db: IndexDB, paths: Sequence[str], project: str | None) -> frozenset[str]:
+    """Those of the paths whose note's `project:` names the project (read by id, as few as there are paths)."""
+    own = (project or "").strip().casefold()
+    if not own or not paths:
+        return frozenset()
+    notes = db.notes_by_id(db.note_ids(list(paths)).values())
+    return frozenset(n.path for n in notes.values() if (n.project or "").strip().casefold() == own)
 
 
 def render(items: Sequence[PackedItem], query: str) -> str:

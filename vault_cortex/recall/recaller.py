@@ -117,20 +117,18 @@ class Recaller:
 
     def bearing(self, query: str, qvec: Vector, *, mode: str | None, project: str | None,
                 exclude: frozenset[str] = frozenset()) -> frozenset[str]:
-        """The notes that bear on a task: those whose `project:` names the project (by definition), and those the
-        push gate passes for the query on their own calibrated probability (none unless one reaches the gate's
-        threshold, then each at its floor), at most `recall.k` (the archive and the captures left out)."""
+        """The notes among a task's candidates that bear on it: those whose `project:` names the project (by
+        definition), and those the push gate passes for the query on their own calibrated probability (none unless
+        one reaches the gate's threshold, then each at its floor), at most `recall.k` (the archive and the captures
+        left out)."""
         _, weights = self.mode(mode)
         k = self.check_k(None)
         taken = self.without_archive(exclude)
         ranked = self.ranked(query, qvec, weights, exclude=taken, scope=self.scope(None, exclude=taken), at_least=k)
         gate = msgspec.structs.replace(self.push_gate(), most=k)
         passed = {s.note.path for s, _ in gate_passed(ranked, query, gate, k)}
-        if project and project.strip():
-            own = self.scope(Filters(project=project), exclude=taken)
-            ids = (own.among or frozenset()) - own.without
-            passed |= {n.path for n in self.index.db.notes_by_id(ids).values()}
-        return frozenset(passed)
+        own = (project or "").strip().casefold()
+        return frozenset(passed | {s.note.path for s in ranked if own and (s.note.project or "").casefold() == own})
 
     def ranked(self, query: str, qvec: Vector, weights: dict[str, float], *, regions: list[str] | None = None,
                exclude: frozenset[str] = frozenset(), scope: Scope | None = None,
