@@ -105,24 +105,31 @@ def _prompt(open_cx: OpenCortex, payload: Mapping[str, Any]) -> str | None:
     return push(cx, prompt[: cx.settings.recall.max_query_chars], payload, PROMPT_HEADER)
 
 
-def push(cx: Cortex, query: str, payload: Mapping[str, Any], header: str) -> str | None:
-    """Recall through the push gate; each passing memory once per session, in rank order, within the budget.
+def push(cx: Cortex, query: str, payload: Mapping[str, Any], header: str, remind: str = "") -> str | None:
+    """Recall through the push gate; each passing memory once per session, in rank order, within the budget. With
+    `remind` (a failure's), a memory the session was shown already that the gate passes gets one line pointing
+    back to it (`remind [[it]], shown earlier in this session.`) instead of nothing.
 
     The gate (recall/gate.py, `[push]` in the config) judges from the ranking's own features whether a memory
     bears on the query; recall scores alone are relative to the query's best candidate, so a nonsense
     prompt's top hit would still score high.
     """
+    from vault_cortex.recall.brief import reminder
     from vault_cortex.recall.pack import fit_in_order
     from vault_cortex.recall.request import RecallRequest
+    from vault_cortex.recall.second_look import fresh_and_shown, widened
 
     state = SessionState(cx.root, str(payload.get("session_id") or ""))
+    shown, gate = frozenset(state.paths), cx.push_gate()
     hits = cx.recall(RecallRequest(query=query, gate=True), exclude=frozenset(state.captured),
-                     shown=frozenset(state.paths)).hits
+                     shown=frozenset() if remind else shown, push=widened(gate, shown) if remind else gate).hits
+    hits, again = fresh_and_shown(hits, shown, gate.threshold, gate.most) if remind else (hits, [])
     blocks = fit_in_order(((h.path, render_memory(h)) for h in hits),
                           cx.settings.hooks.prompt_budget_tokens - cx.embedder.count_tokens(header),
                           cx.embedder.count_tokens)
     state.add(blocks)
-    return "\n".join([header, *blocks.values()]) if blocks else None
+    lines = [*blocks.values(), *(reminder(remind, h.path) for h in again)]
+    return "\n\n".join([header, *lines]) if lines else None
 
 
 def _tool(open_cx: OpenCortex, payload: Mapping[str, Any]) -> str | None:
@@ -163,7 +170,7 @@ def _failure_push(open_cx: OpenCortex, payload: Mapping[str, Any], tool: str, qu
     if query is None:
         return None  # the vault is not even opened for a tool call that went well
     cx = open_cx()
-    return push(cx, query, payload, TOOL_RESULT_HEADER.format(tool=tool or "tool", failure=query[:120]))
+    return push(cx, query, payload, TOOL_RESULT_HEADER.format(tool=tool or "tool", failure=query[:120]), FIX_IN)
 
 
 def _stop(open_cx: OpenCortex, payload: Mapping[str, Any]) -> str | None:
@@ -186,13 +193,14 @@ def _stop(open_cx: OpenCortex, payload: Mapping[str, Any]) -> str | None:
     prompt = last_prompt(transcript(cx.settings.hooks.transcript_dirs, named)) if named else ""
     query = second_look.query(answer, prompt, cx.settings.recall.max_query_chars)
     state = SessionState(cx.root, str(payload.get("session_id") or ""))
-    look = second_look.gate_settings(cx.push_gate(), cx.model.gate.second_look)
-    hits = cx.recall(RecallRequest(query=query, k=second_look.LIMIT, gate=True),
-                     exclude=frozenset(state.captured), shown=frozenset(state.paths), push=look).hits
-    if not hits:
+    look, seen = second_look.gate_settings(cx.push_gate(), cx.model.gate.second_look), frozenset(state.paths)
+    hits = cx.recall(RecallRequest(query=query, gate=True), exclude=frozenset(state.captured),
+                     push=second_look.widened(look, seen)).hits  # the shown ones too: one may contradict the answer
+    fresh, shown = second_look.chosen(hits, seen, answer, look.threshold)
+    if not fresh and not shown:
         return None
-    state.add(h.path for h in hits)
-    return second_look.reason(hits, answer, str(cx.root))
+    state.add(h.path for h in fresh)
+    return second_look.reason(fresh, answer, str(cx.root), shown)
 
 
 def capture(cx: Cortex, payload: Mapping[str, Any]) -> str | None:
@@ -277,27 +285,19 @@ HOOK_EVENTS = tuple(EVENTS)
 EVENT_NAMES = {e.name: e.claude for e in EVENTS.values()}  # the command's event → Claude Code's
 
 
-PROMPT_HEADER = ("Memories (vault-cortex) that may bear on this prompt, best first, once per session; "
-                 "p = the push gate's estimated chance, not proof.")
+PROMPT_HEADER = "Memories (vault-cortex) that may bear on this prompt, best first (the vault-cortex MCP tool note reads a whole one):"
 
 
 TOOL_HEADER = "Habits from the vault (vault-cortex) for this {tool} call:"
-TOOL_RESULT_HEADER = ("Memories (vault-cortex) about this {tool} failure ({failure}), once per session; "
-                      "p = the push gate's estimated chance that one bears on it, not proof.")
-
-
-PUSH_SNIPPET_CHARS = 100  # a pushed memory is a pointer with its gist; the note itself is one read away
+TOOL_RESULT_HEADER = "Memories (vault-cortex) about this {tool} failure ({failure}), best first:"
+FIX_IN = "The fix may be in"  # a failure's reminder of a memory shown earlier
 
 
 def render_memory(hit: Hit) -> str:
-    """One pushed note as a short markdown block: where it is, the gate's chance and why, the passage."""
-    where = f" › {hit.heading}" if hit.heading else ""
-    chance = "" if hit.push_probability is None else f"p {hit.push_probability:.2f}: {hit.push_why or ''}"
-    text = " ".join(hit.snippet.split())
-    if len(text) > PUSH_SNIPPET_CHARS:
-        cut = text.rfind(" ", 0, PUSH_SNIPPET_CHARS)
-        text = text[: cut if cut > PUSH_SNIPPET_CHARS // 2 else PUSH_SNIPPET_CHARS].rstrip("…") + "…"
-    return f"\n## {hit.path}{where} ({chance or hit.region})\n{text}"
+    """One pushed memory in the one text form (recall/brief.py): its path, why in words, the passage that bears."""
+    from vault_cortex.recall.brief import in_words, item
+
+    return item(hit.path, in_words(hit.push_why, hit.reason), hit.snippet)
 
 
 def clip(text: str, limit: int = MAX_CONTEXT_CHARS) -> str:

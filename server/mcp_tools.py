@@ -7,9 +7,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from functools import partial, wraps
-from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, ParamSpec, TypeVar
 
 import anyio.from_thread
+import msgspec
 from mcp.server.context import ServerMiddleware
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -40,6 +41,7 @@ from vault_cortex.errors import VaultCortexError
 from vault_cortex.files.activity import acting_as
 from vault_cortex.index.progress import Indexing
 from vault_cortex.privacy import agent_text
+from vault_cortex.recall import brief
 from vault_cortex.recall.filters import Filters
 from vault_cortex.recall.request import RecallRequest
 
@@ -145,6 +147,21 @@ def reporting(fn: Callable[P, T], progress: Callable[[], Indexing | None]) -> Ca
     return answer
 
 
+def recall_text(cx: Cortex, request: RecallRequest) -> str:
+    """A recall in the one text form (recall/brief.py): when no memory reaches the push gate's floor, one line
+    saying so; else each hit's path, why in words and the passage that bears."""
+    gate = cx.push_gate()
+    probe = msgspec.structs.replace(request, k=1, gate=True, budget_tokens=None)
+    best = cx.recall(probe, push=msgspec.structs.replace(gate, threshold=0.0, floor=0.0, most=1),
+                     log_activity=False).hits
+    if not best or (best[0].push_probability or 0.0) < gate.floor:
+        return brief.nothing(best[0].path, best[0].push_probability or 0.0) if best else "The vault holds no notes."
+    hits = cx.recall(request).hits
+    return brief.items(brief.item(h.path, brief.in_words(h.reason), brief.passage(h.snippet, request.query,
+                                                                          brief.RECALL_PASSAGE_CHARS))
+                       for h in hits)
+
+
 _UNSAID = frozenset({"title", "properties", "maxLength", "minLength"})  # "properties": names, not keywords
 
 
@@ -203,15 +220,20 @@ def _recall_tools(tool: Register[Any], call: Call) -> None:
                created_after: When = None, created_before: When = None,
                modified_after: When = None,
                path_prefix: PathPrefix = None, captures: Captures = None,
-               ) -> dict[str, Any]:
+               format: Annotated[Literal["text", "json"], Field(  # noqa: A002 - the tool's parameter name
+                   description="text: path, why, the passage; json: every field.")] = "text",
+               ) -> str | dict[str, Any]:
         """Search memory: call BEFORE answering from memory, or when the user mentions earlier work, a person,
-        project or decision. Returns notes best first, each with why it was chosen and the passage matched.
-        Captured sessions (what was said, not what is true) are left out unless captures is include or only."""
+        project or decision. Returns notes best first, each with why it was chosen and the passage that bears, or
+        says nothing bears. Captured sessions (what was said, not what is true) are left out unless captures is
+        include or only."""
         request = RecallRequest(query=query, k=k, mode=mode, budget_tokens=budget_tokens, regions=regions,
                                 include_archive=include_archive, tags=tags, project=project,
                                 created_after=created_after, created_before=created_before,
                                 modified_after=modified_after, path_prefix=path_prefix, captures=captures)
-        return builtins(call(lambda cx: cx.recall(request)))
+        if format == "json":
+            return builtins(call(lambda cx: cx.recall(request)))
+        return call(lambda cx: recall_text(cx, request))
 
     @tool(READ_ONLY)
     def context(task: Annotated[str | None, Field(description="The task, in a sentence.")] = None,
@@ -223,7 +245,7 @@ def _recall_tools(tool: Register[Any], call: Call) -> None:
                 modified_after: When = None,
                 path_prefix: PathPrefix = None, captures: Captures = None) -> str:
         """Call at the START of a task or session: identity notes, memories of the task and project, matching
-        habits, open questions and the last handoff in one budgeted markdown block; with no arguments, identity
+        habits, open questions and the last handoff that bear on it, in one short text; with no arguments, identity
         and handoff. Filters narrow only the memories."""
         filters = call(lambda cx: Filters.build(tags=tags, regions=regions, created_after=created_after,
                                                 created_before=created_before, modified_after=modified_after,

@@ -138,7 +138,7 @@ def stop_input(session: str, prompt: str, answer: str, home: Path) -> dict[str, 
 
 
 def memories(reason: str) -> list[str]:
-    return [line[2:].split(" (")[0] for line in reason.splitlines() if line.startswith("- ")]
+    return [line[3:].split(" — ")[0] for line in reason.splitlines() if line.startswith("## ")]
 
 
 def test_the_second_look_never_offers_the_capture_of_the_same_wrong_claim(live: LiveServer, cx: Cortex,
@@ -186,7 +186,7 @@ def test_the_session_start_context_shows_no_capture_as_a_memory(cx: Cortex, home
     assert hooks.main("session-start", str(cx.root), DEAD_URL, stdin=io.StringIO(json.dumps(start)), stdout=out,
                       env={}) == 0
     text = push_text(json.loads(out.getvalue()))
-    assert "## Short term" in text or "## Scientific" in text, text  # memories of the project are there
+    assert "## short_term/" in text or "## scientific/" in text, text  # memories of the project are there
     assert "raw/" not in text and WRONG not in text and "Transcript of the evening" not in text, text
 
 
@@ -231,9 +231,9 @@ def test_recall_finds_captures_only_when_asked(client: TestClient[Any], live: Li
     assert bad.status_code == 400 and "captures must be one of" in bad.json()["detail"]
 
     async def mcp(session: Client) -> list[str]:
-        result = await session.call_tool("recall", {"query": query, "k": 3, "captures": "only"})
+        result = await session.call_tool("recall", {"query": query, "k": 3, "captures": "only", "format": "json"})
         assert not result.is_error, result.content
-        return [h["path"] for h in result.structured_content["hits"]]
+        return [h["path"] for h in result.structured_content["result"]["hits"]]
 
     assert all(p.startswith("raw/") for p in over_http(live, mcp))
     cli = subprocess.run([sys.executable, "-m", "server.cli", "recall", "--vault", str(cx.root), query, "-k", "3",

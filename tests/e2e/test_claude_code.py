@@ -52,6 +52,7 @@ pytestmark = pytest.mark.slow
 START_MARK = "SessionStart hook additional context"
 PROMPT_MARK = "UserPromptSubmit hook additional context"
 FAILURE_MARK = "Memories (vault-cortex) about this Bash failure"
+UNSTUCK = "I am stuck on this bug, how do I usually get unstuck?"
 
 
 @pytest.fixture(scope="module")
@@ -125,7 +126,7 @@ def check_the_loop(claude: Path, vault: Path, project: Path, home: Path, env: di
     # (a) the start context, about the project, delivered as Claude Code delivers hook context
     assert START_MARK in first and PROMPT_MARK in first
     start_context = first.split(START_MARK, 1)[1].split(PROMPT_MARK, 1)[0]
-    assert "[[soul/Build things that last]]" in start_context and PROJECT in start_context
+    assert "## soul/Build things that last.md" in start_context and PROJECT in start_context
     # (b) the prompt push: a memory the start context lacks
     pushed = first.split(PROMPT_MARK, 1)[1]
     assert f"## {PUSHED}" in pushed and PUSHED.removesuffix(".md") not in start_context
@@ -134,6 +135,7 @@ def check_the_loop(claude: Path, vault: Path, project: Path, home: Path, env: di
     assert "Exit code 1\nsqlite3.OperationalError: database is locked" in after
     assert FAILURE_MARK in after, after[-4000:]
     assert f"## {FIX}" in after.split(FAILURE_MARK, 1)[1]
+    assert "busy_timeout=5000" in after.split(FAILURE_MARK, 1)[1]  # the fix itself, inside the pushed passage
     # (d) SessionEnd captured the exchange into raw/
     captured = raw_notes(vault)
     assert [p for p, text in captured.items() if PROMPT in text], captured
@@ -167,11 +169,13 @@ def test_the_first_session_on_a_new_vault_gets_its_start_context_and_a_push(clau
                           cwd=REPO, timeout=120, env=clean_env())
     assert done.returncode == 0, done.stderr
     project, home = start(tmp_path, vault)
-    first = session(claude, project, home, PROMPT, [Text(ANSWER)]).texts()[0]
+    # at the default budget the start context holds the project's notes (the commit conventions too): the prompt
+    # asks for a memory of no project
+    first = session(claude, project, home, UNSTUCK, [Text(ANSWER)]).texts()[0]
     assert START_MARK in first and PROMPT_MARK in first, first[-3000:]
     start_context = first.split(START_MARK, 1)[1].split(PROMPT_MARK, 1)[0]
-    assert "[[soul/Build things that last]]" in start_context
-    assert f"## {PUSHED}" in first.split(PROMPT_MARK, 1)[1]
+    assert "## soul/Build things that last.md" in start_context
+    assert "## personality/How I get unstuck.md" in first.split(PROMPT_MARK, 1)[1]
 
 
 @pytest.fixture
@@ -229,5 +233,6 @@ def test_a_second_look_reaches_the_model_before_its_composed_answer_is_final(cla
     feedback = texts[1].split(STOP_MARK, 1)
     assert len(feedback) == 2, texts[1][-3000:]
     assert SECOND_LOOK in feedback[1] and "Before you finish" in feedback[1]
+    assert "43 days" in feedback[1]  # the fact that contradicts the answer, inside the passage
     assert COMPOSED in texts[1]  # the composed answer the memory bears on, then the reason after it
     assert run.session.done.stdout.strip().endswith(REVISED)

@@ -52,7 +52,7 @@ from vault_cortex.index.embed import Embedder
 
 pytestmark = pytest.mark.slow
 
-START = "[[soul/Build things that last]]"  # in the start context of the starter vault's project
+START = "## soul/Build things that last.md"  # in the start context of the starter vault's project
 PROMPT_MARK = "Memories (vault-cortex) that may bear on this prompt"
 FAILURE_MARK = "Memories (vault-cortex) about this Bash failure"
 

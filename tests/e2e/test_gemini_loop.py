@@ -42,7 +42,7 @@ from vault_cortex.index.embed import Embedder
 
 pytestmark = pytest.mark.slow
 
-START = "[[soul/Build things that last]]"  # in the start context of the starter vault's project
+START = "## soul/Build things that last.md"  # in the start context of the starter vault's project
 PROMPT_MARK = "<hook_context>Memories (vault-cortex) that may bear on this prompt"
 FAILURE_MARK = "<hook_context>Memories (vault-cortex) about this run_shell_command failure"
 REASON = "Before you finish"

@@ -92,7 +92,7 @@ def block_reason(out: dict[str, Any] | None) -> str:
 
 
 def memories(reason: str) -> list[str]:
-    return [line[2:].split(" (")[0] for line in reason.splitlines() if line.startswith("- ")]
+    return [line[3:].split(" — ")[0] for line in reason.splitlines() if line.startswith("## ")]
 
 
 def test_an_answer_a_memory_contradicts_is_sent_back_once(cx: Cortex, tmp_path: Path) -> None:
@@ -102,8 +102,8 @@ def test_an_answer_a_memory_contradicts_is_sent_back_once(cx: Cortex, tmp_path: 
     shown = memories(reason)
     assert shown[0] == CALIBRATION and len(shown) <= second_look.LIMIT
     lines = reason.splitlines()
-    at = next(i for i, line in enumerate(lines) if line.startswith(f"- {CALIBRATION} ("))
-    assert lines[at].endswith(")") and lines[at + 1].startswith("  ")  # the why-line, then a one-line gist
+    at = next(i for i, line in enumerate(lines) if line.startswith(f"## {CALIBRATION} — "))
+    assert not lines[at + 1].startswith("#")  # the path and why in words, then the passage that bears
     assert "2870" in lines[at + 1]  # the dry value the answer got wrong
     assert "are not the answer's (3000, 1000)" in lines[at]
     assert lines[-1] == second_look.WHERE.format(root=cx.root)  # where to read them

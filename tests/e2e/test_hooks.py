@@ -71,7 +71,7 @@ def test_prompt_injects_each_memory_once_per_session(cx: Cortex) -> None:
     assert len(headings) == len(set(headings))
     assert context_of(run("prompt", prompt_input("s-other"), cx.root), "UserPromptSubmit") == first
     state = json.loads((cx.root / ".cortex/hooks/s-once.json").read_text())
-    assert sorted(state["injected"]) == sorted(h.split(" › ")[0].removeprefix("## ") for h in headings)
+    assert sorted(state["injected"]) == sorted(h.split(" — ")[0].removeprefix("## ") for h in headings)
     assert (cx.root / ".cortex/hooks/.gitignore").read_text().strip().endswith("*")
 
 
@@ -107,7 +107,7 @@ def test_prompt_respects_threshold_budget_and_short_prompts(cx: Cortex) -> None:
 def test_session_start_context_and_no_repeat_on_the_next_prompt(cx: Cortex) -> None:
     payload = sent("session_start", session_id="s-start")
     text = context_of(run("session-start", payload, cx.root), "SessionStart")
-    assert "[[" in text
+    assert text.startswith("## ") and "obsidian://" not in text and "score 0." not in text
     injected = set(json.loads((cx.root / ".cortex/hooks/s-start.json").read_text())["injected"])
     assert injected
     later = run("prompt", prompt_input("s-start"), cx.root)

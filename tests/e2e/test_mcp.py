@@ -59,8 +59,8 @@ def test_recall_remember_context_related_link_graph(live: LiveServer) -> None:
         assert not result.is_error, (name, result.content)
     path = out["remember"].structured_content["path"]
     assert path == "scientific/Vent motor needs 12 V.md"
-    assert out["recall"].structured_content["hits"][0]["path"] == path
-    assert "[[" in out["context"].content[0].text
+    assert out["recall"].content[0].text.startswith(f"## {path} — ")
+    assert out["context"].content[0].text.startswith("## soul/")
     assert "scientific/SQLite WAL mode.md" not in {h["path"] for h in out["related"].structured_content["hits"]}
     assert out["link"].structured_content["path"] == path
     assert out["link"].structured_content["warnings"] == []  # the target exists: not dangling
@@ -106,7 +106,7 @@ def test_stdio(synced_template: Path, tmp_path: Path) -> None:
     tools, recalled, habits = anyio.run(main)
     assert {t.name for t in tools} == TOOLS
     assert not recalled.is_error
-    assert recalled.structured_content["hits"][0]["path"] == "short_term/2026-11-29 node 3 battery ran flat.md"
+    assert recalled.content[0].text.startswith("## short_term/2026-11-29 node 3 battery ran flat.md — ")
     assert not habits.is_error
     assert [h["path"] for h in habits.structured_content["habits"]] == ["habits/Write the test first.md"]
 
@@ -134,8 +134,8 @@ def test_a_damaged_index_is_a_readable_tool_error_and_the_call_starts_its_rebuil
             assert "IndexUnavailable: the index is damaged" in text and "being rebuilt" in text, text
             assert wait_for(lambda: not over_http(server, recall).is_error, 120)  # a deadline, not a figure
             assert cx.index.recovered is not None and "no such table: meta" in cx.index.recovered
-            hit = over_http(server, recall).structured_content["hits"][0]
-            assert hit["path"] == "scientific/SQLite WAL mode.md"
+            hit = over_http(server, recall).content[0].text
+            assert hit.startswith("## scientific/SQLite WAL mode.md — ")
 
 
 def test_what_an_agent_writes_over_mcp_passes_the_privacy_gate(live: LiveServer, cx: Cortex) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 from server import hooks
 from server.bearer import TOKEN_ENV
 from vault_cortex.cortex import Cortex
+from vault_cortex.recall.request import RecallRequest
 
 DEAD_URL = "http://127.0.0.1:9"
 WAL = "The dashboard froze again while the collector was writing; what did we learn about WAL checkpoints?"
@@ -40,26 +41,29 @@ def prompt(session: str, text: str) -> dict[str, Any]:
             "permission_mode": "default", "hook_event_name": "UserPromptSubmit", "prompt": text}
 
 
-def pushed(out: dict[str, Any] | None) -> dict[str, float]:
-    """The pushed memories and the gate's probability printed with each."""
+def pushed(out: dict[str, Any] | None) -> list[str]:
+    """The pushed memories, in the order pushed (likeliest first); the text carries no probability."""
     if out is None:
-        return {}
+        return []
     text = out["hookSpecificOutput"]["additionalContext"]
-    return {m.group(1): float(m.group(2)) for m in re.finditer(r"^## (.+?\.md)(?: › .*?)? \(p ([0-9.]+):", text, re.M)}
+    return [m.group(1) for m in re.finditer(r"^## (.+?\.md)(?: — .*)?$", text, re.M)]
 
 
 def test_the_start_context_holding_the_best_memories_leaves_nothing_to_push(cx: Cortex) -> None:
     assert hook("session-start", start("s-lean"), cx.root) is not None
     shown = set(json.loads((cx.root / ".cortex/hooks/s-lean.json").read_text())["injected"])
-    # a session without the start context is pushed the best memories for this prompt, and lesser ones beside
+    # a session without the start context is pushed the best memories for this prompt; the start context (the
+    # project's notes, and those the gate passes for it) held them
     fresh = pushed(hook("prompt", prompt("s-lean-fresh", WAL), cx.root))
-    assert max(fresh, key=lambda path: fresh[path]) in shown and set(fresh) - shown
+    assert fresh and fresh[0] in shown
     assert hook("prompt", prompt("s-lean", WAL), cx.root) is None  # the start context had the best: no leftovers
 
 
 def test_every_pushed_memory_reaches_the_floor_on_its_own(cx: Cortex) -> None:
     push = cx.push_gate()
-    out = pushed(hook("prompt", prompt("s-floor", BATTERY), cx.root))
+    paths = pushed(hook("prompt", prompt("s-floor", BATTERY), cx.root))
+    judged = {h.path: h.push_probability or 0.0 for h in cx.recall(RecallRequest(query=BATTERY, gate=True)).hits}
+    out = {path: judged[path] for path in paths}
     assert out and max(out.values()) >= push.threshold
     assert all(p >= push.floor for p in out.values()), out
     assert len(out) <= 3  # lean: before, every candidate above p 0.00 rode along

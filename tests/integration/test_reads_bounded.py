@@ -35,7 +35,7 @@ def vault(tmp_path: Path, *, links: bool) -> Path:
     write(root, "habits/Preheat the oven.md",
           "---\ntriggers: [oven, bake]\nweight: 0.8\n---\nAlways preheat the oven for 30 minutes.\n")
     write(root, "curiosities/Why does dough rise faster in summer.md",
-          "---\nstatus: open\n---\nWhy does dough rise faster in summer?\n")
+          "---\nstatus: open\nproject: bakery\n---\nWhy does dough rise faster in summer?\n")
     return root
 
 
@@ -88,7 +88,7 @@ def test_context_reads_pinned_habits_and_questions_by_index(tmp_path: Path) -> N
         cx.sync()
         cx.graph()  # built once, as the server does after its start-up sync (then updated in place)
         with statements(cx) as seen:
-            ctx = cx.context(task="bake sourdough in the oven in summer", budget_tokens=1500)
+            ctx = cx.context(task="bake sourdough in the oven in summer", project="bakery", budget_tokens=1500)
         text = ctx.markdown if hasattr(ctx, "markdown") else str(ctx)
         assert "I bake bread on Sundays" in text and "Short sentences" in text
         assert "Honesty first" not in text.split("Pinned")[-1].split("##")[0]  # pinned ones win over importance

@@ -23,7 +23,7 @@ PURE = {"files.note", "files.frontmatter", "files.properties", "files.links", "f
         "index.fts", "index.schema", "index.rows", "index.progress",
         "recall.rank", "recall.edges", "recall.nodes", "recall.pairs", "recall.note_links", "recall.graph",
         "recall.proximity", "recall.health", "recall.pack", "recall.company", "recall.question", "recall.supersession",
-        "recall.signals",
+        "recall.signals", "recall.brief",
         "sleep.merge", "sleep.tiers", "sleep.dream", "sleep.agree", "sleep.distinct",
         "errors", "limits", "privacy"}
 IMPURE = {"os", "sqlite3", "pathlib", "shutil", "tempfile", "socket", "subprocess", "time", "usearch",

@@ -18,8 +18,9 @@ from vault_cortex.recall.scored import Hit
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts" / "2026-10-14 wal investigation.jsonl"
 
 
-def hit(path: str, p: float | None, snippet: str, why: str = "meaning 0.61; 80% of the words") -> Hit:
-    return Hit(path=path, title=Path(path).stem, region="scientific", score=0.5, signals={}, reason="", dense=0.5,
+def hit(path: str, p: float | None, snippet: str, why: str = "meaning 0.61; 80% of the words",
+        reason: str = "matches the query by meaning (0.41); recent (1.00)") -> Hit:
+    return Hit(path=path, title=Path(path).stem, region="scientific", score=0.5, signals={}, reason=reason, dense=0.5,
                lexical=0.5, heading="", snippet=snippet, line=1, push_probability=p, push_why=why)
 
 
@@ -37,17 +38,17 @@ def test_the_query_is_the_prompt_then_the_start_of_what_the_answer_adds() -> Non
     assert len(second_look.query(long_answer, "", 100)) == 100  # never past the recall query limit
 
 
-def test_the_reason_names_at_most_two_memories_with_path_why_and_gist() -> None:
+def test_the_reason_names_at_most_two_memories_with_path_why_in_words_and_passage() -> None:
     hits = [hit("scientific/SQLite WAL mode.md", 0.81, "A long read transaction keeps the WAL from resetting. " * 8),
             hit("short_term/2026-11-28 dashboard froze.md", 0.66, "The dashboard froze while the collector wrote."),
             hit("long_term/third.md", 0.6, "never shown")]
     text = second_look.reason(hits)
     lines = text.splitlines()
     assert lines[0] == second_look.HEADER and "Check them" in lines[0]
-    assert lines[1] == "- scientific/SQLite WAL mode.md (meaning 0.61; 80% of the words)"
-    assert lines[2].startswith("  A long read transaction") and lines[2].endswith("…")
-    assert len(lines[2]) <= second_look.GIST_CHARS + 3
-    assert lines[3].startswith("- short_term/2026-11-28 dashboard froze.md (meaning")
+    assert lines[1] == "## scientific/SQLite WAL mode.md — matches the query by meaning; recent"
+    assert lines[2].startswith("A long read transaction") and lines[2].endswith("…")
+    assert len(lines[2]) <= second_look.GIST_CHARS
+    assert lines[3].startswith("## short_term/2026-11-28 dashboard froze.md — matches the query by meaning")
     assert "third.md" not in text and len(lines) == 5
     assert second_look.reason(hits, root="/home/me/my-vault").splitlines()[-1] == (
         "The notes are in /home/me/my-vault (or use the vault-cortex MCP tool note with the path).")
@@ -109,4 +110,25 @@ def test_a_memory_whose_figures_differ_from_the_answer_says_so() -> None:
     assert second_look.differs("Use the dry and wet values from the table.", note) is None  # the answer states none
     assert second_look.differs(answer, "Calibrate each probe in dry and wet soil.") is None
     text = second_look.reason([hit("scientific/Capacitive soil moisture calibration.md", 0.4, note)], answer)
-    assert "(meaning 0.61; 80% of the words; its figures (2870, 1410, 2795, 1330) are not the answer's" in text
+    assert ("— matches the query by meaning; recent; its figures (2870, 1410, 2795, 1330) are not the answer's"
+            in text)
+
+
+def test_a_shown_memory_the_answer_contradicts_gets_one_line_pointing_back() -> None:
+    shown = [hit("short_term/2026-11-29 node 3 battery ran flat.md", 0.5, "Node 3 died after 42 days."),
+             hit("soul/Build things that last.md", 0.4, "Five years, not one week.")]
+    text = second_look.reason([], "Node 3 runs for 300 days.", shown=shown[:1])
+    assert text.splitlines()[1] == ("This answer may contradict [[short_term/2026-11-29 node 3 battery ran flat]], "
+                                    "shown earlier in this session.")
+    assert "node 3 battery" not in second_look.reason([], "It lasts about 42 days.", shown=shown[:1])
+    fresh, again = second_look.fresh_and_shown(shown, frozenset({shown[0].path}), 0.45)
+    assert (fresh, again) == ([], shown[:1])  # the one not shown reaches no threshold: nothing fresh
+    assert second_look.fresh_and_shown(shown, frozenset(), 0.45) == (shown, [])
+
+
+def test_a_contradicted_shown_memory_makes_the_second_look_and_the_others_go_along() -> None:
+    question = hit("curiosities/How long can a node run on one 18650 cell.md", 0.85, "Node 3 lasted 43 days.")
+    flat = hit("short_term/2026-11-29 node 3 battery ran flat.md", 0.2, "Node 3 stopped after 43 days.")
+    fresh, again = second_look.chosen([question, flat], frozenset({question.path}), "About 300 days.", 0.22)
+    assert (fresh, again) == ([flat], [question])  # the shown one looks; the one at the floor goes along
+    assert second_look.chosen([question, flat], frozenset({question.path}), "About 43 days.", 0.22) == ([], [])

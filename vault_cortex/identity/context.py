@@ -1,5 +1,6 @@
-"""Session-start context: pinned identity notes, matching habits and open questions, the handoff, and recall,
-packed into one token budget."""
+"""Session-start context: pinned identity notes and the handoff, then the habits, open questions and memories that
+bear on the project and task (the push gate's calibrated probability, or the note's `project:`), packed into one
+token budget and rendered in the one text form a model reads (recall/brief.py)."""
 
 from __future__ import annotations
 
@@ -16,9 +17,11 @@ from vault_cortex.identity.curiosity import open_matching
 from vault_cortex.identity.habits import match as match_habits
 from vault_cortex.index.db import IndexDB
 from vault_cortex.index.sync import Indexing
-from vault_cortex.limits import MIN_BUDGET_TOKENS, check_budget
+from vault_cortex.index.vectors import Vector
+from vault_cortex.limits import check_budget
+from vault_cortex.recall import brief
 from vault_cortex.recall.filters import Filters
-from vault_cortex.recall.pack import Candidate, Packed, Piece
+from vault_cortex.recall.pack import Candidate, Packed, PackedItem, Piece
 from vault_cortex.recall.recaller import Recaller
 from vault_cortex.store.change import Vault
 
@@ -36,6 +39,8 @@ HABIT_RANK = 0.95
 HABIT_SPAN = 0.04
 QUESTION_RANK = 0.94
 HANDOFF_RANK = 0.93
+PASSAGE_CHARS = 160  # of each item in the model's text: the sentences that bear on the project and task
+OPEN_QUESTION = "an open question on this"  # named on one line: the path says what it asks
 
 
 class Context(msgspec.Struct, frozen=True, kw_only=True):
@@ -44,7 +49,7 @@ class Context(msgspec.Struct, frozen=True, kw_only=True):
     task: str | None
     project: str | None
     mode: str
-    markdown: str
+    markdown: str  # what an agent reads (recall/brief.py's form: path, reason in words, the passage that bears)
     nudge: str  # one line: how many questions are open, and which match the task
     open_questions: int
     matching_questions: list[str]
@@ -71,8 +76,9 @@ def query_text(vault: Vault, task: str | None, project: str | None, active_note:
     return text.strip()
 
 
-def special(db: IndexDB, path: str, section: str, score: float, why: str) -> Candidate | None:
-    """A whole-note candidate for one of the fixed sections (pinned, habits, questions, handoff)."""
+def special(db: IndexDB, path: str, section: str, score: float, why: str, named: bool = False) -> Candidate | None:
+    """A whole-note candidate for one of the fixed sections (pinned, habits, questions, handoff); `named`: only its
+    title (an open question, which the model is shown on one line)."""
     ids = db.note_ids([path])
     if path not in ids:
         return None
@@ -81,6 +87,10 @@ def special(db: IndexDB, path: str, section: str, score: float, why: str) -> Can
         return None
     note = db.notes_by_id([ids[path]])[ids[path]]
     first, rest = chunks[0], chunks[1:]
+    if named:
+        return Candidate(path=path, title=note.title, region=note.region, score=score, signals={}, reason=why,
+                         heading=first.heading, line=first.start_line, chunk_text=note.title,
+                         chunk_tokens=len(note.title.split()), section=section)  # never widened
     return Candidate(
         path=path, title=note.title, region=note.region, score=score, signals={}, reason=why,
         heading=first.heading, line=first.start_line, chunk_text=first.text, chunk_tokens=first.tokens,
@@ -100,9 +110,9 @@ def build_context(recaller: Recaller, vault: Vault, *, task: str | None, project
                   active_note: str | None, recent: Sequence[str] | None, budget_tokens: int | None,
                   mode: str | None, filters: Filters | None = None,
                   exclude: frozenset[str] = frozenset()) -> Context:
-    """Pinned notes, matching habits and open questions, the handoff and recall (never the `exclude` paths),
-    packed in one budget. Recall runs by recall's rules (`Recaller.recall_packed`): a task longer than
-    `recall.max_query_chars` is refused, not cut."""
+    """Pinned notes and the handoff (unless its `project:` is another one), then the habits, open questions and
+    recall that bear on the task (`Recaller.bearing`; never the `exclude` paths), packed in one budget. Recall runs
+    by recall's rules (`Recaller.recall_packed`): a task longer than `recall.max_query_chars` is refused, not cut."""
     started = time.perf_counter()
     settings, db = recaller.settings, recaller.index.db
     budget = settings.recall.budget_tokens if budget_tokens is None else check_budget(budget_tokens)
@@ -111,37 +121,76 @@ def build_context(recaller: Recaller, vault: Vault, *, task: str | None, project
         task = recaller.check_query(task)
     text = query_text(vault, task, project, active_note, recent, settings.recall.max_query_chars)
     qvec = recaller.index.embedder.embed([text])[0] if text else None
-    extra: list[Candidate] = []
-    for i, p in enumerate(pinned(db, settings)):
-        extra += [c for c in [special(db, p, "Pinned", PINNED_RANK - i * PINNED_STEP, "pinned identity note")] if c]
-    if qvec is not None:
-        for h in match_habits(recaller, text, qvec)[: settings.habits.max]:
-            c = special(db, h.path, "Habits", HABIT_RANK + HABIT_SPAN * h.score,
-                        f"habit that matches this task: {h.why}")
-            extra += [c] if c else []
+    bears = recaller.bearing(text, qvec, mode=mode, project=project, exclude=exclude) if qvec is not None else (
+        frozenset())
     open_questions, found = open_matching(recaller, qvec)
     matching = [q.path for q in found]
-    for path in matching[:MAX_QUESTIONS]:
-        c = special(db, path, "Open questions", QUESTION_RANK, "open question close to this task")
-        extra += [c] if c else []
-    handoff = special(db, HANDOFF, "Handoff", HANDOFF_RANK, "the last handoff")
-    extra += [handoff] if handoff else []
+    bears |= of_project(db, [q.path for q in open_questions], project)
+    extra = _sections(recaller, db, text, qvec, bears, project,
+                      [q.path for q in (*found, *open_questions) if q.path in bears])
     nudge = ""
     if open_questions:
         names = ", ".join(f"[[{p.removesuffix('.md')}]]" for p in matching[:MAX_QUESTIONS])
         n = len(open_questions)
         nudge = f"> {n} open question{'s' if n != 1 else ''}" + (
-            f"; {len(matching)} match this task: {names}" if matching else "") + "\n\n"
-    nudge_tokens = recaller.index.count_tokens(nudge) if nudge else 0
-    left = max(MIN_BUDGET_TOKENS, budget - nudge_tokens)
+            f"; {len(matching)} match this task: {names}" if matching else "")
     if qvec is not None:
-        _, packed = recaller.recall_packed(text, qvec, mode=mode, budget_tokens=left, extra=extra,
-                                           section_order=SECTIONS, filters=filters, exclude=exclude)
+        _, packed = recaller.recall_packed(text, qvec, mode=mode, budget_tokens=budget, extra=extra,
+                                           section_order=SECTIONS, filters=filters, exclude=exclude, only=bears,
+                                           render=lambda i: one(i, text) + "\n\n")
     else:
-        packed = recaller.pack([], left, extra=extra, section_order=SECTIONS)
+        packed = recaller.pack([], budget, extra=extra, section_order=SECTIONS, render=lambda i: one(i, text) + "\n\n")
     if task or project:
         vault.log(RecallEvent(ts=vault.clock(), client=current_client(), query=text[:500], mode=mode_name,
                               paths=tuple(i.path for i in packed.items if not i.section)))
-    return Context(task=task, project=project, mode=mode_name, markdown=nudge + packed.markdown,
-                   nudge=nudge.strip(), open_questions=len(open_questions), matching_questions=matching, context=packed,
+    return Context(task=task, project=project, mode=mode_name, markdown=render(packed.items, text),
+                   nudge=nudge, open_questions=len(open_questions), matching_questions=matching, context=packed,
                    took_ms=round((time.perf_counter() - started) * 1000, 2))
+
+
+def _sections(recaller: Recaller, db: IndexDB, text: str, qvec: Vector | None, bears: frozenset[str],
+              project: str | None, questions: Sequence[str]) -> list[Candidate]:
+    """The fixed sections' items: the pinned notes, the habits and open questions that bear, the handoff unless
+    its `project:` names another project than the one given."""
+    settings = recaller.settings
+    extra: list[Candidate] = []
+    for i, p in enumerate(pinned(db, settings)):
+        extra += [c for c in [special(db, p, "Pinned", PINNED_RANK - i * PINNED_STEP, "pinned identity note")] if c]
+    if qvec is not None:
+        # a habit bears when a trigger word the person wrote for it is in the text, or when the gate passes it
+        for h in [h for h in match_habits(recaller, text, qvec) if h.trigger or h.path in bears][: settings.habits.max]:
+            c = special(db, h.path, "Habits", HABIT_RANK + HABIT_SPAN * h.score,
+                        f"habit that matches this task: {h.why}")
+            extra += [c] if c else []
+    for path in list(dict.fromkeys(questions))[:MAX_QUESTIONS]:
+        c = special(db, path, "Open questions", QUESTION_RANK, OPEN_QUESTION, named=True)
+        extra += [c] if c else []
+    ids = db.note_ids([HANDOFF])
+    own = db.notes_by_id(list(ids.values())).get(ids[HANDOFF]) if HANDOFF in ids else None
+    theirs = bool(project and own is not None and own.project and HANDOFF not in of_project(db, [HANDOFF], project))
+    if own is not None and (not theirs or HANDOFF in bears):
+        handoff = special(db, HANDOFF, "Handoff", HANDOFF_RANK, "the last handoff")
+        extra += [handoff] if handoff else []
+    return extra
+
+
+def of_project(db: IndexDB, paths: Sequence[str], project: str | None) -> frozenset[str]:
+    """Those of the paths whose note's `project:` names the project (read by id, as few as there are paths)."""
+    own = (project or "").strip().casefold()
+    if not own or not paths:
+        return frozenset()
+    notes = db.notes_by_id(db.note_ids(list(paths)).values())
+    return frozenset(n.path for n in notes.values() if (n.project or "").strip().casefold() == own)
+
+
+def render(items: Sequence[PackedItem], query: str) -> str:
+    """The context as a model reads it (recall/brief.py), item after item; the budget counts these blocks."""
+    return brief.items(one(i, query) for i in items)
+
+
+def one(item: PackedItem, query: str) -> str:
+    """One item as a model reads it: its path, its reason in words and the passage that bears on the query; an open
+    question on one line (its path asks it)."""
+    if item.section == "Open questions":
+        return brief.item(item.path, OPEN_QUESTION, "")
+    return brief.item(item.path, brief.in_words(item.reason), brief.passage(item.text, query, PASSAGE_CHARS))

@@ -9,6 +9,7 @@ from urllib.parse import quote
 import msgspec
 
 CountTokens = Callable[[str], int]
+Render = Callable[["PackedItem"], str]  # one item's block, whose tokens it costs in the budget
 
 
 class Piece(msgspec.Struct, frozen=True, kw_only=True):
@@ -75,7 +76,7 @@ class Packed(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def _widen(taken: list[tuple[Candidate, PackedItem]], remaining: int, count_tokens: CountTokens,
-           vault_name: str) -> list[tuple[int, PackedItem]]:
+           vault_name: str, render: Render) -> list[tuple[int, PackedItem]]:
     """Widen each taken item with its neighbours, nearest first, while the budget left allows; returns what was
     widened as (index, item before widening), to back out if need be."""
     undo: list[tuple[int, PackedItem]] = []
@@ -88,7 +89,7 @@ def _widen(taken: list[tuple[Candidate, PackedItem]], remaining: int, count_toke
                 continue
             trial = sorted([*pieces, nb], key=lambda p: p.line)
             text = "\n".join(p.text for p in trial)
-            wider = _item(cand, text, len(trial) - 1, count_tokens, vault_name)
+            wider = _item(cand, text, len(trial) - 1, count_tokens, vault_name, render)
             if wider.tokens - item.tokens <= remaining:
                 remaining -= wider.tokens - item.tokens
                 undo.append((i, item))
@@ -108,12 +109,15 @@ def pack(
     count_tokens: CountTokens,
     vault_name: str,
     section_order: Sequence[str] = (),
+    render: Render | None = None,
 ) -> Packed:
     """Greedy by score into the budget, skipping what does not fit, then widen with neighbours.
 
     Each item costs the tokens of its exact markdown block, plus its group's heading and closing blank
-    line when it opens the group; caps are per group name (section or region), absent = uncapped.
+    line when it opens the group; caps are per group name (section or region), absent = uncapped. `render`: the
+    block an item is read as, when another than `render_item`'s (the session-start context's text for a model).
     """
+    render = render or render_item
     if budget_tokens < 0:
         raise ValueError(f"budget_tokens must be >= 0, not {budget_tokens}")
     remaining = budget_tokens
@@ -124,7 +128,7 @@ def pack(
         group = cand.section or cand.region
         if cand.path in paths or per_group.get(group, 0) >= caps.get(group, math.inf):
             continue
-        item = _item(cand, cand.chunk_text, 0, count_tokens, vault_name)
+        item = _item(cand, cand.chunk_text, 0, count_tokens, vault_name, render)
         cost = item.tokens + (0 if group in per_group else _group_cost(group, count_tokens))
         if cost <= remaining:
             remaining -= cost
@@ -132,10 +136,10 @@ def pack(
             paths.add(cand.path)
             taken.append((cand, item))
 
-    undo = _widen(taken, remaining, count_tokens, vault_name)
+    undo = _widen(taken, remaining, count_tokens, vault_name, render)
     order = _order_key(section_order, region_order)
     items = [item for _, item in taken]
-    packed = _assemble(items, order, budget_tokens, len(candidates), count_tokens)
+    packed = _assemble(items, order, budget_tokens, len(candidates), count_tokens, render)
     # Exact for counters that add up over whitespace-separated text (WordPiece, word counts); for any
     # other counter, back out widenings, then the lowest-ranked items, until the whole text fits.
     while packed.tokens > budget_tokens and items:
@@ -144,7 +148,7 @@ def pack(
             items[i] = previous
         else:
             items.pop()
-        packed = _assemble(items, order, budget_tokens, len(candidates), count_tokens)
+        packed = _assemble(items, order, budget_tokens, len(candidates), count_tokens, render)
     return packed
 
 
@@ -199,7 +203,8 @@ def _rank(cand: Candidate) -> tuple[float, str, str, str, int, str]:
     return (-score, cand.path, cand.section, cand.region, cand.line, cand.chunk_text)
 
 
-def _item(cand: Candidate, text: str, widened: int, count_tokens: CountTokens, vault: str) -> PackedItem:
+def _item(cand: Candidate, text: str, widened: int, count_tokens: CountTokens, vault: str,
+          render: Render) -> PackedItem:
     item = PackedItem(
         path=cand.path,
         title=cand.title,
@@ -216,7 +221,7 @@ def _item(cand: Candidate, text: str, widened: int, count_tokens: CountTokens, v
         wikilink=wikilink(cand.path, cand.title),
         obsidian_uri=obsidian_uri(vault, cand.path),
     )
-    return msgspec.structs.replace(item, tokens=count_tokens(render_item(item)))
+    return msgspec.structs.replace(item, tokens=count_tokens(render(item)))
 
 
 def _heading(name: str) -> str:
@@ -224,8 +229,8 @@ def _heading(name: str) -> str:
     return f"## {label[:1].upper()}{label[1:]}\n"
 
 
-def _group_text(name: str, items: Sequence[PackedItem]) -> str:
-    return _heading(name) + "".join(render_item(item) for item in items) + "\n"
+def _group_text(name: str, items: Sequence[PackedItem], render: Render = render_item) -> str:
+    return _heading(name) + "".join(render(item) for item in items) + "\n"
 
 
 def _group_cost(name: str, count_tokens: CountTokens) -> int:
@@ -245,13 +250,14 @@ def _assemble(
     budget_tokens: int,
     offered: int,
     count_tokens: CountTokens,
+    render: Render,
 ) -> Packed:
     by_group: dict[str, list[PackedItem]] = {}
     for item in items:
         by_group.setdefault(item.section or item.region, []).append(item)
     groups = [Group(name=name, items=by_group[name]) for name in sorted(by_group, key=order)]
     flat = [item for group in groups for item in group.items]
-    markdown = "".join(_group_text(group.name, group.items) for group in groups)
+    markdown = "".join(_group_text(group.name, group.items, render) for group in groups)
     return Packed(
         items=flat,
         groups=groups,

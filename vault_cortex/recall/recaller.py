@@ -36,7 +36,7 @@ from vault_cortex.recall.graph import Graph
 from vault_cortex.recall.health import GraphHealth, health
 from vault_cortex.recall.live import LiveGraph
 from vault_cortex.recall.model import RankingModel
-from vault_cortex.recall.pack import Candidate, Packed, pack
+from vault_cortex.recall.pack import Candidate, Packed, Render, pack
 from vault_cortex.recall.pipeline import Concept, RankInput, rank
 from vault_cortex.recall.request import RecallRequest
 from vault_cortex.recall.scored import Recall, Scored, gate_passed, to_candidate, to_hit
@@ -100,17 +100,35 @@ class Recaller:
 
     def recall_packed(self, query: str, qvec: Vector, *, mode: str | None, budget_tokens: int,
                       extra: Sequence[Candidate], section_order: Sequence[str], filters: Filters | None = None,
-                      exclude: frozenset[str] = frozenset()) -> tuple[str, Packed]:
+                      exclude: frozenset[str] = frozenset(),
+                      only: frozenset[str] | None = None, render: Render | None = None) -> tuple[str, Packed]:
         """Recall under recall's rules (the `recall.k` best, the archive left out unless the settings keep it,
         the query already checked by `check_query`) for an embedded query, packed after the `extra` items named
         by their sections (session-start context's pinned notes, habits, questions and handoff); the mode's
-        name and the packed context. The extra items' paths are not recalled again."""
+        name and the packed context. The extra items' paths are not recalled again; with `only`, no other path is
+        recalled (the notes that bear on a session's start, `bearing`)."""
         mode_name, weights = self.mode(mode)
         k = self.check_k(None)
         taken = self.without_archive(frozenset(c.path for c in extra) | exclude)
         within = self.scope(filters, exclude=taken)  # no capture unless the filters ask for them
-        top = self.ranked(query, qvec, weights, exclude=taken, scope=within, at_least=k)[:k]
-        return mode_name, self.pack(top, budget_tokens, extra, section_order)
+        ranked = self.ranked(query, qvec, weights, exclude=taken, scope=within, at_least=k)
+        top = [s for s in ranked if only is None or s.note.path in only][:k]
+        return mode_name, self.pack(top, budget_tokens, extra, section_order, render)
+
+    def bearing(self, query: str, qvec: Vector, *, mode: str | None, project: str | None,
+                exclude: frozenset[str] = frozenset()) -> frozenset[str]:
+        """The notes among a task's candidates that bear on it: those whose `project:` names the project (by
+        definition), and those the push gate passes for the query on their own calibrated probability (none unless
+        one reaches the gate's threshold, then each at its floor), at most `recall.k` (the archive and the captures
+        left out)."""
+        _, weights = self.mode(mode)
+        k = self.check_k(None)
+        taken = self.without_archive(exclude)
+        ranked = self.ranked(query, qvec, weights, exclude=taken, scope=self.scope(None, exclude=taken), at_least=k)
+        gate = msgspec.structs.replace(self.push_gate(), most=k)
+        passed = {s.note.path for s, _ in gate_passed(ranked, query, gate, k)}
+        own = (project or "").strip().casefold()
+        return frozenset(passed | {s.note.path for s in ranked if own and (s.note.project or "").casefold() == own})
 
     def ranked(self, query: str, qvec: Vector, weights: dict[str, float], *, regions: list[str] | None = None,
                exclude: frozenset[str] = frozenset(), scope: Scope | None = None,
@@ -184,7 +202,7 @@ class Recaller:
                       indexing=self.index.indexing)
 
     def pack(self, scored: list[Scored], budget_tokens: int, extra: Sequence[Candidate] = (),
-             section_order: Sequence[str] = ()) -> Packed:
+             section_order: Sequence[str] = (), render: Render | None = None) -> Packed:
         """Ranked notes (after `extra`) packed into one context of at most `budget_tokens`, by section and region."""
         check_budget(budget_tokens)
         chunks = self.index.db.chunks_of({s.note.id for s in scored})
@@ -195,7 +213,7 @@ class Recaller:
         caps = {name: max(1, round(settings.region(name).cap * scale)) for name in order}
         return pack(candidates, budget_tokens=budget_tokens, region_order=order, caps=caps,
                     count_tokens=self.index.embedder.count_tokens, vault_name=self.root.name,
-                    section_order=section_order)
+                    section_order=section_order, render=render)
 
     def mode(self, mode: str | None) -> tuple[str, dict[str, float]]:
         """A mode's name and signal weights (None: `balanced`)."""

@@ -9,9 +9,10 @@ import msgspec
 
 from vault_cortex.index.progress import Indexing
 from vault_cortex.index.rows import ChunkRow, NoteRow
+from vault_cortex.recall.brief import PASSAGE_CHARS, passage
 from vault_cortex.recall.gate import CANDIDATES, Cue, PushGate, Verdict, choose, judge
 from vault_cortex.recall.pack import Candidate, Packed, Piece
-from vault_cortex.recall.rank import Fused, snippet
+from vault_cortex.recall.rank import Fused
 from vault_cortex.recall.signals import Cued, Signals
 from vault_cortex.recall.supersession import push_order, superseded_why, supersedes_why
 
@@ -118,7 +119,7 @@ def with_superseding(passed: Sequence[tuple[Scored, Verdict]], among: Sequence[t
 def to_hit(s: Scored, query: str, verdict: Verdict | None = None) -> Hit:
     return Hit(path=s.note.path, title=s.note.title, region=s.note.region, score=s.score, signals=s.named(),
                reason=s.reason, dense=round(s.fused.dense, 4), lexical=round(s.fused.lexical, 4),
-               heading=s.chunk.heading, snippet=snippet(s.chunk.text, query), line=s.chunk.start_line,
+               heading=s.chunk.heading, snippet=passage(s.chunk.text, query, PASSAGE_CHARS), line=s.chunk.start_line,
                push_probability=verdict.probability if verdict else None, push_why=verdict.why if verdict else None,
                vector=s.vector)
 

@@ -14,13 +14,14 @@ from collections.abc import Sequence
 
 import msgspec
 
+from vault_cortex.recall import brief
 from vault_cortex.recall.gate import PushGate
 from vault_cortex.recall.scored import Hit
 
 LIMIT = 2  # memories in one second look: the agent reads each one, so only the few the gate is surest of
 ANSWER_CHARS = 120  # the start of what the answer adds, where its first claims are (each token costs embedding time)
 PROMPT_CHARS = 200  # the prompt's start likewise (a pasted log is not what the answer is about)
-GIST_CHARS = 140
+GIST_CHARS = 240  # a memory's passage (recall/brief.py): the sentences that bear on the answer
 FIGURES = 4  # figures named when a memory's differ from the answer's
 # An answer's best match is the memory it restates, and the exchanges around that one in its conversation are what
 # the answer drew on, not what it lacks: the thread cue, which finds a question's answer told a turn or two after
@@ -28,8 +29,9 @@ FIGURES = 4  # figures named when a memory's differ from the answer's
 UNREAD = ("thread",)
 _FIGURE = re.compile(r"\d+(?:[.,:/-]\d+)*")
 
-HEADER = ("Before you finish: the vault (vault-cortex) holds memories that bear on this answer and were not shown "
-          "in this session. Check them (read each note) and correct or confirm your answer, then finish.")
+HEADER = ("Before you finish: the vault (vault-cortex) holds memories that bear on this answer. Check them (read "
+          "each note) and correct or confirm your answer, then finish.")
+CONTRADICTS = "This answer may contradict"
 WHERE = "The notes are in {root} (or use the vault-cortex MCP tool note with the path)."
 
 
@@ -68,9 +70,36 @@ def gate_settings(push: PushGate, second_look: float) -> PushGate:
 
 
 def gist(text: str, limit: int = GIST_CHARS) -> str:
-    """One line of a memory's passage, cut at a word."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else _start(flat, limit).rstrip(" .,;:…") + "…"
+    """A memory's passage on one line, cut at a word."""
+    return brief.cut(text, limit)
+
+
+def fresh_and_shown(hits: Sequence[Hit], shown: frozenset[str], threshold: float,
+                    most: int | None = None) -> tuple[list[Hit], list[Hit]]:
+    """Gated hits judged with nothing left out as shown (the gate's `most` widened by the shown ones, `widened`),
+    split: those the session was not shown (none unless one of them reaches `threshold`, as when the shown ones are
+    left out of the gate; at most `most`) and those it was (for a reminder)."""
+    fresh = [h for h in hits if h.path not in shown]
+    if not any((h.push_probability or 0.0) >= threshold for h in fresh):
+        fresh = []
+    return fresh[:most], [h for h in hits if h.path in shown]
+
+
+def chosen(hits: Sequence[Hit], seen: frozenset[str], answer: str, threshold: float) -> tuple[list[Hit], list[Hit]]:
+    """What a second look offers of its gated hits (judged with the `seen` ones, `widened`): the memories not shown
+    and the shown ones whose figures differ from the answer's (for a reminder). It looks when a memory not shown
+    reaches `threshold`, or a shown one the answer contradicts does; then the ones not shown at the floor go along,
+    as in a push."""
+    fresh, shown = fresh_and_shown(hits, seen, threshold, LIMIT)
+    again = [h for h in shown if differs(answer, h.snippet)][:LIMIT]
+    if not fresh and any((h.push_probability or 0.0) >= threshold for h in again):
+        fresh = [h for h in hits if h.path not in seen][:LIMIT]
+    return fresh, again
+
+
+def widened(push: PushGate, shown: frozenset[str]) -> PushGate:
+    """The gate judging the shown memories too, without their taking the places of the ones not shown."""
+    return msgspec.structs.replace(push, most=push.most + len(shown))
 
 
 def figures(text: str) -> list[str]:
@@ -86,13 +115,16 @@ def differs(answer: str, memory: str) -> str | None:
     return f"its figures ({', '.join(noted[:FIGURES])}) are not the answer's ({', '.join(said[:FIGURES])})"
 
 
-def reason(hits: Sequence[Hit], answer: str = "", root: str = "") -> str:
-    """The Stop hook's reason: the instruction, then each memory's path, why the gate chose it (and whether its
-    figures differ from the answer's) and a one-line gist; then where the notes are."""
+def reason(hits: Sequence[Hit], answer: str = "", root: str = "", shown: Sequence[Hit] = ()) -> str:
+    """The Stop hook's reason: the instruction, then each memory not shown (its path, why in words, and whether its
+    figures differ from the answer's, and the passage that bears), then one line for each memory the session was
+    shown whose figures differ from the answer's; then where the notes are."""
     lines = [HEADER]
     for h in hits[:LIMIT]:
-        why = "; ".join(part for part in (h.push_why or "close to the answer", differs(answer, h.snippet)) if part)
-        lines.append(f"- {h.path} ({why})\n  {gist(h.snippet)}")
+        why = "; ".join(part for part in (brief.in_words(h.push_why, h.reason) or "close to the answer",
+                                          differs(answer, h.snippet)) if part)
+        lines.append(brief.item(h.path, why, gist(h.snippet)))
+    lines += [brief.reminder(CONTRADICTS, h.path) for h in shown if differs(answer, h.snippet)][:LIMIT]
     if root:
         lines.append(WHERE.format(root=root))
     return "\n".join(lines)
