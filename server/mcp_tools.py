@@ -43,6 +43,7 @@ from vault_cortex.index.progress import Indexing
 from vault_cortex.privacy import agent_text
 from vault_cortex.recall import brief
 from vault_cortex.recall.filters import Filters
+from vault_cortex.recall.gate import ASKED_FLOOR
 from vault_cortex.recall.request import RecallRequest
 
 if TYPE_CHECKING:
@@ -148,13 +149,13 @@ def reporting(fn: Callable[P, T], progress: Callable[[], Indexing | None]) -> Ca
 
 
 def recall_text(cx: Cortex, request: RecallRequest) -> str:
-    """A recall in the one text form (recall/brief.py): when no memory reaches the push gate's floor, one line
+    """A recall in the one text form (recall/brief.py): when no memory's chance reaches `gate.ASKED_FLOOR`, one line
     saying so; else each hit's path, why in words and the passage that bears."""
     gate = cx.push_gate()
     probe = msgspec.structs.replace(request, k=1, gate=True, budget_tokens=None)
     best = cx.recall(probe, push=msgspec.structs.replace(gate, threshold=0.0, floor=0.0, most=1),
                      log_activity=False).hits
-    if not best or (best[0].push_probability or 0.0) < gate.floor:
+    if not best or (best[0].push_probability or 0.0) < ASKED_FLOOR:
         return brief.nothing(best[0].path, best[0].push_probability or 0.0) if best else "The vault holds no notes."
     hits = cx.recall(request).hits
     return brief.items(brief.item(h.path, brief.in_words(h.reason), brief.passage(h.snippet, request.query,

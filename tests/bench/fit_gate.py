@@ -38,7 +38,7 @@ from tests.bench import locomo  # noqa: E402
 from vault_cortex import Cortex  # noqa: E402
 from vault_cortex.config import PushSettings, load_settings  # noqa: E402
 from vault_cortex.index.embed import load_embedder  # noqa: E402
-from vault_cortex.recall.gate import CANDIDATES, choose, features  # noqa: E402
+from vault_cortex.recall.gate import ASKED_FLOOR, CANDIDATES, choose, features  # noqa: E402
 from vault_cortex.recall.model import GATE_FEATURES, MODEL_PATH, Gate, encode, load_model  # noqa: E402
 from vault_cortex.recall.scored import cues, gate, to_hit  # noqa: E402
 
@@ -346,6 +346,19 @@ def curve(rows: Sequence[Row], budget: int, floor: float) -> list[tuple[float, F
     return [(t, mean([evaluate(held, p, t, budget, min(floor, t)) for held, p in scored])) for t in CURVE]
 
 
+def asked_floor_curve(rows: Sequence[Row], floors: Sequence[float] = (0.03, 0.05, 0.08, 0.10, 0.15)) -> list[str]:
+    """For each floor: the share of questions whose evidence is among the candidates that still get an answer (the
+    best candidate's held-out chance at or above the floor), and the share of off-topic prompts that get one."""
+    best: list[tuple[str, float, bool]] = []
+    for train, held in folds(rows):
+        b, w = fit(train)
+        best += [(r.kind, max(probabilities(r, b, w), default=0.0), any(r.y)) for r in held]
+    answerable = [p for kind, p, found in best if kind == "question" and found]
+    off = [p for kind, p, _ in best if kind != "question"]
+    return [f"floor {f:.2f}: answerable questions answered {sum(p >= f for p in answerable) / len(answerable):.3f}, "
+            f"off-topic answered {sum(p >= f for p in off) / len(off):.3f}" for f in floors]
+
+
 def mean(figures: Sequence[Figures]) -> Figures:
     fields = Figures.__struct_fields__
     return Figures(**{k: statistics.fmean(getattr(f, k) for f in figures) for k in fields})
@@ -385,6 +398,10 @@ def main(argv: list[str] | None = None) -> int:
     print("by kind of question (held out, each fold's own choice): " + "; ".join(
         f"{name} ({n}): coverage {coverage:.2f}, precision {precision:.2f}, evidence among the candidates {found:.2f}"
         for name, (n, coverage, precision, found) in by_category(rows, args.data, budget).items()))
+    print("a recall asked for (MCP `recall`) answers that nothing bears when its best memory's chance is under "
+          f"the floor (now {ASKED_FLOOR:.2f}); held out, by floor:")
+    for line in asked_floor_curve(rows):
+        print(f"  {line}")
     top = ceiling(rows, budget)
     print(f"ceiling: coverage at the targets with each held-out conversation's own best threshold and floor: "
           f"{' / '.join(f'{c:.3f}' for c in top)} (mean {statistics.fmean(top):.3f})")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -61,3 +62,13 @@ def live(cx: Cortex) -> Iterator[LiveServer]:
     app = create_app(cx, token=TOKEN, watcher=Watcher(cx, debounce_ms=100))
     with LiveServer(app) as server:
         yield server
+
+
+@pytest.fixture
+def short_tmp() -> Iterator[Path]:
+    """A folder with a short path, for a vault whose stdio MCP server opens its hook socket in the index folder: a
+    Unix socket's path holds at most 108 bytes, and pytest's own under xdist
+    (`/tmp/pytest-of-root/pytest-92/popen-gw1/test_a_hook_is_answered_by_the0/vault/.cortex/index/hooks-<pid>.sock`)
+    is longer, so the server rightly opens no socket there."""
+    with tempfile.TemporaryDirectory(prefix="vc-", dir="/tmp") as folder:
+        yield Path(folder)

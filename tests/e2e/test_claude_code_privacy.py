@@ -24,9 +24,8 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import tempfile
 import urllib.parse
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -216,13 +215,6 @@ def session(claude: Path, s: Scripted, project: Path, home: Path, env: dict[str,
     assert len(requests) > len([r for r in s.script if not isinstance(r, Text)])  # every scripted reply was asked
     return json.dumps(requests[0])
 
-
-@pytest.fixture
-def short_tmp() -> Iterator[Path]:
-    """A folder with a short path, so the stdio MCP server can open its hook socket in the vault's index folder (a
-    Unix socket's path holds at most 108 bytes)."""
-    with tempfile.TemporaryDirectory(prefix="vc-", dir="/tmp") as folder:
-        yield Path(folder)
 
 
 def test_no_secret_or_private_text_of_five_real_sessions_reaches_the_disk(synced_template: Path, short_tmp: Path,

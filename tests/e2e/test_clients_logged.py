@@ -105,12 +105,12 @@ def test_a_stdio_mcp_server_logs_as_mcp_not_as_the_cli_that_started_it(synced_te
         async with Client(params) as client:
             for name, args in (("link", {"src": WAL, "rel": "related_to", "dst": "SQLite"}),
                                ("curiosity", {"op": "wonder", "question": "Does stdio log as mcp?"}),
-                               ("recall", {"query": "stdio asks about the WAL"})):
+                               ("recall", {"query": "stdio asks about the SQLite WAL checkpoint"})):
                 assert not (await client.call_tool(name, args)).is_error, name
 
     _, events = logged(vault, lambda: anyio.run(body))
     assert_all_by("mcp", events, {("edit:link", WAL), ("edit:create", "curiosities/Does stdio log as mcp.md"),
-                                  ("recall", "stdio asks about the WAL")})
+                                  ("recall", "stdio asks about the SQLite WAL checkpoint")})
 
 
 def test_every_http_route_logs_as_http(client: TestClient[Litestar], cx: Cortex) -> None:

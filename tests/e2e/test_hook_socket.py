@@ -11,9 +11,7 @@ import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -53,14 +51,6 @@ def dead_pid() -> int:
     proc.wait()
     return proc.pid
 
-
-@pytest.fixture
-def short_tmp() -> Iterator[Path]:
-    """A folder with a short path: a Unix socket's path holds at most 108 bytes, and pytest's own under xdist
-    (`/tmp/pytest-of-root/pytest-92/popen-gw1/test_a_hook_is_answered_by_the0/vault/.cortex/index/hooks-<pid>.sock`)
-    is longer, so the server rightly opened no socket there."""
-    with tempfile.TemporaryDirectory(prefix="vc-", dir="/tmp") as folder:
-        yield Path(folder)
 
 
 def test_a_hook_is_answered_by_the_sessions_stdio_mcp_server(synced_template: Path, short_tmp: Path,

@@ -37,14 +37,18 @@ def test_every_tool_says_the_index_is_being_built_until_it_is_whole(tmp_path: Pa
                 assert not result.is_error, result.content
                 return result.structured_content
 
-            seen["recall"] = await call("recall", {"query": "how do I write commit messages", "k": 3})
+            async def recall() -> Any:  # the fields (format json), which say how far indexing is
+                answer = await call("recall", {"query": "how do I write commit messages", "k": 3, "format": "json"})
+                return answer["result"]
+
+            seen["recall"] = await recall()
             seen["read_note"] = await call("note", {"note": "Commit messages"})
             seen["context"] = await call("context", {"task": "write a commit message"})
             seen["habits"] = await call("habits", {"op": "match", "tool": "Bash(git commit)"})
             seen["recent"] = await call("overview", {"op": "recent"})
             fcntl.flock(lock.fileno(), fcntl.LOCK_UN)  # now the start-up sync may run
             deadline = time.monotonic() + 120
-            while (after := await call("recall", {"query": "how do I write commit messages", "k": 3}))["indexing"]:
+            while (after := await recall())["indexing"]:
                 assert after["indexing"]["done"] <= after["indexing"]["total"] or after["indexing"] == STARTING
                 assert time.monotonic() < deadline, after["indexing"]
                 await anyio.sleep(0.2)

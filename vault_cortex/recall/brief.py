@@ -129,5 +129,5 @@ NOTHING = ("Nothing in the vault bears on this: the closest note, {path}, has a 
 
 
 def nothing(path: str, chance: float) -> str:
-    """A recall's answer when no memory clears the push gate's floor: say so, with the closest one's chance."""
+    """A recall's answer when no memory's chance reaches `gate.ASKED_FLOOR`: say so, with the closest one's chance."""
     return NOTHING.format(path=path, chance=chance)
