@@ -285,7 +285,8 @@ HOOK_EVENTS = tuple(EVENTS)
 EVENT_NAMES = {e.name: e.claude for e in EVENTS.values()}  # the command's event → Claude Code's
 
 
-PROMPT_HEADER = "Memories (vault-cortex) that may bear on this prompt, best first (the vault-cortex MCP tool note reads a whole one):"
+PROMPT_HEADER = ("Memories (vault-cortex) that may bear on this prompt, best first (the vault-cortex MCP tool note "
+                 "reads a whole one):")
 
 
 TOOL_HEADER = "Habits from the vault (vault-cortex) for this {tool} call:"

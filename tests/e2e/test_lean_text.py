@@ -62,7 +62,10 @@ def test_an_unrelated_project_gets_the_identity_block_alone_and_the_own_project_
     other = said(cx, "session-start", {"session_id": "s-tax", "cwd": "/home/me/tax-website", "source": "startup"})
     assert tokens(other) <= 150, other
     assert other.startswith("## soul/Build things that last.md — pinned identity note")
-    assert "HANDOFF" not in other and "open question" not in other  # the handoff is another project's
+    heads = [line for line in other.splitlines() if line.startswith("## ")]
+    # the identity block and the handoff, which says whose it is; nothing else bears
+    assert heads == ["## soul/Build things that last.md — pinned identity note",
+                     "## HANDOFF.md — the last handoff, of project greenhouse-sensor"], other
     own = said(cx, "session-start", {"session_id": "s-own", "cwd": "/home/me/greenhouse-sensor", "source": "startup"})
     assert tokens(own) <= 700, tokens(own)
     heads = [line.split(" — ")[0][3:] for line in own.splitlines() if line.startswith("## ")]

@@ -110,7 +110,7 @@ def build_context(recaller: Recaller, vault: Vault, *, task: str | None, project
                   active_note: str | None, recent: Sequence[str] | None, budget_tokens: int | None,
                   mode: str | None, filters: Filters | None = None,
                   exclude: frozenset[str] = frozenset()) -> Context:
-    """Pinned notes and the handoff (unless its `project:` is another one), then the habits, open questions and
+    """Pinned notes and the handoff, then the habits, open questions and
     recall that bear on the task (`Recaller.bearing`; never the `exclude` paths), packed in one budget. Recall runs
     by recall's rules (`Recaller.recall_packed`): a task longer than `recall.max_query_chars` is refused, not cut."""
     started = time.perf_counter()
@@ -150,8 +150,8 @@ def build_context(recaller: Recaller, vault: Vault, *, task: str | None, project
 
 def _sections(recaller: Recaller, db: IndexDB, text: str, qvec: Vector | None, bears: frozenset[str],
               project: str | None, questions: Sequence[str]) -> list[Candidate]:
-    """The fixed sections' items: the pinned notes, the habits and open questions that bear, the handoff unless
-    its `project:` names another project than the one given."""
+    """The fixed sections' items: the pinned notes, the habits and open questions that bear, and the handoff (which
+    says whose it is when its `project:` names another project than the one given)."""
     settings = recaller.settings
     extra: list[Candidate] = []
     for i, p in enumerate(pinned(db, settings)):
@@ -167,9 +167,10 @@ def _sections(recaller: Recaller, db: IndexDB, text: str, qvec: Vector | None, b
         extra += [c] if c else []
     ids = db.note_ids([HANDOFF])
     own = db.notes_by_id(list(ids.values())).get(ids[HANDOFF]) if HANDOFF in ids else None
-    theirs = bool(project and own is not None and own.project and HANDOFF not in of_project(db, [HANDOFF], project))
-    if own is not None and (not theirs or HANDOFF in bears):
-        handoff = special(db, HANDOFF, "Handoff", HANDOFF_RANK, "the last handoff")
+    if own is not None:  # always: where the last session left off, saying whose it is when another project's
+        theirs = bool(project and own.project and HANDOFF not in of_project(db, [HANDOFF], project))
+        handoff = special(db, HANDOFF, "Handoff", HANDOFF_RANK,
+                          f"the last handoff, of project {own.project}" if theirs else "the last handoff")
         extra += [handoff] if handoff else []
     return extra
 

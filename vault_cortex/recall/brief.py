@@ -102,7 +102,7 @@ def in_words(*whys: str | None) -> str:
 
 
 def item(path: str, why: str, text: str) -> str:
-    """One memory as a model reads it: `## path — why` (the path is what the MCP tool `note` reads), then the passage."""
+    """One memory as a model reads it: `## path — why` (the path the MCP tool `note` reads), then the passage."""
     head = f"## {path}" + (f" — {why}" if why else "")
     return f"{head}\n{text}" if text else head
 
