@@ -201,9 +201,9 @@ def capture(cx: Cortex, payload: Mapping[str, Any]) -> str | None:
     even read.
 
     Only files: the running server's watcher (or the next sync) indexes the notes. Importing again adds
-    nothing; a transcript that grew adds its new exchanges and refreshes its last one (see importers/transcript).
+    nothing; a transcript that grew adds its new exchanges and refreshes its last one (see importers/capture).
     """
-    from vault_cortex.importers.transcript import capture_transcript, session_name
+    from vault_cortex.importers.capture import capture_transcript, session_name
 
     keep = cx.settings.capture
     if not keep.on:
