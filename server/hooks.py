@@ -11,7 +11,8 @@ vault's server gets neither the token nor the input), else asks a stdio MCP serv
 `run_hook` does the work either way (a capture too: the server has the library loaded, which this process would
 have to import).
 It never blocks the agent: it always exits 0 and prints valid JSON or nothing. This module imports only
-the standard library at load time, so a hook costs little when the server runs.
+the standard library and the one settings loader (vault_cortex/config.py, which loads none of the library's index,
+model or numpy) at load time, so a hook costs little when the server runs.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ import json
 import logging
 import os
 import sys
-import tomllib
 import urllib.parse
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import ExitStack, closing
@@ -38,6 +38,8 @@ from server.hook_state import SessionState
 from server.proof import NotProven, proven_connection
 from server.serve_lock import recorded_url
 from server.tool_output import error_query, failure_query
+from vault_cortex.config import load_settings
+from vault_cortex.errors import ConfigError
 
 if TYPE_CHECKING:  # the library loads numpy and ONNX: imported only when a hook opens the vault itself
     from vault_cortex.cortex import Cortex
@@ -209,9 +211,9 @@ def capture(cx: Cortex, payload: Mapping[str, Any]) -> str | None:
     even read.
 
     Only files: the running server's watcher (or the next sync) indexes the notes. Importing again adds
-    nothing; a transcript that grew adds its new exchanges and refreshes its last one (see importers/transcript).
+    nothing; a transcript that grew adds its new exchanges and refreshes its last one (see importers/capture).
     """
-    from vault_cortex.importers.transcript import capture_transcript, session_name
+    from vault_cortex.importers.capture import capture_transcript, session_name
 
     keep = cx.settings.capture
     if not keep.on:
@@ -378,23 +380,25 @@ def answer(cx: Cortex, event: str, payload: dict[str, Any]) -> dict[str, Any]:
 
 def server_urls(root: Path, env: Mapping[str, str] | None = None) -> list[str]:
     """Where this vault's server may listen, most likely first: the URL its running `serve` recorded (only while
-    that process lives), then the one the vault's `[server]` settings give."""
-    return list(dict.fromkeys(u for u in (recorded_url(root, None, env), server_url(root)) if u))
-
-
-def server_url(root: Path) -> str:
-    """The URL the vault's `[server]` settings give (the hooks read only these two keys)."""
-    host, port = "127.0.0.1", 8765
+    that process lives), then the one the vault's settings give. A config that cannot be read leaves the recorded
+    URL alone (that serve read it when it was whole), and raises its ConfigError when there is none."""
+    recorded = recorded_url(root, None, env)
     try:
-        with (root / ".cortex" / "config.toml").open("rb") as fh:
-            server = tomllib.load(fh).get("server", {})
-        host = str(server.get("host", host))
-        port = int(server.get("port", port))
-    except (OSError, ValueError, tomllib.TOMLDecodeError):
-        pass
-    if host in ("0.0.0.0", "::", ""):
-        host = "127.0.0.1"
-    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+        configured = server_url(root, env)
+    except ConfigError as exc:
+        if recorded is None:
+            raise
+        log.warning("%s: only the running serve's address is tried", exc)
+        return [recorded]
+    return list(dict.fromkeys(u for u in (recorded, configured) if u))
+
+
+def server_url(root: Path, env: Mapping[str, str] | None = None) -> str:
+    """The URL the vault's `[server]` settings give (config.toml, then `VAULT_CORTEX_SERVER_*`, as `serve` reads
+    them), a wildcard address reached on loopback; ConfigError when the settings cannot be read."""
+    server = load_settings(root, env).server
+    host = "127.0.0.1" if server.host in ("0.0.0.0", "::") else server.host
+    return f"http://[{host}]:{server.port}" if ":" in host else f"http://{host}:{server.port}"
 
 
 def post_hook(base: str, token: str, event: str, payload: dict[str, Any]) -> dict[str, Any]:

@@ -108,7 +108,7 @@ def install(vault: Path, *, url: str | None = None, dry_run: bool = False,
     folder = plugin_folder(vault)
     env = os.environ if env is None else env
     token = (read_token(vault, env) or "") if dry_run else load_or_create_token(vault, env)
-    wanted = {**plugin_files(), SETTINGS: settings(folder, url or server_url(vault), token),
+    wanted = {**plugin_files(), SETTINGS: settings(folder, url or server_url(vault, env), token),
               GITIGNORE: IGNORE_LINES.encode("utf-8")}
     steps: list[Step] = []
     for name, data in wanted.items():

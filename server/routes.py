@@ -19,7 +19,8 @@ from server.watch import Watcher, WatchStatus
 from vault_cortex import __version__
 from vault_cortex.cortex import Cortex
 from vault_cortex.errors import InvalidRequest
-from vault_cortex.files.vault import NoteDoc, Skipped
+from vault_cortex.files.vault import NoteDoc
+from vault_cortex.files.walk import Skipped
 from vault_cortex.identity.context import Context
 from vault_cortex.limits import MAX_BUDGET_TOKENS, MAX_K, MAX_PATH_CHARS, MAX_QUERY_CHARS, MIN_BUDGET_TOKENS, MIN_K
 from vault_cortex.recall.filters import Filters

@@ -1,6 +1,8 @@
 """Settings: read once from the vault's `.cortex/config.toml`, then `VAULT_CORTEX_*` variables.
 
-Core code never reads the environment or the disk; it receives a `Settings` value.
+Core code never reads the environment or the disk; it receives a `Settings` value. This module imports only the
+standard library, msgspec, `errors` and `limits`: the hook command loads it, and nothing else of the library, to find
+the server (tests/e2e/test_hooks.py).
 """
 
 from __future__ import annotations

@@ -45,7 +45,7 @@ from vault_cortex.sleep import cycle as sleep
 from vault_cortex.store.change import Vault
 
 log = logging.getLogger(__name__)
-_now = clock.now  # the default clock (the name `clock` is the Cortex's own, below)
+_now = clock.now  # the default clock (the name `clock` is the constructor's argument, below)
 
 
 class Cortex:
@@ -77,11 +77,6 @@ class Cortex:
     def settings(self) -> Settings:
         """The vault's settings, read once when it was opened."""
         return self._settings
-
-    @property
-    def clock(self) -> Callable[[], datetime]:
-        """The clock every part reads (`clock.now` unless the Cortex was built with another)."""
-        return self._clock
 
     # -- the index, as adapters use it ----------------------------------------------------------------
     @property
@@ -229,7 +224,7 @@ class Cortex:
     def open_note(self, name: str, *, exact: bool = False) -> NoteDoc:
         """Read a note named by path or title (exact: by its vault path only), with its ETag, and log the open."""
         doc = self.vault.read_note(name if exact else self.resolve(name))
-        self.vault.log(OpenEvent(ts=self.clock(), client=current_client(), path=doc.path))
+        self.vault.log(OpenEvent(ts=self._clock(), client=current_client(), path=doc.path))
         return doc
 
     def edit_note(self, name: str, op: EditOp, *, etag: str | None = None) -> notes.Edited:
@@ -248,7 +243,7 @@ class Cortex:
     def recent(self, *, days: int = 7, kinds: Sequence[str] | None = None) -> recent_activity.Recent:
         """Notes created, changed, recalled and opened over the last days, grouped by day, newest first."""
         days, chosen = recent_activity.check(days, kinds)
-        now = self.clock()
+        now = self._clock()
         events = read_since(self.root, now - timedelta(days=days)) if set(chosen) - {"created"} else []
         return recent_activity.recent(self.index.db.all_notes(), events, now=now, days=days, kinds=chosen)
 

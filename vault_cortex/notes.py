@@ -17,7 +17,8 @@ from vault_cortex.files.relations import RELATIONS_PATH, moved
 from vault_cortex.files.relink import Relinked, link_text, relink
 from vault_cortex.files.sections import EditOp
 from vault_cortex.files.sections import apply as apply_edit
-from vault_cortex.files.vault import ARCHIVE, Existing, NoteDoc, content_hash, nfc, note_path, on_disk, walk
+from vault_cortex.files.vault import ARCHIVE, Existing, NoteDoc, content_hash, nfc, note_path, on_disk
+from vault_cortex.files.walk import walk
 from vault_cortex.files.yamltext import note_filename, render_new_note
 from vault_cortex.limits import check_unicode
 from vault_cortex.store.change import Change, Vault

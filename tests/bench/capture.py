@@ -91,7 +91,7 @@ def traced(vault: Path, transcript: Path) -> tuple[float, float]:
     import tracemalloc
 
     from vault_cortex.cortex import Cortex
-    from vault_cortex.importers.transcript import capture_transcript
+    from vault_cortex.importers.capture import capture_transcript
 
     with Cortex.open(vault) as cx, cx.vault.change("bench", index=False) as tx:  # files only, as the hook does
         tracemalloc.start()

@@ -27,7 +27,9 @@ from vault_cortex.index.embed import Embedder
 
 PROMPT = {"session_id": "socket-1", "prompt": "What is my convention for writing commit messages in this repo?"}
 PUSHED = "linguistic/Commit messages.md"
-LIBRARY = {"vault_cortex", "numpy", "onnxruntime"}  # what a hook that opens the vault itself loads
+# What a hook that opens the vault itself loads; one answered elsewhere loads at most the settings loader
+# (vault_cortex.config, to find the server: tests/integration/test_hooks_find_serve.py)
+LIBRARY = {"vault_cortex.cortex", "numpy", "onnxruntime"}
 
 
 def clean_env() -> dict[str, str]:
@@ -35,13 +37,13 @@ def clean_env() -> dict[str, str]:
 
 
 def hook_command(vault: Path, event: str, payload: dict[str, Any]) -> tuple[dict[str, Any], set[str]]:
-    """The real hook command, as Claude Code runs it: its output and the top-level packages its process imported
-    (`-X importtime` lists every import on stderr). How long it takes is a figure: tests/bench/push.py --server."""
+    """The real hook command, as Claude Code runs it: its output and the modules its process imported (`-X
+    importtime` lists every import on stderr). How long it takes is a figure: tests/bench/push.py --server."""
     done = subprocess.run([sys.executable, "-X", "importtime", "-m", "server.cli", "hook", event, "--vault",
                            str(vault)], input=json.dumps(payload), capture_output=True, text=True, timeout=120,
                           env=clean_env())
     assert done.returncode == 0, done.stderr
-    imported = {m.group(1) for m in re.finditer(r"^import time:[^|]*\|[^|]*\| *([\w]+)", done.stderr, re.M)}
+    imported = {m.group(1) for m in re.finditer(r"^import time:[^|]*\|[^|]*\| *([\w.]+)", done.stderr, re.M)}
     assert "json" in imported, done.stderr[-2000:]  # the listing was read
     return (json.loads(done.stdout) if done.stdout.strip() else {}), imported
 

@@ -157,7 +157,7 @@ def test_the_running_server_answers_the_hook(live: LiveServer, cx: Cortex, tmp_p
     assert run("prompt", prompt_input("s-live-2"), shell, url=live.url, env={TOKEN_ENV: "wrong"}) is None
 
 
-def test_the_command_exits_0_and_loads_no_library_for_the_hook(cx: Cortex) -> None:
+def test_the_command_exits_0_and_loads_only_the_settings_loader(cx: Cortex) -> None:
     env = {**os.environ, hooks.VAULT_ENV: str(cx.root), hooks.URL_ENV: DEAD_URL}
     for args, stdin in ((["prompt"], json.dumps(prompt_input("s-proc"))), (["tool"], "{}"),
                         (["tool"], json.dumps(tool_input("s-proc", "Edit", file_path="x.py"))),
@@ -170,4 +170,6 @@ def test_the_command_exits_0_and_loads_no_library_for_the_hook(cx: Cortex) -> No
     probe = subprocess.run([sys.executable, "-c", "import sys, server.cli, server.hooks; "
                             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('vault_cortex', 'numpy')))"],
                            capture_output=True, text=True, timeout=60)
-    assert probe.stdout.strip() == "[]"
+    # the server's address is read by the one settings loader: it and what it imports, never the index or the model
+    assert probe.stdout.strip() == str(["vault_cortex", "vault_cortex.config", "vault_cortex.errors",
+                                        "vault_cortex.limits"])

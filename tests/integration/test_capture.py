@@ -172,7 +172,7 @@ def test_captured_sessions_are_indexed_with_their_prompt_answer_edges(
 
 def capture_transcript(vault: Path, file: Path, session: str | None = None, **kw: Any) -> Imported:
     """Capture through the one write path, files only, as the session-end hook does beside a server."""
-    from vault_cortex.importers.transcript import capture_transcript as capture
+    from vault_cortex.importers.capture import capture_transcript as capture
 
     with Cortex.open(vault) as cx, cx.vault.change("test", index=False) as tx:
         return capture(tx, file, session, **kw)

@@ -1,4 +1,4 @@
-"""A Gemini CLI chat log captured and imported into raw notes through the one capture path (transcript.py): the
+"""A Gemini CLI chat log captured and imported into raw notes through the one capture path (capture.py): the
 privacy gate, the substance filter and the resume point are the Claude Code transcript's."""
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ import pytest
 from vault_cortex.cli.main import build_parser, run
 from vault_cortex.cortex import Cortex
 from vault_cortex.files.vault import init_vault
-from vault_cortex.importers.transcript import Imported, capture_transcript, session_name
+from vault_cortex.importers.capture import capture_transcript, session_name
+from vault_cortex.importers.transcript import Imported
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "gemini" / "session.jsonl"
 NAME = "session-2026-01-02T03-04-0b5ec7a1.jsonl"  # as Gemini CLI names it: the session id's first 8

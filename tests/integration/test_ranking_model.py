@@ -39,7 +39,9 @@ def _written(tmp_path: Path, change: dict[str, object], *, resum: bool = True) -
 @pytest.mark.parametrize(
     ("change", "resum", "message"),
     [
-        ({"version": MODEL_VERSION + 1}, True, r"is version 2; this vault-cortex reads version 1"),
+        ({"version": MODEL_VERSION + 1}, True,
+         rf"is version {MODEL_VERSION + 1}; this vault-cortex reads version {MODEL_VERSION}"),
+        ({"version": 1}, True, rf"is version 1; this vault-cortex reads version {MODEL_VERSION}"),  # its gate's `time`
         ({"cues": {"company": 0.9, "session": 0.2, "person": 0.4, "when": 0.2, "dated": 0.3, "answer": 0.2}},
          False, r"does not match its sha256"),
         ({"cues": {"company": 3.0, "session": 0.2, "person": 0.4, "when": 0.2, "dated": 0.3, "answer": 0.2}},

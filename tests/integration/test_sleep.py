@@ -25,7 +25,7 @@ from versioned import committed, git
 from server.cli import main
 from vault_cortex.cortex import Cortex
 from vault_cortex.files.vault import init_vault
-from vault_cortex.importers import transcript
+from vault_cortex.importers import capture
 from vault_cortex.index.embed import Embedder
 from vault_cortex.recall.request import RecallRequest
 from vault_cortex.sleep.operations import Plan
@@ -411,10 +411,10 @@ def test_transcripts_become_compressed_tiers_with_lineage(tmp_path: Path, embedd
             shutil.copy(f, copy)
             day = int(f.name[8:10])
             os.utime(copy, (datetime(2026, 10, day, 21, tzinfo=UTC).timestamp(),) * 2)
-            done = transcript.import_transcript(cx.vault, copy, None)
+            done = capture.import_transcript(cx.vault, copy, None)
             assert done.created and not done.unchanged
         first = tmp_path / sorted(p.name for p in TRANSCRIPTS.iterdir())[0]
-        assert transcript.import_transcript(cx.vault, first, None).unchanged
+        assert capture.import_transcript(cx.vault, first, None).unchanged
         raw = (root / "raw" / "2026-10-05 collector refactor 01.md").read_text(encoding="utf-8")
         assert "layer: raw" in raw and "session: 2026-10-05 collector refactor" in raw
         assert "*(tool: Read `/srv/greenhouse/collector.py` → 140 lines of output)*" in raw and "139:" not in raw

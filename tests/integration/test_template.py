@@ -13,7 +13,8 @@ import yaml
 
 from vault_cortex.config import SIGNALS, load_settings
 from vault_cortex.errors import VaultExists
-from vault_cortex.files.vault import init_vault, template_dir, walk
+from vault_cortex.files.vault import init_vault, template_dir
+from vault_cortex.files.walk import walk
 
 CORTICES = ["soul", "personality", "artistic", "linguistic", "scientific", "long_term", "short_term"]
 OTHER_FOLDERS = ["habits", "resonance", "curiosities", "dreams", "archive", "raw", "_templates"]

@@ -18,7 +18,8 @@ import pytest
 from vault_cortex import Cortex, WriteConflict
 from vault_cortex import notes as notes_module
 from vault_cortex.files.sections import EditOp
-from vault_cortex.files.vault import Walk, init_vault
+from vault_cortex.files.vault import init_vault
+from vault_cortex.files.walk import Walk
 from vault_cortex.index.embed import Embedder
 from vault_cortex.recall.request import RecallRequest
 

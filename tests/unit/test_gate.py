@@ -90,17 +90,17 @@ def test_a_memory_holding_the_prompts_rare_words_and_names_scores_them() -> None
 def test_a_memory_that_asks_says_little_or_is_about_someone_else_is_marked() -> None:
     """The features that tell the question from its answer: a memory ending by asking (`asks`), a one-line reply
     (`length`), one not by or about the person the prompt names while another is (`person_missed`), and a time
-    held for a "when" (`time`). A vault without people, or a prompt naming no one, has no person to miss."""
+    held for a "when" (`when`). A vault without people, or a prompt naming no one, has no person to miss."""
     question = Cue(score=0.9, relevance=0.9, dense=0.9, lexical=0.9, cosine=0.6, region=0.7, recency=1.0,
                    text="Probe chat 1\nTomas: How do I reset the soil probe so it reads again?")
     answer = Cue(score=0.7, relevance=0.7, dense=0.7, lexical=0.7, cosine=0.5, region=0.7, recency=1.0,
                  text="Probe chat 2\nInes: Hold the side button for ten seconds. " + "x" * 400, person=True,
-                 time=True)
+                 when=True)
     xs = features("How did Ines reset the soil probe?", [question, answer])
     assert (xs[0]["asks"], xs[1]["asks"]) == (1.0, 0.0)
     assert xs[0]["length"] == pytest.approx(len(question.text) / gate.LENGTH) and xs[1]["length"] == 1.0
     assert (xs[0]["person_missed"], xs[1]["person_missed"]) == (1.0, 0.0)
-    assert (xs[0]["time"], xs[1]["time"]) == (0.0, 1.0)
+    assert (xs[0]["when"], xs[1]["when"]) == (0.0, 1.0)
     nobody = features("How do I reset the soil probe?", [question, msgspec.structs.replace(answer, person=False)])
     assert [x["person_missed"] for x in nobody] == [0.0, 0.0]
     model = load_model().gate

@@ -161,7 +161,7 @@ def test_every_writer_of_session_text_goes_through_the_gate() -> None:
     assert callers == {("files/activity.py", "append")}
     assert "gated" in calls(package / "files/activity.py")["append"]
     assert "redact" in calls(package / "importers/transcript.py")["scrub"]
-    for importer in ("importers/transcript.py", "importers/chatgpt.py"):
+    for importer in ("importers/capture.py", "importers/chatgpt.py"):
         writers = {fn for fn, called in calls(package / importer).items() if {"render_exchange", "write"} <= called}
         assert writers and all("scrub" in calls(package / importer)[fn] for fn in writers), importer
     store = calls(package / "store/change.py")

@@ -65,11 +65,11 @@ def test_questions_asking_what_may_be_inferred() -> None:
 
 def test_a_candidate_meets_the_cues_the_query_asks() -> None:
     asked = Asked(people=frozenset({"caroline"}), when=True)
-    assert match(asked, ("Caroline",), "I went yesterday") == Match(person="Caroline", time=True)
-    assert match(asked, ("Melanie",), "Caroline, how are you?") == Match(person="", time=False)
-    assert cues_met(SHARES, Match(person="Caroline", time=True)).met() == {"person": 0.3, "when": 0.2}
+    assert match(asked, ("Caroline",), "I went yesterday") == Match(person="Caroline", when=True)
+    assert match(asked, ("Melanie",), "Caroline, how are you?") == Match(person="", when=False)
+    assert cues_met(SHARES, Match(person="Caroline", when=True)).met() == {"person": 0.3, "when": 0.2}
     off = msgspec.structs.replace(SHARES, person=0.0, when=0.0)
-    assert cues_met(off, Match(person="Caroline", time=True)) == Cued(), "a share of 0 turns its cue off"
+    assert cues_met(off, Match(person="Caroline", when=True)) == Cued(), "a share of 0 turns its cue off"
 
 
 @settings(deadline=None)  # pure and fast; a loaded CI machine must not fail it on time

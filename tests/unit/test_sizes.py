@@ -21,13 +21,8 @@ TABLES = {
     "vault_cortex/cli/main.py:build_parser",  # the core commands and their options
     "server/app.py:create_app",  # the Litestar app: its routes, handlers and middleware
 }
-# Not split yet, with their size now: each entry goes when its module is split; a size may only shrink.
-# transcript.py: the Claude Code reader, the capture and the prompt lookup (the capture belongs in a module of its
-# own); vault.py: the walk beside the reads and writes (the walk belongs in a module of its own).
-ALLOWED = {
-    "vault_cortex/importers/transcript.py": 532,
-    "vault_cortex/files/vault.py": 462,
-}
+# Not split yet, with their size now (none left): each entry goes when its module is split; a size may only shrink.
+ALLOWED: dict[str, int] = {}
 
 
 def sources() -> list[Path]:

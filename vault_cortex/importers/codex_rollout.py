@@ -1,6 +1,6 @@
 """Reading a Codex CLI rollout (`~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl`) as exchanges, the same
 `Exchange` records a Claude Code transcript gives, so that a capture (the privacy gate, the substance filter, the
-import log's resume point) is the one in transcript.py.
+import log's resume point) is the one in capture.py.
 
 A rollout line is `{"timestamp", "type", "payload"}`; the conversation is in its `response_item` lines (what Codex
 sends the model again on a resume): a user message starts an exchange, assistant messages are its answer, a

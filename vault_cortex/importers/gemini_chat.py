@@ -1,6 +1,6 @@
 """Reading a Gemini CLI chat log (`~/.gemini/tmp/<project>/chats/session-<time>-<id>.jsonl`) as exchanges, the same
 `Exchange` records a Claude Code transcript gives, so that a capture (the privacy gate, the substance filter, the
-import log's resume point) is the one in transcript.py.
+import log's resume point) is the one in capture.py.
 
 The log is compact JSON lines: a header `{sessionId, projectHash, startTime, ...}`, `{"$set": {...}}` updates (the
 first holds the session's opening messages), `{"$rewindTo": id}` when the user rewinds, and message records

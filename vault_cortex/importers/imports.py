@@ -12,9 +12,10 @@ import json
 from pathlib import Path
 
 from vault_cortex.errors import InvalidRequest
+from vault_cortex.importers.capture import capture_transcript
 from vault_cortex.importers.chatgpt import import_chatgpt
 from vault_cortex.importers.mcp_memory import import_mcp_memory
-from vault_cortex.importers.transcript import Imported, capture_transcript
+from vault_cortex.importers.transcript import Imported
 from vault_cortex.store.change import Vault
 
 FORMATS = ("claude-code", "chatgpt", "mcp-memory")

@@ -20,7 +20,7 @@ from vault_cortex.files.activity import Activity
 from vault_cortex.files.chunk import Chunk, heading_text, join_head, stored_head
 from vault_cortex.files.links import Resolver, target_key
 from vault_cortex.files.note import Note
-from vault_cortex.files.vault import Skipped
+from vault_cortex.files.walk import Skipped
 from vault_cortex.index import activity_rows, changes, link_reads, resolution
 from vault_cortex.index.changes import GraphRows
 from vault_cortex.index.dbfile import (

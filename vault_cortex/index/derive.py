@@ -11,7 +11,8 @@ import msgspec
 from vault_cortex.config import Settings
 from vault_cortex.files.chunk import Chunked, chunk_note
 from vault_cortex.files.note import Note, decode, parse_note
-from vault_cortex.files.vault import VaultFile, content_hash
+from vault_cortex.files.vault import content_hash
+from vault_cortex.files.walk import VaultFile
 from vault_cortex.index.embed import Embedder
 from vault_cortex.index.restore import cached_vectors, embed_batches
 from vault_cortex.index.rows import FileState

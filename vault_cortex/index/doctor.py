@@ -11,7 +11,7 @@ import msgspec
 import numpy as np
 
 from vault_cortex.files.activity_files import conflicted
-from vault_cortex.files.vault import Skipped, walk
+from vault_cortex.files.walk import Skipped, walk
 from vault_cortex.index.db import IndexDB
 from vault_cortex.index.restore import VECTOR_TOLERANCE, vector_problems
 from vault_cortex.index.rows import LinkRow

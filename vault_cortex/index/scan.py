@@ -9,7 +9,8 @@ from pathlib import Path
 import msgspec
 
 from vault_cortex.files.note import is_binary
-from vault_cortex.files.vault import Skipped, VaultFile, Walk, content_hash
+from vault_cortex.files.vault import content_hash
+from vault_cortex.files.walk import Skipped, VaultFile, Walk
 from vault_cortex.index.rows import FileState
 
 BINARY_NOTE = "binary file named .md"

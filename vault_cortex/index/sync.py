@@ -26,7 +26,7 @@ from vault_cortex.config import Settings
 from vault_cortex.errors import SyncCancelled
 from vault_cortex.files.links import Resolver
 from vault_cortex.files.note import RELATION_TYPES
-from vault_cortex.files.vault import Walk, stat_notes, walk
+from vault_cortex.files.walk import Walk, stat_notes, walk
 from vault_cortex.index.db import IndexDB
 from vault_cortex.index.derive import Derived, derivation, derive, vectors_for
 from vault_cortex.index.embed import Embedder

@@ -48,7 +48,7 @@ class Cue(msgspec.Struct, frozen=True, kw_only=True):
     region: float  # the region weight signal
     recency: float  # the recency signal
     person: bool = False  # by or about a person the query names (the ranking's person cue)
-    time: bool = False  # holds a time expression, the query asking when (the ranking's when cue)
+    when: bool = False  # holds a time expression, the query asking when (the ranking's when cue)
     dated: bool = False  # written in a time the query names (the ranking's dated cue)
     thread: bool = False  # a few exchanges from the best candidate in its conversation (`pipeline.in_thread`)
 
@@ -136,7 +136,7 @@ def features(query: str, cues: Sequence[Cue], seen: Sequence[str] = ()) -> list[
     A memory that ends by asking something (`asks`) is more often the question than its answer, a one-line reply
     (`length`) holds little, one not by or about the person the prompt names while others are (`person_missed`;
     0 when none is: a vault without people, a prompt naming no one, lose nothing) is likelier about someone else,
-    and one holding a time when the prompt asks when (`time`), or written in the time the prompt names (`dated`),
+    and one holding a time when the prompt asks when (`when`), or written in the time the prompt names (`dated`),
     likelier its answer. In a conversation (exchanges linked by `follows::`) the answer is often told a turn or
     two from the best match (`thread`).
     """
@@ -170,7 +170,7 @@ def features(query: str, cues: Sequence[Cue], seen: Sequence[str] = ()) -> list[
             "rare_words": rare[i], "names_missed": len(proper - has) / len(proper) if proper else 0.0, "lead": lead,
             "cosine_rank": math.log1p(by_cosine[i]), "rare_rank": math.log1p(by_rare[i]),
             "asks": float(asks(c.text)), "length": min(len(c.text), LENGTH) / LENGTH,
-            "person_missed": float(asked_about and not c.person), "time": float(c.time), "dated": float(c.dated),
+            "person_missed": float(asked_about and not c.person), "when": float(c.when), "dated": float(c.dated),
             "thread": float(c.thread),
         })
     return out
@@ -219,7 +219,7 @@ _PHRASES = {
     "rare_words": "holds its rarer words", "names_missed": "{v:.0%} of the names missing", "lead": "a clear best match",
     "cosine_rank": "among the closest in meaning", "rare_rank": "among those holding its rarer words",
     "asks": "it asks something", "length": "more than a one-line reply", "person_missed": "not by whom it names",
-    "time": "holds a time, as the prompt asks when", "dated": "written in the time the prompt names",
+    "when": "holds a time, as the prompt asks when", "dated": "written in the time the prompt names",
     "thread": "a few exchanges from the best match in its conversation",
 }
 

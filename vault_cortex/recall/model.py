@@ -19,12 +19,12 @@ import msgspec
 
 from vault_cortex.errors import ModelUnavailable
 
-MODEL_VERSION = 1  # the layout this code reads; a file of another version is refused
+MODEL_VERSION = 2  # the layout this code reads; a file of another version is refused (2: the gate's `time` is `when`)
 MODEL_PATH = Path(__file__).resolve().parents[1] / "index" / "data" / "ranking-model.json"
 # The push gate's features (recall/gate.py computes them), in the order the file lists them.
 GATE_FEATURES = ("relevance", "dense", "lexical", "cosine", "coverage", "rank", "margin", "gap", "region",
                  "recency", "known", "names", "words", "matched", "rare_words", "names_missed", "lead", "cosine_rank",
-                 "rare_rank", "asks", "length", "person_missed", "time", "dated", "thread")
+                 "rare_rank", "asks", "length", "person_missed", "when", "dated", "thread")
 
 Share = Annotated[float, msgspec.Meta(ge=0, le=1)]
 

@@ -188,7 +188,7 @@ class Match(msgspec.Struct, frozen=True, kw_only=True):
     """How a candidate answers a query's cues: the named person it is by or about, whether it holds a time."""
 
     person: str = ""  # as the memory's property spells it
-    time: bool = False
+    when: bool = False  # holds a time expression, the query asking when
     period: str = ""  # the time the query names that the memory was written in (its label)
 
 
@@ -197,4 +197,4 @@ def match(asked: Asked, people: Iterable[str], text: str, written: date | None =
     asks for."""
     person = next((p for p in people if p.lower() in asked.people), "") if asked.people else ""
     period = next((p.label for p in asked.periods if p.holds(written)), "") if asked.periods and written else ""
-    return Match(person=person, time=asked.when and holds_time(text), period=period)
+    return Match(person=person, when=asked.when and holds_time(text), period=period)

@@ -79,7 +79,7 @@ def cues(scored: Sequence[Scored]) -> list[Cue]:
     """What the push gate reads of each scored candidate."""
     return [Cue(score=s.score, relevance=s.fused.relevance, dense=s.fused.dense, lexical=s.fused.lexical,
                 cosine=s.fused.cosine, text=f"{s.note.title}\n{s.chunk.text}", region=s.signals.region,
-                recency=s.signals.recency, person=s.cued.person is not None, time=s.cued.when is not None,
+                recency=s.signals.recency, person=s.cued.person is not None, when=s.cued.when is not None,
                 dated=s.cued.dated is not None, thread=s.thread)
             for s in scored]
 

@@ -164,7 +164,7 @@ def cues_met(cue: Cues, m: Match, session: Lift | None = None, answer: Answer | 
     match (`question.match`), the question it answers; a share of 0 turns its cue off."""
     return Cued(session=round(cue.session * session.relevance, 4) if session is not None else None,
                 person=cue.person if m.person and cue.person > 0 else None,
-                when=cue.when if m.time and cue.when > 0 else None,
+                when=cue.when if m.when and cue.when > 0 else None,
                 dated=cue.dated if m.period and cue.dated > 0 else None,
                 answer=round(cue.answer * answer.relevance, 4) if answer is not None else None)
 
