@@ -3,12 +3,13 @@ client sends every description with every request), and the answer to an op miss
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Protocol, TypeVar
 
 import msgspec
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import ToolAnnotations
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from vault_cortex.limits import MAX_BUDGET_TOKENS, MAX_K, MAX_PATH_CHARS, MAX_QUERY_CHARS, MIN_BUDGET_TOKENS, MIN_K
@@ -57,3 +58,11 @@ def needs(op: str, **args: object) -> None:
 def builtins(value: Any) -> dict[str, Any]:
     out = msgspec.to_builtins(value)
     return out if isinstance(out, dict) else {"result": out}
+
+
+def told(data: Any, text: str | None = None) -> CallToolResult:
+    """A tool's answer in its two forms: the text a model reads (`text`, the one text form of recall/brief.py where
+    the answer is memories; else the fields as JSON) and the fields for programs (the structured content)."""
+    fields = builtins(data)
+    said = text if text is not None else json.dumps(fields, indent=2, ensure_ascii=False)
+    return CallToolResult(content=[TextContent(type="text", text=said)], structured_content=fields)

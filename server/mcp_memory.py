@@ -6,13 +6,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from mcp_types import ToolAnnotations
+from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from server.mcp_args import ADDITIVE, REWRITES, Call, builtins, needs
+from server.mcp_args import ADDITIVE, REWRITES, Call, builtins, needs, told
 from server.plans import check_plan, saved_plan
 from vault_cortex.limits import MAX_PATH_CHARS, MAX_QUERY_CHARS
 from vault_cortex.privacy import agent_text
+from vault_cortex.recall import brief
 from vault_cortex.sleep.consolidate import DEFAULT_MODE, SleepMode
 from vault_cortex.sleep.operations import plan_markdown
 
@@ -29,13 +30,14 @@ def memory_tools(tool: Callable[[ToolAnnotations], Callable[[Any], Any]], call: 
                                           max_length=2000)] = None,
         habit: Annotated[str | None, Field(description="reinforce: its path or name.",
                                            max_length=MAX_PATH_CHARS)] = None,
-    ) -> dict[str, Any]:
+    ) -> CallToolResult:
         """The user's habits (how they want things done). match: call it BEFORE a kind of task or a tool call,
         and follow what it returns. reinforce: call it AFTER following one (once a task); it then ranks higher."""
         if op == "reinforce":
             needs(op, habit=habit)
-            return builtins(call(lambda cx: cx.reinforce(habit or "", context=agent_text(text))))
-        return builtins(call(lambda cx: cx.habits_for_context(text or "", tool=tool)))
+            return told(call(lambda cx: cx.reinforce(habit or "", context=agent_text(text))))
+        found = call(lambda cx: cx.habits_for_context(text or "", tool=tool))
+        return told(found, found.markdown or "No habit of the user's applies to this.")
 
     @tool(ADDITIVE)
     def resonance(
@@ -62,16 +64,19 @@ def memory_tools(tool: Callable[[ToolAnnotations], Callable[[Any], Any]], call: 
                                           max_length=MAX_QUERY_CHARS)] = None,
         answer: Annotated[str | None, Field(description="explore: the note answering it.",
                                             max_length=MAX_PATH_CHARS)] = None,
-    ) -> dict[str, Any]:
+    ) -> CallToolResult:
         """Open questions (curiosities/). wonder: call it when something is worth answering later. list: call it
         when starting on a topic. explore: call it once a memory answers one (remember it first); links both."""
         if op == "wonder":
             needs(op, question=question)
-            return builtins(call(lambda cx: cx.wonder(agent_text(question) or "", context=agent_text(text))))
+            return told(call(lambda cx: cx.wonder(agent_text(question) or "", context=agent_text(text))))
         if op == "explore":
             needs(op, question=question, answer=answer)
-            return builtins(call(lambda cx: cx.explore(question or "", answer or "")))
-        return builtins(call(lambda cx: cx.list_curiosities(text)))
+            return told(call(lambda cx: cx.explore(question or "", answer or "")))
+        found = call(lambda cx: cx.list_curiosities(text))
+        lines = [brief.item(q.path, "an open question", "") for q in found.items]
+        return told(found, "\n".join(lines) if lines else f"No open question{' bears on this' if text else ''} "
+                                                            f"({found.open} open in all).")
 
     @tool(REWRITES)
     def sleep(

@@ -6,13 +6,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from mcp_types import ToolAnnotations
+from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from server.mcp_args import READ_ONLY, REWRITES, Call, Captures, K, Mode, builtins, needs
+from server.mcp_args import READ_ONLY, REWRITES, Call, Captures, K, Mode, builtins, needs, told
 from vault_cortex.files.sections import EditOp
 from vault_cortex.limits import MAX_PATH_CHARS
 from vault_cortex.privacy import agent_text
+from vault_cortex.recall import brief
 
 NoteOp = Literal["read", "related", "append", "prepend", "replace_section", "find_replace", "set_property",
                  "remove_property", "move", "archive"]
@@ -40,22 +41,27 @@ def note_tools(tool: Callable[[ToolAnnotations], Callable[[Any], Any]], call: Ca
         etag: Annotated[str | None, Field(description="From read: refused if the note changed since.",
                                           max_length=64)] = None,
         k: K = None, mode: Mode = None, captures: Captures = None,
-    ) -> dict[str, Any]:
+    ) -> CallToolResult:
         """One note. read: its text and etag; call it when a snippet is not enough, before an edit, or when the
         user names a note. related: notes it should link to. Edits (append, prepend, replace_section,
         find_replace, set_property, remove_property) change only their lines, atomically: never rewrite the file.
         move: rename, links rewritten. archive: retire it to archive/ instead of deleting."""
         if op == "read":
-            return builtins(call(lambda cx: cx.open_note(note)))
+            doc = call(lambda cx: cx.open_note(note))
+            return told(doc, f"{doc.path} (etag {doc.etag})\n\n{doc.content}")
         if op == "related":
-            return builtins(call(lambda cx: cx.related(note, k=k, mode=mode, captures=captures)))
+            found = call(lambda cx: cx.related(note, k=k, mode=mode, captures=captures))
+            return told(found, brief.items(
+                brief.item(h.path, brief.in_words(h.reason), brief.passage(h.snippet, found.query,
+                                                                           brief.RECALL_PASSAGE_CHARS))
+                for h in found.hits) or "No other note relates to it.")
         if op == "move":
             needs(op, dest=dest)
-            return builtins(call(lambda cx: cx.move_note(note, dest or "", etag=etag)))
+            return told(call(lambda cx: cx.move_note(note, dest or "", etag=etag)))
         if op == "archive":
-            return builtins(call(lambda cx: cx.archive_note(note, etag=etag)))
+            return told(call(lambda cx: cx.archive_note(note, etag=etag)))
         edit = _edit(op, content, heading, find, count, key, value)
-        return builtins(call(lambda cx: cx.edit_note(note, edit, etag=etag)))
+        return told(call(lambda cx: cx.edit_note(note, edit, etag=etag)))
 
     @tool(READ_ONLY)
     def overview(

@@ -15,7 +15,7 @@ from mcp.server.context import ServerMiddleware
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
-from mcp_types import ToolAnnotations
+from mcp_types import CallToolResult, ContentBlock, TextContent, ToolAnnotations
 from pydantic import Field
 
 from server.mcp_args import (
@@ -142,6 +142,11 @@ def reporting(fn: Callable[P, T], progress: Callable[[], Indexing | None]) -> Ca
             return result
         if isinstance(result, dict):
             return {**result, "indexing": {"done": now.done, "total": now.total}}  # type: ignore[return-value]
+        if isinstance(result, CallToolResult):  # a text for the model and the fields for programs: both say it
+            said: list[ContentBlock] = [TextContent(type="text", text=indexing_line(now) + getattr(c, "text", ""))
+                                        for c in result.content]
+            fields = {**(result.structured_content or {}), "indexing": {"done": now.done, "total": now.total}}
+            return CallToolResult(content=said, structured_content=fields)  # type: ignore[return-value]
         if isinstance(result, str):
             return indexing_line(now) + result  # type: ignore[return-value]
         return result

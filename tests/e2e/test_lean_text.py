@@ -108,3 +108,27 @@ def test_mcp_recall_is_short_text_says_when_nothing_bears_and_json_on_request(li
     assert first["path"] == "short_term/2026-11-29 node 3 battery ran flat.md" and "score" in first
     for name in ("text", "nonsense", "context"):
         assert not UNUSABLE.search(out[name].content[0].text), (name, out[name].content[0].text)
+
+
+def test_no_mcp_tool_hands_the_model_a_link_or_a_score(live: LiveServer) -> None:
+    """What every tool's text says (what a model reads; programs read the structured content): memories in the one
+    text form, no link and no score. A sleep plan is the exception: a plan the person reviews, whose merges give
+    their similarity."""
+    calls = [("recall", {"query": "why did the dashboard freeze"}), ("context", {}),
+             ("context", {"project": "greenhouse-sensor"}), ("note", {"note": "SQLite WAL mode"}),
+             ("note", {"note": "SQLite WAL mode", "op": "related", "k": 3}),
+             ("habits", {"op": "match", "text": "download a firmware image and flash it"}),
+             ("curiosity", {"op": "list", "text": "battery life of a node"}), ("overview", {"op": "recent"}),
+             ("overview", {"op": "graph"}), ("resonance", {"op": "report"})]
+
+    async def body(client: Client) -> list[Any]:
+        return [await client.call_tool(name, args) for name, args in calls]
+
+    for (name, args), result in zip(calls, over_http(live, body), strict=True):
+        text = "".join(getattr(c, "text", "") for c in result.content)
+        assert not result.is_error and text, (name, args, text)
+        assert not UNUSABLE.search(text), (name, args, UNUSABLE.search(text), text)
+        if args.get("op") in ("related", "list") or name == "recall":
+            assert text.startswith("## "), (name, args, text)  # memories in the one text form
+    related = over_http(live, lambda client: client.call_tool("note", {"note": "SQLite WAL mode", "op": "related"}))
+    assert related.structured_content["hits"][0]["signals"]  # the fields stay for programs

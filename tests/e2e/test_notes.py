@@ -137,7 +137,9 @@ def test_recall_and_context_filters_over_http(client: TestClient[Litestar]) -> N
     assert none.status_code == 200 and none.json()["hits"] == []
     bad = client.get("/v1/recall", params={"q": "battery", "created_after": "someday"})
     assert bad.status_code == 400 and bad.json()["error"] == "InvalidRequest"
-    ctx = client.post("/v1/context", json={"task": "battery test", "path_prefix": "scientific/", "budget_tokens": 600})
+    # a task that bears on the vault (the start context holds only what bears), the recall narrowed to a folder
+    ctx = client.post("/v1/context", json={"task": "measure the ESP32 deep sleep current for the battery test",
+                                           "path_prefix": "scientific/", "budget_tokens": 600})
     recalled = [i["path"] for i in ctx.json()["context"]["items"] if not i["section"]]
     assert recalled and all(p.startswith("scientific/") for p in recalled)
 
@@ -187,7 +189,7 @@ def test_the_same_operations_over_mcp(live: LiveServer, vault: Path) -> None:
                                                    "dest": "scientific/Mcp note moved.md"})
         out["archive"] = await mcp.call_tool("note", {"note": "Mcp linker", "op": "archive"})
         out["recall"] = await mcp.call_tool("recall", {"query": "battery", "k": 3, "tags": ["hardware"],
-                                                       "regions": ["scientific", "short_term"]})
+                                                       "regions": ["scientific", "short_term"], "format": "json"})
         out["context"] = await mcp.call_tool("context", {"task": "battery", "path_prefix": "scientific/"})
         out["recent"] = await mcp.call_tool("overview", {"op": "recent", "days": 2, "kinds": ["changed"]})
         out["outside"] = await mcp.call_tool("note", {"note": "../../etc/passwd.md"})
@@ -204,7 +206,7 @@ def test_the_same_operations_over_mcp(live: LiveServer, vault: Path) -> None:
     assert out["archive"].structured_content["dest"] == "archive/long_term/Mcp linker.md"
     assert (vault / "scientific/Mcp note moved.md").read_text() == (
         "---\nstatus: final\n---\n# Mcp note\n\n## Setup\nnew\n\n## Use\nx\n")
-    hits = out["recall"].structured_content["hits"]
+    hits = out["recall"].structured_content["result"]["hits"]
     assert hits and all(h["region"] in ("scientific", "short_term") for h in hits)
     assert not out["context"].is_error
     changed = {i["path"] for g in out["recent"].structured_content["groups"] for i in g["items"]}
