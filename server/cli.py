@@ -343,6 +343,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["hook"]:
         return _hook_fast(args[1:])
+    if args[:1] == ["mcp"] and not {"-h", "--help"} & set(args):
+        from server import mcp_front
+
+        mcp_front.start()  # answers the handshake while the rest (the SDK, the library) is imported
     if args in (["--version"], ["-V"]):  # what the parser's --version prints, without importing the library
         from importlib.metadata import version
 
