@@ -54,7 +54,7 @@ async def _session(mcp: MCPServer, version: str, *, modern: bool) -> dict[str, A
 
     envelope = {"_meta": {MODERN_KEY: version, "io.modelcontextprotocol/clientInfo": CLIENT,
                           "io.modelcontextprotocol/clientCapabilities": {}}}
-    async with anyio.create_task_group() as tg:
+    async with to_server, from_server, anyio.create_task_group() as tg:
         tg.start_soon(run_server, mcp, server_in, server_out)
         if modern:
             answers = {"server/discover": await ask(1, "server/discover", envelope),
@@ -64,8 +64,7 @@ async def _session(mcp: MCPServer, version: str, *, modern: bool) -> dict[str, A
                                                                  "clientInfo": CLIENT})}
             await send({"method": "notifications/initialized"})
             answers["tools/list"] = await ask(2, "tools/list", {})
-        await to_server.aclose()
-        tg.cancel_scope.cancel()
+        await to_server.aclose()  # the server's end: it returns
     return answers
 
 

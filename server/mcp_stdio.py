@@ -94,12 +94,13 @@ async def behind_front(mcp: MCPServer, front: mcp_front.Front, handshake: Handsh
                 await to_server.send(SessionMessage(message))
 
     async def outbound() -> None:
-        async for sent in from_server:
-            message = sent.message
-            if isinstance(message, JSONRPCResponse | JSONRPCError) and message.id == mcp_front.FRONT_ID:
-                continue
-            line = message.model_dump_json(by_alias=True, exclude_unset=True).encode()
-            await anyio.to_thread.run_sync(front.write, line)
+        async with from_server:
+            async for sent in from_server:
+                message = sent.message
+                if isinstance(message, JSONRPCResponse | JSONRPCError) and message.id == mcp_front.FRONT_ID:
+                    continue
+                line = message.model_dump_json(by_alias=True, exclude_unset=True).encode()
+                await anyio.to_thread.run_sync(front.write, line)
 
     if front.go_live():
         handshake.done.set()  # the front has listed the tools: the vault may open
