@@ -115,6 +115,23 @@ def test_a_raw_client_negotiates_as_with_the_sdk_and_its_early_call_waits_for_th
         assert wire.close() == 0
 
 
+def test_the_front_lists_the_tools_before_the_sdk_server_answers_anything(short_tmp: Path) -> None:
+    """A ping sent before tools/list waits for the SDK's server, whose import takes about a second; tools/list,
+    sent a moment after the front answered `initialize`, is answered by the front before it."""
+    vault = short_tmp / "vault"
+    init_vault(vault)
+    wire = Wire(vault)
+    try:
+        wire.send("initialize", initialize(LATEST_HANDSHAKE_VERSION), id=1)
+        assert wire.receive()["id"] == 1
+        wire.send("notifications/initialized")
+        wire.send("ping", id=2)
+        wire.send("tools/list", id=3)
+        assert [wire.receive()["id"], wire.receive()["id"]] == [3, 2]
+    finally:
+        assert wire.close() == 0
+
+
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 def test_the_sdk_client_lists_the_tools_and_calls_one(short_tmp: Path, mode: str) -> None:
     """`legacy`: the initialize handshake at the SDK's newest version; `auto`: the SDK client's own default, which
