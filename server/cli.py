@@ -339,10 +339,30 @@ def _hook_fast(argv: Sequence[str]) -> int:
     return hooks.main(args.event, args.vault, args.url, agent=args.client)
 
 
+def _mcp_front(argv: Sequence[str]) -> None:
+    """Start the stdio server's front (server/mcp_front.py), which answers the client's handshake while the SDK and
+    the library are imported, when `vault-cortex mcp` is about to serve a vault (else the command says why not)."""
+    from server import mcp_front
+    from vault_cortex.files.vault import is_vault
+
+    if {"-h", "--help"} & set(argv):
+        return
+    vault = os.environ.get(hooks.VAULT_ENV, ".")
+    for i, arg in enumerate(argv):
+        if arg.startswith("--vault="):
+            vault = arg.removeprefix("--vault=")
+        elif arg == "--vault" and i + 1 < len(argv):
+            vault = argv[i + 1]
+    if is_vault(Path(vault).expanduser()):
+        mcp_front.start()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["hook"]:
         return _hook_fast(args[1:])
+    if args[:1] == ["mcp"]:
+        _mcp_front(args[1:])
     if args in (["--version"], ["-V"]):  # what the parser's --version prints, without importing the library
         from importlib.metadata import version
 

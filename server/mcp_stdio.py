@@ -4,6 +4,8 @@ An agent that connects its MCP servers while its first request is on its way (Cl
 the model only the tools listed by then, so the slow parts (opening the index, loading the model, the start-up
 sync) wait until the client has listed the tools, and run in the background; a tool called meanwhile waits for the
 vault (`Opened`). The hooks' socket is served once the vault is open (a hook that comes first opens it itself).
+When `vault-cortex mcp` started the front (server/mcp_front.py: it answers the handshake while the SDK is
+imported), the SDK server runs behind it, over in-memory streams (`behind_front`).
 """
 
 from __future__ import annotations
@@ -16,7 +18,12 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 from mcp.server.context import CallNext, ServerRequestContext
+from mcp.server.mcpserver import MCPServer
+from mcp.shared.message import SessionMessage
+from mcp_types import JSONRPCError, JSONRPCResponse, jsonrpc_message_adapter
 
+from server import mcp_front
+from server.mcp_shipped import run_server
 from server.mcp_tools import Opened, build_mcp
 from vault_cortex.cortex import Cortex
 
@@ -59,13 +66,49 @@ async def serve(root: Path, index_dir: Path | None) -> None:
     try:
         async with anyio.create_task_group() as tg:
             tg.start_soon(_open_later, root, index_dir, opened, handshake, tg)
-            await mcp.run_stdio_async()
+            front = mcp_front.running()
+            await (mcp.run_stdio_async() if front is None else behind_front(mcp, front, handshake))
             if opened.current is not None:
                 opened.current.index.stop()  # a sync running in a worker thread returns at its next embedding batch
             tg.cancel_scope.cancel()
     finally:
         if opened.current is not None:
             opened.current.close()
+
+
+async def behind_front(mcp: MCPServer, front: mcp_front.Front, handshake: Handshake) -> None:
+    """Serve `mcp` behind the front until the client closes stdin: the lines the front queued go to the SDK
+    server in order (the client's `initialize` replayed first, if the front answered it), and every message
+    the server sends goes to the client, but the answer to that replay."""
+    to_server, server_in = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    server_out, from_server = anyio.create_memory_object_stream[SessionMessage](0)
+
+    async def inbound() -> None:
+        async with to_server:
+            while (line := await anyio.to_thread.run_sync(front.next_line, abandon_on_cancel=True)) is not None:
+                try:
+                    message = jsonrpc_message_adapter.validate_json(line, by_name=False)
+                except Exception as exc:  # noqa: BLE001 - the SDK server answers it, as over its own stdio
+                    await to_server.send(exc)
+                    continue
+                await to_server.send(SessionMessage(message))
+
+    async def outbound() -> None:
+        async with from_server:
+            async for sent in from_server:
+                message = sent.message
+                if isinstance(message, JSONRPCResponse | JSONRPCError) and message.id == mcp_front.FRONT_ID:
+                    continue
+                line = message.model_dump_json(by_alias=True, exclude_unset=True).encode()
+                await anyio.to_thread.run_sync(front.write, line)
+
+    if front.go_live():
+        handshake.done.set()  # the front has listed the tools: the vault may open
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(inbound)
+        tg.start_soon(outbound)
+        await run_server(mcp, server_in, server_out)
+        tg.cancel_scope.cancel()
 
 
 async def _open_later(root: Path, index_dir: Path | None, opened: Opened, handshake: Handshake,
