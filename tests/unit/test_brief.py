@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from vault_cortex.recall import brief
 
 INCIDENT = ("# Collector crash\n\nThe collector crashed with `database is locked` whenever the dashboard ran its "
@@ -46,3 +51,30 @@ def test_one_item_is_the_path_the_reason_and_the_passage() -> None:
     assert brief.item("notes/a.md", "recent", "Text.") == "## notes/a.md — recent\nText."
     assert brief.item("notes/a.md", "", "") == "## notes/a.md"
     assert brief.named(["notes/a.md", "b.md"]) == "[[notes/a]], [[b]]"
+
+
+WORDS = st.lists(st.sampled_from(["lock", "locked", "database", "fix", "busy_timeout=5000", "the", "a", "3.7", "V.",
+                                  "node!", "why?", "(0.26)", "\n", "- item", "# Heading", "  ", "é", "…"]),
+                 max_size=60).map(" ".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=WORDS, query=WORDS, limit=st.integers(min_value=8, max_value=400))
+def test_a_passage_is_within_its_limit_and_says_only_what_the_note_says(text: str, query: str, limit: int) -> None:
+    """Whatever the note and the query: the passage fits its limit, and every word of it is the note's (an
+    ellipsis marks where it was cut)."""
+    said = brief.passage(text, query, limit)
+    assert len(said) <= limit, (said, limit)
+    note_words = set(text.split())
+    for word in said.replace(brief.ELLIPSIS, " ").split():
+        assert word in note_words or any(w.startswith(word) for w in note_words), (word, said, text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(parts=st.lists(st.sampled_from(["matches the query by meaning (0.26)", "recent (1.00)", "meaning 0.45",
+                                       "supersedes [[2026-11-02 old decision]]", "linked to the top results",
+                                       "lifted by its neighbour (0.79)", "", " "]), max_size=6).map("; ".join))
+def test_a_reason_in_words_states_no_figure(parts: str) -> None:
+    words = brief.in_words(parts)
+    assert not re.search(r"\d", re.sub(r"\[\[[^\]]*\]\]", "", words)), words
+    assert len(words.split("; ")) <= brief.WHY_PARTS
