@@ -95,12 +95,17 @@ def test_body_limit_and_unknown_fields(client: TestClient[Litestar]) -> None:
     assert typo.status_code == 400
 
 
-def test_context_is_markdown_and_groups(client: TestClient[Litestar]) -> None:
+def test_context_is_the_text_a_model_reads_and_its_items_keep_their_links(client: TestClient[Litestar]) -> None:
+    """`markdown` is what an agent (or the plugin's copy for a paste) receives: each memory's path, why in words and
+    passage, no link or score; the items are the fields for programs, links included."""
     response = client.post("/v1/context", json={"task": "debug the dashboard freeze", "budget_tokens": 600})
     assert response.status_code == 200, response.text
     body = response.json()
-    assert body["markdown"].strip()
-    assert "[[" in body["markdown"]
+    assert body["markdown"].startswith("## soul/Build things that last.md — pinned identity note\n")
+    assert "obsidian://" not in body["markdown"] and "score" not in body["markdown"]
+    items = body["context"]["items"]
+    assert items and all(i["wikilink"].startswith("[[") and i["obsidian_uri"].startswith("obsidian://open?")
+                         for i in items)
 
 
 def test_related_leaves_out_the_note_and_what_it_links(client: TestClient[Litestar], cx: Cortex) -> None:

@@ -121,8 +121,8 @@ def build_context(recaller: Recaller, vault: Vault, *, task: str | None, project
         task = recaller.check_query(task)
     text = query_text(vault, task, project, active_note, recent, settings.recall.max_query_chars)
     qvec = recaller.index.embedder.embed([text])[0] if text else None
-    bears = recaller.bearing(text, qvec, mode=mode, project=project, exclude=exclude) if qvec is not None else (
-        frozenset())
+    bears = frozenset() if qvec is None else recaller.bearing(text, qvec, mode=mode, project=project,
+                                                              exclude=exclude, filters=filters)
     open_questions, found = open_matching(recaller, qvec)
     matching = [q.path for q in found]
     bears |= of_project(db, [q.path for q in open_questions], project)

@@ -116,15 +116,16 @@ class Recaller:
         return mode_name, self.pack(top, budget_tokens, extra, section_order, render)
 
     def bearing(self, query: str, qvec: Vector, *, mode: str | None, project: str | None,
-                exclude: frozenset[str] = frozenset()) -> frozenset[str]:
+                exclude: frozenset[str] = frozenset(), filters: Filters | None = None) -> frozenset[str]:
         """The notes among a task's candidates that bear on it: those whose `project:` names the project (by
         definition), and those the push gate passes for the query on their own calibrated probability (none unless
         one reaches the gate's threshold, then each at its floor), at most `recall.k` (the archive and the captures
-        left out)."""
+        left out); judged among the notes the filters keep, as the recall they gate is."""
         _, weights = self.mode(mode)
         k = self.check_k(None)
         taken = self.without_archive(exclude)
-        ranked = self.ranked(query, qvec, weights, exclude=taken, scope=self.scope(None, exclude=taken), at_least=k)
+        ranked = self.ranked(query, qvec, weights, exclude=taken, scope=self.scope(filters, exclude=taken),
+                             at_least=k)
         gate = msgspec.structs.replace(self.push_gate(), most=k)
         passed = {s.note.path for s, _ in gate_passed(ranked, query, gate, k)}
         own = (project or "").strip().casefold()
