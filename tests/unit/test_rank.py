@@ -18,7 +18,6 @@ from vault_cortex.recall.rank import (
     halved,
     reason,
     recency,
-    snippet,
     weighted,
 )
 
@@ -95,13 +94,6 @@ def test_reason_names_the_strongest_contributions() -> None:
     assert text.startswith("matches the query by words and meaning (0.90)")
     assert "linked to the top results (0.80)" in text and "recent" not in text
     assert reason({}, DEFAULT_MODES["balanced"], dense=0, lexical=0) == "weak match"
-
-
-def test_snippet_centres_on_the_query_words() -> None:
-    text = "filler " * 100 + "the checkpoint starved because a reader held the WAL " + "more " * 100
-    cut = snippet(text, "checkpoint starved")
-    assert "checkpoint starved" in cut and cut.startswith("…") and cut.endswith("…") and len(cut) <= 245
-    assert snippet("short text", "x") == "short text"
 
 
 def test_co_strength_needs_distinct_queries_and_fades() -> None:

@@ -1,4 +1,4 @@
-"""Ranking maths, pure: fusing dense and lexical scores, picking each note's best chunk, snippets."""
+"""Ranking maths, pure: fusing dense and lexical scores, picking each note's best chunk."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ from collections.abc import Mapping
 import msgspec
 
 from vault_cortex.files.properties import is_capture
-from vault_cortex.index.fts import WORD
 
 
 class Fused(msgspec.Struct, frozen=True, kw_only=True):
@@ -75,30 +74,6 @@ def best_per_note(fused: list[Fused], note_of: Mapping[int, int]) -> list[Fused]
         seen.add(note)
         out.append(f)
     return out
-
-
-def snippet(text: str, query: str, width: int = 240) -> str:
-    """The window of the text with the most query words, whitespace collapsed, ellipses where cut."""
-    flat = " ".join(text.split())
-    if len(flat) <= width:
-        return flat
-    words = {w.lower() for w in WORD.findall(query) if len(w) > 2}
-    best, best_at = -1, 0
-    step = max(20, width // 4)
-    for start in range(0, max(1, len(flat) - width + step), step):
-        window = flat[start:start + width].lower()
-        hits = sum(1 for w in words if w in window)
-        if hits > best:
-            best, best_at = hits, start
-    start = best_at
-    if start > 0:
-        space = flat.find(" ", start)
-        start = space + 1 if 0 <= space < start + 30 else start
-    piece = flat[start:start + width]
-    if start + width < len(flat):
-        cut = piece.rfind(" ")
-        piece = (piece[:cut] if cut > width // 2 else piece) + "…"
-    return ("…" if start > 0 else "") + piece
 
 
 # -- signals and modes ---------------------------------------------------------------------------------
