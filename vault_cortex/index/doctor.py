@@ -44,14 +44,14 @@ class Verify(msgspec.Struct, frozen=True, kw_only=True):
 
 
 
-def doctor(cx: Index) -> Doctor:
+def doctor(index: Index) -> Doctor:
     """Parse problems, skipped files, dangling and ambiguous links, and index/file drift."""
-    links = cx.db.links()
-    walked = walk(cx.root, cx.settings.index)
-    states = cx.db.file_states()
+    links = index.db.links()
+    walked = walk(index.root, index.settings.index)
+    states = index.db.file_states()
     drift = []
     on_disk = {f.path: f for f in walked.notes}
-    skipped_now = {s.path for s in walked.skipped} | {s.path for s in cx.db.skipped()}
+    skipped_now = {s.path for s in walked.skipped} | {s.path for s in index.db.skipped()}
     for path, f in on_disk.items():
         st = states.get(path)
         if st is None and path not in skipped_now:
@@ -59,14 +59,14 @@ def doctor(cx: Index) -> Doctor:
         elif st is not None and (st.size not in (f.size, RACILY_CLEAN) or st.mtime_ns != f.mtime_ns):
             drift.append(f"{path}: changed on disk since the last sync")
     drift += [f"{p}: in the index, gone from disk" for p in sorted(set(states) - set(on_disk))]
-    chunks, held = set(cx.db.chunk_hashes()), cx.vectors.keys()
+    chunks, held = set(index.db.chunk_hashes()), index.vectors.keys()
     if chunks - held:
         drift.append(f"vectors: {len(chunks - held)} chunks have no vector (the next sync restores them)")
     if held - chunks:
         drift.append(f"vectors: {len(held - chunks)} vectors belong to no chunk (the next sync removes them)")
     return Doctor(
-        problems=cx.db.problems(),
-        skipped=sorted({s.path: s for s in [*cx.db.skipped(), *walked.skipped]}.values(),
+        problems=index.db.problems(),
+        skipped=sorted({s.path: s for s in [*index.db.skipped(), *walked.skipped]}.values(),
                        key=lambda s: s.path),
         dangling=[ln for ln in links if ln.dst is None],
         ambiguous=[ln for ln in links if ln.ambiguous],
@@ -75,29 +75,29 @@ def doctor(cx: Index) -> Doctor:
             f"{path}: git conflict markers (a merge without the union driver); new events go to a sibling file "
             "meanwhile. Resolve it by keeping the lines of both sides and deleting the marker lines (<<<<<<<, "
             "=======, >>>>>>>), then commit; `.cortex/activity/*.jsonl merge=union` in .gitattributes merges "
-            "these files without conflicts" for path in conflicted(cx.root)],
+            "these files without conflicts" for path in conflicted(index.root)],
     )
 
 
-def verify(cx: Index, progress: Progress | None = None) -> Verify:
+def verify(index: Index, progress: Progress | None = None) -> Verify:
     """Check every stored vector against the embedding cache, then rebuild the index into a temporary folder
     and compare it with the live one: rows, and each chunk's vector (content, not counts)."""
     started = time.perf_counter()
-    model_id = cx.embedder.model_id
-    bad, _ = vector_problems(cx.db, cx.vectors, cx.cache, model_id)
-    differences = _vector_lines(cx.db, bad, "stored vector differs from the embedding cache (or is not finite)")
+    model_id = index.embedder.model_id
+    bad, _ = vector_problems(index.db, index.vectors, index.cache, model_id)
+    differences = _vector_lines(index.db, bad, "stored vector differs from the embedding cache (or is not finite)")
     if bad:
-        cx.vectors.checked = False  # the sync below rebuilds the vector index from the cache
-    cx.sync()
+        index.vectors.checked = False  # the sync below rebuilds the vector index from the cache
+    index.sync()
     tmp = Path(tempfile.mkdtemp(prefix="vault-cortex-verify-"))
     try:
-        embedder = cx.embedder
+        embedder = index.embedder
         rebuilt_db = IndexDB(tmp / "index.db")
         try:
             rebuilt_vectors = Vectors(tmp / "vectors.usearch", embedder.dim)
-            sync(cx.root, rebuilt_db, rebuilt_vectors, cx.cache, lambda: embedder, cx.settings, progress)
-            differences += _compare(cx.db.snapshot(), rebuilt_db.snapshot())
-            differences += _compare_vectors(cx.db, cx.vectors, rebuilt_db, rebuilt_vectors)
+            sync(index.root, rebuilt_db, rebuilt_vectors, index.cache, lambda: embedder, index.settings, progress)
+            differences += _compare(index.db.snapshot(), rebuilt_db.snapshot())
+            differences += _compare_vectors(index.db, index.vectors, rebuilt_db, rebuilt_vectors)
         finally:
             rebuilt_db.close()
     finally:
