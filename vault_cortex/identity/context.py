@@ -190,8 +190,10 @@ def render(items: Sequence[PackedItem], query: str) -> str:
 
 
 def one(item: PackedItem, query: str) -> str:
-    """One item as a model reads it: its path, its reason in words and the passage that bears on the query; an open
+    """One item as a model reads it: its path, its reason in words and the passage that bears on the query; a pinned
+    identity note's opening whatever the task (it says who the person is, not what the task matched in it); an open
     question on one line (its path asks it)."""
     if item.section == "Open questions":
         return brief.item(item.path, OPEN_QUESTION, "")
-    return brief.item(item.path, brief.in_words(item.reason), brief.passage(item.text, query, PASSAGE_CHARS))
+    bears_on = "" if item.section == "Pinned" else query  # no query words: the passage is the note's start
+    return brief.item(item.path, brief.in_words(item.reason), brief.passage(item.text, bears_on, PASSAGE_CHARS))
